@@ -1,0 +1,225 @@
+// Package schemadiff models Spark / Delta schemas, parses them from the forms Databricks
+// exposes (Delta schemaString, DESCRIBE … AS JSON, Unity Catalog type_json), maps Parquet
+// schemas onto them, and diffs a fallback file's schema against a table's to predict what
+// COPY INTO with mergeSchema = false will do.
+//
+// The package is pure: no I/O, no context, no mutation of its inputs.
+package schemadiff
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Kind is a Spark SQL type constructor.
+type Kind int
+
+// The Spark / Delta types. Names follow Spark's DDL spelling (Kind.String).
+const (
+	Invalid Kind = iota
+	Boolean
+	Byte    // tinyint
+	Short   // smallint
+	Integer // int
+	Long    // bigint
+	Float
+	Double
+	Decimal // decimal(p,s)
+	String
+	Binary
+	Date
+	Timestamp    // instant, UTC-adjusted
+	TimestampNTZ // local date-time without time zone
+	Variant
+	Void // NULL type
+	Struct
+	Array
+	Map
+)
+
+var kindNames = [...]string{
+	Invalid: "invalid", Boolean: "boolean", Byte: "tinyint", Short: "smallint", Integer: "int",
+	Long: "bigint", Float: "float", Double: "double", Decimal: "decimal", String: "string",
+	Binary: "binary", Date: "date", Timestamp: "timestamp", TimestampNTZ: "timestamp_ntz",
+	Variant: "variant", Void: "void", Struct: "struct", Array: "array", Map: "map",
+}
+
+// String returns the Spark DDL name of the kind.
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Type is a Spark SQL data type. Only the fields of its Kind are set.
+type Type struct {
+	Kind Kind
+
+	// Decimal.
+	Precision, Scale int
+
+	// Struct.
+	Fields []Field
+
+	// Array: Elem and ContainsNull. Map: Key, Value and ValueContainsNull.
+	Elem              *Type
+	ContainsNull      bool
+	Key, Value        *Type
+	ValueContainsNull bool
+}
+
+// Field is a named column or struct member.
+type Field struct {
+	Name     string
+	Type     Type
+	Nullable bool
+	// PhysicalName and ID are the Delta column-mapping physical name and id
+	// (delta.columnMapping.physicalName / .id), empty / 0 without column mapping.
+	PhysicalName string
+	ID           int64
+	// Metadata is the field's raw metadata (Delta schemaString), for round trips.
+	Metadata map[string]any
+	// NullCount is the number of nulls the Parquet footer statistics report across all row
+	// groups, meaningful only when NullCountKnown (fields read from a file).
+	NullCount      int64
+	NullCountKnown bool
+}
+
+// Schema is a table's or a file's top-level columns, in order.
+type Schema struct {
+	Fields []Field
+}
+
+// Primitive types, for building schemas.
+var (
+	BooleanType      = Type{Kind: Boolean}
+	ByteType         = Type{Kind: Byte}
+	ShortType        = Type{Kind: Short}
+	IntegerType      = Type{Kind: Integer}
+	LongType         = Type{Kind: Long}
+	FloatType        = Type{Kind: Float}
+	DoubleType       = Type{Kind: Double}
+	StringType       = Type{Kind: String}
+	BinaryType       = Type{Kind: Binary}
+	DateType         = Type{Kind: Date}
+	TimestampType    = Type{Kind: Timestamp}
+	TimestampNTZType = Type{Kind: TimestampNTZ}
+	VariantType      = Type{Kind: Variant}
+)
+
+// DecimalType returns decimal(p,s).
+func DecimalType(p, s int) Type { return Type{Kind: Decimal, Precision: p, Scale: s} }
+
+// ArrayType returns array<elem>.
+func ArrayType(elem Type, containsNull bool) Type {
+	return Type{Kind: Array, Elem: &elem, ContainsNull: containsNull}
+}
+
+// MapType returns map<key,value>.
+func MapType(key, value Type, valueContainsNull bool) Type {
+	return Type{Kind: Map, Key: &key, Value: &value, ValueContainsNull: valueContainsNull}
+}
+
+// StructType returns struct<fields…>.
+func StructType(fields ...Field) Type { return Type{Kind: Struct, Fields: fields} }
+
+// String returns the type in Spark DDL form: bigint, decimal(10,2), array<int>,
+// map<string,bigint>, struct<a:int,b:string>. Names inside struct<> are backquoted when they
+// are not plain identifiers.
+func (t Type) String() string {
+	var b strings.Builder
+	t.write(&b)
+	return b.String()
+}
+
+func (t Type) write(b *strings.Builder) {
+	switch t.Kind {
+	case Decimal:
+		b.WriteString("decimal(" + strconv.Itoa(t.Precision) + "," + strconv.Itoa(t.Scale) + ")")
+	case Array:
+		b.WriteString("array<")
+		if t.Elem != nil {
+			t.Elem.write(b)
+		}
+		b.WriteString(">")
+	case Map:
+		b.WriteString("map<")
+		if t.Key != nil {
+			t.Key.write(b)
+		}
+		b.WriteString(",")
+		if t.Value != nil {
+			t.Value.write(b)
+		}
+		b.WriteString(">")
+	case Struct:
+		b.WriteString("struct<")
+		for i, f := range t.Fields {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(QuoteIdentIfNeeded(f.Name))
+			b.WriteString(":")
+			f.Type.write(b)
+			if !f.Nullable {
+				b.WriteString(" NOT NULL")
+			}
+		}
+		b.WriteString(">")
+	default:
+		b.WriteString(t.Kind.String())
+	}
+}
+
+// Equal reports whether two types are the same, nullability of nested members included and
+// struct member names compared case-insensitively (as Spark resolves them).
+func (t Type) Equal(u Type) bool {
+	if t.Kind != u.Kind {
+		return false
+	}
+	switch t.Kind {
+	case Decimal:
+		return t.Precision == u.Precision && t.Scale == u.Scale
+	case Array:
+		return t.ContainsNull == u.ContainsNull && ptrEqual(t.Elem, u.Elem)
+	case Map:
+		return t.ValueContainsNull == u.ValueContainsNull && ptrEqual(t.Key, u.Key) && ptrEqual(t.Value, u.Value)
+	case Struct:
+		if len(t.Fields) != len(u.Fields) {
+			return false
+		}
+		for i := range t.Fields {
+			a, b := t.Fields[i], u.Fields[i]
+			if !strings.EqualFold(a.Name, b.Name) || a.Nullable != b.Nullable || !a.Type.Equal(b.Type) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func ptrEqual(a, b *Type) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(*b)
+}
+
+// QuoteIdent quotes a name with backquotes for Spark SQL, doubling any backquote inside.
+func QuoteIdent(name string) string {
+	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
+}
+
+// QuoteIdentIfNeeded quotes name unless it is a plain identifier ([A-Za-z_][A-Za-z0-9_]*).
+func QuoteIdentIfNeeded(name string) string {
+	if name == "" {
+		return QuoteIdent(name)
+	}
+	for i, r := range name {
+		if !(r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (i > 0 && r >= '0' && r <= '9')) {
+			return QuoteIdent(name)
+		}
+	}
+	return name
+}

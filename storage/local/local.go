@@ -1,0 +1,201 @@
+// Package local is the storage backend for the local file system (file:// URLs and plain paths).
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/zbrecover/zbrecover/storage"
+)
+
+// Factory opens local backends.
+type Factory struct{}
+
+// NewFactory returns the factory for the "file" scheme.
+func NewFactory() Factory { return Factory{} }
+
+// Scheme implements storage.Factory.
+func (Factory) Scheme() string { return "file" }
+
+// Open implements storage.Factory. The directory need not exist: listing a missing directory
+// yields nothing, as listing an empty prefix on an object store does.
+func (Factory) Open(_ context.Context, loc storage.Location, _ storage.Config) (storage.Backend, error) {
+	return New(loc.Path), nil
+}
+
+// Backend is a directory tree seen as an object store.
+type Backend struct {
+	root string
+}
+
+var _ storage.Backend = (*Backend)(nil)
+
+// New returns a backend rooted at dir.
+func New(dir string) *Backend { return &Backend{root: filepath.Clean(dir)} }
+
+// Location implements storage.Backend.
+func (b *Backend) Location() string { return "file://" + filepath.ToSlash(b.root) }
+
+// path maps a key to a file path, refusing keys that would escape the root.
+func (b *Backend) path(key string) (string, error) {
+	if key == "" || strings.HasPrefix(key, "/") || strings.Contains(key, "\x00") {
+		return "", fmt.Errorf("invalid key %q", key)
+	}
+	for _, part := range strings.Split(key, "/") {
+		if part == ".." || part == "." || part == "" {
+			return "", fmt.Errorf("invalid key %q", key)
+		}
+	}
+	return filepath.Join(b.root, filepath.FromSlash(key)), nil
+}
+
+func info(key string, fi fs.FileInfo) storage.ObjectInfo {
+	return storage.ObjectInfo{Key: key, Size: fi.Size(), ModTime: fi.ModTime().UTC()}
+}
+
+// List implements storage.Backend.
+func (b *Backend) List(ctx context.Context, prefix string, fn func(storage.ObjectInfo) error) error {
+	// Walk only the deepest directory the prefix names, then filter by the full prefix.
+	start := b.root
+	if i := strings.LastIndex(prefix, "/"); i >= 0 {
+		start = filepath.Join(b.root, filepath.FromSlash(prefix[:i]))
+	}
+	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(b.root, p)
+		if err != nil {
+			return err
+		}
+		key := filepath.ToSlash(rel)
+		if !strings.HasPrefix(key, prefix) {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		return fn(info(key, fi))
+	})
+	if err != nil {
+		return fmt.Errorf("list %s: %w", b.Location(), err)
+	}
+	return nil
+}
+
+// Stat implements storage.Backend.
+func (b *Backend) Stat(ctx context.Context, key string) (storage.ObjectInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return storage.ObjectInfo{}, err
+	}
+	p, err := b.path(key)
+	if err != nil {
+		return storage.ObjectInfo{}, err
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return storage.ObjectInfo{}, translate("stat", key, err)
+	}
+	if fi.IsDir() {
+		return storage.ObjectInfo{}, fmt.Errorf("stat %s: is a directory: %w", key, storage.ErrNotExist)
+	}
+	return info(key, fi), nil
+}
+
+type sectionCloser struct {
+	io.Reader
+	f *os.File
+}
+
+func (s sectionCloser) Close() error { return s.f.Close() }
+
+// ReadRange implements storage.Backend.
+func (b *Backend) ReadRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if off < 0 {
+		return nil, fmt.Errorf("read %s: negative offset %d", key, off)
+	}
+	p, err := b.path(key)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, translate("read", key, err)
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.IsDir() {
+		f.Close()
+		if err == nil {
+			err = fmt.Errorf("is a directory: %w", storage.ErrNotExist)
+		}
+		return nil, fmt.Errorf("read %s: %w", key, err)
+	}
+	if n < 0 {
+		n = fi.Size() - off
+	}
+	if n < 0 {
+		n = 0
+	}
+	return sectionCloser{Reader: io.NewSectionReader(f, off, n), f: f}, nil
+}
+
+// Delete implements storage.Backend. Without ETags, the precondition compares size and
+// modification time.
+func (b *Backend) Delete(ctx context.Context, key string, cond storage.Precondition) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p, err := b.path(key)
+	if err != nil {
+		return err
+	}
+	if !cond.IsZero() {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return translate("delete", key, err)
+		}
+		if fi.Size() != cond.Size || (!cond.ModTime.IsZero() && !fi.ModTime().Equal(cond.ModTime)) {
+			return fmt.Errorf("delete %s: size %d, modified %s: %w", key, fi.Size(),
+				fi.ModTime().UTC().Format("2006-01-02T15:04:05.000Z07:00"), storage.ErrPreconditionFailed)
+		}
+	}
+	if err := os.Remove(p); err != nil {
+		if errors.Is(err, fs.ErrNotExist) && cond.IsZero() {
+			return nil
+		}
+		return translate("delete", key, err)
+	}
+	return nil
+}
+
+func translate(op, key string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s %s: %w", op, key, storage.ErrNotExist)
+	}
+	return fmt.Errorf("%s %s: %w", op, key, err)
+}

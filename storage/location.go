@@ -1,0 +1,310 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Location is a parsed storage URL.
+type Location struct {
+	// Scheme is the backend's scheme: "s3", "gs", "az" (abfss:// and wasbs:// both map to the
+	// Blob endpoint) or "file".
+	Scheme string
+	// Bucket is the S3 / GCS bucket or the Azure container. Empty for file.
+	Bucket string
+	// Account is the Azure storage account name.
+	Account string
+	// BlobHost is the Azure Blob endpoint host, such as "acct.blob.core.windows.net" (the dfs
+	// host of an abfss:// URL is mapped to its blob twin, sovereign clouds included).
+	BlobHost string
+	// Path is the prefix inside the bucket or container, without leading or trailing "/", or
+	// the absolute directory for file.
+	Path string
+	// Query holds the URL's query parameters (an Azure SAS token, for example). It is secret
+	// and never printed.
+	Query url.Values
+	// Original is the scheme as written (s3, gs, abfss, wasbs, file, or "" for a bare path).
+	Original string
+}
+
+// String returns the location as a URL, with secrets redacted.
+func (l Location) String() string {
+	var s string
+	switch l.Scheme {
+	case "file":
+		s = "file://" + filepath.ToSlash(l.Path)
+	case "az":
+		orig := l.Original
+		if orig == "" {
+			orig = "wasbs"
+		}
+		host := l.BlobHost
+		if orig == "abfss" {
+			host = strings.Replace(host, ".blob.", ".dfs.", 1)
+		}
+		s = orig + "://" + l.Bucket + "@" + host + "/" + l.Path
+	default:
+		s = l.Scheme + "://" + l.Bucket + "/" + l.Path
+	}
+	if len(l.Query) > 0 {
+		s += "?" + redactedQuery(l.Query)
+	}
+	return s
+}
+
+// Join returns the location of a sub-path.
+func (l Location) Join(rel string) Location {
+	rel = strings.Trim(rel, "/")
+	if rel == "" {
+		return l
+	}
+	out := l
+	switch {
+	case l.Scheme == "file":
+		out.Path = filepath.Join(l.Path, filepath.FromSlash(rel))
+	case l.Path == "":
+		out.Path = rel
+	default:
+		out.Path = l.Path + "/" + rel
+	}
+	return out
+}
+
+// SupportedSchemes lists the URL forms Parse accepts, for error messages and help.
+const SupportedSchemes = "s3://bucket/prefix, gs://bucket/prefix, " +
+	"abfss://container@account.dfs.core.windows.net/path, " +
+	"wasbs://container@account.blob.core.windows.net/path, file:///absolute/path, or a local path"
+
+// Parse parses a storage URL or a local path. A string without "://" is a local path (made
+// absolute); any other scheme is an error that names the supported ones.
+func Parse(raw string) (Location, error) {
+	if strings.TrimSpace(raw) == "" {
+		return Location{}, fmt.Errorf("empty storage location; use %s", SupportedSchemes)
+	}
+	if !strings.Contains(raw, "://") {
+		if i := strings.Index(raw, ":"); i > 1 && !strings.ContainsAny(raw[:i], `/\`) {
+			return Location{}, fmt.Errorf("unsupported storage location %q: unknown scheme %q; use %s",
+				Redact(raw), raw[:i], SupportedSchemes)
+		}
+		abs, err := filepath.Abs(raw)
+		if err != nil {
+			return Location{}, fmt.Errorf("local path %q: %w", raw, err)
+		}
+		return Location{Scheme: "file", Path: abs}, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Location{}, fmt.Errorf("invalid storage URL %q: %v", Redact(raw), redactErr(err))
+	}
+	scheme := strings.ToLower(u.Scheme)
+	loc := Location{Original: scheme, Query: u.Query()}
+	if len(loc.Query) == 0 {
+		loc.Query = nil
+	}
+	p := strings.Trim(u.Path, "/")
+	switch scheme {
+	case "file":
+		if u.Host != "" && u.Host != "localhost" {
+			return Location{}, fmt.Errorf("file URL %q has a host; use file:///absolute/path", Redact(raw))
+		}
+		if u.Path == "" {
+			return Location{}, fmt.Errorf("file URL %q has no path; use file:///absolute/path", Redact(raw))
+		}
+		loc.Scheme, loc.Path = "file", filepath.Clean(filepath.FromSlash(u.Path))
+	case "s3", "s3a", "gs":
+		if u.Host == "" {
+			return Location{}, fmt.Errorf("storage URL %q has no bucket; use %s://bucket/prefix", Redact(raw), scheme)
+		}
+		if u.User != nil {
+			return Location{}, fmt.Errorf("storage URL %q carries credentials; pass them through the environment instead", Redact(raw))
+		}
+		loc.Scheme, loc.Bucket, loc.Path = scheme, u.Host, p
+		if scheme == "s3a" {
+			loc.Scheme = "s3"
+		}
+	case "abfss", "abfs", "wasbs", "wasb":
+		if u.User == nil || u.User.Username() == "" {
+			return Location{}, fmt.Errorf("storage URL %q has no container; use %s://container@account.%s.core.windows.net/path",
+				Redact(raw), scheme, map[bool]string{true: "dfs", false: "blob"}[strings.HasPrefix(scheme, "abfs")])
+		}
+		if _, hasPw := u.User.Password(); hasPw {
+			return Location{}, fmt.Errorf("storage URL %q carries a password; pass credentials through the environment instead", Redact(raw))
+		}
+		host := strings.ToLower(u.Hostname())
+		dot := strings.IndexByte(host, '.')
+		if dot <= 0 {
+			return Location{}, fmt.Errorf("storage URL %q: host must be <account>.dfs.core.windows.net or <account>.blob.core.windows.net", Redact(raw))
+		}
+		account, suffix := host[:dot], host[dot+1:]
+		switch {
+		case strings.HasPrefix(suffix, "dfs."):
+			suffix = "blob." + strings.TrimPrefix(suffix, "dfs.")
+		case strings.HasPrefix(suffix, "blob."):
+		default:
+			return Location{}, fmt.Errorf("storage URL %q: host must be <account>.dfs.<cloud suffix> or <account>.blob.<cloud suffix>", Redact(raw))
+		}
+		loc.Scheme, loc.Bucket, loc.Account, loc.BlobHost, loc.Path = "az", u.User.Username(), account, account+"."+suffix, p
+		loc.Original = strings.TrimSuffix(scheme, "s") + "s"
+	default:
+		return Location{}, fmt.Errorf("unsupported storage location %q: unknown scheme %q; use %s", Redact(raw), u.Scheme, SupportedSchemes)
+	}
+	return loc, nil
+}
+
+// Credentials are short-lived credentials for one store, such as those Unity Catalog vends for
+// a table. Only the fields of the location's store are set.
+type Credentials struct {
+	AWSAccessKeyID     string
+	AWSSecretAccessKey string
+	AWSSessionToken    string
+	GCSOAuthToken      string
+	AzureSASToken      string
+	// Expires is when the credentials stop working; the zero time means never.
+	Expires time.Time
+}
+
+// CredentialProvider returns current credentials; backends call it again before Expires.
+type CredentialProvider func(ctx context.Context) (Credentials, error)
+
+// Config carries the options that backends need beyond the URL. The zero Config uses each
+// store's default credential chain and public endpoint.
+type Config struct {
+	// S3Region overrides region discovery.
+	S3Region string
+	// S3Endpoint points the S3 client at an S3-compatible store (path-style addressing).
+	S3Endpoint string
+	// GCSEndpoint points the GCS client at another endpoint (an emulator), without auth.
+	GCSEndpoint string
+	// AzureEndpoint replaces https://<account>.blob.<suffix>/ (for Azurite:
+	// http://127.0.0.1:10000/devstoreaccount1/).
+	AzureEndpoint string
+	// Credentials, when set, replace the store's default credential chain.
+	Credentials CredentialProvider
+	// UserAgent is added to requests where the SDK allows it.
+	UserAgent string
+}
+
+// Factory opens backends for one or more URL schemes.
+type Factory interface {
+	// Scheme is the Location.Scheme this factory opens ("s3", "gs", "az", "file").
+	Scheme() string
+	// Open returns a backend rooted at loc.
+	Open(ctx context.Context, loc Location, cfg Config) (Backend, error)
+}
+
+// Registry maps schemes to factories. Build it in one place (storage/all) and pass it down.
+type Registry struct {
+	factories map[string]Factory
+}
+
+// NewRegistry returns a registry holding fs.
+func NewRegistry(fs ...Factory) *Registry {
+	r := &Registry{factories: map[string]Factory{}}
+	for _, f := range fs {
+		r.Register(f)
+	}
+	return r
+}
+
+// Register adds f, replacing any factory for the same scheme.
+func (r *Registry) Register(f Factory) { r.factories[f.Scheme()] = f }
+
+// Schemes returns the registered schemes, sorted.
+func (r *Registry) Schemes() []string {
+	out := make([]string, 0, len(r.factories))
+	for s := range r.factories {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Open parses raw and opens a backend for it.
+func (r *Registry) Open(ctx context.Context, raw string, cfg Config) (Backend, error) {
+	loc, err := Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	return r.OpenLocation(ctx, loc, cfg)
+}
+
+// OpenLocation opens a backend for an already parsed location.
+func (r *Registry) OpenLocation(ctx context.Context, loc Location, cfg Config) (Backend, error) {
+	f, ok := r.factories[loc.Scheme]
+	if !ok {
+		return nil, fmt.Errorf("storage %s: no backend for scheme %q in this build (have %s)",
+			loc, loc.Scheme, strings.Join(r.Schemes(), ", "))
+	}
+	b, err := f.Open(ctx, loc, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", loc, err)
+	}
+	return b, nil
+}
+
+var (
+	secretParams = map[string]bool{
+		"sig": true, "signature": true, "x-amz-signature": true, "x-amz-credential": true,
+		"x-amz-security-token": true, "x-goog-signature": true, "x-goog-credential": true,
+		"token": true, "access_token": true, "sv": false, "se": false,
+		"code": true, "key": true, "accountkey": true, "sharedaccesssignature": true, "password": true,
+		"client_secret": true, "secret": true,
+	}
+	// secretInText matches key=value pairs and bearer tokens anywhere in free text.
+	secretInText = []*regexp.Regexp{
+		regexp.MustCompile(`(?i)\b(sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential|access_token|token|accountkey|sharedaccesssignature|password|client_secret|secret)=([^&\s;"']+)`),
+		regexp.MustCompile(`(?i)(bearer\s+)([A-Za-z0-9\-._~+/]+=*)`),
+		regexp.MustCompile(`\b(dapi[0-9a-f]{16,})`),
+		regexp.MustCompile(`(?i)(://)([^/@\s:]*):([^/@\s]+)@`),
+	}
+)
+
+// Redacted is what replaces a secret.
+const Redacted = "REDACTED"
+
+func redactedQuery(q url.Values) string {
+	keys := make([]string, 0, len(q))
+	for k := range q {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte('&')
+		}
+		v := strings.Join(q[k], ",")
+		if secretParams[strings.ToLower(k)] {
+			v = Redacted
+		}
+		b.WriteString(url.QueryEscape(k) + "=" + url.QueryEscape(v))
+	}
+	return b.String()
+}
+
+// Redact removes secrets from a URL or any text that may contain one: SAS signatures and
+// tokens in query strings, user:password in URLs, bearer tokens and Databricks personal access
+// tokens. Use it on every URL and error text that is printed or logged.
+func Redact(s string) string {
+	for i, re := range secretInText {
+		switch i {
+		case 0:
+			s = re.ReplaceAllString(s, "${1}="+Redacted)
+		case 1:
+			s = re.ReplaceAllString(s, "${1}"+Redacted)
+		case 2:
+			s = re.ReplaceAllString(s, Redacted)
+		case 3:
+			s = re.ReplaceAllString(s, "${1}${2}:"+Redacted+"@")
+		}
+	}
+	return s
+}
+
+func redactErr(err error) string { return Redact(err.Error()) }

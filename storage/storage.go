@@ -1,0 +1,121 @@
+// Package storage is zbrecover's one view of object stores: S3, Google Cloud Storage, Azure
+// Blob / Data Lake and the local file system all sit behind the small Backend interface.
+//
+// A Backend is rooted at a location (bucket + prefix, container + path, or directory). Keys are
+// always relative to that root, use "/" as separator and never start with "/".
+//
+// How to add a backend:
+//
+//  1. Create a package under storage/ (storage/foo) with a type that implements Backend, and
+//     optionally BatchDeleter.
+//  2. Translate the SDK's "not found" into ErrNotExist and its "precondition failed" into
+//     ErrPreconditionFailed (wrap them with %w, keep the SDK error for the message).
+//  3. Write a Factory (Scheme names and Open) and register it in storage/all.
+//  4. Run storagetest.Run against it in the package's tests, with a local emulator.
+package storage
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+)
+
+// ErrNotExist is returned (wrapped) by Stat, ReadRange and conditional deletes when the object
+// does not exist. Test with errors.Is.
+var ErrNotExist = errors.New("object does not exist")
+
+// ErrPreconditionFailed is returned (wrapped) by Delete when the object exists but no longer
+// matches the precondition (its ETag or generation changed). The object is kept.
+var ErrPreconditionFailed = errors.New("object changed since it was listed (precondition failed)")
+
+// ObjectInfo describes one object as listed or stat'ed.
+type ObjectInfo struct {
+	Key        string    // relative to the backend root, "/"-separated
+	Size       int64     // bytes
+	ModTime    time.Time // last modification, UTC
+	ETag       string    // quoted entity tag where the store has one ("" for local)
+	Generation int64     // GCS object generation; 0 elsewhere
+}
+
+// Version returns the identity that a conditional delete checks: the generation on GCS, the
+// ETag elsewhere, or size and modification time for the local file system.
+func (o ObjectInfo) Version() Precondition {
+	return Precondition{ETag: o.ETag, Generation: o.Generation, Size: o.Size, ModTime: o.ModTime}
+}
+
+// Precondition restricts a Delete to an object that is still the one that was verified.
+// Zero fields are not checked; the zero Precondition deletes unconditionally.
+type Precondition struct {
+	ETag       string
+	Generation int64
+	// Size and ModTime are checked only by backends without ETags (local).
+	Size    int64
+	ModTime time.Time
+}
+
+// IsZero reports whether p checks nothing.
+func (p Precondition) IsZero() bool {
+	return p.ETag == "" && p.Generation == 0 && p.Size == 0 && p.ModTime.IsZero()
+}
+
+// Backend is an object store rooted at a location.
+//
+// All methods take a context first and return promptly with ctx.Err() (wrapped) once it is done.
+type Backend interface {
+	// Location returns the backend's root as a URL, with any secret redacted.
+	Location() string
+
+	// List calls fn once per object whose key starts with prefix ("" lists everything), in the
+	// caller's goroutine, in lexical key order where the store guarantees it. Listing is
+	// recursive (no delimiter); pagination is handled inside. List stops at fn's first error and
+	// returns it. Listing a prefix with no objects is not an error.
+	List(ctx context.Context, prefix string, fn func(ObjectInfo) error) error
+
+	// Stat returns the object's info, or an error wrapping ErrNotExist.
+	Stat(ctx context.Context, key string) (ObjectInfo, error)
+
+	// ReadRange returns a reader for the n bytes at absolute offset off. A range that runs past
+	// the end of the object is clamped; an offset at or past the end yields an empty reader
+	// (or io.EOF on read). n < 0 means "to the end". A missing object gives ErrNotExist.
+	ReadRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error)
+
+	// Delete removes the object. Delete returns nil if the object is already absent and cond
+	// is zero. With a non-zero cond, the object is removed only if it still matches: otherwise
+	// the error wraps ErrPreconditionFailed (object kept) or ErrNotExist (already gone).
+	Delete(ctx context.Context, key string, cond Precondition) error
+}
+
+// DeleteRequest is one object of a batch delete.
+type DeleteRequest struct {
+	Key  string
+	Cond Precondition
+}
+
+// DeleteResult is the outcome for one key of a batch delete. Err is nil when the object was
+// deleted, and wraps ErrNotExist or ErrPreconditionFailed as Delete would.
+type DeleteResult struct {
+	Key string
+	Err error
+}
+
+// BatchDeleter is implemented by backends that delete many objects in one request
+// (S3 DeleteObjects, Azure blob batch).
+type BatchDeleter interface {
+	// DeleteBatch deletes up to MaxBatchDelete() objects and reports one result per request,
+	// in the same order. The returned error is for the whole call (the request failed);
+	// per-key failures are in the results.
+	DeleteBatch(ctx context.Context, reqs []DeleteRequest) ([]DeleteResult, error)
+	// MaxBatchDelete is the most keys one DeleteBatch call accepts.
+	MaxBatchDelete() int
+}
+
+// ReadAll reads a whole range into memory. It is a convenience for small reads (footers, logs).
+func ReadAll(ctx context.Context, b Backend, key string, off, n int64) ([]byte, error) {
+	rc, err := b.ReadRange(ctx, key, off, n)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(rc)
+}

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"path/filepath"
 	"regexp"
@@ -188,6 +189,12 @@ type Config struct {
 	Credentials CredentialProvider
 	// UserAgent is added to requests where the SDK allows it.
 	UserAgent string
+	// Transport, when set, carries the backend's HTTP requests (tests count or delay requests
+	// with it). Nil uses the SDK's default transport.
+	Transport http.RoundTripper
+	// PageSize, when positive, caps the objects per list request (tests exercise pagination
+	// with it). Zero uses the store's maximum.
+	PageSize int
 }
 
 // Factory opens backends for one or more URL schemes.

@@ -138,3 +138,34 @@ func TestMostUrgent(t *testing.T) {
 		}
 	}
 }
+
+func TestTargetResolution(t *testing.T) {
+	for _, c := range []struct {
+		args        []string
+		table, root string
+		wantUsage   bool
+	}{
+		{[]string{"main.sales.orders"}, "main.sales.orders", "", false},
+		{[]string{"main.`my sales`.orders"}, "main.`my sales`.orders", "", false},
+		{[]string{"s3://b/tables/orders"}, "", "s3://b/tables/orders", false},
+		{[]string{"./a.b.c"}, "", "./a.b.c", false},
+		{[]string{"a.b"}, "", "a.b", false},
+		{nil, "", "", true},
+	} {
+		o := &TargetOptions{}
+		err := o.resolve(c.args)
+		if c.wantUsage {
+			if ExitCode(err) != ExitUsage {
+				t.Errorf("%v: want usage error, got %v", c.args, err)
+			}
+			continue
+		}
+		if err != nil || o.Table != c.table || o.Root != c.root {
+			t.Errorf("%v: table %q root %q err %v", c.args, o.Table, o.Root, err)
+		}
+	}
+	o := &TargetOptions{Table: "a.b.c"}
+	if err := o.resolve([]string{"s3://x/y"}); ExitCode(err) != ExitUsage {
+		t.Errorf("TARGET with --table: %v", err)
+	}
+}

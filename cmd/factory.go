@@ -22,6 +22,9 @@ type Factory struct {
 	Global *GlobalOptions
 	// Logger writes -v output to stderr, with secrets redacted.
 	Logger *slog.Logger
+	// ResolveTable resolves catalog.schema.table to its storage root; nil without a
+	// Databricks connection.
+	ResolveTable TableResolver
 }
 
 // GlobalOptions are the flags every command accepts.

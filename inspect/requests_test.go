@@ -11,6 +11,8 @@ import (
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 	"github.com/zbrecover/zbrecover/storage"
+	"github.com/zbrecover/zbrecover/storage/all"
+	"github.com/zbrecover/zbrecover/storage/s3/s3test"
 )
 
 // wideSchema has n int64 columns: with 1,000 of them the footer is larger than 64 KiB.
@@ -153,5 +155,46 @@ func TestPreviewRequests(t *testing.T) {
 	}
 	if r, st, l := g.reads.Load(), g.stats.Load(), g.listPages.Load(); r != 8 || st != 0 || l != 0 {
 		t.Errorf("group preview of 4 files: %d reads, %d stats, %d list pages; want 8, 0, 0", r, st, l)
+	}
+}
+
+// Against the S3 emulator, counting real HTTP requests: one GET per footer, no HEAD, list
+// pages separately; a preview of a listed file is 2 GETs.
+func TestS3RequestsPerFile(t *testing.T) {
+	f := newFixture(t)
+	srv := s3test.NewServer(t)
+	const files = 25
+	for i := 0; i < files; i++ {
+		if err := srv.Put(fmt.Sprintf("tables/orders/%sp-%02d.parquet", prefix, i), f.a1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv.Put("tables/orders/"+prefix+"_SUCCESS", nil)
+	cfg := srv.Config()
+	cfg.PageSize = 10
+	ctx := context.Background()
+	b, err := all.Registry().Open(ctx, srv.URLFor("tables/orders"), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.ResetCounts()
+	rep, err := inspect.Run(ctx, b, inspect.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Totals.Files != files || rep.Totals.Rows != 5*files || rep.Totals.OtherObjects != 1 || len(rep.Groups) != 1 {
+		t.Fatalf("totals %+v", rep.Totals)
+	}
+	c := srv.Counts()
+	if c.Gets != files || c.Heads != 0 || c.ListPages != 3 {
+		t.Errorf("requests %s; want %d GETs, 0 HEADs, 3 list pages", c, files)
+	}
+
+	srv.ResetCounts()
+	if _, err := inspect.PreviewGroup(ctx, b, rep, rep.Groups[0].SchemaID, inspect.PreviewOptions{Rows: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if c := srv.Counts(); c.Gets != 2 || c.Total() != 2 {
+		t.Errorf("preview requests %s; want 2 GETs and nothing else", c)
 	}
 }

@@ -120,7 +120,10 @@ func (p *PreviewResult) WriteTable(w io.Writer) error {
 		}
 		files = append(files, s)
 	}
-	ew.printf("(%d rows from %s)\n", len(p.Rows), strings.Join(files, ", "))
+	if len(files) == 0 {
+		files = append(files, "no file")
+	}
+	ew.printf("(%s from %s)\n", plural(len(p.Rows), "row"), strings.Join(files, ", "))
 	return ew.err
 }
 

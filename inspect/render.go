@@ -29,7 +29,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	ew.printf("\n")
 	if t.OtherObjects > 0 {
-		ew.printf("Other:   %d objects not read (hidden or not .parquet), %s\n", t.OtherObjects, HumanBytes(t.OtherBytes))
+		ew.printf("Other:   %s not read (hidden or not .parquet), %s\n", plural(t.OtherObjects, "object"), HumanBytes(t.OtherBytes))
 	}
 	if t.Files == 0 {
 		ew.printf("\nNo fallback Parquet files: nothing to recover.\n")

@@ -250,7 +250,7 @@ func previewFile(ctx context.Context, b storage.Backend, obj storage.ObjectInfo,
 			return pf, fmt.Errorf("row group %d spans %s of column data, over the preview limit of %s (raise the limit or select fewer columns)",
 				rg, HumanBytes(end-start), HumanBytes(opts.maxBytes()))
 		}
-		span, err := storage.ReadAll(ctx, b, obj.Key, start, end-start)
+		span, err := readRange(ctx, b, obj.Key, start, end-start)
 		pf.Requests++
 		if err != nil {
 			return pf, err

@@ -404,3 +404,22 @@ func TestManyFilesOneGroup(t *testing.T) {
 		t.Errorf("group times %v .. %v", g.FirstModified, g.LastModified)
 	}
 }
+
+func TestFindGroup(t *testing.T) {
+	r := &inspect.Report{Groups: []inspect.Group{{SchemaID: "abc123def456"}, {SchemaID: "abd456abc123"}}}
+	if g, err := r.FindGroup("abc"); err != nil || g.SchemaID != "abc123def456" {
+		t.Errorf("unique prefix: %v %v", g, err)
+	}
+	if g, err := r.FindGroup("abd456abc123"); err != nil || g.SchemaID != "abd456abc123" {
+		t.Errorf("full id: %v %v", g, err)
+	}
+	if _, err := r.FindGroup("ab"); err == nil || !strings.Contains(err.Error(), "ambiguous") {
+		t.Errorf("ambiguous prefix: %v", err)
+	}
+	if _, err := r.FindGroup("ff"); err == nil || !strings.Contains(err.Error(), "abc123def456, abd456abc123") {
+		t.Errorf("unknown id: %v", err)
+	}
+	if r.Group("ab") != nil {
+		t.Error("Group returned a match for an ambiguous prefix")
+	}
+}

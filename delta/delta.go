@@ -333,31 +333,31 @@ func version(name string) int64 {
 	return v
 }
 
+// lastCheckpoint is what Read takes from _last_checkpoint: the V2 checkpoint it names, to
+// prefer among several complete checkpoints of the newest version.
 type lastCheckpoint struct {
-	version int64
-	v2Path  string
+	v2Path string
 }
 
 // readLastCheckpoint reads _last_checkpoint as a hint. It is advisory (writers update it after
 // the checkpoint, and the listing is authoritative), so a missing or unreadable file is ignored.
 func readLastCheckpoint(ctx context.Context, b storage.Backend, f *logFile) lastCheckpoint {
 	if f == nil {
-		return lastCheckpoint{version: -1}
+		return lastCheckpoint{}
 	}
 	data, err := storage.ReadAll(ctx, b, LogDir+f.name, 0, -1)
 	if err != nil {
-		return lastCheckpoint{version: -1}
+		return lastCheckpoint{}
 	}
 	var lc struct {
-		Version      int64 `json:"version"`
 		V2Checkpoint *struct {
 			Path string `json:"path"`
 		} `json:"v2Checkpoint"`
 	}
 	if json.Unmarshal(data, &lc) != nil {
-		return lastCheckpoint{version: -1}
+		return lastCheckpoint{}
 	}
-	out := lastCheckpoint{version: lc.Version}
+	var out lastCheckpoint
 	if lc.V2Checkpoint != nil {
 		out.v2Path = path.Base(lc.V2Checkpoint.Path)
 	}

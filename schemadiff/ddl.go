@@ -34,6 +34,9 @@ func ParseDDL(ddl string) (Schema, error) {
 		if !p.eof() {
 			return Schema{}, fmt.Errorf("ddl: unexpected %s after the struct", p.peek())
 		}
+		if len(t.Fields) == 0 {
+			return Schema{}, fmt.Errorf("ddl: no columns")
+		}
 		return Schema{Fields: t.Fields}, nil
 	}
 	var fields []Field

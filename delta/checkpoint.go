@@ -45,9 +45,66 @@ func (r *backendReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	return got, err
 }
 
+// segment is a byte range of an object held in memory.
+type segment struct {
+	off  int64
+	data []byte
+}
+
+// prefetchingReaderAt serves ReadAt from prefetched segments when they cover the request, and
+// through ranged reads otherwise. It turns the many small reads of a Parquet reader (footer
+// length, footer, one per column chunk) into a few large requests.
+type prefetchingReaderAt struct {
+	backendReaderAt
+	segs []segment
+}
+
+// prefetch reads [off, off+n) into memory in one request.
+func (r *prefetchingReaderAt) prefetch(off, n int64) error {
+	off = max(off, 0)
+	n = min(n, r.size-off)
+	if n <= 0 {
+		return nil
+	}
+	for _, s := range r.segs {
+		if off >= s.off && off+n <= s.off+int64(len(s.data)) {
+			return nil // already held
+		}
+	}
+	buf := make([]byte, n)
+	got, err := r.backendReaderAt.ReadAt(buf, off)
+	if err != nil && err != io.EOF {
+		return err
+	}
+	r.segs = append(r.segs, segment{off: off, data: buf[:got]})
+	return nil
+}
+
+func (r *prefetchingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	for _, s := range r.segs {
+		if off >= s.off && off+int64(len(p)) <= s.off+int64(len(s.data)) {
+			return copy(p, s.data[off-s.off:]), nil
+		}
+	}
+	return r.backendReaderAt.ReadAt(p, off)
+}
+
+const (
+	// footerPrefetch is read from the end of a checkpoint before parsing it: the footer of a
+	// checkpoint of a small table, or the whole file, fits in it.
+	footerPrefetch = 64 << 10
+	// maxSpanPrefetch caps the one read that fetches all the needed column chunks.
+	maxSpanPrefetch = 64 << 20
+	// chunkPadding covers the padding arrow-go adds to column chunks of files written by old
+	// parquet-mr versions (PARQUET-816).
+	chunkPadding = 100
+)
+
 // readParquetCheckpoint reads the metaData and protocol rows of one Parquet checkpoint file,
-// fetching only those columns, and only from row groups whose statistics do not rule them out.
-// arrow-go panics on some corrupt files; a panic becomes an error naming the file.
+// fetching only those columns, and only from row groups whose statistics do not rule them out:
+// one request for the footer (the whole file when it is small) and one for the span of the
+// needed column chunks. arrow-go panics on some corrupt files; a panic becomes an error naming
+// the file.
 func readParquetCheckpoint(ctx context.Context, b storage.Backend, f logFile) (md *metaData, p *protocol, err error) {
 	key := LogDir + f.name
 	defer func() {
@@ -55,7 +112,10 @@ func readParquetCheckpoint(ctx context.Context, b storage.Backend, f logFile) (m
 			md, p, err = nil, nil, fmt.Errorf("read checkpoint %s: corrupt Parquet (reader panic: %v)", key, r)
 		}
 	}()
-	ra := &backendReaderAt{ctx: ctx, b: b, key: key, size: f.size}
+	ra := &prefetchingReaderAt{backendReaderAt: backendReaderAt{ctx: ctx, b: b, key: key, size: f.size}}
+	if err := ra.prefetch(f.size-footerPrefetch, footerPrefetch); err != nil {
+		return nil, nil, fmt.Errorf("read checkpoint %s: %w", key, err)
+	}
 	pf, err := file.NewParquetReader(io.NewSectionReader(ra, 0, f.size))
 	if err != nil {
 		return nil, nil, fmt.Errorf("read checkpoint %s: %w", key, err)
@@ -87,6 +147,11 @@ func readParquetCheckpoint(ctx context.Context, b storage.Backend, f logFile) (m
 	}
 	if len(rowGroups) == 0 {
 		return nil, nil, nil
+	}
+	if start, end, ok := chunkSpan(pf, leaves, rowGroups, f.size); ok && end-start <= maxSpanPrefetch {
+		if err := ra.prefetch(start, end-start); err != nil {
+			return nil, nil, fmt.Errorf("read checkpoint %s: %w", key, err)
+		}
 	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{Parallel: false}, memory.DefaultAllocator)
 	if err != nil {
@@ -125,6 +190,31 @@ func readParquetCheckpoint(ctx context.Context, b storage.Backend, f logFile) (m
 		}
 	}
 	return md, p, nil
+}
+
+// chunkSpan returns the byte range covering the given leaves' column chunks in the given row
+// groups, as arrow-go will read them.
+func chunkSpan(pf *file.Reader, leaves, rowGroups []int, size int64) (start, end int64, ok bool) {
+	start, end = size, 0
+	for _, rg := range rowGroups {
+		rgm := pf.MetaData().RowGroup(rg)
+		for _, leaf := range leaves {
+			cc, err := rgm.ColumnChunk(leaf)
+			if err != nil {
+				return 0, 0, false
+			}
+			s := cc.DataPageOffset()
+			if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < s {
+				s = cc.DictionaryPageOffset()
+			}
+			e := s + cc.TotalCompressedSize() + chunkPadding
+			if s < 0 || cc.TotalCompressedSize() < 0 {
+				return 0, 0, false
+			}
+			start, end = min(start, s), max(end, min(e, size))
+		}
+	}
+	return start, end, start < end
 }
 
 // mayHold reports whether row group rg may hold a metaData or protocol row: false only when

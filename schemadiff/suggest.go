@@ -160,9 +160,17 @@ func Suggest(changes []Change, table string) Suggestion {
 				addDDL(fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s TYPE %s", qt, c.Path.SQL(), c.File.SQL()))
 				s.Notes = append(s.Notes, fmt.Sprintf("%s: widening the table column to %s needs type widening (ALTER TABLE %s SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true'))", c.Path, c.File.SQL(), qt))
 			case c.File.Kind == TimestampNTZ && c.Table.Kind == Timestamp:
-				s.Notes = append(s.Notes, fmt.Sprintf("%s: the file holds local date-times; convert them to instants in the producer's time zone, e.g. to_utc_timestamp(%s, '<zone>') AS %s", c.Path, QuoteIdent(c.Path[0]), QuoteIdent(c.Path[0])))
+				ex := ""
+				if len(c.Path) == 1 {
+					ex = fmt.Sprintf(", e.g. to_utc_timestamp(%s, '<zone>') AS %s", QuoteIdent(c.Path[0]), QuoteIdent(c.Path[0]))
+				}
+				s.Notes = append(s.Notes, fmt.Sprintf("%s: the file holds local date-times; convert them to instants in the producer's time zone%s", c.Path, ex))
 			case c.File.Kind == Timestamp && c.Table.Kind == TimestampNTZ:
-				s.Notes = append(s.Notes, fmt.Sprintf("%s: the file holds instants; convert them to local date-times in a stated time zone, e.g. CAST(from_utc_timestamp(%s, '<zone>') AS TIMESTAMP_NTZ) AS %s", c.Path, QuoteIdent(c.Path[0]), QuoteIdent(c.Path[0])))
+				ex := ""
+				if len(c.Path) == 1 {
+					ex = fmt.Sprintf(", e.g. CAST(from_utc_timestamp(%s, '<zone>') AS TIMESTAMP_NTZ) AS %s", QuoteIdent(c.Path[0]), QuoteIdent(c.Path[0]))
+				}
+				s.Notes = append(s.Notes, fmt.Sprintf("%s: the file holds instants; convert them to local date-times in a stated time zone%s", c.Path, ex))
 			default:
 				s.Notes = append(s.Notes, fmt.Sprintf("%s: %s in the file cannot be loaded into %s without losing values; change the table or convert explicitly", c.Path, c.File, c.Table))
 			}

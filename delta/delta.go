@@ -137,17 +137,22 @@ func Read(ctx context.Context, b storage.Backend, opts ...Option) (*Snapshot, er
 	if !ls.any {
 		return nil, fmt.Errorf("%s: %w", b.Location(), ErrNotDeltaTable)
 	}
-	hint := readLastCheckpoint(ctx, b, ls.lastCP)
-
+	// The listing is authoritative: the newest complete checkpoint wins. _last_checkpoint is
+	// read only to choose among several complete checkpoints of that version.
 	var cp *checkpoint
-	for i := range ls.checkpoints {
-		c := &ls.checkpoints[i]
-		if cp != nil && c.version < cp.version {
-			break
-		}
-		// Among complete checkpoints of the newest version, prefer the one _last_checkpoint names.
-		if cp == nil || (hint.v2Path != "" && c.files[0].name == hint.v2Path) {
-			cp = c
+	if len(ls.checkpoints) > 0 {
+		cp = &ls.checkpoints[0]
+		if len(ls.checkpoints) > 1 && ls.checkpoints[1].version == cp.version {
+			hint := readLastCheckpoint(ctx, b, ls.lastCP)
+			for i := range ls.checkpoints {
+				c := &ls.checkpoints[i]
+				if c.version != cp.version {
+					break
+				}
+				if hint.v2Path != "" && c.files[0].name == hint.v2Path {
+					cp = c
+				}
+			}
 		}
 	}
 

@@ -322,3 +322,27 @@ func TestReadBadSchemaString(t *testing.T) {
 		t.Errorf("err = %v, want one naming the file and line", err)
 	}
 }
+
+// TestReadLastCheckpointChoosesAmongEqualVersions: with two V2 checkpoints of the newest
+// version, the one _last_checkpoint names is read.
+func TestReadLastCheckpointChoosesAmongEqualVersions(t *testing.T) {
+	dir := copyLog(t, "v2-checkpoint-parquet")
+	// A second, damaged checkpoint of version 2 that sorts first by name.
+	if err := os.WriteFile(logFile(dir, "00000000000000000002.checkpoint.00000000-0000-4000-8000-000000000000.parquet"), []byte("PAR1 not parquet PAR1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := read(t, dir, delta.IgnoreChecksums())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.MetaDataFile != "00000000000000000002.checkpoint.e8fa2696-9728-4e9c-b285-634743fdd4fb.parquet" {
+		t.Errorf("MetaDataFile = %s, want the checkpoint _last_checkpoint names", snap.MetaDataFile)
+	}
+	// Without _last_checkpoint the damaged one (first by name) is tried, and its error names it.
+	if err := os.Remove(logFile(dir, "_last_checkpoint")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := read(t, dir, delta.IgnoreChecksums()); err == nil || !strings.Contains(err.Error(), "00000000-0000-4000-8000-000000000000") {
+		t.Errorf("err = %v, want one naming the damaged checkpoint", err)
+	}
+}

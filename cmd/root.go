@@ -132,6 +132,7 @@ Zerobus both published and parked can end up twice. Nothing is deleted unless ve
 	root.AddCommand(
 		NewCmdVersion(f),
 		NewCmdLs(f, nil),
+		NewCmdSchema(f, nil),
 	)
 	for _, add := range extraCommands {
 		root.AddCommand(add(f))

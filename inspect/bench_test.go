@@ -354,21 +354,32 @@ func BenchmarkInspectS3Latency(b *testing.B) {
 	}
 }
 
-// fetchOnly lists the fallback folder and reads each file's last 64 KiB with conc readers,
-// parsing nothing.
+// fetchOnly lists the fallback folder and reads each file's last 64 KiB with conc readers fed
+// through the same kind of queue as inspect's, parsing nothing.
 func fetchOnly(ctx context.Context, be storage.Backend, conc int) error {
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(conc)
-	err := be.List(ctx, prefix, func(o storage.ObjectInfo) error {
-		g.Go(func() error {
-			tail := min(o.Size, inspect.DefaultTailSize)
-			_, err := storage.ReadAll(gctx, be, o.Key, o.Size-tail, tail)
-			return err
+	work := make(chan storage.ObjectInfo, 1024)
+	g.Go(func() error {
+		defer close(work)
+		return be.List(gctx, prefix, func(o storage.ObjectInfo) error {
+			select {
+			case work <- o:
+				return nil
+			case <-gctx.Done():
+				return gctx.Err()
+			}
 		})
-		return nil
 	})
-	if werr := g.Wait(); err == nil {
-		err = werr
+	for i := 0; i < conc; i++ {
+		g.Go(func() error {
+			for o := range work {
+				tail := min(o.Size, inspect.DefaultTailSize)
+				if _, err := storage.ReadAll(gctx, be, o.Key, o.Size-tail, tail); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	}
-	return err
+	return g.Wait()
 }

@@ -62,10 +62,16 @@ type Progress struct {
 	DoneBytes   int64 // total size of those files
 }
 
+// MaxKeyValueBytes is the longest key-value metadata value a report keeps; longer ones (an
+// embedded Arrow or Spark schema, say) are cut, with their full length in KV.Bytes.
+const MaxKeyValueBytes = 1024
+
 // KV is one footer key-value metadata entry.
 type KV struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`
+	// Bytes is the value's full length when Value was cut at MaxKeyValueBytes, else 0.
+	Bytes int `json:"bytes,omitempty"`
 }
 
 // File is what inspect learned about one Parquet file.
@@ -351,7 +357,13 @@ func inspectFile(ctx context.Context, b storage.Backend, o storage.ObjectInfo, p
 	res.FooterBytes = ft.length
 	res.CreatedBy = intern.get(ff.createdBy)
 	for _, kv := range ff.keyValue {
-		res.KeyValue = append(res.KeyValue, KV{Key: intern.get(kv.Key), Value: intern.get(kv.Value)})
+		e := KV{Key: intern.get(kv.Key), Value: kv.Value}
+		if len(e.Value) > MaxKeyValueBytes {
+			e.Bytes = len(e.Value)
+			e.Value = strings.ToValidUTF8(e.Value[:MaxKeyValueBytes], "")
+		}
+		e.Value = intern.get(e.Value)
+		res.KeyValue = append(res.KeyValue, e)
 	}
 	res.Schema = ff.schema
 	res.SchemaID = intern.get(SchemaID(ff.schema))

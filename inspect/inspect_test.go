@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -421,5 +422,33 @@ func TestFindGroup(t *testing.T) {
 	}
 	if r.Group("ab") != nil {
 		t.Error("Group returned a match for an ambiguous prefix")
+	}
+}
+
+func TestLongKeyValueIsCut(t *testing.T) {
+	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	long := strings.Repeat("é", 3000) // 6,000 bytes
+	s := newMemStore()
+	for i := 0; i < 3; i++ {
+		s.put(fmt.Sprintf("%s%d.parquet", prefix, i), mustBytes(t, sc, `[{"id":1}]`, pqgen.Options{
+			KeyValue: []pqgen.KV{{Key: "short", Value: "v"}, {Key: "schema", Value: long}},
+		}), t0)
+	}
+	rep, err := inspect.Run(context.Background(), s, inspect.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Files {
+		kv := map[string]inspect.KV{}
+		for _, e := range f.KeyValue {
+			kv[e.Key] = e
+		}
+		if kv["short"] != (inspect.KV{Key: "short", Value: "v"}) {
+			t.Errorf("short value %+v", kv["short"])
+		}
+		cut := kv["schema"]
+		if cut.Bytes != len(long) || len(cut.Value) > inspect.MaxKeyValueBytes || !strings.HasPrefix(long, cut.Value) || cut.Value == "" {
+			t.Errorf("long value: %d bytes kept, Bytes=%d", len(cut.Value), cut.Bytes)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package fakewarehouse
 
 import (
 	"context"
+	"fmt"
 	"strings"
 )
 
@@ -58,6 +59,7 @@ type rewriter struct {
 	frames []rwFrame
 	// expectTable is set after a keyword that introduces a table reference.
 	expectTable bool
+	afterInto   bool // the table position follows INTO: "t (" is a column list, not a call
 	tablesSeen  int
 }
 
@@ -135,6 +137,7 @@ func (rw *rewriter) run() error {
 		if rw.expectTable && (t.kind == tkIdent || t.kind == tkQuoted) && !t.literal {
 			rw.expectTable = false
 			handled, err := rw.tableReference()
+			rw.afterInto = false
 			if err != nil {
 				return err
 			}
@@ -142,7 +145,7 @@ func (rw *rewriter) run() error {
 				continue
 			}
 		}
-		rw.expectTable = false
+		rw.expectTable, rw.afterInto = false, false
 		switch {
 		case t.isOp("("):
 			var prev token
@@ -192,6 +195,11 @@ func (rw *rewriter) run() error {
 					continue
 				}
 			}
+			if handled, err := rw.sparkSpecial(t, up); err != nil {
+				return err
+			} else if handled {
+				continue
+			}
 			switch up {
 			case "FROM":
 				// FROM after DELETE, or as a query clause: a table list follows.
@@ -201,6 +209,7 @@ func (rw *rewriter) run() error {
 				}
 			case "JOIN", "INTO", "UPDATE":
 				rw.expectTable = true
+				rw.afterInto = up == "INTO"
 			case "USING":
 				if !rw.peek(1).isOp("(") || rw.isMergeUsing() {
 					rw.expectTable = true
@@ -274,7 +283,7 @@ func (rw *rewriter) tableReference() (bool, error) {
 		rw.aliasIfMissing("parquet")
 		return true, nil
 	}
-	if j < len(rw.toks) && rw.toks[j].isOp("(") {
+	if j < len(rw.toks) && rw.toks[j].isOp("(") && !rw.afterInto {
 		if len(parts) == 1 && strings.EqualFold(parts[0], "read_files") {
 			return true, rw.readFiles(j)
 		}
@@ -358,4 +367,134 @@ func (rw *rewriter) readFiles(j int) error {
 	rw.i = p.i
 	rw.aliasIfMissing("read_files")
 	return nil
+}
+
+// renamedFunctions are Spark functions DuckDB knows under another name.
+var renamedFunctions = map[string]string{
+	"ARRAY":        "list_value",
+	"COLLECT_LIST": "list",
+	"SIZE":         "len",
+	"ARRAY_JOIN":   "array_to_string",
+}
+
+// sparkSpecial rewrites Spark constructs DuckDB spells differently: typed literals
+// (TIMESTAMP '…' is an instant in Spark), X'hex' binary literals, LEFT ANTI/SEMI JOIN, and a
+// few functions (named_struct, map, array, collect_list, size, array_join).
+func (rw *rewriter) sparkSpecial(t token, up string) (bool, error) {
+	next := rw.peek(1)
+	if next.kind == tkString && next.pre == "" || next.kind == tkString && up != "X" {
+		lit := ""
+		switch up {
+		case "X":
+			if next.pre == "" {
+				lit = "from_hex(" + duckString(next.val) + ")"
+			}
+		case "DATE":
+			lit = "DATE " + duckString(next.val)
+		case "TIMESTAMP", "TIMESTAMP_LTZ":
+			lit = "TIMESTAMPTZ " + duckString(next.val)
+		case "TIMESTAMP_NTZ":
+			lit = "TIMESTAMP " + duckString(next.val)
+		}
+		if lit != "" {
+			rw.out.WriteString(t.pre + lit)
+			rw.i += 2
+			return true, nil
+		}
+	}
+	if up == "LEFT" && (next.isKw("ANTI") || next.isKw("SEMI")) {
+		rw.out.WriteString(t.pre + strings.ToUpper(next.val))
+		rw.i += 2
+		return true, nil
+	}
+	if !next.isOp("(") {
+		return false, nil
+	}
+	if name, ok := renamedFunctions[up]; ok {
+		rw.out.WriteString(t.pre + name)
+		rw.i++
+		return true, nil
+	}
+	if up != "NAMED_STRUCT" && up != "MAP" {
+		return false, nil
+	}
+	args, end, err := rw.splitArgs(rw.i + 1)
+	if err != nil {
+		return false, err
+	}
+	if len(args)%2 != 0 {
+		return false, &SQLError{Class: "WRONG_NUM_ARGS.WITHOUT_SUGGESTION", SQLState: "42605",
+			Message: fmt.Sprintf("The `%s` requires an even number of parameters, but the actual number is %d.", strings.ToLower(up), len(args))}
+	}
+	var a, b []string
+	for k := 0; k < len(args); k += 2 {
+		key, err := rw.sub(args[k])
+		if err != nil {
+			return false, err
+		}
+		val, err := rw.sub(args[k+1])
+		if err != nil {
+			return false, err
+		}
+		if up == "NAMED_STRUCT" {
+			if len(args[k]) != 1 || args[k][0].kind != tkString {
+				return false, &SQLError{Class: "DATATYPE_MISMATCH.CREATE_NAMED_STRUCT_WITHOUT_FOLDABLE_STRING", SQLState: "42K09",
+					Message: "Only foldable `STRING` expressions are allowed to appear at odd position."}
+			}
+			key = duckIdent(args[k][0].val)
+		}
+		a, b = append(a, key), append(b, val)
+	}
+	if up == "NAMED_STRUCT" {
+		parts := make([]string, len(a))
+		for k := range a {
+			parts[k] = a[k] + " := " + b[k]
+		}
+		rw.out.WriteString(t.pre + "struct_pack(" + strings.Join(parts, ", ") + ")")
+	} else {
+		rw.out.WriteString(t.pre + "map([" + strings.Join(a, ", ") + "], [" + strings.Join(b, ", ") + "])")
+	}
+	rw.i = end + 1
+	return true, nil
+}
+
+// splitArgs splits the call arguments after the "(" at index open; it returns the token
+// ranges of the arguments and the index of the closing ")".
+func (rw *rewriter) splitArgs(open int) ([][]token, int, error) {
+	var args [][]token
+	depth, start := 0, open+1
+	for j := open + 1; j < len(rw.toks); j++ {
+		tk := rw.toks[j]
+		switch {
+		case tk.kind == tkEOF:
+			return nil, 0, syntaxError("", 0, "unclosed parenthesis")
+		case tk.isOp("("):
+			depth++
+		case tk.isOp(")") && depth > 0:
+			depth--
+		case tk.isOp(")"):
+			if j > start {
+				args = append(args, rw.toks[start:j])
+			}
+			return args, j, nil
+		case tk.isOp(",") && depth == 0:
+			args = append(args, rw.toks[start:j])
+			start = j + 1
+		}
+	}
+	return nil, 0, syntaxError("", 0, "unclosed parenthesis")
+}
+
+// sub rewrites a token range (an argument) on its own.
+func (rw *rewriter) sub(toks []token) (string, error) {
+	own := append(append([]token(nil), toks...), token{kind: tkEOF})
+	if len(own) > 0 {
+		own[0].pre = ""
+	}
+	sr := &rewriter{e: rw.e, ctx: rw.ctx, sess: rw.sess, toks: own, ctes: rw.ctes, frames: []rwFrame{{}}}
+	if err := sr.run(); err != nil {
+		return "", err
+	}
+	rw.refs = append(rw.refs, sr.refs...)
+	return strings.TrimSpace(sr.out.String()), nil
 }

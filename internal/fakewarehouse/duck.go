@@ -157,7 +157,9 @@ func NewDuckDB(opts EngineOptions) (*DuckDB, error) {
 		db.Close()
 		return nil, fmt.Errorf("fakewarehouse: open duckdb: %w", err)
 	}
-	for _, q := range []string{"SET TimeZone = 'UTC'", "SET threads = 2"} {
+	for _, q := range []string{"SET TimeZone = 'UTC'", "SET threads = 2",
+		// Spark sorts NULLs first in ascending order and last in descending order.
+		"SET default_null_order = 'nulls_first_on_asc_last_on_desc'"} {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			conn.Close()
 			db.Close()

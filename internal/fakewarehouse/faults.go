@@ -69,11 +69,24 @@ func (f *InjectedFault) describe() string {
 }
 
 // Inject registers a fault; faults are checked in the order they were added. It panics if
-// Match is not a valid regular expression.
+// Match is not a valid regular expression, if the fault does not set exactly one action, or
+// if a fault on a method other than ExecuteStatement is not HTTPStatus or DropResponse.
 func (s *Server) Inject(f Fault) *InjectedFault {
 	inj := &InjectedFault{f: f}
 	if f.Method == "" {
 		inj.f.Method = "ExecuteStatement"
+	}
+	actions := 0
+	for _, set := range []bool{f.Error != nil, f.HTTPStatus != 0, f.DropResponse, f.Delay > 0} {
+		if set {
+			actions++
+		}
+	}
+	if actions != 1 {
+		panic("fakewarehouse: a Fault needs exactly one of Error, HTTPStatus, DropResponse and Delay")
+	}
+	if inj.f.Method != "ExecuteStatement" && f.HTTPStatus == 0 && !f.DropResponse {
+		panic("fakewarehouse: a Fault on " + inj.f.Method + " can only be HTTPStatus or DropResponse")
 	}
 	if f.Match != "" {
 		inj.re = regexp.MustCompile("(?is)" + f.Match)

@@ -349,9 +349,10 @@ func (rw *rewriter) readFiles(j int) error {
 			return p.errorf("expected '=>'")
 		}
 		v := p.next()
-		if strings.EqualFold(name, "format") {
-			format = strings.ToLower(v.val)
+		if !strings.EqualFold(name, "format") {
+			return errUnsupported("read_files option " + name)
 		}
+		format = strings.ToLower(v.val)
 	}
 	if err := p.expectOp(")"); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package fakewarehouse
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -282,6 +283,9 @@ func writeJSONValue(b *strings.Builder, v any, t *Type) {
 }
 
 func writeJSONString(b *strings.Builder, s string) {
-	enc, _ := json.Marshal(s)
-	b.Write(enc)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	b.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 }

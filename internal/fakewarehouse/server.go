@@ -297,30 +297,32 @@ const featureFlagsPrefix = "/api/2.0/connector-service/feature-flags/"
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	method := r.Method + " " + r.URL.Path
+	// Requests are logged before the reply is written, so a client that has its answer
+	// finds its request in the log.
 	if r.Header.Get("Authorization") != "Bearer "+s.opts.Token {
+		s.logRequest(method, http.StatusUnauthorized)
 		w.Header().Set("X-Databricks-Reason-Phrase", "Invalid access token.")
 		http.Error(w, "Invalid access token.", http.StatusUnauthorized)
-		s.logRequest(method, http.StatusUnauthorized)
 		return
 	}
 	switch {
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, featureFlagsPrefix):
+		s.logRequest(method, http.StatusOK)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"flags":[],"ttl_seconds":900}`)
-		s.logRequest(method, http.StatusOK)
 		return
 	case r.Method == http.MethodPost && r.URL.Path == "/telemetry-ext":
+		s.logRequest(method, http.StatusOK)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"errors":[],"numSuccess":0}`)
-		s.logRequest(method, http.StatusOK)
 		return
 	case r.URL.Path != s.HTTPPath():
-		http.NotFound(w, r)
 		s.logRequest(method, http.StatusNotFound)
+		http.NotFound(w, r)
 		return
 	case r.Method != http.MethodPost:
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		s.logRequest(method, http.StatusMethodNotAllowed)
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
 	body, err := io.ReadAll(r.Body)
@@ -343,14 +345,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = s.proc.Process(ctx, pf.GetProtocol(trans), pf.GetProtocol(trans))
 	switch {
 	case st.drop:
-		if hj, ok := w.(http.Hijacker); ok {
-			if conn, _, err := hj.Hijack(); err == nil {
-				conn.Close()
-			}
-		}
 		s.logRequest(st.method, 0)
+		dropConnection(w)
 		return
 	case st.status != 0:
+		s.logRequest(st.method, st.status)
 		if st.retryAfter != "" {
 			w.Header().Set("Retry-After", st.retryAfter)
 		}
@@ -358,31 +357,35 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("X-Thriftserver-Error-Message", st.reason)
 		}
 		http.Error(w, http.StatusText(st.status), st.status)
-		s.logRequest(st.method, st.status)
 		return
 	}
+	s.logRequest(st.method, http.StatusOK)
 	w.Header().Set("Content-Type", "application/x-thrift")
 	w.Header().Set("Content-Length", strconv.Itoa(out.Len()))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out.Bytes())
-	s.logRequest(st.method, http.StatusOK)
+}
+
+// dropConnection closes the client's connection without an HTTP reply.
+func dropConnection(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			conn.Close()
+		}
+	}
 }
 
 func (s *Server) applyHTTPFault(w http.ResponseWriter, st *reqState, f *Fault) {
 	switch {
 	case f.DropResponse:
-		if hj, ok := w.(http.Hijacker); ok {
-			if conn, _, err := hj.Hijack(); err == nil {
-				conn.Close()
-			}
-		}
 		s.logRequest(st.method, 0)
+		dropConnection(w)
 	default:
+		s.logRequest(st.method, f.HTTPStatus)
 		if f.RetryAfter != "" {
 			w.Header().Set("Retry-After", f.RetryAfter)
 		}
 		http.Error(w, http.StatusText(f.HTTPStatus), f.HTTPStatus)
-		s.logRequest(st.method, f.HTTPStatus)
 	}
 }
 

@@ -412,7 +412,10 @@ func (e *DuckDB) copyInto(ctx context.Context, sess *Session, p *parser) (*Resul
 	if skippedCorrupt > 0 {
 		metrics["numSkippedCorruptFiles"] = strconv.FormatInt(skippedCorrupt, 10)
 	}
-	v := e.addCommit(t, "COPY INTO", map[string]string{}, metrics, len(added) == 0)
+	v, err := e.addCommit(t, "COPY INTO", map[string]string{}, metrics, len(added) == 0)
+	if err != nil {
+		return nil, err
+	}
 	for i, plan := range plans {
 		t.loaded[plan.file.URL] = loadedFile{Path: plan.file.URL, Size: plan.file.Size, ModTime: plan.file.ModTime, Version: v, Rows: perFile[i]}
 	}

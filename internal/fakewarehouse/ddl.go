@@ -268,6 +268,7 @@ func (e *DuckDB) createTable(ctx context.Context, sess *Session, p *parser, orRe
 		}
 		// REPLACE keeps the table's identity, location and history.
 		t.id, t.location, t.managed, t.history, t.created = old.id, old.location, old.managed, old.history, old.created
+		t.foreignLog, t.lastProtocol, t.lastMetaData = old.foreignLog, old.lastProtocol, old.lastMetaData
 		defer func(phys string) {
 			_, _ = e.duckExec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+duckIdent(phys))
 		}(old.phys)
@@ -289,6 +290,10 @@ func (e *DuckDB) createTable(ctx context.Context, sess *Session, p *parser, orRe
 			return nil, &SQLError{Class: "INVALID_PARAMETER_VALUE", SQLState: "22023", Message: "CREATE EXTERNAL TABLE requires a LOCATION."}
 		}
 		t.location = fmt.Sprintf("%s/__unitystorage/catalogs/%s/tables/%s", e.opts.StorageRoot, e.catalogs[cat].id, t.id)
+	}
+	if len(t.history) == 0 {
+		// A location that already holds a Delta log is not the engine's to write.
+		t.foreignLog = hasDeltaLog(t.location)
 	}
 	ensureLocalDir(t.location)
 	t.phys = e.newPhys()
@@ -329,12 +334,14 @@ func (e *DuckDB) createTable(ctx context.Context, sess *Session, p *parser, orRe
 	t.cols = cols
 	partJSON, _ := json.Marshal(nonNil(t.partitionCols))
 	propJSON, _ := json.Marshal(t.props)
-	e.addCommit(t, op, map[string]string{
+	if _, err := e.addCommit(t, op, map[string]string{
 		"isManaged":   fmt.Sprint(t.managed),
 		"description": t.comment,
 		"partitionBy": string(partJSON),
 		"properties":  string(propJSON),
-	}, metrics, false)
+	}, metrics, false); err != nil {
+		return nil, err
+	}
 	s.tables[name] = t
 	return emptyDDLResult(), nil
 }
@@ -573,7 +580,9 @@ func (e *DuckDB) alter(ctx context.Context, sess *Session, p *parser) (*Result, 
 		}
 		t.cols = append(t.cols, defs...)
 		colsJSON, _ := json.Marshal(defsJSON(defs))
-		e.addCommit(t, "ADD COLUMNS", map[string]string{"columns": string(colsJSON)}, nil, false)
+		if _, err := e.addCommit(t, "ADD COLUMNS", map[string]string{"columns": string(colsJSON)}, nil, false); err != nil {
+			return nil, err
+		}
 		return emptyDDLResult(), nil
 	case p.acceptKw("ALTER", "COLUMN"), p.acceptKw("CHANGE", "COLUMN"), p.acceptKw("ALTER"), p.acceptKw("CHANGE"):
 		return e.alterColumn(ctx, t, p)
@@ -582,7 +591,9 @@ func (e *DuckDB) alter(ctx context.Context, sess *Session, p *parser) (*Result, 
 			return nil, err
 		}
 		propJSON, _ := json.Marshal(t.props)
-		e.addCommit(t, "SET TBLPROPERTIES", map[string]string{"properties": string(propJSON)}, nil, false)
+		if _, err := e.addCommit(t, "SET TBLPROPERTIES", map[string]string{"properties": string(propJSON)}, nil, false); err != nil {
+			return nil, err
+		}
 		return emptyDDLResult(), nil
 	case p.acceptKw("UNSET", "TBLPROPERTIES"):
 		p.acceptKw("IF", "EXISTS")
@@ -597,7 +608,9 @@ func (e *DuckDB) alter(ctx context.Context, sess *Session, p *parser) (*Result, 
 			delete(t.props, k)
 			p.acceptOp(",")
 		}
-		e.addCommit(t, "UNSET TBLPROPERTIES", nil, nil, false)
+		if _, err := e.addCommit(t, "UNSET TBLPROPERTIES", nil, nil, false); err != nil {
+			return nil, err
+		}
 		return emptyDDLResult(), nil
 	case p.acceptKw("RENAME", "COLUMN"), p.acceptKw("DROP", "COLUMN"), p.acceptKw("DROP", "COLUMNS"):
 		op := "RENAME COLUMN"
@@ -705,7 +718,9 @@ func (e *DuckDB) alterColumn(ctx context.Context, t *tableMeta, p *parser) (*Res
 	default:
 		return nil, errUnsupported("this ALTER COLUMN form")
 	}
-	e.addCommit(t, "CHANGE COLUMN", params, nil, false)
+	if _, err := e.addCommit(t, "CHANGE COLUMN", params, nil, false); err != nil {
+		return nil, err
+	}
 	return emptyDDLResult(), nil
 }
 

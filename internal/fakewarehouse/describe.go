@@ -375,6 +375,9 @@ func (e *DuckDB) SetLocation(name, location string) error {
 	}
 	t.location = u
 	ensureLocalDir(u)
+	if t.foreignLog = hasDeltaLog(u); !t.foreignLog {
+		return writeDeltaLog(u, t.history)
+	}
 	return nil
 }
 

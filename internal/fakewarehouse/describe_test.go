@@ -32,6 +32,17 @@ type describeDoc struct {
 
 func describeJSON(t *testing.T, db *sql.DB, table string) describeDoc {
 	t.Helper()
+	doc := describeJSONRaw(t, db, table)
+	var d describeDoc
+	if err := json.Unmarshal([]byte(doc), &d); err != nil {
+		t.Fatalf("parse %s: %v", doc, err)
+	}
+	return d
+}
+
+// describeJSONRaw returns the document of DESCRIBE TABLE EXTENDED … AS JSON.
+func describeJSONRaw(t *testing.T, db *sql.DB, table string) string {
+	t.Helper()
 	rows, err := db.QueryContext(ctx(t), "DESCRIBE TABLE EXTENDED "+table+" AS JSON")
 	if err != nil {
 		t.Fatal(err)
@@ -48,11 +59,7 @@ func describeJSON(t *testing.T, db *sql.DB, table string) describeDoc {
 	if err := rows.Scan(&doc); err != nil {
 		t.Fatal(err)
 	}
-	var d describeDoc
-	if err := json.Unmarshal([]byte(doc), &d); err != nil {
-		t.Fatalf("parse %s: %v", doc, err)
-	}
-	return d
+	return doc
 }
 
 func TestDescribeAsJSON(t *testing.T) {

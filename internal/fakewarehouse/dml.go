@@ -65,7 +65,9 @@ func (e *DuckDB) insert(ctx context.Context, sess *Session, p *parser) (*Result,
 		metrics["numRemovedFiles"] = "1"
 		metrics["numRemovedRows"] = strconv.FormatInt(removed, 10)
 	}
-	e.addCommit(t, "WRITE", map[string]string{"mode": mode, "partitionBy": "[]"}, metrics, !overwrite)
+	if _, err := e.addCommit(t, "WRITE", map[string]string{"mode": mode, "partitionBy": "[]"}, metrics, !overwrite); err != nil {
+		return nil, err
+	}
 	return &Result{
 		Columns:      []Column{{Name: "num_affected_rows", Type: Prim(KindLong)}, {Name: "num_inserted_rows", Type: Prim(KindLong)}},
 		Rows:         [][]any{{n, n}},
@@ -164,13 +166,15 @@ func (e *DuckDB) merge(ctx context.Context, sess *Session, p *parser) (*Result, 
 		}
 	}
 	affected := ins + upd + del
-	e.addCommit(t, "MERGE", map[string]string{"predicate": "[]", "matchedPredicates": "[]", "notMatchedPredicates": "[]"}, map[string]string{
+	if _, err := e.addCommit(t, "MERGE", map[string]string{"predicate": "[]", "matchedPredicates": "[]", "notMatchedPredicates": "[]"}, map[string]string{
 		"numTargetRowsInserted": strconv.FormatInt(ins, 10),
 		"numTargetRowsUpdated":  strconv.FormatInt(upd, 10),
 		"numTargetRowsDeleted":  strconv.FormatInt(del, 10),
 		"numTargetRowsCopied":   "0",
 		"numOutputRows":         strconv.FormatInt(ins+upd, 10),
-	}, false)
+	}, false); err != nil {
+		return nil, err
+	}
 	return &Result{
 		Columns: []Column{
 			{Name: "num_affected_rows", Type: Prim(KindLong)}, {Name: "num_updated_rows", Type: Prim(KindLong)},
@@ -199,7 +203,9 @@ func (e *DuckDB) deleteUpdate(ctx context.Context, sess *Session, p *parser) (*R
 	if op == "UPDATE" {
 		metric = "numUpdatedRows"
 	}
-	e.addCommit(refs[0].t, op, map[string]string{"predicate": "[]"}, map[string]string{metric: strconv.FormatInt(n, 10)}, false)
+	if _, err := e.addCommit(refs[0].t, op, map[string]string{"predicate": "[]"}, map[string]string{metric: strconv.FormatInt(n, 10)}, false); err != nil {
+		return nil, err
+	}
 	return &Result{
 		Columns:      []Column{{Name: "num_affected_rows", Type: Prim(KindLong)}},
 		Rows:         [][]any{{n}},
@@ -223,6 +229,8 @@ func (e *DuckDB) truncate(ctx context.Context, sess *Session, p *parser) (*Resul
 	if err != nil {
 		return nil, err
 	}
-	e.addCommit(t, "TRUNCATE", nil, map[string]string{"numRemovedFiles": "1", "numDeletedRows": strconv.FormatInt(n, 10)}, false)
+	if _, err := e.addCommit(t, "TRUNCATE", nil, map[string]string{"numRemovedFiles": "1", "numDeletedRows": strconv.FormatInt(n, 10)}, false); err != nil {
+		return nil, err
+	}
 	return emptyDDLResult(), nil
 }

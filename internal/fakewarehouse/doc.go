@@ -89,8 +89,11 @@
 //
 // # Known differences from a real warehouse
 //
-// Results are sent in column form, never Arrow or CloudFetch. The data lives in memory and
-// the table's location holds no Delta log or data files. The exact texts of some error
+// Results are sent in column form, never Arrow or CloudFetch. The data lives in memory. For
+// tables at a local (file://) location the engine writes a Delta log (protocol, metaData with
+// the schema, commitInfo for every version) so tools can read the schema from storage, but no
+// data files and no add actions; a location that already holds a log is left alone; remote
+// locations get no log. The exact texts of some error
 // messages, the COPY INTO history parameters and the VALIDATE output shape are
 // approximations. Nested NOT NULL fields are recorded but not enforced. Not implemented
 // (clear UNSUPPORTED_FEATURE errors): views, volumes, CSV/JSON sources, column DEFAULT and

@@ -80,22 +80,24 @@ type schemaMeta struct {
 }
 
 type tableMeta struct {
-	id                      string
-	catalog, schema, name   string
-	phys                    string // DuckDB table name
-	cols                    []Field
-	location                string
-	managed                 bool
-	comment                 string
-	props                   map[string]string
-	partitionCols           []string
-	created                 time.Time
-	history                 []commit
-	loaded                  map[string]loadedFile // COPY INTO file state, keyed by source file URL
-	minReader, minWriter    int
-	clusteringCols          []string
-	lastModified            time.Time
-	numFilesApprox, sizeApp int64
+	id                    string
+	catalog, schema, name string
+	phys                  string // DuckDB table name
+	cols                  []Field
+	location              string
+	managed               bool
+	comment               string
+	props                 map[string]string
+	partitionCols         []string
+	created               time.Time
+	lastModified          time.Time
+	history               []commit
+	loaded                map[string]loadedFile // COPY INTO file state, keyed by source file URL
+
+	// Delta log state: the last protocol and metaData actions written, and whether the
+	// location already held a log the engine must not overwrite.
+	lastProtocol, lastMetaData string
+	foreignLog                 bool
 }
 
 func (t *tableMeta) fullName() string { return t.catalog + "." + t.schema + "." + t.name }
@@ -122,6 +124,7 @@ type commit struct {
 	ReadVersion   *int64
 	IsBlindAppend bool
 	UserMetadata  string
+	logLines      []string // the version's Delta log actions
 }
 
 // loadedFile records a file COPY INTO loaded into a table.
@@ -393,8 +396,9 @@ func (e *DuckDB) allTables() []*tableMeta {
 	return out
 }
 
-// addCommit appends a history entry and returns its version.
-func (e *DuckDB) addCommit(t *tableMeta, op string, params, metrics map[string]string, blindAppend bool) int64 {
+// addCommit appends a history entry, writes its Delta log file for local locations, and
+// returns its version.
+func (e *DuckDB) addCommit(t *tableMeta, op string, params, metrics map[string]string, blindAppend bool) (int64, error) {
 	v := int64(len(t.history))
 	c := commit{Version: v, Timestamp: time.Now().UTC(), Operation: op, Parameters: params, Metrics: metrics, IsBlindAppend: blindAppend}
 	if v > 0 {
@@ -407,9 +411,29 @@ func (e *DuckDB) addCommit(t *tableMeta, op string, params, metrics map[string]s
 	if c.Metrics == nil {
 		c.Metrics = map[string]string{}
 	}
+	lines, err := e.deltaActions(t, c)
+	if err != nil {
+		return 0, errInternal(err)
+	}
+	c.logLines = lines
 	t.history = append(t.history, c)
 	t.lastModified = c.Timestamp
-	return v
+	if !t.foreignLog {
+		if err := writeDeltaLog(t.location, []commit{c}); err != nil {
+			return 0, errInternal(fmt.Errorf("write the Delta log of %s: %w", t.fullName(), err))
+		}
+	}
+	return v, nil
+}
+
+// hasDeltaLog reports whether a local location already holds a Delta log.
+func hasDeltaLog(location string) bool {
+	dir, ok := localPath(location)
+	if !ok {
+		return false
+	}
+	entries, err := os.ReadDir(filepath.Join(dir, "_delta_log"))
+	return err == nil && len(entries) > 0
 }
 
 // Low-level DuckDB access.

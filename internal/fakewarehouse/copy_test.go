@@ -508,3 +508,25 @@ func TestLocationOverlap(t *testing.T) {
 		t.Errorf("load from outside managed storage: %+v %v", got, err)
 	}
 }
+
+func TestCopyIntoFromFileAndGlobPaths(t *testing.T) {
+	srv := fakewarehouse.New(t)
+	db := open(t, srv)
+	mustExec(t, db, eventsDDL)
+	dir := filepath.Join(t.TempDir(), "src")
+	writeParquet(t, filepath.Join(dir, "a.parquet"), eventsSchema, eventRows(1, 1))
+	writeParquet(t, filepath.Join(dir, "b.parquet"), eventsSchema, eventRows(2, 2))
+	writeParquet(t, filepath.Join(dir, "c.json.parquet"), eventsSchema, eventRows(4, 4))
+	got, err := copyInto(t, db, "COPY INTO events FROM '"+filepath.Join(dir, "b.parquet")+"' FILEFORMAT = PARQUET")
+	if err != nil || got.inserted != 2 {
+		t.Fatalf("single file: %+v %v", got, err)
+	}
+	got, err = copyInto(t, db, "COPY INTO events FROM '"+dir+"/[ab].parquet' FILEFORMAT = PARQUET")
+	if err != nil || got.inserted != 1 {
+		t.Fatalf("glob path: %+v %v (b.parquet is loaded already)", got, err)
+	}
+	loaded, _ := srv.Engine().LoadedFiles("events")
+	if len(loaded) != 2 || loaded[0] != "file://"+filepath.ToSlash(dir)+"/a.parquet" {
+		t.Errorf("loaded = %v", loaded)
+	}
+}

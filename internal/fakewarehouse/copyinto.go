@@ -257,20 +257,21 @@ func (e *DuckDB) copyInto(ctx context.Context, sess *Session, p *parser) (*Resul
 		return nil, &SQLError{Class: "INVALID_PARAMETER_VALUE", SQLState: "22023",
 			Message: fmt.Sprintf("FILES accepts at most %d file names, but %d were given.", maxCopyFiles, len(st.files))}
 	}
-	url, err := canonicalURL(st.path)
-	if err != nil {
-		return nil, err
-	}
-	if err := e.checkOverlap(url); err != nil {
-		return nil, err
-	}
-	sd, err := e.openSource(ctx, url)
-	if err != nil {
-		return nil, err
-	}
-
-	var files []srcFile
+	var (
+		files []srcFile
+		sd    *sourceDir
+	)
 	if st.hasFiles {
+		url, err := canonicalURL(st.path)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.checkOverlap(url); err != nil {
+			return nil, err
+		}
+		if sd, err = e.openSource(ctx, url); err != nil {
+			return nil, err
+		}
 		seen := map[string]bool{}
 		for _, name := range st.files {
 			rel, err := relativeFile(url, name)
@@ -288,14 +289,10 @@ func (e *DuckDB) copyInto(ctx context.Context, sess *Session, p *parser) (*Resul
 			files = append(files, f)
 		}
 	} else {
-		all, exists, err := sd.list(ctx)
-		if err != nil {
+		// A directory (recursive, hidden files skipped), a single file or a glob.
+		if sd, files, err = e.pathFiles(ctx, st.path); err != nil {
 			return nil, err
 		}
-		if !exists {
-			return nil, errPathNotFound(url)
-		}
-		files = all
 		if st.pattern != "" {
 			re, err := globToRegexp(st.pattern)
 			if err != nil {

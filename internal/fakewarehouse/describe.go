@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 )
@@ -391,5 +390,3 @@ func (e *DuckDB) Location(name string) (string, error) {
 	}
 	return t.location, nil
 }
-
-var _ = fmt.Sprint

@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -246,4 +248,32 @@ func contains(ss []string, s string) bool {
 		}
 	}
 	return false
+}
+
+func TestLogRedactsInlineCredentials(t *testing.T) {
+	var lines []string
+	var mu sync.Mutex
+	srv := fakewarehouse.New(t, fakewarehouse.Options{Logf: func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, fmt.Sprintf(format, args...))
+	}})
+	dir := loadFixture(t, srv)
+	db := open(t, srv)
+	got, err := copyInto(t, db, "COPY INTO events FROM '"+dir+"' WITH (CREDENTIAL (AWS_ACCESS_KEY = 'AKIDEXAMPLE', "+
+		"AWS_SECRET_KEY = 'very-secret-key', AWS_SESSION_TOKEN = 'session-token-value')) FILEFORMAT = PARQUET")
+	if err != nil || got.inserted != 5 {
+		t.Fatalf("%+v %v", got, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	all := strings.Join(lines, "\n")
+	if !strings.Contains(all, "COPY INTO events") {
+		t.Fatalf("no statement was logged: %q", all)
+	}
+	for _, secret := range []string{"AKIDEXAMPLE", "very-secret-key", "session-token-value"} {
+		if strings.Contains(all, secret) {
+			t.Errorf("log line leaks %q: %s", secret, all)
+		}
+	}
 }

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +19,7 @@ import (
 	"github.com/apache/thrift/lib/go/thrift"
 
 	"github.com/zbrecover/zbrecover/internal/fakewarehouse/tcli"
+	"github.com/zbrecover/zbrecover/storage"
 )
 
 // Options configure a fake warehouse.
@@ -268,9 +269,15 @@ func (s *Server) ExpireSessions() int {
 	return n
 }
 
+// reCredentialOption matches the inline credentials COPY INTO accepts.
+var reCredentialOption = regexp.MustCompile(`(?i)\b(AWS_ACCESS_KEY|AWS_SECRET_KEY|AWS_SESSION_TOKEN|AZURE_SAS_TOKEN|MASTER_KEY)(\s*=\s*)'[^']*'`)
+
+// logf writes a log line with secrets (inline credentials, tokens in URLs) redacted.
 func (s *Server) logf(format string, args ...any) {
 	if s.opts.Logf != nil {
-		s.opts.Logf(format, args...)
+		line := fmt.Sprintf(format, args...)
+		line = reCredentialOption.ReplaceAllString(line, "${1}${2}'"+storage.Redacted+"'")
+		s.opts.Logf("%s", storage.Redact(line))
 	}
 }
 
@@ -406,7 +413,3 @@ func thriftMethod(b []byte) string {
 	}
 	return string(b[8 : 8+n])
 }
-
-var errServerClosed = errors.New("server closed")
-
-var _ = fmt.Sprint

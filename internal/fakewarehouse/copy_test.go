@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	dbsqlerr "github.com/databricks/databricks-sql-go/errors"
 
 	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
@@ -529,4 +530,61 @@ func TestCopyIntoFromFileAndGlobPaths(t *testing.T) {
 	if len(loaded) != 2 || loaded[0] != "file://"+filepath.ToSlash(dir)+"/a.parquet" {
 		t.Errorf("loaded = %v", loaded)
 	}
+}
+
+// TestCopyIntoParquetTypeMapping loads Parquet types whose Spark type is not the obvious one:
+// unsigned integers widen, INT96 is timestamp, a timestamp not adjusted to UTC is
+// timestamp_ntz.
+func TestCopyIntoParquetTypeMapping(t *testing.T) {
+	srv := fakewarehouse.New(t)
+	db := open(t, srv)
+	mustExec(t, db, "CREATE TABLE t (u8 SMALLINT, u32 BIGINT, u64 DECIMAL(20,0), ntz TIMESTAMP_NTZ, d DATE, "+
+		"m MAP<STRING, INT>, bin BINARY, f FLOAT)",
+		"CREATE TABLE legacy (ts TIMESTAMP)", "CREATE TABLE legacy_ntz (ts TIMESTAMP_NTZ)")
+	dir := filepath.Join(t.TempDir(), "src")
+	sch := arrow.NewSchema([]arrow.Field{
+		{Name: "u8", Type: arrow.PrimitiveTypes.Uint8, Nullable: true},
+		{Name: "u32", Type: arrow.PrimitiveTypes.Uint32, Nullable: true},
+		{Name: "u64", Type: arrow.PrimitiveTypes.Uint64, Nullable: true},
+		{Name: "ntz", Type: &arrow.TimestampType{Unit: arrow.Microsecond}, Nullable: true},
+		{Name: "d", Type: arrow.FixedWidthTypes.Date32, Nullable: true},
+		{Name: "m", Type: arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int32), Nullable: true},
+		{Name: "bin", Type: arrow.BinaryTypes.Binary, Nullable: true},
+		{Name: "f", Type: arrow.PrimitiveTypes.Float32, Nullable: true},
+	}, nil)
+	writeParquet(t, filepath.Join(dir, "types", "a.parquet"), sch,
+		`[{"u8":255,"u32":4294967295,"u64":42,"ntz":"2024-01-02T03:04:05","d":"2024-01-02","m":[{"key":"k","value":7}],"bin":"AP8=","f":0.5}]`)
+	got, err := copyInto(t, db, "COPY INTO t FROM '"+filepath.Join(dir, "types")+"' FILEFORMAT = PARQUET")
+	if err != nil || got.inserted != 1 {
+		t.Fatalf("%+v %v", got, err)
+	}
+	var (
+		u8     int16
+		u32    int64
+		u64, m string
+		ntz, d time.Time
+		bin    []byte
+		f      float32
+	)
+	if err := db.QueryRowContext(ctx(t), "SELECT * FROM t").Scan(&u8, &u32, &u64, &ntz, &d, &m, &bin, &f); err != nil {
+		t.Fatal(err)
+	}
+	if u8 != 255 || u32 != 4294967295 || u64 != "42" || !ntz.Equal(time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)) ||
+		!d.Equal(time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC)) || m != `{"k":7}` || string(bin) != "\x00\xff" || f != 0.5 {
+		t.Errorf("row = %d %d %s %v %v %s %x %v", u8, u32, u64, ntz, d, m, bin, f)
+	}
+
+	ts := arrow.NewSchema([]arrow.Field{{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, Nullable: true}}, nil)
+	writeParquetWith(t, filepath.Join(dir, "int96", "a.parquet"), ts, `[{"ts":"2024-01-02T03:04:05Z"}]`,
+		pqarrow.NewArrowWriterProperties(pqarrow.WithDeprecatedInt96Timestamps(true)))
+	got, err = copyInto(t, db, "COPY INTO legacy FROM '"+filepath.Join(dir, "int96")+"' FILEFORMAT = PARQUET")
+	if err != nil || got.inserted != 1 {
+		t.Fatalf("INT96 into TIMESTAMP: %+v %v", got, err)
+	}
+	var at time.Time
+	if err := db.QueryRowContext(ctx(t), "SELECT ts FROM legacy").Scan(&at); err != nil || !at.Equal(time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)) {
+		t.Errorf("INT96 value = %v %v", at, err)
+	}
+	_, err = copyInto(t, db, "COPY INTO legacy_ntz FROM '"+filepath.Join(dir, "int96")+"' FILEFORMAT = PARQUET")
+	execError(t, err, "22005", "DELTA_FAILED_TO_MERGE_FIELDS")
 }

@@ -17,6 +17,12 @@ import (
 // timestamps as strings) with the given schema to path, creating its directory.
 func writeParquet(t *testing.T, path string, schema *arrow.Schema, rowsJSON string) {
 	t.Helper()
+	writeParquetWith(t, path, schema, rowsJSON, pqarrow.DefaultWriterProps())
+}
+
+// writeParquetWith is writeParquet with explicit Arrow writer properties.
+func writeParquetWith(t *testing.T, path string, schema *arrow.Schema, rowsJSON string, arrprops pqarrow.ArrowWriterProperties) {
+	t.Helper()
 	rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, schema, strings.NewReader(rowsJSON))
 	if err != nil {
 		t.Fatalf("build record for %s: %v", path, err)
@@ -29,7 +35,7 @@ func writeParquet(t *testing.T, path string, schema *arrow.Schema, rowsJSON stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := pqarrow.NewFileWriter(schema, f, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps())
+	w, err := pqarrow.NewFileWriter(schema, f, parquet.NewWriterProperties(), arrprops)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -316,6 +316,17 @@ func paramLiteral(prm Param) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if t.Kind == KindDecimal && !strings.Contains(typ, "(") {
+		// The driver sends DECIMAL without precision: size it from the value, as the
+		// warehouse does for a decimal literal.
+		v := strings.TrimLeft(*prm.Value, "+-")
+		whole, frac, _ := strings.Cut(v, ".")
+		t.Scale = len(frac)
+		t.Precision = max(len(strings.TrimLeft(whole, "0"))+t.Scale, t.Scale, 1)
+		if t.Precision > 38 {
+			return "", &SQLError{Class: "INVALID_PARAMETER_VALUE", SQLState: "22023", Message: "The decimal parameter " + *prm.Value + " exceeds 38 digits."}
+		}
+	}
 	return "CAST(" + duckString(*prm.Value) + " AS " + t.Duck() + ")", nil
 }
 

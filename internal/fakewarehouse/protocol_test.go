@@ -3,6 +3,7 @@ package fakewarehouse_test
 import (
 	"database/sql"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"net/url"
@@ -158,6 +159,10 @@ func TestParametersAndTypes(t *testing.T) {
 	if err := db.QueryRowContext(ctx(t), "SELECT :a * 2", sql.Named("a", 21)).Scan(&n); err != nil || n != 42 {
 		t.Fatalf("named parameter: %d %v", n, err)
 	}
+	var decp string
+	if err := db.QueryRowContext(ctx(t), "SELECT CAST(? AS STRING)", dbsql.Parameter{Type: dbsql.SqlDecimal, Value: "-123.450"}).Scan(&decp); err != nil || decp != "-123.450" {
+		t.Fatalf("decimal parameter: %q %v", decp, err)
+	}
 
 	mustExec(t, db, "CREATE TABLE types (b BOOLEAN, y TINYINT, sm SMALLINT, i INT, l BIGINT, f FLOAT, d DOUBLE, "+
 		"dec DECIMAL(38,10), s STRING, bin BINARY, dt DATE, ts TIMESTAMP, ntz TIMESTAMP_NTZ, "+
@@ -225,4 +230,39 @@ func (r *redirect) RoundTrip(req *http.Request) (*http.Response, error) {
 	out := req.Clone(req.Context())
 	out.URL.Scheme, out.URL.Host, out.Host = u.Scheme, u.Host, u.Host
 	return http.DefaultTransport.RoundTrip(out)
+}
+
+func TestConcurrentSessions(t *testing.T) {
+	srv := fakewarehouse.New(t)
+	db := open(t, srv)
+	mustExec(t, db, "CREATE TABLE t (worker INT, n INT)")
+	const workers, each = 6, 10
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		go func(w int) {
+			for i := 0; i < each; i++ {
+				if _, err := db.ExecContext(ctx(t), "INSERT INTO t VALUES (?, ?)", w, i); err != nil {
+					errs <- err
+					return
+				}
+				var n int64
+				if err := db.QueryRowContext(ctx(t), "SELECT count(*) FROM t WHERE worker = ?", w).Scan(&n); err != nil || n != int64(i+1) {
+					errs <- fmt.Errorf("worker %d sees %d rows after %d inserts: %v", w, n, i+1, err)
+					return
+				}
+			}
+			errs <- nil
+		}(w)
+	}
+	for w := 0; w < workers; w++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if n := count(t, db, "t"); n != workers*each {
+		t.Errorf("rows = %d, want %d", n, workers*each)
+	}
+	if len(describeHistory(t, db, "t")) != workers*each+1 {
+		t.Error("every INSERT is one version")
+	}
 }

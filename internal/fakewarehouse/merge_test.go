@@ -192,3 +192,70 @@ func TestCatalogsAndSchemas(t *testing.T) {
 	_, err = db.QueryContext(ctx(t), "SELECT * FROM cat.s.t")
 	execError(t, err, "42P01", "TABLE_OR_VIEW_NOT_FOUND")
 }
+
+func TestDMLAndInspection(t *testing.T) {
+	srv := fakewarehouse.New(t)
+	db := open(t, srv)
+	mustExec(t, db, "CREATE TABLE t (id INT, v STRING) PARTITIONED BY (id) TBLPROPERTIES ('owner.team' = 'ingest')",
+		"INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+	res, err := db.ExecContext(ctx(t), "UPDATE t SET v = upper(v) WHERE id >= 2")
+	if n, _ := res.RowsAffected(); err != nil || n != 2 {
+		t.Fatalf("UPDATE: %d %v", n, err)
+	}
+	res, err = db.ExecContext(ctx(t), "DELETE FROM t WHERE t.id = 1")
+	if n, _ := res.RowsAffected(); err != nil || n != 1 {
+		t.Fatalf("DELETE: %d %v", n, err)
+	}
+	var vs string
+	if err := db.QueryRowContext(ctx(t), "SELECT string_agg(v, ',' ORDER BY id) FROM t").Scan(&vs); err != nil || vs != "B,C" {
+		t.Errorf("values = %q %v", vs, err)
+	}
+	mustExec(t, db, "INSERT OVERWRITE t VALUES (9, 'z')")
+	if n := count(t, db, "t"); n != 1 {
+		t.Errorf("rows after INSERT OVERWRITE = %d", n)
+	}
+	mustExec(t, db, "TRUNCATE TABLE t")
+	if n := count(t, db, "t"); n != 0 {
+		t.Errorf("rows after TRUNCATE = %d", n)
+	}
+	var ops []string
+	for _, h := range describeHistory(t, db, "t") {
+		ops = append(ops, h.operation)
+	}
+	if strings.Join(ops, ",") != "TRUNCATE,WRITE,DELETE,UPDATE,WRITE,CREATE TABLE" {
+		t.Errorf("history = %v", ops)
+	}
+
+	// DESCRIBE DETAIL, SHOW TBLPROPERTIES and LIST.
+	rows, err := db.QueryContext(ctx(t), "DESCRIBE DETAIL t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols, _ := rows.Columns()
+	rows.Close()
+	if len(cols) < 5 || cols[0] != "format" || cols[4] != "location" {
+		t.Errorf("DESCRIBE DETAIL columns = %v", cols)
+	}
+	var key, val string
+	if err := db.QueryRowContext(ctx(t), "SHOW TBLPROPERTIES t").Scan(&key, &val); err != nil || key != "owner.team" || val != "ingest" {
+		t.Errorf("SHOW TBLPROPERTIES = %s=%s %v", key, val, err)
+	}
+	loc, _ := srv.Engine().Location("t")
+	rows, err = db.QueryContext(ctx(t), "LIST '"+loc+"'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for rows.Next() {
+		var p, n string
+		var size, mtime int64
+		if err := rows.Scan(&p, &n, &size, &mtime); err != nil {
+			t.Fatal(err)
+		}
+		listed = append(listed, n)
+	}
+	rows.Close()
+	if len(listed) != 6 || listed[0] != "00000000000000000000.json" {
+		t.Errorf("LIST of the table root = %v (the Delta log, hidden folder included)", listed)
+	}
+}

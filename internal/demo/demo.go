@@ -131,17 +131,18 @@ func Build(ctx context.Context, root string, opts Options) (*Example, error) {
 		return nil, err
 	}
 
-	if _, err := deltatest.Write(root, deltatest.Table{
+	version, err := deltatest.Write(root, deltatest.Table{
 		Schema: tableV0,
 		Later:  []schemadiff.Schema{tableV1, tableV2},
 		ID:     tableID,
 		Time:   incidentStart.Add(-2 * time.Minute),
-	}); err != nil {
+	})
+	if err != nil {
 		return nil, fmt.Errorf("write the delta log: %w", err)
 	}
 
 	specs := plan(n, seed)
-	ex := &Example{Root: root, Table: Table, Prefix: inspect.FallbackPrefix, TableVersion: 2, Files: n}
+	ex := &Example{Root: root, Table: Table, Prefix: inspect.FallbackPrefix, TableVersion: version, Files: n}
 	days := map[string]bool{}
 	for _, s := range specs {
 		days[path.Dir(s.key)] = true
@@ -370,6 +371,10 @@ func records(sc *arrow.Schema, s fileSpec) (arrow.RecordBatch, error) {
 // WriteStory writes the example's story: the table, its schema history and what Zerobus
 // parked.
 func (ex *Example) WriteStory(w io.Writer) error {
-	_, err := fmt.Fprintf(w, storyText, ex.Table, ex.Prefix, ex.Files, ex.Days)
+	days := fmt.Sprintf("%d days", ex.Days)
+	if ex.Days == 1 {
+		days = "1 day"
+	}
+	_, err := fmt.Fprintf(w, storyText, ex.Table, ex.Prefix, ex.Files, days)
 	return err
 }

@@ -73,8 +73,8 @@ var (
 // TableSchema returns the demo table's current schema (its newest Delta version).
 func TableSchema() schemadiff.Schema { return tableV2 }
 
-// story is the narrative the demo prints before running the commands, one paragraph per
-// entry; %s verbs are filled by WriteStory.
+// storyText is the narrative the demo prints before running the commands; WriteStory fills
+// in the table, the fallback folder, the number of files and the days they span.
 const storyText = `%[1]s is fed by Zerobus Ingest from an order service. Its Delta log holds
 three versions:
   version 0  CREATE TABLE from the producer's first schema: order_id BIGINT NOT NULL,
@@ -86,7 +86,7 @@ three versions:
 
 Both producer versions were still sending when version 2 landed. Zerobus had made their
 records durable but could not publish them to the changed table, so it parked them as Parquet
-files under <root>/%[2]s: %[3]d files over %[4]d days, in two
+files under <root>/%[2]s: %[3]d files over %[4]s, in two
 producer schemas. One upload was cut short (a corrupt file), and the folder also holds a
 _SUCCESS marker and a .crc checksum, hidden objects that Spark and zbrecover skip.
 `

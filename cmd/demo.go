@@ -143,15 +143,12 @@ func demoRun(ctx context.Context, o *DemoOptions) (err error) {
 	}
 	fmt.Fprintf(out, "[exit status %d: %s]\n", inspectCode, exitMeaning(inspectCode))
 
-	d.note("The same report as JSON, for scripts (summarised here), with the table schema as JSON:")
-	var inspectJSON, schemaJSON bytes.Buffer
+	d.note("The same report as JSON, for scripts (summarised here):")
+	var inspectJSON bytes.Buffer
 	if _, err := d.step(&inspectJSON, []int{ExitOK, ExitSchema, ExitPartial}, "inspect", root, "--output", "json"); err != nil {
 		return err
 	}
-	if _, err := d.step(&schemaJSON, []int{ExitOK}, "schema", root, "--output", "json"); err != nil {
-		return err
-	}
-	sum, err := demo.Summarize(inspectJSON.Bytes(), schemaJSON.Bytes(), demo.Table)
+	sum, err := demo.Summarize(inspectJSON.Bytes())
 	if err != nil {
 		return err
 	}
@@ -252,10 +249,6 @@ func writeDemoExitCodes(w io.Writer, inspectCode int, sum *demo.Summary) {
 	fmt.Fprintf(w, "inspect exited with %d. Scripts read the findings from the exit code:\n", inspectCode)
 	fmt.Fprintf(w, "  3  the files' schema blocks the load (it wins over 5: the more urgent news)\n")
 	fmt.Fprintf(w, "  5  partial: some files are unreadable; the report covers the rest\n")
-	if sum.Blocking() && inspectCode != ExitSchema && !sum.DiffByInspect {
-		fmt.Fprintf(w, "This build's inspect does not diff against the table yet, so its code reflects the\n"+
-			"unreadable file only; the blocking changes above come from schemadiff.\n")
-	}
 	fmt.Fprintf(w, "Both findings are what this example is built to show, so the demo itself exits 0.\n")
 }
 

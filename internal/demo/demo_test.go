@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -229,9 +228,9 @@ func TestStoryNamesTheChange(t *testing.T) {
 	}
 }
 
-// reports returns the JSON of inspect and of the table schema for an example, as
-// `inspect -o json` and `schema -o json` print them.
-func reports(t *testing.T, ex *demo.Example) ([]byte, []byte) {
+// inspectJSON returns the report of inspect for an example, with its diff against the
+// table's Delta log, as `inspect -o json` prints it.
+func inspectJSON(t *testing.T, ex *demo.Example) []byte {
 	t.Helper()
 	ctx := context.Background()
 	b := local.New(ex.Root)
@@ -239,30 +238,28 @@ func reports(t *testing.T, ex *demo.Example) ([]byte, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ib bytes.Buffer
-	if err := rep.WriteJSON(&ib); err != nil {
-		t.Fatal(err)
-	}
 	snap, err := delta.Read(ctx, b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := json.Marshal(map[string]any{"version": snap.Version, "delta": map[string]any{"schema_string": snap.SchemaString}})
-	if err != nil {
+	tbl := inspect.NewTable("delta", snap.Schema)
+	tbl.Version = &snap.Version
+	rep.Diff(tbl, inspect.DiffOptions{TableName: demo.Table})
+	var ib bytes.Buffer
+	if err := rep.WriteJSON(&ib); err != nil {
 		t.Fatal(err)
 	}
-	return ib.Bytes(), sb
+	return ib.Bytes()
 }
 
-func TestSummarizeDiffsEachGroup(t *testing.T) {
+func TestSummarizeReadsInspectsDiff(t *testing.T) {
 	ex := build(t, demo.Options{Files: 20})
-	ij, sj := reports(t, ex)
-	sum, err := demo.Summarize(ij, sj, demo.Table)
+	sum, err := demo.Summarize(inspectJSON(t, ex))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.DiffByInspect || sum.TableVersion == nil || *sum.TableVersion != 2 {
-		t.Errorf("diff by inspect %v, table version %v", sum.DiffByInspect, sum.TableVersion)
+	if sum.TableVersion == nil || *sum.TableVersion != 2 {
+		t.Errorf("table version %v", sum.TableVersion)
 	}
 	if len(sum.Unreadable) != 1 || sum.Unreadable[0].Key != ex.Corrupt || sum.Totals.Files != 20 {
 		t.Errorf("unreadable %v, totals %+v", sum.Unreadable, sum.Totals)
@@ -281,9 +278,9 @@ func TestSummarizeDiffsEachGroup(t *testing.T) {
 		if len(g.Columns) == 7 && got["is_gift"] != "ok" {
 			t.Errorf("group without is_gift: changes %v", got)
 		}
-		if !strings.Contains(g.SelectList, "`customer_id` AS `customer_key`") ||
-			!strings.Contains(g.SelectList, "CAST(`amount` AS DECIMAL(18,4)) AS `amount`") || !g.Confirm {
-			t.Errorf("group %s: projection %q, confirm %v", g.SchemaID, g.SelectList, g.Confirm)
+		if !strings.Contains(g.Projection, "`customer_id` AS `customer_key`") ||
+			!strings.Contains(g.Projection, "CAST(`amount` AS DECIMAL(18,4)) AS `amount`") || !g.Confirm {
+			t.Errorf("group %s: projection %q, confirm %v", g.SchemaID, g.Projection, g.Confirm)
 		}
 	}
 	var out bytes.Buffer
@@ -296,26 +293,7 @@ func TestSummarizeDiffsEachGroup(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", want, out.String())
 		}
 	}
-}
-
-func TestSummarizeUsesInspectsOwnDiff(t *testing.T) {
-	ij := []byte(`{"root":"file:///r","prefix":"_zerobus/table_rejected_parquets/","files":[],
-	  "groups":[{"schema_id":"abc","files":3,"rows":9,"columns":[{"name":"id","type":"bigint","nullable":false},{"name":"old","type":"string","nullable":true}],
-	    "verdict":"blocks","changes":[{"path":"new","kind":"likely-rename","verdict":"blocks","reason":"probably renamed"}],
-	    "suggestion":{"table":"c.s.t","projection":[{"column":"old","expr":"` + "`old`" + `","as":"new"}],"confirm":true,"complete":true}}],
-	  "totals":{"files":3,"rows":9,"groups":1}}`)
-	sum, err := demo.Summarize(ij, nil, "c.s.t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !sum.DiffByInspect || len(sum.Groups) != 1 {
-		t.Fatalf("%+v", sum)
-	}
-	g := sum.Groups[0]
-	if g.Verdict != "blocks" || len(g.Changes) != 1 || g.Changes[0].Reason != "probably renamed" || g.SelectList != "`id`, `old` AS `new`" || !g.Confirm {
-		t.Errorf("%+v", g)
-	}
-	if _, err := demo.Summarize([]byte("not json"), nil, "c.s.t"); err == nil {
+	if _, err := demo.Summarize([]byte("not json")); err == nil {
 		t.Error("bad JSON: no error")
 	}
 }

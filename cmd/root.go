@@ -89,16 +89,19 @@ table after a breaking schema change, and parked as Parquet files under
 <table storage root>/_zerobus/table_rejected_parquets/.
 
 The recovery, in order:
+  zbrecover ls URL            check that the storage is reachable with the credentials at hand
   zbrecover inspect TARGET    what is parked: files, rows, schema variants, unreadable files,
                               and what blocks a load into the table as it is now
   zbrecover preview TARGET    the first rows, per file or per schema group
-  zbrecover reload  TARGET    load the files with an idempotent COPY INTO, then verify counts
-  zbrecover cleanup TARGET    delete exactly the files a verified reload loaded
+  zbrecover schema TARGET     the table's schema (Delta log, SQL warehouse or Unity Catalog)
+Loading (COPY INTO), verifying and deleting the files (reload, verify, cleanup) are not part of
+this version: these commands only read.
 
-TARGET is a storage root URL (s3://, gs://, abfss://, wasbs://, file:// or a local path).
+TARGET is a storage root URL (s3://, gs://, abfss://, wasbs://, file:// or a local path), or a
+table name catalog.schema.table resolved through Unity Catalog.
 
-Guarantee: at-least-once. COPY INTO skips files it already loaded, never rows: a record that
-Zerobus both published and parked can end up twice. Nothing is deleted unless verified.
+COPY INTO's guarantee is at-least-once: it skips files it already loaded, never rows, so a
+record that Zerobus both published and parked can end up twice.
 ` + exitCodesHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,

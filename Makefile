@@ -1,0 +1,32 @@
+# zbrecover: the two set-up commands are `make demo` and `make test`.
+GO        ?= go
+BIN       ?= bin/zbrecover
+TESTFLAGS ?=
+# Tests that use the local SQL warehouse (DuckDB, cgo) need the duckdb build tag.
+TAGS      ?= duckdb
+
+.PHONY: all build demo test lint deps clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -o $(BIN) .
+
+# The whole recovery on a generated local example, with no cloud account.
+demo:
+	$(GO) run -tags demo . demo
+
+# Install what the tests need (Azurite through npm, outside the repository), then run them.
+deps:
+	@AZURITE_MAIN="$$(bash scripts/azurite.sh)" && echo "azurite: $$AZURITE_MAIN"
+
+test: deps
+	AZURITE_MAIN="$$(bash scripts/azurite.sh)" $(GO) test -tags '$(TAGS)' $(TESTFLAGS) ./...
+
+lint:
+	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet -tags '$(TAGS)' ./...
+	CGO_ENABLED=0 $(GO) build -o /dev/null .
+
+clean:
+	rm -rf bin

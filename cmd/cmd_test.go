@@ -1,0 +1,171 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zbrecover/zbrecover/internal/iostreams"
+)
+
+// run executes the command line in-process and returns exit code, stdout and stderr.
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	io, _, out, errOut := iostreams.Test()
+	code := Run(context.Background(), NewFactory(io), args)
+	return code, out.String(), errOut.String()
+}
+
+func TestRootHelpAndVersion(t *testing.T) {
+	code, out, _ := run(t, "--help")
+	if code != 0 || !strings.Contains(out, "Exit status:") || !strings.Contains(out, "_zerobus/table_rejected_parquets/") {
+		t.Fatalf("help: code %d, out:\n%s", code, out)
+	}
+	code, out, _ = run(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "zbrecover ") {
+		t.Fatalf("version: code %d, out %q", code, out)
+	}
+	code, out, _ = run(t, "--output", "json", "version")
+	var v map[string]string
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v["version"] == "" {
+		t.Fatalf("version json: code %d, out %q", code, out)
+	}
+	code, out, _ = run(t, "completion", "bash")
+	if code != 0 || !strings.Contains(out, "bash completion") {
+		t.Fatalf("completion: code %d", code)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"--bogus"},
+		{"ls"},
+		{"ls", "a", "b"},
+		{"--output", "yaml", "version"},
+		{"--concurrency", "0", "version"},
+		{"ls", "--limit", "-1", "."},
+	} {
+		code, _, errOut := run(t, args...)
+		if code != ExitUsage {
+			t.Errorf("%v: exit %d, want %d; stderr %q", args, code, ExitUsage, errOut)
+		}
+	}
+}
+
+func TestLsUnknownSchemeNamesSupported(t *testing.T) {
+	code, _, errOut := run(t, "ls", "ftp://host/path")
+	if code != ExitFailure {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{`unknown scheme "ftp"`, "s3://", "gs://", "abfss://", "wasbs://", "file://"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("error %q does not mention %q", errOut, want)
+		}
+	}
+}
+
+func TestLsLocal(t *testing.T) {
+	dir := t.TempDir()
+	for name, data := range map[string]string{"a.parquet": "12345", "sub/b c.parquet": "xy", "sub/deeper/#x?.txt": ""} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := run(t, "ls", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "a.parquet") || !strings.Contains(out, "sub/b c.parquet") ||
+		!strings.Contains(out, "sub/deeper/#x?.txt") {
+		t.Fatalf("unexpected listing:\n%s", out)
+	}
+	if !strings.Contains(errOut, "3 objects, 7 bytes") {
+		t.Errorf("summary: %q", errOut)
+	}
+
+	code, out, _ = run(t, "ls", "--output", "json", "file://"+filepath.ToSlash(dir))
+	var rep LsReport
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil {
+		t.Fatalf("json: exit %d, %q", code, out)
+	}
+	if rep.Count != 3 || rep.Bytes != 7 || len(rep.Objects) != 3 || rep.Objects[0].Key != "a.parquet" || rep.Objects[0].Size != 5 {
+		t.Fatalf("json report: %+v", rep)
+	}
+
+	code, out, _ = run(t, "ls", "--limit", "1", "--prefix", "sub/", dir)
+	if code != 0 || strings.Count(out, "\n") != 1 || !strings.HasPrefix(out, "sub/") {
+		t.Fatalf("limit/prefix: exit %d, %q", code, out)
+	}
+}
+
+func TestJSONErrorOnStderr(t *testing.T) {
+	code, out, errOut := run(t, "--output", "json", "ls", "ftp://h/p?sig=topsecret")
+	if code != ExitFailure || out != "" {
+		t.Fatalf("exit %d, stdout %q", code, out)
+	}
+	var e struct {
+		Error string `json:"error"`
+		Code  int    `json:"code"`
+	}
+	if err := json.Unmarshal([]byte(errOut), &e); err != nil || e.Code != ExitFailure || e.Error == "" {
+		t.Fatalf("stderr %q: %v", errOut, err)
+	}
+	if strings.Contains(errOut, "topsecret") {
+		t.Fatalf("secret leaked: %s", errOut)
+	}
+}
+
+func TestMostUrgent(t *testing.T) {
+	for _, c := range []struct {
+		in   []int
+		want int
+	}{
+		{[]int{ExitPartial, ExitSchema}, ExitSchema},
+		{[]int{ExitSchema, ExitVerify, ExitPartial}, ExitVerify},
+		{[]int{ExitOK, ExitPartial}, ExitPartial},
+		{nil, ExitOK},
+	} {
+		if got := MostUrgent(c.in...); got != c.want {
+			t.Errorf("MostUrgent(%v) = %d, want %d", c.in, got, c.want)
+		}
+	}
+}
+
+func TestTargetResolution(t *testing.T) {
+	for _, c := range []struct {
+		args        []string
+		table, root string
+		wantUsage   bool
+	}{
+		{[]string{"main.sales.orders"}, "main.sales.orders", "", false},
+		{[]string{"main.`my sales`.orders"}, "main.`my sales`.orders", "", false},
+		{[]string{"s3://b/tables/orders"}, "", "s3://b/tables/orders", false},
+		{[]string{"./a.b.c"}, "", "./a.b.c", false},
+		{[]string{"a.b"}, "", "a.b", false},
+		{nil, "", "", true},
+	} {
+		o := &TargetOptions{}
+		err := o.resolve(c.args)
+		if c.wantUsage {
+			if ExitCode(err) != ExitUsage {
+				t.Errorf("%v: want usage error, got %v", c.args, err)
+			}
+			continue
+		}
+		if err != nil || o.Table != c.table || o.Root != c.root {
+			t.Errorf("%v: table %q root %q err %v", c.args, o.Table, o.Root, err)
+		}
+	}
+	o := &TargetOptions{Table: "a.b.c"}
+	if err := o.resolve([]string{"s3://x/y"}); ExitCode(err) != ExitUsage {
+		t.Errorf("TARGET with --table: %v", err)
+	}
+}

@@ -1,0 +1,119 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes, the same for every command. When several apply, the most urgent wins:
+// ExitVerify, then ExitSchema, then ExitPartial.
+const (
+	ExitOK          = 0   // success, including "nothing to do"
+	ExitFailure     = 1   // any error not listed below
+	ExitUsage       = 2   // bad flags or arguments
+	ExitSchema      = 3   // the files' schema blocks the load
+	ExitVerify      = 4   // verification failed (row counts or keys do not match)
+	ExitPartial     = 5   // some files unreadable or failed, the rest done
+	ExitInterrupted = 130 // interrupted (Ctrl-C)
+)
+
+// exitCodesHelp is appended to every command's long help.
+const exitCodesHelp = `
+Exit status:
+  0    ok (including "nothing to do")
+  1    error
+  2    usage error (bad flags or arguments)
+  3    the files' schema blocks the load
+  4    verification failed
+  5    partial: some files unreadable or failed, the rest done
+  130  interrupted`
+
+// FlagError is a usage error: the command's usage is printed and the exit code is 2.
+type FlagError struct{ Err error }
+
+func (e *FlagError) Error() string { return e.Err.Error() }
+func (e *FlagError) Unwrap() error { return e.Err }
+
+// FlagErrorf returns a usage error.
+func FlagErrorf(format string, args ...any) error {
+	return &FlagError{Err: fmt.Errorf(format, args...)}
+}
+
+// ExitError carries a non-zero exit code for an outcome that is not a failure of the command
+// itself: the report was printed, and the code tells scripts what it found (3, 4, 5).
+type ExitError struct {
+	Code int
+	Msg  string
+}
+
+func (e *ExitError) Error() string { return e.Msg }
+
+// WithCode returns an error that exits with code after printing msg.
+func WithCode(code int, msg string) error { return &ExitError{Code: code, Msg: msg} }
+
+// ExitCode maps an error to the process exit status. It is the one place where that happens.
+func ExitCode(err error) int {
+	var fe *FlagError
+	var ee *ExitError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &ee):
+		return ee.Code
+	case errors.As(err, &fe):
+		return ExitUsage
+	case errors.Is(err, context.Canceled):
+		return ExitInterrupted
+	default:
+		return ExitFailure
+	}
+}
+
+// MostUrgent returns the exit code that wins when several outcomes apply: 4, then 3, then 5,
+// then any other non-zero code.
+func MostUrgent(codes ...int) int {
+	rank := func(c int) int {
+		switch c {
+		case ExitVerify:
+			return 4
+		case ExitSchema:
+			return 3
+		case ExitPartial:
+			return 2
+		case ExitOK:
+			return 0
+		default:
+			return 1
+		}
+	}
+	best := ExitOK
+	for _, c := range codes {
+		if rank(c) > rank(best) {
+			best = c
+		}
+	}
+	return best
+}
+
+// exactArgs is cobra.ExactArgs whose error is a usage error (exit 2).
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if err := cobra.ExactArgs(n)(c, args); err != nil {
+			return &FlagError{Err: err}
+		}
+		return nil
+	}
+}
+
+// maxArgs is cobra.MaximumNArgs whose error is a usage error (exit 2).
+func maxArgs(n int) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if err := cobra.MaximumNArgs(n)(c, args); err != nil {
+			return &FlagError{Err: err}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,69 @@
+package cmd
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/zbrecover/zbrecover/internal/iostreams"
+	"github.com/zbrecover/zbrecover/storage"
+	"github.com/zbrecover/zbrecover/storage/all"
+)
+
+// Version is the release version, set at build time with
+// -ldflags "-X github.com/zbrecover/zbrecover/cmd.Version=v1.2.3".
+var Version = "dev"
+
+// Factory builds what commands depend on. Tests replace its fields.
+type Factory struct {
+	IO *iostreams.IOStreams
+	// Registry returns the storage backends by URL scheme.
+	Registry func() *storage.Registry
+	// Global holds the root command's persistent flags, filled before any command runs.
+	Global *GlobalOptions
+	// Logger writes -v output to stderr, with secrets redacted.
+	Logger *slog.Logger
+	// ResolveTable resolves catalog.schema.table to its storage root; nil without a
+	// Databricks connection.
+	ResolveTable TableResolver
+}
+
+// GlobalOptions are the flags every command accepts.
+type GlobalOptions struct {
+	Output      string // text or json
+	Concurrency int
+	Verbose     int
+	NoProgress  bool
+
+	S3Region      string
+	S3Endpoint    string
+	GCSEndpoint   string
+	AzureEndpoint string
+}
+
+// JSON reports whether output is JSON.
+func (g *GlobalOptions) JSON() bool { return g.Output == "json" }
+
+// StorageConfig returns the storage settings taken from the global flags.
+func (g *GlobalOptions) StorageConfig() storage.Config {
+	return storage.Config{
+		S3Region:      g.S3Region,
+		S3Endpoint:    g.S3Endpoint,
+		GCSEndpoint:   g.GCSEndpoint,
+		AzureEndpoint: g.AzureEndpoint,
+		UserAgent:     "zbrecover/" + Version,
+	}
+}
+
+// NewFactory returns the production factory over the given streams.
+func NewFactory(io *iostreams.IOStreams) *Factory {
+	g := &GlobalOptions{}
+	f := &Factory{IO: io, Registry: all.Registry, Global: g}
+	f.Logger = slog.New(newRedactingHandler(io.ErrOut, func() int { return g.Verbose }))
+	return f
+}
+
+// OpenStorage opens a backend for a URL with the global storage settings, wrapped in the
+// retry and concurrency-limit decorators.
+func (f *Factory) OpenStorage(ctx context.Context, raw string) (storage.Backend, error) {
+	return f.Registry().Open(ctx, raw, f.Global.StorageConfig())
+}

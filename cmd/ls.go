@@ -1,0 +1,127 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/zbrecover/zbrecover/storage"
+)
+
+// LsOptions are the inputs of `zbrecover ls`.
+type LsOptions struct {
+	F      *Factory
+	URL    string
+	Prefix string
+	Limit  int
+}
+
+// LsObject is one listed object in JSON output.
+type LsObject struct {
+	Key        string    `json:"key"`
+	Size       int64     `json:"size"`
+	Modified   time.Time `json:"modified"`
+	ETag       string    `json:"etag,omitempty"`
+	Generation int64     `json:"generation,omitempty"`
+}
+
+// LsReport is the JSON output of `zbrecover ls`.
+type LsReport struct {
+	Location  string     `json:"location"`
+	Objects   []LsObject `json:"objects"`
+	Count     int        `json:"count"`
+	Bytes     int64      `json:"bytes"`
+	Truncated bool       `json:"truncated"`
+}
+
+// NewCmdLs returns `zbrecover ls`. runF replaces the run function in tests.
+func NewCmdLs(f *Factory, runF func(context.Context, *LsOptions) error) *cobra.Command {
+	o := &LsOptions{F: f}
+	c := &cobra.Command{
+		Use:   "ls URL",
+		Short: "List the objects under a storage URL",
+		Long: `List the objects under a storage URL: key (relative to the URL), size, modification time
+and ETag or generation. Use it to check that zbrecover can reach a store with the credentials at
+hand before running inspect.
+
+Supported locations: ` + storage.SupportedSchemes + `.
+
+Credentials come from each store's usual sources: the AWS default chain (environment, profile,
+instance role), Google Application Default Credentials, and for Azure AZURE_STORAGE_CONNECTION_STRING,
+AZURE_STORAGE_KEY, AZURE_STORAGE_SAS_TOKEN or the Azure default credential chain.
+` + exitCodesHelp,
+		Example: `  zbrecover ls s3://bucket/tables/orders/_zerobus/
+  zbrecover ls abfss://lake@acct.dfs.core.windows.net/orders --output json
+  zbrecover ls ./local/table --limit 20`,
+		Args: exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			o.URL = args[0]
+			if o.Limit < 0 {
+				return FlagErrorf("--limit must be 0 (no limit) or more, not %d", o.Limit)
+			}
+			if runF != nil {
+				return runF(c.Context(), o)
+			}
+			return lsRun(c.Context(), o)
+		},
+	}
+	c.Flags().StringVar(&o.Prefix, "prefix", "", "list only keys starting with this prefix (relative to URL)")
+	c.Flags().IntVar(&o.Limit, "limit", 0, "stop after this many objects (0: no limit)")
+	return c
+}
+
+var errLimit = errors.New("limit reached")
+
+func lsRun(ctx context.Context, o *LsOptions) error {
+	f := o.F
+	b, err := f.OpenStorage(ctx, o.URL)
+	if err != nil {
+		return err
+	}
+	rep := LsReport{Location: b.Location(), Objects: []LsObject{}}
+	var tw *tabwriter.Writer
+	if !f.Global.JSON() {
+		tw = tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
+		if f.IO.IsStdoutTTY() {
+			fmt.Fprintln(tw, "KEY\tSIZE\tMODIFIED\tVERSION")
+		}
+	}
+	err = b.List(ctx, o.Prefix, func(oi storage.ObjectInfo) error {
+		if o.Limit > 0 && rep.Count >= o.Limit {
+			rep.Truncated = true
+			return errLimit
+		}
+		rep.Count++
+		rep.Bytes += oi.Size
+		if tw != nil {
+			ver := oi.ETag
+			if ver == "" {
+				ver = "-"
+			}
+			if oi.Generation != 0 {
+				ver = strconv.FormatInt(oi.Generation, 10)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", oi.Key, oi.Size, oi.ModTime.UTC().Format(time.RFC3339), ver)
+			return nil
+		}
+		rep.Objects = append(rep.Objects, LsObject{Key: oi.Key, Size: oi.Size, Modified: oi.ModTime.UTC(),
+			ETag: oi.ETag, Generation: oi.Generation})
+		return nil
+	})
+	if err != nil && !errors.Is(err, errLimit) {
+		return err
+	}
+	if tw != nil {
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintf(f.IO.ErrOut, "%d objects, %d bytes under %s%s\n", rep.Count, rep.Bytes, rep.Location,
+			map[bool]string{true: " (stopped at --limit)"}[rep.Truncated])
+		return nil
+	}
+	return printJSON(f, rep)
+}

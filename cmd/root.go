@@ -1,0 +1,149 @@
+// Package cmd is zbrecover's command line: thin cobra commands that parse and validate flags,
+// build their dependencies through a Factory, call a domain package and render its report as
+// text or JSON. Exit codes are mapped in one place (ExitCode).
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/zbrecover/zbrecover/internal/iostreams"
+	"github.com/zbrecover/zbrecover/storage"
+)
+
+// Main runs the command line with the process's arguments and streams and returns the exit
+// status. The first SIGINT cancels the running command; the second exits at once.
+func Main() int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	io := iostreams.System()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		fmt.Fprintln(io.ErrOut, "interrupt received, stopping cleanly (press Ctrl-C again to exit at once)")
+		cancel()
+		<-sigs
+		os.Exit(ExitInterrupted)
+	}()
+	return Run(ctx, NewFactory(io), os.Args[1:])
+}
+
+// Run executes the command line args against f and returns the exit status. Errors are
+// printed once, here: as text, or as {"error":…, "code":…} on stderr under --output json.
+func Run(ctx context.Context, f *Factory, args []string) int {
+	root := NewRootCmd(f)
+	if args == nil {
+		args = []string{}
+	}
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	code := ExitCode(err)
+	if ctx.Err() != nil && code == ExitFailure {
+		code = ExitInterrupted
+	}
+	msg := storage.Redact(err.Error())
+	if code == ExitInterrupted {
+		msg = "interrupted: " + msg
+	}
+	if f.Global.JSON() {
+		b, _ := json.Marshal(struct {
+			Error string `json:"error"`
+			Code  int    `json:"code"`
+		}{msg, code})
+		fmt.Fprintln(f.IO.ErrOut, string(b))
+		return code
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		if ee.Msg != "" {
+			fmt.Fprintln(f.IO.ErrOut, msg)
+		}
+		return code
+	}
+	fmt.Fprintln(f.IO.ErrOut, "Error: "+msg)
+	var fe *FlagError
+	if errors.As(err, &fe) {
+		fmt.Fprintln(f.IO.ErrOut, "Run with --help for usage.")
+	}
+	return code
+}
+
+// NewRootCmd builds a fresh command tree over f.
+func NewRootCmd(f *Factory) *cobra.Command {
+	g := f.Global
+	root := &cobra.Command{
+		Use:   "zbrecover",
+		Short: "Recover Zerobus Ingest fallback Parquet files into their Delta table",
+		Long: `zbrecover recovers the records that Databricks Zerobus Ingest could not publish to a Delta
+table after a breaking schema change, and parked as Parquet files under
+<table storage root>/_zerobus/table_rejected_parquets/.
+
+The recovery, in order:
+  zbrecover inspect TARGET    what is parked: files, rows, schema variants, unreadable files,
+                              and what blocks a load into the table as it is now
+  zbrecover preview TARGET    the first rows, per file or per schema group
+  zbrecover reload  TARGET    load the files with an idempotent COPY INTO, then verify counts
+  zbrecover cleanup TARGET    delete exactly the files a verified reload loaded
+
+TARGET is a storage root URL (s3://, gs://, abfss://, wasbs://, file:// or a local path).
+
+Guarantee: at-least-once. COPY INTO skips files it already loaded, never rows: a record that
+Zerobus both published and parked can end up twice. Nothing is deleted unless verified.
+` + exitCodesHelp,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       Version,
+		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
+			if g.Output != "text" && g.Output != "json" {
+				return FlagErrorf("--output must be text or json, not %q", g.Output)
+			}
+			if g.Concurrency < 1 || g.Concurrency > 1024 {
+				return FlagErrorf("--concurrency must be between 1 and 1024, not %d", g.Concurrency)
+			}
+			return nil
+		},
+	}
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
+	root.SetIn(f.IO.In)
+	root.SetVersionTemplate("zbrecover {{.Version}}\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &FlagError{Err: err} })
+
+	pf := root.PersistentFlags()
+	pf.StringVarP(&g.Output, "output", "o", "text", "output format: text or json")
+	pf.IntVar(&g.Concurrency, "concurrency", 64, "requests in flight at once against storage")
+	pf.CountVarP(&g.Verbose, "verbose", "v", "log what is done to stderr (-vv for more)")
+	pf.BoolVar(&g.NoProgress, "no-progress", false, "never show progress bars")
+	pf.StringVar(&g.S3Region, "s3-region", "", "S3 bucket region (default: discovered)")
+	pf.StringVar(&g.S3Endpoint, "s3-endpoint", "", "S3-compatible endpoint URL (path-style addressing)")
+	pf.StringVar(&g.GCSEndpoint, "gcs-endpoint", "", "Google Cloud Storage endpoint URL (an emulator; no auth)")
+	pf.StringVar(&g.AzureEndpoint, "azure-endpoint", "", "Azure Blob service URL replacing https://<account>.blob.<suffix>/")
+
+	root.AddCommand(
+		NewCmdVersion(f),
+		NewCmdLs(f, nil),
+	)
+	for _, add := range extraCommands {
+		root.AddCommand(add(f))
+	}
+	return root
+}
+
+// extraCommands are added by files compiled in only with build tags (the demo).
+var extraCommands []func(*Factory) *cobra.Command
+
+func printJSON(f *Factory, v any) error {
+	enc := json.NewEncoder(f.IO.Out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,25 @@
+package cmd
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/spf13/cobra"
+)
+
+// NewCmdVersion returns `zbrecover version`.
+func NewCmdVersion(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if f.Global.JSON() {
+				return printJSON(f, map[string]string{"version": Version, "go": runtime.Version(),
+					"platform": runtime.GOOS + "/" + runtime.GOARCH})
+			}
+			_, err := fmt.Fprintf(f.IO.Out, "zbrecover %s (%s, %s/%s)\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			return err
+		},
+	}
+}

@@ -76,10 +76,11 @@ func userAgentVersion(v string) string {
 	if semver.MatchString(v) {
 		return v
 	}
-	if v == "" {
+	out := "0.0.0-" + strings.Trim(useragent.Sanitize(strings.ReplaceAll(v, ".", "-")), "-")
+	if !semver.MatchString(out) {
 		return "0.0.0-dev"
 	}
-	return "0.0.0-" + strings.Trim(useragent.Sanitize(strings.ReplaceAll(v, ".", "-")), "-")
+	return out
 }
 
 // NewClient resolves the configuration and the credentials. It fails with an error wrapping

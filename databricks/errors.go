@@ -94,6 +94,9 @@ func classifyAPI(op, host, authType string, err error, notFoundHint, deniedHint 
 			(ae.StatusCode == 403 && (strings.Contains(lowMsg, "invalid access token") || strings.Contains(lowMsg, "invalid token"))):
 			e.Kind = ErrUnauthenticated
 			e.Hint = fmt.Sprintf("%s rejected the credentials (auth type %s); check DATABRICKS_TOKEN or the profile's credentials, which may be expired or belong to another workspace", host, orUnknown(authType))
+		case ae.ErrorCode == "ENDPOINT_NOT_FOUND" || ae.ErrorCode == "FEATURE_DISABLED":
+			e.Kind = ErrUnreachable
+			e.Hint = fmt.Sprintf("%s does not offer this Unity Catalog API; check that DATABRICKS_HOST (or the profile's host) is a workspace URL with Unity Catalog enabled", host)
 		case ae.StatusCode == 403 || ae.ErrorCode == "PERMISSION_DENIED":
 			e.Kind = ErrPermissionDenied
 			e.Hint = deniedHint

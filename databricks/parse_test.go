@@ -228,3 +228,17 @@ func TestRedact(t *testing.T) {
 		t.Errorf("plain text changed: %q", got)
 	}
 }
+
+func TestUserAgentVersion(t *testing.T) {
+	for in, want := range map[string]string{
+		"v1.2.3": "1.2.3", "1.2.3-rc.1": "1.2.3-rc.1", "dev": "0.0.0-dev", "": "0.0.0-dev",
+		"(devel)": "0.0.0-devel", "...": "0.0.0-dev", "1.2": "0.0.0-1-2", "v1.2.3-4-gabcdef": "1.2.3-4-gabcdef",
+	} {
+		if got := userAgentVersion(in); got != want {
+			t.Errorf("userAgentVersion(%q) = %q, want %q", in, got, want)
+		}
+		if !semver.MatchString(userAgentVersion(in)) {
+			t.Errorf("userAgentVersion(%q) is not semver", in)
+		}
+	}
+}

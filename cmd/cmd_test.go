@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/zbrecover/zbrecover/internal/iostreams"
+	"github.com/zbrecover/zbrecover/storage/s3/s3test"
 )
 
 // run executes the command line in-process and returns exit code, stdout and stderr.
@@ -167,5 +168,32 @@ func TestTargetResolution(t *testing.T) {
 	o := &TargetOptions{Table: "a.b.c"}
 	if err := o.resolve([]string{"s3://x/y"}); ExitCode(err) != ExitUsage {
 		t.Errorf("TARGET with --table: %v", err)
+	}
+}
+
+func TestLsS3Emulator(t *testing.T) {
+	srv := s3test.NewServer(t)
+	for _, k := range []string{"tables/orders/_zerobus/table_rejected_parquets/a.parquet", "tables/orders/_zerobus/table_rejected_parquets/sub/b #1.parquet", "other/x"} {
+		if err := srv.Put(k, []byte("data")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKeyID)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretAccessKey)
+	t.Setenv("AWS_REGION", s3test.Region)
+	code, out, errOut := run(t, "ls", "--s3-endpoint", srv.Config().S3Endpoint, "-o", "json", srv.URLFor("tables/orders"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep LsReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Count != 2 || rep.Objects[0].Key != "_zerobus/table_rejected_parquets/a.parquet" ||
+		rep.Objects[1].Key != "_zerobus/table_rejected_parquets/sub/b #1.parquet" || rep.Objects[0].ETag == "" {
+		t.Fatalf("listing: %+v", rep)
+	}
+	if strings.Contains(out+errOut, s3test.SecretAccessKey) {
+		t.Fatal("secret printed")
 	}
 }

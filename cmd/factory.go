@@ -65,5 +65,16 @@ func NewFactory(io *iostreams.IOStreams) *Factory {
 // OpenStorage opens a backend for a URL with the global storage settings, wrapped in the
 // retry and concurrency-limit decorators.
 func (f *Factory) OpenStorage(ctx context.Context, raw string) (storage.Backend, error) {
-	return f.Registry().Open(ctx, raw, f.Global.StorageConfig())
+	return f.OpenStorageWith(ctx, raw, f.Global.StorageConfig())
+}
+
+// OpenStorageWith opens a backend for a URL with the given settings (vended credentials, for
+// example), wrapped in the retry and concurrency-limit decorators.
+func (f *Factory) OpenStorageWith(ctx context.Context, raw string, cfg storage.Config) (storage.Backend, error) {
+	b, err := f.Registry().Open(ctx, raw, cfg)
+	if err != nil {
+		return nil, err
+	}
+	f.Logger.Info("storage opened", "location", b.Location())
+	return storage.WithLimit(storage.WithRetry(b, storage.DefaultRetryPolicy()), f.Global.Concurrency), nil
 }

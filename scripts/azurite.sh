@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
-# Installs the Azurite blob emulator (npm package azurite@3.37.0) outside the repository, if it
-# is not there yet, and prints the path of its blob server's main.js for AZURITE_MAIN.
+# azurite.sh installs the Azurite blob emulator used by the storage/azure tests, if it is
+# missing, and prints the path of its blob main.js (export it as AZURITE_MAIN).
+#
+# Install folder: ${ZBRECOVER_CACHE:-$HOME/.cache/zbrecover}/azurite-3.37.0 (outside the repo:
+# node_modules is several hundred MB).
 set -euo pipefail
+
 version=3.37.0
-dir="${ZBRECOVER_CACHE:-$HOME/.cache/zbrecover}/azurite-$version"
-main="$dir/node_modules/azurite/dist/src/blob/main.js"
+cache=${ZBRECOVER_CACHE:-$HOME/.cache/zbrecover}
+dir=$cache/azurite-$version
+main=$dir/node_modules/azurite/dist/src/blob/main.js
+
 if [ ! -f "$main" ]; then
-  command -v npm >/dev/null || { echo "azurite.sh: npm is needed to install Azurite (apt-get install nodejs npm)" >&2; exit 1; }
-  mkdir -p "$dir"
-  (cd "$dir" && { [ -f package.json ] || npm init -y >/dev/null; } &&
-    npm install --no-audit --no-fund --loglevel=error "azurite@$version" >&2)
+	command -v npm >/dev/null || { echo "azurite.sh: npm not found; install Node.js (>= 20)" >&2; exit 1; }
+	mkdir -p "$dir"
+	(
+		cd "$dir"
+		[ -f package.json ] || npm init -y >/dev/null
+		# azurite 3.37.0 declares node >= 22 but runs on node 20; the engine warning is harmless.
+		npm install --no-audit --no-fund --loglevel=error azurite@$version >&2
+	)
+	[ -f "$main" ] || { echo "azurite.sh: install finished but $main is missing" >&2; exit 1; }
 fi
-[ -f "$main" ] || { echo "azurite.sh: $main missing after install" >&2; exit 1; }
 echo "$main"

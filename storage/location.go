@@ -195,6 +195,9 @@ type Config struct {
 	// PageSize, when positive, caps the objects per list request (tests exercise pagination
 	// with it). Zero uses the store's maximum.
 	PageSize int
+	// MaxAttempts, when positive, caps the attempts the SDK makes for one request (1 turns the
+	// SDK's own retries off, for callers that retry with WithRetry). Zero keeps the SDK default.
+	MaxAttempts int
 }
 
 // Factory opens backends for one or more URL schemes.

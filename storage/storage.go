@@ -17,6 +17,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 )
@@ -84,6 +85,43 @@ type Backend interface {
 	// is zero. With a non-zero cond, the object is removed only if it still matches: otherwise
 	// the error wraps ErrPreconditionFailed (object kept) or ErrNotExist (already gone).
 	Delete(ctx context.Context, key string, cond Precondition) error
+}
+
+// Pager is implemented by backends that list one page per request (the cloud backends).
+// Decorators use it to limit, retry, count and delay each list request on its own, instead of
+// a whole listing.
+type Pager interface {
+	// ListPage returns the objects of one list request for prefix, starting at token ("" for
+	// the first page), and the token of the next page ("" after the last page). A page may be
+	// empty while more pages follow.
+	ListPage(ctx context.Context, prefix, token string) (page []ObjectInfo, next string, err error)
+}
+
+// ListPages implements List over a Pager: it requests one page after the other and calls fn
+// for each object, checking ctx between objects.
+func ListPages(ctx context.Context, p Pager, prefix string, fn func(ObjectInfo) error) error {
+	token := ""
+	for {
+		page, next, err := p.ListPage(ctx, prefix, token)
+		if err != nil {
+			return err
+		}
+		for _, o := range page {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := fn(o); err != nil {
+				return err
+			}
+		}
+		if next == "" {
+			return nil
+		}
+		if next == token {
+			return fmt.Errorf("list %q: the store returned the same page token twice", prefix)
+		}
+		token = next
+	}
 }
 
 // DeleteRequest is one object of a batch delete.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/zbrecover/zbrecover/storage"
 )
@@ -61,6 +62,9 @@ func info(key string, fi fs.FileInfo) storage.ObjectInfo {
 
 // List implements storage.Backend.
 func (b *Backend) List(ctx context.Context, prefix string, fn func(storage.ObjectInfo) error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("list %s: %w", b.Location(), err)
+	}
 	// Walk only the deepest directory the prefix names, then filter by the full prefix.
 	start := b.root
 	if i := strings.LastIndex(prefix, "/"); i >= 0 {
@@ -185,7 +189,7 @@ func (b *Backend) Delete(ctx context.Context, key string, cond storage.Precondit
 		}
 	}
 	if err := os.Remove(p); err != nil {
-		if errors.Is(err, fs.ErrNotExist) && cond.IsZero() {
+		if notExist(err) && cond.IsZero() {
 			return nil
 		}
 		return translate("delete", key, err)
@@ -193,8 +197,14 @@ func (b *Backend) Delete(ctx context.Context, key string, cond storage.Precondit
 	return nil
 }
 
+// notExist reports whether err means the file is absent, including a path that runs through
+// a regular file (ENOTDIR), which on an object store is simply a missing key.
+func notExist(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
+
 func translate(op, key string, err error) error {
-	if errors.Is(err, fs.ErrNotExist) {
+	if notExist(err) {
 		return fmt.Errorf("%s %s: %w", op, key, storage.ErrNotExist)
 	}
 	return fmt.Errorf("%s %s: %w", op, key, err)

@@ -1,0 +1,510 @@
+// Package azure is the storage backend for Azure Blob Storage and ADLS Gen2 (abfss:// and
+// wasbs:// URLs), over azblob. ADLS Gen2 accounts are reached through their Blob endpoint
+// (multi-protocol access), so one code path serves both.
+package azure
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+
+	"github.com/zbrecover/zbrecover/storage"
+)
+
+// MaxBatchDelete is the most sub-requests one blob batch takes.
+const MaxBatchDelete = 256
+
+// DefaultPageSize is the most blobs one list request returns.
+const DefaultPageSize = 5000
+
+// Environment variables read when cfg.Credentials is not set, in this order.
+const (
+	EnvConnectionString = "AZURE_STORAGE_CONNECTION_STRING"
+	EnvAccountKey       = "AZURE_STORAGE_KEY"     // with AZURE_STORAGE_ACCOUNT or the URL's account
+	EnvAccount          = "AZURE_STORAGE_ACCOUNT" // optional, for EnvAccountKey
+	EnvSASToken         = "AZURE_STORAGE_SAS_TOKEN"
+)
+
+// refreshBefore is how long before vended credentials expire that new ones are fetched.
+const refreshBefore = 2 * time.Minute
+
+// Factory opens Azure backends.
+type Factory struct{}
+
+// NewFactory returns the factory for the "az" scheme (abfss:// and wasbs:// URLs).
+func NewFactory() Factory { return Factory{} }
+
+// Scheme implements storage.Factory.
+func (Factory) Scheme() string { return "az" }
+
+// Open implements storage.Factory.
+func (Factory) Open(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
+	return New(ctx, loc, cfg)
+}
+
+// Backend is a container and path on Azure Blob Storage.
+type Backend struct {
+	container string
+	root      string // "" or a prefix ending in "/"
+	pageSize  int32
+	loc       string
+	base      string // loc without path and query, for messages
+	auth      string // how the backend authenticates, for messages (never the secret)
+
+	// Vended SAS tokens are short-lived: the container client is rebuilt around a fresh one
+	// before the current one expires.
+	mu      sync.Mutex
+	cc      *container.Client
+	expires time.Time
+	refresh func(ctx context.Context) (*container.Client, time.Time, error)
+}
+
+var (
+	_ storage.Backend      = (*Backend)(nil)
+	_ storage.BatchDeleter = (*Backend)(nil)
+	_ storage.Pager        = (*Backend)(nil)
+)
+
+// New opens a backend for loc.
+//
+// The service URL is cfg.AzureEndpoint (for Azurite, http://127.0.0.1:10000/devstoreaccount1/)
+// or https://<account>.blob.<cloud suffix>/ from the URL. Credentials, first match wins:
+// cfg.Credentials (a SAS token, refreshed before it expires); AZURE_STORAGE_CONNECTION_STRING
+// (its endpoint wins over the URL's); AZURE_STORAGE_KEY with AZURE_STORAGE_ACCOUNT or the
+// URL's account; AZURE_STORAGE_SAS_TOKEN; a SAS in the URL's query; else
+// azidentity.DefaultAzureCredential (environment, workload identity, managed identity, Azure
+// CLI).
+func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backend, error) {
+	if loc.Scheme != "az" || loc.Bucket == "" {
+		return nil, fmt.Errorf("azure backend: %s is not an abfss://container@account.dfs.core.windows.net/path location", loc)
+	}
+	serviceURL := cfg.AzureEndpoint
+	if serviceURL == "" {
+		if loc.BlobHost == "" {
+			return nil, fmt.Errorf("azure backend: %s names no storage account host", loc)
+		}
+		serviceURL = "https://" + loc.BlobHost + "/"
+	}
+	if !strings.HasSuffix(serviceURL, "/") {
+		serviceURL += "/"
+	}
+	containerURL := serviceURL + url.PathEscape(loc.Bucket)
+
+	opts := &container.ClientOptions{}
+	if cfg.Transport != nil {
+		opts.Transport = &http.Client{Transport: cfg.Transport}
+	}
+	switch {
+	case cfg.MaxAttempts == 1:
+		opts.Retry.MaxRetries = -1
+	case cfg.MaxAttempts > 1:
+		opts.Retry.MaxRetries = int32(cfg.MaxAttempts - 1)
+	}
+	if cfg.UserAgent != "" {
+		opts.Telemetry.ApplicationID = cfg.UserAgent
+	}
+
+	base := loc
+	base.Path, base.Query = "", nil
+	b := &Backend{container: loc.Bucket, loc: loc.String(), base: strings.TrimSuffix(base.String(), "/"), pageSize: DefaultPageSize}
+	if loc.Path != "" {
+		b.root = loc.Path + "/"
+	}
+	if cfg.PageSize > 0 {
+		b.pageSize = int32(min(cfg.PageSize, DefaultPageSize))
+	}
+	withSAS := func(sas string) (*container.Client, error) {
+		return container.NewClientWithNoCredential(containerURL+"?"+strings.TrimPrefix(sas, "?"), opts)
+	}
+	var err error
+	account := loc.Account
+	if a := os.Getenv(EnvAccount); a != "" {
+		account = a
+	}
+	switch {
+	case cfg.Credentials != nil:
+		b.auth = "vended SAS token"
+		b.refresh = func(ctx context.Context) (*container.Client, time.Time, error) {
+			c, err := cfg.Credentials(ctx)
+			if err != nil {
+				return nil, time.Time{}, fmt.Errorf("azure credentials: %w", err)
+			}
+			if c.AzureSASToken == "" {
+				return nil, time.Time{}, errors.New("azure credentials: the credential provider returned no SAS token")
+			}
+			cc, err := withSAS(c.AzureSASToken)
+			return cc, c.Expires, err
+		}
+	case os.Getenv(EnvConnectionString) != "":
+		b.auth = EnvConnectionString
+		b.cc, err = container.NewClientFromConnectionString(os.Getenv(EnvConnectionString), loc.Bucket, opts)
+	case os.Getenv(EnvAccountKey) != "":
+		b.auth = EnvAccountKey
+		var cred *container.SharedKeyCredential
+		cred, err = container.NewSharedKeyCredential(account, os.Getenv(EnvAccountKey))
+		if err == nil {
+			b.cc, err = container.NewClientWithSharedKeyCredential(containerURL, cred, opts)
+		}
+	case os.Getenv(EnvSASToken) != "":
+		b.auth = EnvSASToken
+		b.cc, err = withSAS(os.Getenv(EnvSASToken))
+	case loc.Query.Get("sig") != "":
+		b.auth = "SAS token in the URL"
+		b.cc, err = withSAS(loc.Query.Encode())
+	default:
+		b.auth = "Azure default credential"
+		var cred *azidentity.DefaultAzureCredential
+		cred, err = azidentity.NewDefaultAzureCredential(nil)
+		if err == nil {
+			b.cc, err = container.NewClient(containerURL, cred, opts)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("azure client (%s): %w", b.auth, storage.RedactError(err))
+	}
+	if b.refresh != nil {
+		if _, err := b.client(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// client returns the container client, rebuilt around fresh vended credentials when the
+// current ones are about to expire.
+func (b *Backend) client(ctx context.Context) (*container.Client, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.refresh == nil || b.cc != nil && (b.expires.IsZero() || time.Until(b.expires) > refreshBefore) {
+		return b.cc, nil
+	}
+	cc, exp, err := b.refresh(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.loc, storage.RedactError(err))
+	}
+	b.cc, b.expires = cc, exp
+	return cc, nil
+}
+
+// Location implements storage.Backend.
+func (b *Backend) Location() string { return b.loc }
+
+func (b *Backend) url(key string) string {
+	return b.base + "/" + b.root + key
+}
+
+func (b *Backend) blob(ctx context.Context, key string) (*blob.Client, error) {
+	if key == "" || strings.HasPrefix(key, "/") {
+		return nil, fmt.Errorf("invalid key %q: keys are non-empty and relative to %s", key, b.loc)
+	}
+	cc, err := b.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return cc.NewBlobClient(b.root + key), nil
+}
+
+// List implements storage.Backend.
+func (b *Backend) List(ctx context.Context, prefix string, fn func(storage.ObjectInfo) error) error {
+	return storage.ListPages(ctx, b, prefix, fn)
+}
+
+// ListPage implements storage.Pager with one List Blobs request (at most 5000 blobs).
+func (b *Backend) ListPage(ctx context.Context, prefix, token string) ([]storage.ObjectInfo, string, error) {
+	cc, err := b.client(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	opts := &container.ListBlobsFlatOptions{
+		Prefix:     to.Ptr(b.root + prefix),
+		MaxResults: to.Ptr(b.pageSize),
+		Include:    container.ListBlobsInclude{Metadata: true},
+	}
+	if token != "" {
+		opts.Marker = to.Ptr(token)
+	}
+	resp, err := cc.NewListBlobsFlatPager(opts).NextPage(ctx)
+	if err != nil {
+		return nil, "", b.fail("list", prefix, err, false)
+	}
+	var page []storage.ObjectInfo
+	if resp.Segment != nil {
+		page = make([]storage.ObjectInfo, 0, len(resp.Segment.BlobItems))
+		for _, it := range resp.Segment.BlobItems {
+			if it.Name == nil || it.Properties == nil {
+				continue
+			}
+			key, ok := strings.CutPrefix(*it.Name, b.root)
+			size := deref(it.Properties.ContentLength, 0)
+			if !ok || key == "" || size == 0 && (isFolder(it.Metadata) || strings.HasSuffix(key, "/")) {
+				continue
+			}
+			page = append(page, storage.ObjectInfo{
+				Key:     key,
+				Size:    size,
+				ModTime: deref(it.Properties.LastModified, time.Time{}).UTC(),
+				ETag:    quoteETag(it.Properties.ETag),
+			})
+		}
+	}
+	return page, deref(resp.NextMarker, ""), nil
+}
+
+// isFolder reports the directory placeholder blobs of hierarchical-namespace accounts.
+func isFolder(md map[string]*string) bool {
+	for k, v := range md {
+		if strings.EqualFold(k, "hdi_isfolder") && v != nil && strings.EqualFold(*v, "true") {
+			return true
+		}
+	}
+	return false
+}
+
+func quoteETag(e *azcore.ETag) string {
+	if e == nil || *e == "" {
+		return ""
+	}
+	s := string(*e)
+	if strings.HasPrefix(s, `"`) {
+		return s
+	}
+	return `"` + s + `"`
+}
+
+// Stat implements storage.Backend.
+func (b *Backend) Stat(ctx context.Context, key string) (storage.ObjectInfo, error) {
+	bc, err := b.blob(ctx, key)
+	if err != nil {
+		return storage.ObjectInfo{}, err
+	}
+	p, err := bc.GetProperties(ctx, nil)
+	if err != nil {
+		return storage.ObjectInfo{}, b.fail("stat", key, err, false)
+	}
+	return storage.ObjectInfo{
+		Key:     key,
+		Size:    deref(p.ContentLength, 0),
+		ModTime: deref(p.LastModified, time.Time{}).UTC(),
+		ETag:    quoteETag(p.ETag),
+	}, nil
+}
+
+// ReadRange implements storage.Backend with one Get Blob request and an absolute range
+// (Azure has no suffix ranges). n == 0 reads nothing and sends no request.
+func (b *Backend) ReadRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
+	bc, err := b.blob(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if off < 0 {
+		return nil, fmt.Errorf("read %s: negative offset %d", b.url(key), off)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", b.url(key), err)
+	}
+	if n == 0 {
+		return io.NopCloser(bytes.NewReader(nil)), nil
+	}
+	rng := blob.HTTPRange{Offset: off}
+	if n > 0 {
+		rng.Count = n
+	}
+	if off == 0 && n < 0 {
+		rng = blob.HTTPRange{}
+	}
+	resp, err := bc.DownloadStream(ctx, &blob.DownloadStreamOptions{Range: rng})
+	if err != nil {
+		// 416: the blob exists and the range starts at or past its end (or it is empty).
+		if bloberror.HasCode(err, bloberror.InvalidRange) || status(err) == http.StatusRequestedRangeNotSatisfiable {
+			return io.NopCloser(bytes.NewReader(nil)), nil
+		}
+		return nil, b.fail("read", key, err, false)
+	}
+	return resp.Body, nil
+}
+
+func deleteOptions(cond storage.Precondition) *blob.DeleteOptions {
+	o := &blob.DeleteOptions{}
+	if cond.ETag != "" {
+		o.AccessConditions = &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{
+			IfMatch: to.Ptr(azcore.ETag(cond.ETag)),
+		}}
+	}
+	return o
+}
+
+// Delete implements storage.Backend with If-Match on the ETag. A precondition without an ETag
+// is compared with the blob's properties, and the delete then carries the ETag it saw.
+func (b *Backend) Delete(ctx context.Context, key string, cond storage.Precondition) error {
+	bc, err := b.blob(ctx, key)
+	if err != nil {
+		return err
+	}
+	if !cond.IsZero() && cond.ETag == "" {
+		cur, err := b.Stat(ctx, key)
+		if err != nil {
+			return fmt.Errorf("delete: %w", err)
+		}
+		if cond.Size != 0 && cur.Size != cond.Size {
+			return fmt.Errorf("delete %s: size is %d, not %d: %w", b.url(key), cur.Size, cond.Size, storage.ErrPreconditionFailed)
+		}
+		cond.ETag = cur.ETag
+	}
+	if _, err := bc.Delete(ctx, deleteOptions(cond)); err != nil {
+		return b.deleteFailed(ctx, key, cond, err)
+	}
+	return nil
+}
+
+// deleteFailed translates a failed delete. Azure answers If-Match on a missing blob with 412,
+// like a changed one; one more properties request tells "gone" from "changed".
+func (b *Backend) deleteFailed(ctx context.Context, key string, cond storage.Precondition, err error) error {
+	err = b.fail("delete", key, err, !cond.IsZero())
+	switch {
+	case cond.IsZero() && errors.Is(err, storage.ErrNotExist):
+		return nil
+	case errors.Is(err, storage.ErrPreconditionFailed):
+		if _, serr := b.Stat(ctx, key); errors.Is(serr, storage.ErrNotExist) {
+			return fmt.Errorf("delete %s: %w", b.url(key), storage.ErrNotExist)
+		}
+	}
+	return err
+}
+
+// MaxBatchDelete implements storage.BatchDeleter.
+func (b *Backend) MaxBatchDelete() int { return MaxBatchDelete }
+
+// DeleteBatch implements storage.BatchDeleter with one blob batch request; each sub-request
+// carries its own If-Match. Requests whose precondition has no ETag are deleted one by one.
+func (b *Backend) DeleteBatch(ctx context.Context, reqs []storage.DeleteRequest) ([]storage.DeleteResult, error) {
+	if len(reqs) > MaxBatchDelete {
+		return nil, fmt.Errorf("delete batch in %s: %d keys, at most %d per request", b.loc, len(reqs), MaxBatchDelete)
+	}
+	res := make([]storage.DeleteResult, len(reqs))
+	if len(reqs) == 0 {
+		return res, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("delete batch in %s: %w", b.loc, err)
+	}
+	cc, err := b.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	bb, err := cc.NewBatchBuilder()
+	if err != nil {
+		return nil, fmt.Errorf("delete batch in %s: %w", b.loc, storage.RedactError(err))
+	}
+	var batched []int // request index of each sub-request
+	for i, r := range reqs {
+		res[i].Key = r.Key
+		switch {
+		case r.Key == "" || strings.HasPrefix(r.Key, "/"):
+			res[i].Err = fmt.Errorf("invalid key %q: keys are non-empty and relative to %s", r.Key, b.loc)
+		case !r.Cond.IsZero() && r.Cond.ETag == "":
+			res[i].Err = b.Delete(ctx, r.Key, r.Cond)
+		default:
+			if err := bb.Delete(b.root+r.Key, &container.BatchDeleteOptions{DeleteOptions: *deleteOptions(r.Cond)}); err != nil {
+				res[i].Err = fmt.Errorf("delete %s: %w", b.url(r.Key), err)
+				continue
+			}
+			batched = append(batched, i)
+		}
+	}
+	if len(batched) == 0 {
+		return res, nil
+	}
+	resp, err := cc.SubmitBatch(ctx, bb, nil)
+	if err != nil {
+		switch status(err) {
+		case http.StatusBadRequest, http.StatusForbidden, http.StatusNotImplemented:
+			// The batch itself was refused (a SAS scoped to a directory does not authorize the
+			// container-level batch request): delete one by one, which the same credentials
+			// may allow.
+			for _, i := range batched {
+				res[i].Err = b.Delete(ctx, reqs[i].Key, reqs[i].Cond)
+			}
+			return res, nil
+		}
+		return nil, b.fail("delete batch", "", err, false)
+	}
+	done := make([]bool, len(batched))
+	for _, item := range resp.Responses {
+		if item == nil || item.ContentID == nil || *item.ContentID < 0 || *item.ContentID >= len(batched) {
+			continue
+		}
+		j := *item.ContentID
+		done[j] = true
+		i := batched[j]
+		if item.Error == nil {
+			continue
+		}
+		res[i].Err = b.deleteFailed(ctx, reqs[i].Key, reqs[i].Cond, item.Error)
+	}
+	for j, ok := range done {
+		if !ok {
+			i := batched[j]
+			res[i].Err = storage.Retryable(fmt.Errorf("delete %s: the batch response has no answer for this blob", b.url(reqs[i].Key)))
+		}
+	}
+	return res, nil
+}
+
+func status(err error) int {
+	var re *azcore.ResponseError
+	if errors.As(err, &re) {
+		return re.StatusCode
+	}
+	return 0
+}
+
+// fail translates an SDK error: BlobNotFound becomes storage.ErrNotExist, ConditionNotMet
+// storage.ErrPreconditionFailed, and throttling, 5xx answers and dropped connections are
+// marked retryable. Error texts are redacted (they may carry a SAS in a URL).
+func (b *Backend) fail(op, key string, err error, conditional bool) error {
+	where := b.url(key)
+	switch {
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("%s %s: %w", op, where, context.Canceled)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%s %s: %w", op, where, context.DeadlineExceeded)
+	}
+	st := status(err)
+	err = storage.RedactError(err)
+	switch {
+	case bloberror.HasCode(err, bloberror.ContainerNotFound):
+		return fmt.Errorf("%s %s: container %q does not exist: %w", op, where, b.container, err)
+	case bloberror.HasCode(err, bloberror.BlobNotFound) || st == http.StatusNotFound:
+		return fmt.Errorf("%s %s: %w: %w", op, where, storage.ErrNotExist, err)
+	case bloberror.HasCode(err, bloberror.ConditionNotMet) || st == http.StatusPreconditionFailed && conditional:
+		return fmt.Errorf("%s %s: %w: %w", op, where, storage.ErrPreconditionFailed, err)
+	case bloberror.HasCode(err, bloberror.AuthenticationFailed, bloberror.AuthorizationFailure, bloberror.AuthorizationPermissionMismatch):
+		return fmt.Errorf("%s %s: access refused (credentials: %s): %w", op, where, b.auth, err)
+	case bloberror.HasCode(err, bloberror.ServerBusy, bloberror.OperationTimedOut, bloberror.InternalError) ||
+		storage.RetryableStatus(st) || storage.IsTransientNetwork(err):
+		return fmt.Errorf("%s %s: %w", op, where, storage.Retryable(err))
+	}
+	return fmt.Errorf("%s %s: %w", op, where, err)
+}
+
+func deref[T any](p *T, zero T) T {
+	if p == nil {
+		return zero
+	}
+	return *p
+}

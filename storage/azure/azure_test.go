@@ -1,0 +1,231 @@
+package azure_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zbrecover/zbrecover/storage"
+	"github.com/zbrecover/zbrecover/storage/azure"
+	"github.com/zbrecover/zbrecover/storage/azure/azuretest"
+	"github.com/zbrecover/zbrecover/storage/storagetest"
+)
+
+func TestMain(m *testing.M) { azuretest.Main(m) }
+
+func open(t *testing.T, srv *azuretest.Server, url string, mod func(*storage.Config)) *azure.Backend {
+	t.Helper()
+	loc, err := storage.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := srv.Config()
+	cfg.PageSize = 2
+	cfg.MaxAttempts = 1
+	if mod != nil {
+		mod(&cfg)
+	}
+	b, err := azure.New(context.Background(), loc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestConformance(t *testing.T) {
+	srv := azuretest.NewServer(t)
+	storagetest.Run(t, "azure", func(t *testing.T, root string) (storage.Backend, storagetest.Put) {
+		b := open(t, srv, srv.URLFor(root), nil)
+		return b, func(key string, data []byte) error { return srv.Put(root+"/"+key, data) }
+	})
+}
+
+// TestCredentialSources opens the same container with each way of authenticating that does
+// not need a cloud identity.
+func TestCredentialSources(t *testing.T) {
+	srv := azuretest.NewServer(t)
+	if err := srv.Put("p/k", []byte("data")); err != nil {
+		t.Fatal(err)
+	}
+	sasTok, err := srv.SAS(time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, env := range []string{azure.EnvConnectionString, azure.EnvAccountKey, azure.EnvAccount, azure.EnvSASToken} {
+		t.Setenv(env, "")
+	}
+	cases := []struct {
+		name string
+		env  map[string]string
+		url  string
+	}{
+		{"connection string", map[string]string{azure.EnvConnectionString: srv.ConnectionString()}, srv.URLFor("p")},
+		{"account key", map[string]string{azure.EnvAccountKey: azuretest.AccountKey}, srv.URLFor("p")},
+		{"account key and account", map[string]string{azure.EnvAccountKey: azuretest.AccountKey, azure.EnvAccount: azuretest.Account},
+			"abfss://" + srv.Container + "@other.dfs.core.windows.net/p"},
+		{"SAS variable", map[string]string{azure.EnvSASToken: sasTok}, srv.URLFor("p")},
+		{"SAS in the URL", nil, srv.URLFor("p") + "?" + sasTok},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for k, v := range c.env {
+				t.Setenv(k, v)
+			}
+			b := open(t, srv, c.url, func(cfg *storage.Config) { cfg.Credentials = nil })
+			o, err := b.Stat(context.Background(), "k")
+			if err != nil || o.Size != 4 {
+				t.Fatalf("Stat = %+v, %v", o, err)
+			}
+			if strings.Contains(b.Location(), "sig=") && !strings.Contains(b.Location(), "sig="+storage.Redacted) {
+				t.Errorf("Location() %q shows the SAS signature", b.Location())
+			}
+		})
+	}
+	// A bad key is refused with an error that says how the backend authenticated.
+	t.Setenv(azure.EnvAccountKey, "bm90IHRoZSBrZXk=")
+	b := open(t, srv, srv.URLFor("p"), func(cfg *storage.Config) { cfg.Credentials = nil })
+	_, err = b.ReadRange(context.Background(), "k", 0, 1)
+	if err == nil || errors.Is(err, storage.ErrNotExist) || !strings.Contains(err.Error(), azure.EnvAccountKey) {
+		t.Errorf("read with a wrong key: %v", err)
+	}
+}
+
+// TestVendedSASRefresh checks that a SAS about to expire is replaced before requests use it,
+// and that the token never shows in errors or the location.
+func TestVendedSASRefresh(t *testing.T) {
+	srv := azuretest.NewServer(t)
+	if err := srv.Put("p/k", []byte("data")); err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int64
+	b := open(t, srv, srv.URLFor("p"), func(cfg *storage.Config) {
+		cfg.Credentials = func(context.Context) (storage.Credentials, error) {
+			calls.Add(1)
+			tok, err := srv.SAS(time.Hour)
+			// Claims to expire within the refresh window: every request fetches a new one.
+			return storage.Credentials{AzureSASToken: tok, Expires: time.Now().Add(time.Minute)}, err
+		}
+	})
+	ctx := context.Background()
+	before := calls.Load()
+	for i := 0; i < 3; i++ {
+		if _, err := b.Stat(ctx, "k"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := calls.Load() - before; got != 3 {
+		t.Errorf("credential provider called %d times for 3 requests with a SAS about to expire, want 3", got)
+	}
+	_, err := b.Stat(ctx, "missing")
+	if !errors.Is(err, storage.ErrNotExist) {
+		t.Fatalf("Stat(missing) = %v", err)
+	}
+	if strings.Contains(err.Error(), "sig=") && !strings.Contains(err.Error(), "sig="+storage.Redacted) {
+		t.Errorf("error shows the SAS signature: %v", err)
+	}
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestTransportPageSizeAndCounts(t *testing.T) {
+	srv := azuretest.NewServer(t)
+	for _, k := range []string{"a", "b", "c", "d", "e"} {
+		if err := srv.Put("p/"+k, make([]byte, 100)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n atomic.Int64
+	rt := roundTripper(func(r *http.Request) (*http.Response, error) {
+		n.Add(1)
+		return http.DefaultTransport.RoundTrip(r)
+	})
+	b := open(t, srv, srv.URLFor("p"), func(c *storage.Config) { c.Transport = rt })
+	ctx := context.Background()
+	var objs []storage.ObjectInfo
+	if err := b.List(ctx, "", func(o storage.ObjectInfo) error { objs = append(objs, o); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if _, err := storage.ReadAll(ctx, b, o.Key, o.Size-10, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reqs := []storage.DeleteRequest{{Key: objs[0].Key, Cond: objs[0].Version()}, {Key: objs[1].Key}}
+	if _, err := b.DeleteBatch(ctx, reqs); err != nil {
+		t.Fatal(err)
+	}
+	want := storagetest.Counts{ListPages: 3, Gets: 5, BatchDeletes: 1}
+	if got := srv.Counts(); got != want || n.Load() != want.Total() {
+		t.Errorf("requests: %s (%d through the transport)\nwant      %s", got, n.Load(), want)
+	}
+}
+
+func TestRetryableErrors(t *testing.T) {
+	srv := azuretest.NewServer(t)
+	if err := srv.Put("p/k", []byte("data")); err != nil {
+		t.Fatal(err)
+	}
+	b := open(t, srv, srv.URLFor("p"), nil)
+	ctx := context.Background()
+	for _, status := range []int{503, 500, 429} {
+		srv.FailNext(storagetest.KindGet, status, 1)
+		if _, err := b.ReadRange(ctx, "k", 0, 2); err == nil || !storage.IsRetryable(err) {
+			t.Errorf("ReadRange answered %d: %v; want a retryable error", status, err)
+		}
+	}
+	srv.FailNext(storagetest.KindGet, 403, 1)
+	if _, err := b.ReadRange(ctx, "k", 0, 2); err == nil || storage.IsRetryable(err) {
+		t.Errorf("ReadRange answered 403: %v; want a permanent error", err)
+	}
+	srv.FailNext(storagetest.KindBatchDelete, 503, 1)
+	if _, err := b.DeleteBatch(ctx, []storage.DeleteRequest{{Key: "k"}}); !storage.IsRetryable(err) {
+		t.Errorf("DeleteBatch answered 503: %v; want a retryable error", err)
+	}
+}
+
+func TestMissingContainer(t *testing.T) {
+	srv := azuretest.NewServer(t)
+	url := strings.Replace(srv.URLFor("p"), srv.Container+"@", "no-such-container@", 1)
+	// The vended SAS is scoped to the server's container: use the account key.
+	t.Setenv(azure.EnvConnectionString, "")
+	t.Setenv(azure.EnvAccountKey, azuretest.AccountKey)
+	b := open(t, srv, url, func(c *storage.Config) { c.Credentials = nil })
+	err := b.List(context.Background(), "", func(storage.ObjectInfo) error { return nil })
+	if err == nil || errors.Is(err, storage.ErrNotExist) || !strings.Contains(err.Error(), `container "no-such-container" does not exist`) {
+		t.Errorf("List of a missing container: %v", err)
+	}
+}
+
+// TestBatchRefusedFallsBack checks that a refused batch request (403, as for a SAS scoped to
+// a directory) is replaced by one delete per blob.
+func TestBatchRefusedFallsBack(t *testing.T) {
+	srv := azuretest.NewServer(t)
+	for _, k := range []string{"a", "b"} {
+		if err := srv.Put("p/"+k, []byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := open(t, srv, srv.URLFor("p"), nil)
+	ctx := context.Background()
+	a, err := b.Stat(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.FailNext(storagetest.KindBatchDelete, http.StatusForbidden, 1)
+	res, err := b.DeleteBatch(ctx, []storage.DeleteRequest{{Key: "a", Cond: a.Version()}, {Key: "b"}, {Key: "c", Cond: a.Version()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Err != nil || res[1].Err != nil || !errors.Is(res[2].Err, storage.ErrNotExist) {
+		t.Errorf("results %+v; want a and b deleted, c not found", res)
+	}
+	if c := srv.Counts(); c.BatchDeletes != 1 || c.Deletes != 3 {
+		t.Errorf("requests %s; want the refused batch, then 3 single deletes", c)
+	}
+}

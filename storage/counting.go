@@ -1,0 +1,159 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync/atomic"
+	"time"
+)
+
+// RequestCounts is a snapshot of a Counter.
+type RequestCounts struct {
+	// ListPages counts list requests: one per page of a Pager backend, one per List call of
+	// a backend that lists without pages.
+	ListPages     int64
+	ReadRanges    int64
+	Stats         int64
+	Deletes       int64
+	DeleteBatches int64
+	// BatchKeys counts the keys sent in DeleteBatch calls.
+	BatchKeys int64
+}
+
+// Total is the number of requests: list pages, reads, stats, deletes and batch deletes.
+func (c RequestCounts) Total() int64 {
+	return c.ListPages + c.ReadRanges + c.Stats + c.Deletes + c.DeleteBatches
+}
+
+func (c RequestCounts) String() string {
+	return fmt.Sprintf("list-pages=%d reads=%d stats=%d deletes=%d delete-batches=%d (%d keys)",
+		c.ListPages, c.ReadRanges, c.Stats, c.Deletes, c.DeleteBatches, c.BatchKeys)
+}
+
+// Counter counts the requests made through a WithCounting backend. It is safe for concurrent
+// use.
+type Counter struct {
+	listPages, readRanges, stats, deletes, deleteBatches, batchKeys atomic.Int64
+}
+
+// Counts returns the counts so far.
+func (c *Counter) Counts() RequestCounts {
+	return RequestCounts{
+		ListPages: c.listPages.Load(), ReadRanges: c.readRanges.Load(), Stats: c.stats.Load(),
+		Deletes: c.deletes.Load(), DeleteBatches: c.deleteBatches.Load(), BatchKeys: c.batchKeys.Load(),
+	}
+}
+
+// Reset sets the counts back to zero.
+func (c *Counter) Reset() {
+	for _, v := range []*atomic.Int64{&c.listPages, &c.readRanges, &c.stats, &c.deletes, &c.deleteBatches, &c.batchKeys} {
+		v.Store(0)
+	}
+}
+
+// WithCounting returns b with every request counted, per operation, in the returned Counter.
+// Failed requests count too.
+func WithCounting(b Backend) (Backend, *Counter) {
+	c := &Counter{}
+	return expose(b, &hooked{inner: b, before: c.count}), c
+}
+
+func (c *Counter) count(_ context.Context, op op, keys int) error {
+	switch op {
+	case opListPage:
+		c.listPages.Add(1)
+	case opReadRange:
+		c.readRanges.Add(1)
+	case opStat:
+		c.stats.Add(1)
+	case opDelete:
+		c.deletes.Add(1)
+	case opDeleteBatch:
+		c.deleteBatches.Add(1)
+		c.batchKeys.Add(int64(keys))
+	}
+	return nil
+}
+
+// WithLatency returns b with every request (each list page, read, stat, delete and batch
+// delete) delayed by d, for benchmarks that model a remote store over a fast local one.
+func WithLatency(b Backend, d time.Duration) Backend {
+	return expose(b, &hooked{inner: b, before: func(ctx context.Context, _ op, _ int) error {
+		if d <= 0 {
+			return ctx.Err()
+		}
+		return sleep(ctx, d)
+	}})
+}
+
+type op int
+
+const (
+	opListPage op = iota
+	opReadRange
+	opStat
+	opDelete
+	opDeleteBatch
+)
+
+// hooked calls before ahead of every request; an error from it fails the request.
+type hooked struct {
+	inner  Backend
+	before func(ctx context.Context, op op, keys int) error
+}
+
+var _ Backend = (*hooked)(nil)
+
+func (h *hooked) Location() string { return h.inner.Location() }
+
+func (h *hooked) List(ctx context.Context, prefix string, fn func(ObjectInfo) error) error {
+	if _, ok := h.inner.(Pager); ok {
+		return ListPages(ctx, h, prefix, fn)
+	}
+	if err := h.before(ctx, opListPage, 0); err != nil {
+		return err
+	}
+	return h.inner.List(ctx, prefix, fn)
+}
+
+func (h *hooked) ListPage(ctx context.Context, prefix, token string) ([]ObjectInfo, string, error) {
+	if err := h.before(ctx, opListPage, 0); err != nil {
+		return nil, "", err
+	}
+	return innerListPage(ctx, h.inner, prefix, token)
+}
+
+func (h *hooked) Stat(ctx context.Context, key string) (ObjectInfo, error) {
+	if err := h.before(ctx, opStat, 0); err != nil {
+		return ObjectInfo{}, err
+	}
+	return h.inner.Stat(ctx, key)
+}
+
+func (h *hooked) ReadRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
+	if err := h.before(ctx, opReadRange, 0); err != nil {
+		return nil, err
+	}
+	return h.inner.ReadRange(ctx, key, off, n)
+}
+
+func (h *hooked) Delete(ctx context.Context, key string, cond Precondition) error {
+	if err := h.before(ctx, opDelete, 0); err != nil {
+		return err
+	}
+	return h.inner.Delete(ctx, key, cond)
+}
+
+func (h *hooked) DeleteBatch(ctx context.Context, reqs []DeleteRequest) ([]DeleteResult, error) {
+	bd, err := innerBatch(h.inner)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.before(ctx, opDeleteBatch, len(reqs)); err != nil {
+		return nil, err
+	}
+	return bd.DeleteBatch(ctx, reqs)
+}
+
+func (h *hooked) MaxBatchDelete() int { return maxBatch(h.inner) }

@@ -1,0 +1,525 @@
+package storage_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zbrecover/zbrecover/storage"
+	"github.com/zbrecover/zbrecover/storage/local"
+	"github.com/zbrecover/zbrecover/storage/mock"
+	"github.com/zbrecover/zbrecover/storage/s3"
+	"github.com/zbrecover/zbrecover/storage/s3/s3test"
+)
+
+var errTransient = storage.Retryable(errors.New("503 SlowDown"))
+
+// noSleep records the waits instead of sleeping.
+type noSleep struct {
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func (n *noSleep) sleep(ctx context.Context, d time.Duration) error {
+	n.mu.Lock()
+	n.waits = append(n.waits, d)
+	n.mu.Unlock()
+	return ctx.Err()
+}
+
+func policy(n *noSleep) storage.RetryPolicy {
+	return storage.RetryPolicy{MaxAttempts: 4, InitialDelay: 100 * time.Millisecond, MaxDelay: time.Second, Multiplier: 2, Sleep: n.sleep}
+}
+
+func TestRetryTransientThenSuccess(t *testing.T) {
+	var calls int
+	m := &mock.Backend{StatFn: func(context.Context, string) (storage.ObjectInfo, error) {
+		calls++
+		if calls < 3 {
+			return storage.ObjectInfo{}, fmt.Errorf("stat k: %w", errTransient)
+		}
+		return storage.ObjectInfo{Key: "k", Size: 7}, nil
+	}}
+	ns := &noSleep{}
+	o, err := storage.WithRetry(m, policy(ns)).Stat(context.Background(), "k")
+	if err != nil || o.Size != 7 {
+		t.Fatalf("Stat = %+v, %v", o, err)
+	}
+	if calls != 3 || len(ns.waits) != 2 {
+		t.Errorf("%d calls and %d waits, want 3 and 2", calls, len(ns.waits))
+	}
+	// Exponential with jitter: wait i lies in [d/2, d] with d = 100ms * 2^(i-1).
+	for i, w := range ns.waits {
+		d := 100 * time.Millisecond << i
+		if w < d/2 || w > d {
+			t.Errorf("wait %d = %v, want within [%v, %v]", i+1, w, d/2, d)
+		}
+	}
+}
+
+func TestRetryGivesUp(t *testing.T) {
+	var calls int
+	m := &mock.Backend{DeleteFn: func(context.Context, string, storage.Precondition) error {
+		calls++
+		return errTransient
+	}}
+	ns := &noSleep{}
+	err := storage.WithRetry(m, policy(ns)).Delete(context.Background(), "k", storage.Precondition{})
+	if !errors.Is(err, errTransient) || !strings.Contains(err.Error(), "gave up after 4 tries") {
+		t.Errorf("Delete = %v", err)
+	}
+	if calls != 4 {
+		t.Errorf("%d calls, want MaxAttempts = 4", calls)
+	}
+	for i, w := range ns.waits {
+		if w > time.Second {
+			t.Errorf("wait %d = %v exceeds MaxDelay", i+1, w)
+		}
+	}
+}
+
+func TestRetryNeverRetries(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{"permanent", errors.New("403 AccessDenied")},
+		{"not exist", storage.Retryable(fmt.Errorf("stat: %w", storage.ErrNotExist))},
+		{"precondition", storage.Retryable(fmt.Errorf("delete: %w", storage.ErrPreconditionFailed))},
+		{"canceled", storage.Retryable(fmt.Errorf("stat: %w", context.Canceled))},
+		{"deadline", storage.Retryable(context.DeadlineExceeded)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var calls int
+			m := &mock.Backend{DeleteFn: func(context.Context, string, storage.Precondition) error {
+				calls++
+				return tc.err
+			}}
+			err := storage.WithRetry(m, policy(&noSleep{})).Delete(context.Background(), "k", storage.Precondition{ETag: `"x"`})
+			if !errors.Is(err, tc.err) || calls != 1 {
+				t.Errorf("Delete = %v after %d calls; want the error after 1 call", err, calls)
+			}
+		})
+	}
+}
+
+func TestRetryStopsWhenContextEnds(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var calls int
+	m := &mock.Backend{StatFn: func(context.Context, string) (storage.ObjectInfo, error) {
+		calls++
+		cancel()
+		return storage.ObjectInfo{}, errTransient
+	}}
+	p := storage.RetryPolicy{MaxAttempts: 10, InitialDelay: time.Hour}
+	_, err := storage.WithRetry(m, p).Stat(ctx, "k")
+	if !errors.Is(err, context.Canceled) || calls != 1 {
+		t.Errorf("Stat = %v after %d calls; want context.Canceled after 1 call, without waiting an hour", err, calls)
+	}
+}
+
+// flaky serves data but breaks the stream after cut bytes, once.
+type flaky struct {
+	data  []byte
+	cut   int
+	opens []string
+	broke bool
+}
+
+func (f *flaky) readRange(_ context.Context, _ string, off, n int64) (io.ReadCloser, error) {
+	f.opens = append(f.opens, fmt.Sprintf("%d+%d", off, n))
+	end := int64(len(f.data))
+	if n >= 0 {
+		end = min(off+n, end)
+	}
+	part := f.data[off:end]
+	if !f.broke && len(part) > f.cut {
+		f.broke = true
+		return io.NopCloser(io.MultiReader(bytes.NewReader(part[:f.cut]), errReader{io.ErrUnexpectedEOF})), nil
+	}
+	return io.NopCloser(bytes.NewReader(part)), nil
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+func TestRetryResumesBrokenRead(t *testing.T) {
+	data := []byte("0123456789abcdefghijklmnopqrstuvwxyz")
+	for _, n := range []int64{20, -1} {
+		f := &flaky{data: data, cut: 7}
+		b := storage.WithRetry(&mock.Backend{ReadRangeFn: f.readRange}, policy(&noSleep{}))
+		got, err := storage.ReadAll(context.Background(), b, "k", 5, n)
+		want := data[5:]
+		if n >= 0 {
+			want = data[5 : 5+n]
+		}
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("n=%d: read %q, %v; want %q", n, got, err, want)
+		}
+		if wantOpens := fmt.Sprintf("[5+%d %d+%d]", n, 12, map[bool]int64{true: n - 7, false: -1}[n >= 0]); fmt.Sprint(f.opens) != wantOpens {
+			t.Errorf("n=%d: opened %v, want %s (resume after the 7 bytes delivered)", n, f.opens, wantOpens)
+		}
+	}
+	// Without retry, the break surfaces.
+	f := &flaky{data: data, cut: 7}
+	if _, err := storage.ReadAll(context.Background(), &mock.Backend{ReadRangeFn: f.readRange}, "k", 0, -1); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("plain read of a broken stream: %v", err)
+	}
+}
+
+func TestRetryBatchRepeatsOnlyRetryableKeys(t *testing.T) {
+	var batches [][]string
+	m := &mock.BatchBackend{DeleteBatchFn: func(_ context.Context, reqs []storage.DeleteRequest) ([]storage.DeleteResult, error) {
+		var keys []string
+		res := make([]storage.DeleteResult, len(reqs))
+		for i, r := range reqs {
+			keys = append(keys, r.Key)
+			res[i].Key = r.Key
+			switch {
+			case r.Key == "busy" && len(batches) == 0:
+				res[i].Err = errTransient
+			case r.Key == "changed":
+				res[i].Err = storage.ErrPreconditionFailed
+			}
+		}
+		batches = append(batches, keys)
+		if len(batches) == 1 && len(reqs) == 3 {
+			return nil, errTransient // the whole first call fails
+		}
+		return res, nil
+	}}
+	b := storage.WithRetry(m, policy(&noSleep{}))
+	bd, ok := b.(storage.BatchDeleter)
+	if !ok {
+		t.Fatal("WithRetry dropped BatchDeleter")
+	}
+	res, err := bd.DeleteBatch(context.Background(), []storage.DeleteRequest{{Key: "a"}, {Key: "busy"}, {Key: "changed"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(batches); got != "[[a busy changed] [a busy changed]]" {
+		// The first call failed whole and the second succeeded: no third call.
+		t.Errorf("batches %s", got)
+	}
+	if res[0].Err != nil || res[1].Err != nil || !errors.Is(res[2].Err, storage.ErrPreconditionFailed) {
+		t.Errorf("results %+v", res)
+	}
+
+	// A per-key retryable failure repeats that key alone.
+	batches = nil
+	calls := 0
+	m.DeleteBatchFn = func(_ context.Context, reqs []storage.DeleteRequest) ([]storage.DeleteResult, error) {
+		calls++
+		var keys []string
+		res := make([]storage.DeleteResult, len(reqs))
+		for i, r := range reqs {
+			keys = append(keys, r.Key)
+			res[i].Key = r.Key
+			if r.Key == "busy" && calls == 1 {
+				res[i].Err = errTransient
+			}
+		}
+		batches = append(batches, keys)
+		return res, nil
+	}
+	res, err = bd.DeleteBatch(context.Background(), []storage.DeleteRequest{{Key: "a"}, {Key: "busy"}})
+	if err != nil || res[1].Err != nil || res[1].Key != "busy" {
+		t.Fatalf("DeleteBatch = %+v, %v", res, err)
+	}
+	if got := fmt.Sprint(batches); got != "[[a busy] [busy]]" {
+		t.Errorf("batches %s, want the busy key resent alone", got)
+	}
+}
+
+func TestRetryListRepeatsPages(t *testing.T) {
+	fails := 1
+	var tokens []string
+	m := &mock.PagedBackend{ListPageFn: func(_ context.Context, _, token string) ([]storage.ObjectInfo, string, error) {
+		tokens = append(tokens, token)
+		if token == "p2" && fails > 0 {
+			fails--
+			return nil, "", errTransient
+		}
+		switch token {
+		case "":
+			return []storage.ObjectInfo{{Key: "a"}}, "p2", nil
+		case "p2":
+			return []storage.ObjectInfo{{Key: "b"}}, "", nil
+		}
+		return nil, "", errors.New("bad token")
+	}}
+	b := storage.WithRetry(m, policy(&noSleep{}))
+	var keys []string
+	if err := b.List(context.Background(), "", func(o storage.ObjectInfo) error { keys = append(keys, o.Key); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(keys) != "[a b]" || fmt.Sprint(tokens) != "[ p2 p2]" {
+		t.Errorf("keys %v after page requests %q; want [a b] with only the failed page repeated", keys, tokens)
+	}
+}
+
+func TestRetryListWithoutPagesAfterStart(t *testing.T) {
+	calls := 0
+	m := &mock.Backend{ListFn: func(_ context.Context, _ string, fn func(storage.ObjectInfo) error) error {
+		calls++
+		if err := fn(storage.ObjectInfo{Key: "a"}); err != nil {
+			return err
+		}
+		return errTransient
+	}}
+	seen := 0
+	err := storage.WithRetry(m, policy(&noSleep{})).List(context.Background(), "", func(storage.ObjectInfo) error { seen++; return nil })
+	if err == nil || calls != 1 || seen != 1 {
+		t.Errorf("List = %v after %d calls, %d objects; want the error without a repeat (objects were delivered)", err, calls, seen)
+	}
+}
+
+func TestLimit(t *testing.T) {
+	var cur, peak atomic.Int64
+	release := make(chan struct{})
+	m := &mock.Backend{StatFn: func(context.Context, string) (storage.ObjectInfo, error) {
+		n := cur.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		<-release
+		cur.Add(-1)
+		return storage.ObjectInfo{}, nil
+	}}
+	b := storage.WithLimit(m, 3)
+	var wg sync.WaitGroup
+	for i := 0; i < 10; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = b.Stat(context.Background(), "k")
+		}()
+	}
+	for cur.Load() < 3 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond) // room for a fourth request, if the limit leaked
+	close(release)
+	wg.Wait()
+	if peak.Load() != 3 {
+		t.Errorf("peak concurrency %d, want 3", peak.Load())
+	}
+}
+
+func TestLimitHoldsSlotUntilReaderCloses(t *testing.T) {
+	m := &mock.Backend{
+		ReadRangeFn: func(context.Context, string, int64, int64) (io.ReadCloser, error) {
+			return io.NopCloser(strings.NewReader("x")), nil
+		},
+		StatFn: func(context.Context, string) (storage.ObjectInfo, error) { return storage.ObjectInfo{}, nil },
+	}
+	b := storage.WithLimit(m, 1)
+	rc, err := b.ReadRange(context.Background(), "k", 0, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := b.Stat(ctx, "k"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Stat while the only slot is held by an open reader: %v, want it to wait", err)
+	}
+	rc.Close()
+	rc.Close() // closing twice releases once
+	if _, err := b.Stat(context.Background(), "k"); err != nil {
+		t.Errorf("Stat after the reader closed: %v", err)
+	}
+	// A failed open gives its slot back.
+	m.ReadRangeFn = func(context.Context, string, int64, int64) (io.ReadCloser, error) { return nil, storage.ErrNotExist }
+	for i := 0; i < 3; i++ {
+		if _, err := b.ReadRange(context.Background(), "k", 0, 1); !errors.Is(err, storage.ErrNotExist) {
+			t.Fatalf("ReadRange = %v", err)
+		}
+	}
+}
+
+func TestDryRun(t *testing.T) {
+	var lines []string
+	m := &mock.BatchBackend{
+		Backend: mock.Backend{
+			LocationFn: func() string { return "s3://bucket/root" },
+			StatFn: func(context.Context, string) (storage.ObjectInfo, error) {
+				return storage.ObjectInfo{Key: "k", Size: 3}, nil
+			},
+			DeleteFn: func(context.Context, string, storage.Precondition) error {
+				t.Error("dry run deleted")
+				return nil
+			},
+		},
+		DeleteBatchFn: func(context.Context, []storage.DeleteRequest) ([]storage.DeleteResult, error) {
+			t.Error("dry run deleted a batch")
+			return nil, nil
+		},
+	}
+	b := storage.DryRun(m, func(l string) { lines = append(lines, l) })
+	ctx := context.Background()
+	if o, err := b.Stat(ctx, "k"); err != nil || o.Size != 3 {
+		t.Errorf("Stat through a dry run = %+v, %v", o, err)
+	}
+	if err := b.Delete(ctx, "dir/a.parquet", storage.Precondition{ETag: `"e1"`, Size: 10}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.(storage.BatchDeleter).DeleteBatch(ctx, []storage.DeleteRequest{{Key: "b"}, {Key: "c", Cond: storage.Precondition{Generation: 42, Size: 5}}})
+	if err != nil || len(res) != 2 || res[0].Key != "b" || res[1].Err != nil {
+		t.Fatalf("DeleteBatch = %+v, %v", res, err)
+	}
+	want := []string{
+		`would delete s3://bucket/root/dir/a.parquet (size 10, ETag "e1")`,
+		`would delete s3://bucket/root/b`,
+		`would delete s3://bucket/root/c (size 5, generation 42)`,
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("log:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestDecoratorsKeepCapabilities(t *testing.T) {
+	plain := &mock.Backend{}
+	batch := &mock.BatchBackend{}
+	paged := &mock.PagedBackend{}
+	wrap := map[string]func(storage.Backend) storage.Backend{
+		"limit":    func(b storage.Backend) storage.Backend { return storage.WithLimit(b, 2) },
+		"retry":    func(b storage.Backend) storage.Backend { return storage.WithRetry(b, storage.RetryPolicy{}) },
+		"counting": func(b storage.Backend) storage.Backend { c, _ := storage.WithCounting(b); return c },
+		"latency":  func(b storage.Backend) storage.Backend { return storage.WithLatency(b, 0) },
+		"dry run":  func(b storage.Backend) storage.Backend { return storage.DryRun(b, nil) },
+	}
+	for name, w := range wrap {
+		for _, inner := range []storage.Backend{plain, batch, paged} {
+			_, wantBatch := inner.(storage.BatchDeleter)
+			_, wantPager := inner.(storage.Pager)
+			got := w(w(inner))
+			_, gotBatch := got.(storage.BatchDeleter)
+			_, gotPager := got.(storage.Pager)
+			if gotBatch != wantBatch || gotPager != wantPager {
+				t.Errorf("%s over %T: BatchDeleter %v, Pager %v; want %v, %v", name, inner, gotBatch, gotPager, wantBatch, wantPager)
+			}
+		}
+	}
+}
+
+// TestCountingMatchesTheWire checks the Counter against the requests the S3 emulator saw,
+// list pages included.
+func TestCountingMatchesTheWire(t *testing.T) {
+	srv := s3test.NewServer(t)
+	for i := 0; i < 5; i++ {
+		if err := srv.Put(fmt.Sprintf("p/f%d", i), make([]byte, 50)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	loc, _ := storage.Parse(srv.URLFor("p"))
+	cfg := srv.Config()
+	cfg.PageSize = 2
+	inner, err := s3.New(context.Background(), loc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, counter := storage.WithCounting(inner)
+	b = storage.WithRetry(storage.WithLimit(b, 4), storage.RetryPolicy{})
+	ctx := context.Background()
+	srv.ResetCounts()
+	var objs []storage.ObjectInfo
+	if err := b.List(ctx, "", func(o storage.ObjectInfo) error { objs = append(objs, o); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if _, err := storage.ReadAll(ctx, b, o.Key, o.Size-8, 8); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.Stat(ctx, objs[0].Key); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Delete(ctx, objs[0].Key, objs[0].Version()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.(storage.BatchDeleter).DeleteBatch(ctx, []storage.DeleteRequest{{Key: objs[1].Key}, {Key: objs[2].Key}}); err != nil {
+		t.Fatal(err)
+	}
+	got, wire := counter.Counts(), srv.Counts()
+	want := storage.RequestCounts{ListPages: 3, ReadRanges: 5, Stats: 1, Deletes: 1, DeleteBatches: 1, BatchKeys: 2}
+	if got != want {
+		t.Errorf("counted %s\nwant    %s", got, want)
+	}
+	if wire.ListPages != got.ListPages || wire.Gets != got.ReadRanges || wire.Heads != got.Stats ||
+		wire.Deletes != got.Deletes || wire.BatchDeletes != got.DeleteBatches || wire.Total() != got.Total() {
+		t.Errorf("counted %s, the emulator saw %s", got, wire)
+	}
+	counter.Reset()
+	if counter.Counts() != (storage.RequestCounts{}) {
+		t.Error("Reset left counts")
+	}
+}
+
+func TestLatency(t *testing.T) {
+	dir := t.TempDir()
+	b := storage.WithLatency(local.New(dir), 15*time.Millisecond)
+	start := time.Now()
+	_, _ = b.Stat(context.Background(), "missing")
+	_ = b.List(context.Background(), "", func(storage.ObjectInfo) error { return nil })
+	if d := time.Since(start); d < 30*time.Millisecond {
+		t.Errorf("two requests took %v with 15ms of latency each", d)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := storage.WithLatency(local.New(dir), time.Hour).Stat(ctx, "k"); !errors.Is(err, context.Canceled) {
+		t.Errorf("Stat with a cancelled context behind an hour of latency: %v", err)
+	}
+}
+
+func TestIsRetryable(t *testing.T) {
+	cases := []struct {
+		err  error
+		want bool
+	}{
+		{nil, false},
+		{errors.New("plain"), false},
+		{storage.Retryable(errors.New("503")), true},
+		{fmt.Errorf("wrapped: %w", storage.Retryable(errors.New("503"))), true},
+		{storage.Retryable(fmt.Errorf("x: %w", storage.ErrNotExist)), false},
+		{storage.Retryable(fmt.Errorf("x: %w", storage.ErrPreconditionFailed)), false},
+		{storage.Retryable(fmt.Errorf("x: %w", context.Canceled)), false},
+	}
+	for _, c := range cases {
+		if got := storage.IsRetryable(c.err); got != c.want {
+			t.Errorf("IsRetryable(%v) = %v, want %v", c.err, got, c.want)
+		}
+	}
+	if storage.Retryable(nil) != nil {
+		t.Error("Retryable(nil) != nil")
+	}
+	for code, want := range map[int]bool{408: true, 429: true, 500: true, 502: true, 503: true, 504: true, 400: false, 403: false, 404: false, 412: false, 416: false} {
+		if storage.RetryableStatus(code) != want {
+			t.Errorf("RetryableStatus(%d) = %v", code, !want)
+		}
+	}
+	if !storage.IsTransientNetwork(fmt.Errorf("read: %w", io.ErrUnexpectedEOF)) || storage.IsTransientNetwork(context.Canceled) {
+		t.Error("IsTransientNetwork misclassifies")
+	}
+}
+
+func TestRedactError(t *testing.T) {
+	inner := fmt.Errorf("GET https://acct.blob.core.windows.net/c/b?sv=2024&sig=c2VjcmV0: %w", storage.ErrNotExist)
+	err := storage.RedactError(inner)
+	if strings.Contains(err.Error(), "c2VjcmV0") || !strings.Contains(err.Error(), "sig="+storage.Redacted) {
+		t.Errorf("RedactError = %q", err)
+	}
+	if !errors.Is(err, storage.ErrNotExist) {
+		t.Error("RedactError lost the wrapped sentinel")
+	}
+}

@@ -1,0 +1,85 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"syscall"
+)
+
+// Retryable marks err as transient (throttling, a 5xx answer, a dropped connection), so that
+// WithRetry tries the request again. Backends mark the errors they translate; everything not
+// marked is permanent. Retryable(nil) is nil.
+func Retryable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &retryableError{err: err}
+}
+
+type retryableError struct{ err error }
+
+func (e *retryableError) Error() string { return e.err.Error() }
+func (e *retryableError) Unwrap() error { return e.err }
+
+// IsRetryable reports whether a request that failed with err is worth repeating: a backend
+// marked err (or an error it wraps) with Retryable, and it is none of ErrNotExist,
+// ErrPreconditionFailed, context.Canceled or context.DeadlineExceeded, which are never retried.
+func IsRetryable(err error) bool {
+	if err == nil || errors.Is(err, ErrNotExist) || errors.Is(err, ErrPreconditionFailed) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var r *retryableError
+	return errors.As(err, &r)
+}
+
+// RetryableStatus reports whether an HTTP status code means "try again later": 408, 429,
+// 500, 502, 503 and 504.
+func RetryableStatus(code int) bool {
+	switch code {
+	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+// IsTransientNetwork reports whether err is a network failure that a new attempt may not see:
+// a timeout, a reset or refused connection, or a connection closed mid-response. Context
+// errors are not transient.
+func IsTransientNetwork(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+}
+
+// RedactError returns err with Redact applied to its message. errors.Is and errors.As still
+// see the wrapped chain. Backends use it on SDK errors, whose messages may carry request URLs.
+func RedactError(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if red := Redact(msg); red != msg {
+		return &redactedError{msg: red, err: err}
+	}
+	return err
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }

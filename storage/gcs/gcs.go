@@ -1,0 +1,314 @@
+// Package gcs is the storage backend for Google Cloud Storage (gs:// URLs), over
+// cloud.google.com/go/storage with JSON API reads.
+package gcs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	gstorage "cloud.google.com/go/storage"
+	"golang.org/x/oauth2"
+	"google.golang.org/api/googleapi"
+	"google.golang.org/api/iterator"
+	"google.golang.org/api/option"
+	htransport "google.golang.org/api/transport/http"
+
+	"github.com/zbrecover/zbrecover/storage"
+)
+
+// DefaultPageSize is the most objects one list request returns.
+const DefaultPageSize = 1000
+
+// Factory opens GCS backends.
+type Factory struct{}
+
+// NewFactory returns the factory for the "gs" scheme.
+func NewFactory() Factory { return Factory{} }
+
+// Scheme implements storage.Factory.
+func (Factory) Scheme() string { return "gs" }
+
+// Open implements storage.Factory.
+func (Factory) Open(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
+	return New(ctx, loc, cfg)
+}
+
+// Backend is a bucket and prefix on Google Cloud Storage.
+type Backend struct {
+	client   *gstorage.Client
+	bucket   *gstorage.BucketHandle
+	name     string
+	root     string // "" or a prefix ending in "/"
+	pageSize int
+	loc      string
+}
+
+var (
+	_ storage.Backend = (*Backend)(nil)
+	_ storage.Pager   = (*Backend)(nil)
+)
+
+// New opens a backend for loc.
+//
+// Credentials are Application Default Credentials, or an OAuth token from cfg.Credentials
+// (GCSOAuthToken, vended by Unity Catalog) when set. cfg.GCSEndpoint points the client at an
+// emulator, without authentication. Reads always go through the JSON API
+// (storage.WithJSONReads), the same for the cloud and for emulators.
+func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backend, error) {
+	if loc.Scheme != "gs" || loc.Bucket == "" {
+		return nil, fmt.Errorf("gcs backend: %s is not a gs://bucket/prefix location", loc)
+	}
+	opts := []option.ClientOption{gstorage.WithJSONReads()}
+	var auth []option.ClientOption
+	switch {
+	case cfg.GCSEndpoint != "":
+		opts = append(opts, option.WithEndpoint(strings.TrimSuffix(cfg.GCSEndpoint, "/")+"/storage/v1/"))
+		auth = append(auth, option.WithoutAuthentication())
+	case cfg.Credentials != nil:
+		auth = append(auth, option.WithTokenSource(oauth2.ReuseTokenSourceWithExpiry(nil, &tokenSource{p: cfg.Credentials}, time.Minute)))
+	}
+	if cfg.UserAgent != "" {
+		opts = append(opts, option.WithUserAgent(cfg.UserAgent))
+	}
+	if cfg.Transport != nil {
+		// WithHTTPClient replaces the client's own authentication: wrap the transport in it.
+		rt, err := htransport.NewTransport(ctx, cfg.Transport, append([]option.ClientOption{
+			option.WithScopes(gstorage.ScopeReadWrite)}, auth...)...)
+		if err != nil {
+			return nil, fmt.Errorf("gcs transport: %w", storage.RedactError(err))
+		}
+		opts = append(opts, option.WithHTTPClient(&http.Client{Transport: rt}))
+	} else {
+		opts = append(opts, auth...)
+	}
+	client, err := gstorage.NewClient(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("gcs client: %w", storage.RedactError(err))
+	}
+	if cfg.MaxAttempts > 0 {
+		client.SetRetry(gstorage.WithMaxAttempts(cfg.MaxAttempts))
+	}
+	b := &Backend{
+		client:   client,
+		bucket:   client.Bucket(loc.Bucket),
+		name:     loc.Bucket,
+		pageSize: DefaultPageSize,
+		loc:      loc.String(),
+	}
+	if loc.Path != "" {
+		b.root = loc.Path + "/"
+	}
+	if cfg.PageSize > 0 {
+		b.pageSize = min(cfg.PageSize, DefaultPageSize)
+	}
+	return b, nil
+}
+
+// tokenSource turns vended credentials into OAuth tokens.
+type tokenSource struct {
+	p  storage.CredentialProvider
+	mu sync.Mutex
+}
+
+func (s *tokenSource) Token() (*oauth2.Token, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, err := s.p(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("gcs credentials: %w", err)
+	}
+	if c.GCSOAuthToken == "" {
+		return nil, errors.New("gcs credentials: the credential provider returned no OAuth token")
+	}
+	return &oauth2.Token{AccessToken: c.GCSOAuthToken, TokenType: "Bearer", Expiry: c.Expires}, nil
+}
+
+// Close releases the client's connections.
+func (b *Backend) Close() error { return b.client.Close() }
+
+// Location implements storage.Backend.
+func (b *Backend) Location() string { return b.loc }
+
+func (b *Backend) url(key string) string { return "gs://" + b.name + "/" + b.root + key }
+
+func (b *Backend) object(key string) (*gstorage.ObjectHandle, error) {
+	if key == "" || strings.HasPrefix(key, "/") {
+		return nil, fmt.Errorf("invalid key %q: keys are non-empty and relative to %s", key, b.loc)
+	}
+	return b.bucket.Object(b.root + key), nil
+}
+
+func (b *Backend) info(key string, a *gstorage.ObjectAttrs) storage.ObjectInfo {
+	etag := a.Etag
+	if etag != "" && !strings.HasPrefix(etag, `"`) {
+		etag = `"` + etag + `"`
+	}
+	return storage.ObjectInfo{Key: key, Size: a.Size, ModTime: a.Updated.UTC(), ETag: etag, Generation: a.Generation}
+}
+
+// List implements storage.Backend.
+func (b *Backend) List(ctx context.Context, prefix string, fn func(storage.ObjectInfo) error) error {
+	return storage.ListPages(ctx, b, prefix, fn)
+}
+
+// ListPage implements storage.Pager with one objects.list request.
+func (b *Backend) ListPage(ctx context.Context, prefix, token string) ([]storage.ObjectInfo, string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, "", fmt.Errorf("list %s: %w", b.url(prefix), err)
+	}
+	q := &gstorage.Query{Prefix: b.root + prefix}
+	if err := q.SetAttrSelection([]string{"Name", "Size", "Updated", "Etag", "Generation"}); err != nil {
+		return nil, "", err
+	}
+	var attrs []*gstorage.ObjectAttrs
+	next, err := iterator.NewPager(b.bucket.Objects(ctx, q), b.pageSize, token).NextPage(&attrs)
+	if err != nil {
+		return nil, "", b.fail("list", prefix, err, false)
+	}
+	page := make([]storage.ObjectInfo, 0, len(attrs))
+	for _, a := range attrs {
+		key, ok := strings.CutPrefix(a.Name, b.root)
+		// Names ending in "/" are folder placeholders, never data files.
+		if !ok || key == "" || strings.HasSuffix(key, "/") && a.Size == 0 {
+			continue
+		}
+		page = append(page, b.info(key, a))
+	}
+	return page, next, nil
+}
+
+// Stat implements storage.Backend.
+func (b *Backend) Stat(ctx context.Context, key string) (storage.ObjectInfo, error) {
+	o, err := b.object(key)
+	if err != nil {
+		return storage.ObjectInfo{}, err
+	}
+	a, err := o.Attrs(ctx)
+	if err != nil {
+		return storage.ObjectInfo{}, b.fail("stat", key, err, false)
+	}
+	return b.info(key, a), nil
+}
+
+// ReadRange implements storage.Backend with one ranged media download. n == 0 reads nothing
+// and sends no request.
+func (b *Backend) ReadRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
+	o, err := b.object(key)
+	if err != nil {
+		return nil, err
+	}
+	if off < 0 {
+		return nil, fmt.Errorf("read %s: negative offset %d", b.url(key), off)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", b.url(key), err)
+	}
+	if n == 0 {
+		return io.NopCloser(bytes.NewReader(nil)), nil
+	}
+	if n < 0 {
+		n = -1
+	}
+	r, err := o.NewRangeReader(ctx, off, n)
+	if err != nil {
+		// 416: the object exists and the range starts at or past its end (or it is empty).
+		if code(err) == http.StatusRequestedRangeNotSatisfiable {
+			return io.NopCloser(bytes.NewReader(nil)), nil
+		}
+		return nil, b.fail("read", key, err, false)
+	}
+	return r, nil
+}
+
+// Delete implements storage.Backend. A precondition deletes the object's listed generation
+// only while it is still the live one (generation= plus ifGenerationMatch=): a 412 or a 404
+// then means "changed or gone", which one more metadata request tells apart. A precondition
+// without a generation is compared with the object's metadata, and the delete then carries
+// the generation it saw.
+func (b *Backend) Delete(ctx context.Context, key string, cond storage.Precondition) error {
+	o, err := b.object(key)
+	if err != nil {
+		return err
+	}
+	if cond.IsZero() {
+		if err := o.Delete(ctx); err != nil {
+			err = b.fail("delete", key, err, false)
+			if errors.Is(err, storage.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		return nil
+	}
+	gen := cond.Generation
+	if gen == 0 {
+		cur, err := b.Stat(ctx, key)
+		if err != nil {
+			return fmt.Errorf("delete: %w", err)
+		}
+		if cond.ETag != "" && cur.ETag != cond.ETag || cond.Size != 0 && cur.Size != cond.Size {
+			return fmt.Errorf("delete %s: ETag %s, size %d: %w", b.url(key), cur.ETag, cur.Size, storage.ErrPreconditionFailed)
+		}
+		gen = cur.Generation
+	}
+	err = o.Generation(gen).If(gstorage.Conditions{GenerationMatch: gen}).Delete(ctx)
+	if err == nil {
+		return nil
+	}
+	err = b.fail("delete", key, err, true)
+	if errors.Is(err, storage.ErrNotExist) || errors.Is(err, storage.ErrPreconditionFailed) {
+		// Changed or gone: say which.
+		cur, serr := b.Stat(ctx, key)
+		switch {
+		case serr == nil:
+			return fmt.Errorf("delete %s: generation %d is no longer live (now %d): %w",
+				b.url(key), gen, cur.Generation, storage.ErrPreconditionFailed)
+		case errors.Is(serr, storage.ErrNotExist):
+			return fmt.Errorf("delete %s: %w", b.url(key), storage.ErrNotExist)
+		default:
+			return serr
+		}
+	}
+	return err
+}
+
+func code(err error) int {
+	var ge *googleapi.Error
+	if errors.As(err, &ge) {
+		return ge.Code
+	}
+	return 0
+}
+
+// fail translates an SDK error: not found becomes storage.ErrNotExist, a failed generation
+// match storage.ErrPreconditionFailed, and throttling, 5xx answers and dropped connections
+// are marked retryable.
+func (b *Backend) fail(op, key string, err error, conditional bool) error {
+	where := b.url(key)
+	switch {
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("%s %s: %w", op, where, context.Canceled)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%s %s: %w", op, where, context.DeadlineExceeded)
+	}
+	status := code(err)
+	err = storage.RedactError(err)
+	switch {
+	case errors.Is(err, gstorage.ErrBucketNotExist):
+		return fmt.Errorf("%s %s: bucket %q does not exist: %w", op, where, b.name, err)
+	case errors.Is(err, gstorage.ErrObjectNotExist) || status == http.StatusNotFound:
+		return fmt.Errorf("%s %s: %w: %w", op, where, storage.ErrNotExist, err)
+	case status == http.StatusPreconditionFailed && conditional:
+		return fmt.Errorf("%s %s: %w: %w", op, where, storage.ErrPreconditionFailed, err)
+	case storage.RetryableStatus(status) || storage.IsTransientNetwork(err):
+		return fmt.Errorf("%s %s: %w", op, where, storage.Retryable(err))
+	}
+	return fmt.Errorf("%s %s: %w", op, where, err)
+}

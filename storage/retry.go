@@ -1,0 +1,284 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"time"
+)
+
+// RetryPolicy says how WithRetry repeats failed requests: exponential backoff with jitter.
+// The zero value of a field takes its value from DefaultRetryPolicy.
+type RetryPolicy struct {
+	// MaxAttempts is the number of tries per request, the first included.
+	MaxAttempts int
+	// InitialDelay is the wait before the second try; each later wait is Multiplier times
+	// longer, up to MaxDelay. Every wait is drawn uniformly from [delay/2, delay].
+	InitialDelay time.Duration
+	MaxDelay     time.Duration
+	Multiplier   float64
+	// Sleep waits for d or until ctx is done (tests replace it); nil uses a timer.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// OnRetry, when set, is told about each failed try that will be repeated (for logs).
+	OnRetry func(op string, attempt int, err error, wait time.Duration)
+}
+
+// DefaultRetryPolicy is 5 tries, waiting about 0.2 s, 0.4 s, 0.8 s and 1.6 s between them
+// (at most 10 s).
+func DefaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{MaxAttempts: 5, InitialDelay: 200 * time.Millisecond, MaxDelay: 10 * time.Second, Multiplier: 2}
+}
+
+func (p RetryPolicy) withDefaults() RetryPolicy {
+	d := DefaultRetryPolicy()
+	if p.MaxAttempts < 1 {
+		p.MaxAttempts = d.MaxAttempts
+	}
+	if p.InitialDelay <= 0 {
+		p.InitialDelay = d.InitialDelay
+	}
+	if p.MaxDelay <= 0 {
+		p.MaxDelay = d.MaxDelay
+	}
+	if p.Multiplier < 1 {
+		p.Multiplier = d.Multiplier
+	}
+	if p.Sleep == nil {
+		p.Sleep = sleep
+	}
+	return p
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Backoff returns the wait after the given failed try (1 for the first), with jitter.
+func (p RetryPolicy) Backoff(attempt int) time.Duration {
+	p = p.withDefaults()
+	d := float64(p.InitialDelay)
+	for i := 1; i < attempt && d < float64(p.MaxDelay); i++ {
+		d *= p.Multiplier
+	}
+	d = min(d, float64(p.MaxDelay))
+	return time.Duration(d/2 + rand.Float64()*d/2)
+}
+
+// WithRetry returns b with requests that fail with a retryable error (IsRetryable: throttling,
+// 5xx answers, dropped connections, as the backend marks them) tried again under policy.
+// ErrNotExist, ErrPreconditionFailed and context errors are never retried. Lists are retried
+// page by page; a ReadRange whose stream breaks resumes where it stopped; a batch delete
+// repeats only the keys that failed with a retryable error.
+//
+// A retried conditional Delete whose first try succeeded but whose answer was lost reports
+// ErrNotExist: the object is gone either way.
+func WithRetry(b Backend, policy RetryPolicy) Backend {
+	return expose(b, &retrying{inner: b, p: policy.withDefaults()})
+}
+
+type retrying struct {
+	inner Backend
+	p     RetryPolicy
+}
+
+var _ Backend = (*retrying)(nil)
+
+// do runs fn until it succeeds, fails for good, or the tries are used up.
+func (r *retrying) do(ctx context.Context, op string, fn func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := fn()
+		if err == nil || !IsRetryable(err) {
+			return err
+		}
+		if attempt >= r.p.MaxAttempts {
+			return fmt.Errorf("%w (gave up after %d tries)", err, attempt)
+		}
+		wait := r.p.Backoff(attempt)
+		if r.p.OnRetry != nil {
+			r.p.OnRetry(op, attempt, err, wait)
+		}
+		if serr := r.p.Sleep(ctx, wait); serr != nil {
+			return fmt.Errorf("%w (retry stopped after %d tries: %v)", serr, attempt, err)
+		}
+	}
+}
+
+func (r *retrying) Location() string { return r.inner.Location() }
+
+func (r *retrying) List(ctx context.Context, prefix string, fn func(ObjectInfo) error) error {
+	if _, ok := r.inner.(Pager); ok {
+		return ListPages(ctx, r, prefix, fn)
+	}
+	// Without pages, a listing can be repeated only while nothing was handed to fn.
+	called := false
+	return r.do(ctx, "list", func() error {
+		err := r.inner.List(ctx, prefix, func(o ObjectInfo) error {
+			called = true
+			return fn(o)
+		})
+		if called && err != nil && IsRetryable(err) {
+			return fmt.Errorf("%w (not retried: the listing had started)", unretryable{err})
+		}
+		return err
+	})
+}
+
+// unretryable hides the retryable mark of an error while keeping its text and sentinels.
+type unretryable struct{ err error }
+
+func (u unretryable) Error() string { return u.err.Error() }
+
+func (r *retrying) ListPage(ctx context.Context, prefix, token string) (page []ObjectInfo, next string, err error) {
+	err = r.do(ctx, "list", func() error {
+		page, next, err = innerListPage(ctx, r.inner, prefix, token)
+		return err
+	})
+	return page, next, err
+}
+
+func (r *retrying) Stat(ctx context.Context, key string) (o ObjectInfo, err error) {
+	err = r.do(ctx, "stat", func() error {
+		o, err = r.inner.Stat(ctx, key)
+		return err
+	})
+	return o, err
+}
+
+func (r *retrying) ReadRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
+	var rc io.ReadCloser
+	err := r.do(ctx, "read", func() (err error) {
+		rc, err = r.inner.ReadRange(ctx, key, off, n)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &resumingReader{r: r, ctx: ctx, key: key, off: off, n: n, rc: rc}, nil
+}
+
+// resumingReader reopens the range after a transient read error, from the first byte not yet
+// delivered.
+type resumingReader struct {
+	r       *retrying
+	ctx     context.Context
+	key     string
+	off, n  int64 // what remains to be read; n < 0 means to the end
+	rc      io.ReadCloser
+	resumes int
+}
+
+func (rr *resumingReader) Read(p []byte) (int, error) {
+	for {
+		k, err := rr.rc.Read(p)
+		rr.off += int64(k)
+		if rr.n >= 0 {
+			rr.n -= int64(k)
+		}
+		if err == nil || err == io.EOF || k > 0 {
+			if err != nil && err != io.EOF && k > 0 {
+				// Deliver the bytes; the error shows again on the next Read.
+				return k, nil
+			}
+			return k, err
+		}
+		if !(IsRetryable(err) || IsTransientNetwork(err)) || rr.resumes+1 >= rr.r.p.MaxAttempts || rr.n == 0 {
+			return 0, err
+		}
+		rr.resumes++
+		wait := rr.r.p.Backoff(rr.resumes)
+		if rr.r.p.OnRetry != nil {
+			rr.r.p.OnRetry("read", rr.resumes, err, wait)
+		}
+		if serr := rr.r.p.Sleep(rr.ctx, wait); serr != nil {
+			return 0, serr
+		}
+		rr.rc.Close()
+		rc, oerr := rr.r.inner.ReadRange(rr.ctx, rr.key, rr.off, rr.n)
+		if oerr != nil {
+			rr.rc = io.NopCloser(errReader{oerr})
+			return 0, oerr
+		}
+		rr.rc = rc
+	}
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+func (rr *resumingReader) Close() error { return rr.rc.Close() }
+
+func (r *retrying) Delete(ctx context.Context, key string, cond Precondition) error {
+	return r.do(ctx, "delete", func() error { return r.inner.Delete(ctx, key, cond) })
+}
+
+func (r *retrying) DeleteBatch(ctx context.Context, reqs []DeleteRequest) ([]DeleteResult, error) {
+	bd, err := innerBatch(r.inner)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DeleteResult, len(reqs))
+	pending := make([]int, len(reqs)) // indexes into reqs still to delete
+	for i := range reqs {
+		pending[i] = i
+		out[i].Key = reqs[i].Key
+	}
+	for attempt := 1; ; attempt++ {
+		batch := make([]DeleteRequest, len(pending))
+		for j, i := range pending {
+			batch[j] = reqs[i]
+		}
+		res, err := bd.DeleteBatch(ctx, batch)
+		if err == nil && len(res) != len(batch) {
+			err = fmt.Errorf("delete batch in %s: %d results for %d keys", r.inner.Location(), len(res), len(batch))
+		}
+		var again []int
+		if err != nil {
+			if !IsRetryable(err) {
+				return nil, err
+			}
+			again = pending
+		} else {
+			for j, i := range pending {
+				out[i].Err = res[j].Err
+				if IsRetryable(res[j].Err) {
+					again = append(again, i)
+				}
+			}
+		}
+		if len(again) == 0 {
+			return out, nil
+		}
+		if attempt >= r.p.MaxAttempts {
+			if err != nil {
+				return nil, fmt.Errorf("%w (gave up after %d tries)", err, attempt)
+			}
+			return out, nil
+		}
+		wait := r.p.Backoff(attempt)
+		if r.p.OnRetry != nil {
+			first := err
+			if first == nil {
+				first = out[again[0]].Err
+			}
+			r.p.OnRetry("delete batch", attempt, first, wait)
+		}
+		if serr := r.p.Sleep(ctx, wait); serr != nil {
+			if err != nil {
+				return nil, fmt.Errorf("%w (retry stopped after %d tries: %v)", serr, attempt, err)
+			}
+			return out, nil
+		}
+		pending = again
+	}
+}
+
+func (r *retrying) MaxBatchDelete() int { return maxBatch(r.inner) }

@@ -1,0 +1,446 @@
+// Package s3 is the storage backend for Amazon S3 and S3-compatible stores (s3:// URLs), over
+// aws-sdk-go-v2.
+package s3
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/zbrecover/zbrecover/storage"
+)
+
+// MaxBatchDelete is the most keys one DeleteObjects request takes.
+const MaxBatchDelete = 1000
+
+// DefaultRegion is used when neither the configuration nor the bucket names a region.
+const DefaultRegion = "us-east-1"
+
+// Factory opens S3 backends.
+type Factory struct{}
+
+// NewFactory returns the factory for the "s3" scheme (s3:// and s3a:// URLs).
+func NewFactory() Factory { return Factory{} }
+
+// Scheme implements storage.Factory.
+func (Factory) Scheme() string { return "s3" }
+
+// Open implements storage.Factory.
+func (Factory) Open(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
+	return New(ctx, loc, cfg)
+}
+
+// Backend is a bucket and prefix on S3.
+type Backend struct {
+	client   *s3.Client
+	bucket   string
+	root     string // "" or a prefix ending in "/"
+	region   string
+	pageSize int32
+	loc      string
+}
+
+var (
+	_ storage.Backend      = (*Backend)(nil)
+	_ storage.BatchDeleter = (*Backend)(nil)
+	_ storage.Pager        = (*Backend)(nil)
+)
+
+// New opens a backend for loc.
+//
+// Credentials come from cfg.Credentials (short-lived, refreshed before they expire) or else
+// the SDK's default chain (environment, shared profile, SSO, instance role). The region is
+// cfg.S3Region, else the bucket's region as S3 reports it (one HeadBucket request), else the
+// region of the environment or profile, else us-east-1. cfg.S3Endpoint selects an
+// S3-compatible store with path-style addressing.
+func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backend, error) {
+	if loc.Scheme != "s3" || loc.Bucket == "" {
+		return nil, fmt.Errorf("s3 backend: %s is not an s3://bucket/prefix location", loc)
+	}
+	var opts []func(*config.LoadOptions) error
+	if cfg.Credentials != nil {
+		opts = append(opts, config.WithCredentialsProvider(aws.NewCredentialsCache(credentialsProvider(cfg.Credentials),
+			func(o *aws.CredentialsCacheOptions) { o.ExpiryWindow = time.Minute })))
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("aws configuration: %w", storage.RedactError(err))
+	}
+	clientFor := func(region string) *s3.Client {
+		return s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+			o.Region = region
+			// Ranged reads carry no whole-object checksum; skipping validation is expected.
+			o.DisableLogOutputChecksumValidationSkipped = true
+			if cfg.S3Endpoint != "" {
+				o.BaseEndpoint = aws.String(cfg.S3Endpoint)
+				o.UsePathStyle = true
+			}
+			if cfg.Transport != nil {
+				o.HTTPClient = &http.Client{Transport: cfg.Transport}
+			}
+			if cfg.MaxAttempts > 0 {
+				o.RetryMaxAttempts = cfg.MaxAttempts
+			}
+			if cfg.UserAgent != "" {
+				o.APIOptions = append(o.APIOptions, awsmiddleware.AddUserAgentKey(cfg.UserAgent))
+			}
+		})
+	}
+	region := cfg.S3Region
+	if region == "" {
+		probe := DefaultRegion
+		if awsCfg.Region != "" {
+			probe = awsCfg.Region
+		}
+		region = BucketRegion(ctx, clientFor(probe), loc.Bucket)
+		if region == "" {
+			region = probe
+		}
+	}
+	b := &Backend{
+		client: clientFor(region),
+		bucket: loc.Bucket,
+		region: region,
+		loc:    loc.String(),
+	}
+	if loc.Path != "" {
+		b.root = loc.Path + "/"
+	}
+	if cfg.PageSize > 0 {
+		b.pageSize = int32(min(cfg.PageSize, 1000))
+	}
+	return b, nil
+}
+
+// credentialsProvider adapts a storage.CredentialProvider (vended credentials) to the SDK.
+func credentialsProvider(p storage.CredentialProvider) aws.CredentialsProviderFunc {
+	return func(ctx context.Context) (aws.Credentials, error) {
+		c, err := p(ctx)
+		if err != nil {
+			return aws.Credentials{}, fmt.Errorf("s3 credentials: %w", err)
+		}
+		if c.AWSAccessKeyID == "" || c.AWSSecretAccessKey == "" {
+			return aws.Credentials{}, errors.New("s3 credentials: the credential provider returned no AWS access key")
+		}
+		return aws.Credentials{
+			AccessKeyID:     c.AWSAccessKeyID,
+			SecretAccessKey: c.AWSSecretAccessKey,
+			SessionToken:    c.AWSSessionToken,
+			Source:          "zbrecover vended credentials",
+			CanExpire:       !c.Expires.IsZero(),
+			Expires:         c.Expires,
+		}, nil
+	}
+}
+
+// BucketRegion asks S3 for the bucket's region with one HeadBucket request; S3 names it in
+// the x-amz-bucket-region header even when it refuses the request (301 or 403). It returns ""
+// when the answer names no region.
+func BucketRegion(ctx context.Context, client *s3.Client, bucket string) string {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	out, err := client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(bucket)}, func(o *s3.Options) {
+		o.RetryMaxAttempts = 1
+	})
+	if err == nil {
+		return aws.ToString(out.BucketRegion)
+	}
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) && re.Response != nil {
+		return re.Response.Header.Get("X-Amz-Bucket-Region")
+	}
+	return ""
+}
+
+// Region returns the region the backend's requests go to.
+func (b *Backend) Region() string { return b.region }
+
+// Location implements storage.Backend.
+func (b *Backend) Location() string { return b.loc }
+
+func (b *Backend) url(key string) string {
+	return "s3://" + b.bucket + "/" + b.root + key
+}
+
+// key maps a backend key to the object key.
+func (b *Backend) key(k string) (string, error) {
+	if k == "" || strings.HasPrefix(k, "/") {
+		return "", fmt.Errorf("invalid key %q: keys are non-empty and relative to %s", k, b.loc)
+	}
+	return b.root + k, nil
+}
+
+// List implements storage.Backend.
+func (b *Backend) List(ctx context.Context, prefix string, fn func(storage.ObjectInfo) error) error {
+	return storage.ListPages(ctx, b, prefix, fn)
+}
+
+// ListPage implements storage.Pager with one ListObjectsV2 request.
+func (b *Backend) ListPage(ctx context.Context, prefix, token string) ([]storage.ObjectInfo, string, error) {
+	in := &s3.ListObjectsV2Input{Bucket: aws.String(b.bucket), Prefix: aws.String(b.root + prefix)}
+	if token != "" {
+		in.ContinuationToken = aws.String(token)
+	}
+	if b.pageSize > 0 {
+		in.MaxKeys = aws.Int32(b.pageSize)
+	}
+	out, err := b.client.ListObjectsV2(ctx, in)
+	if err != nil {
+		return nil, "", b.fail("list", prefix, err)
+	}
+	page := make([]storage.ObjectInfo, 0, len(out.Contents))
+	for _, o := range out.Contents {
+		full := aws.ToString(o.Key)
+		key, ok := strings.CutPrefix(full, b.root)
+		// Keys ending in "/" are folder markers that consoles create, never data files.
+		if !ok || key == "" || strings.HasSuffix(key, "/") && aws.ToInt64(o.Size) == 0 {
+			continue
+		}
+		page = append(page, storage.ObjectInfo{
+			Key:     key,
+			Size:    aws.ToInt64(o.Size),
+			ModTime: aws.ToTime(o.LastModified).UTC(),
+			ETag:    quoteETag(aws.ToString(o.ETag)),
+		})
+	}
+	next := ""
+	if aws.ToBool(out.IsTruncated) {
+		next = aws.ToString(out.NextContinuationToken)
+		if next == "" {
+			return nil, "", fmt.Errorf("list %s: truncated listing without a continuation token", b.url(prefix))
+		}
+	}
+	return page, next, nil
+}
+
+// Stat implements storage.Backend. S3 answers HeadObject in a missing bucket with the same
+// bodiless 404 as for a missing key, so Stat reports ErrNotExist there too; List, ReadRange
+// and Delete name the missing bucket.
+func (b *Backend) Stat(ctx context.Context, key string) (storage.ObjectInfo, error) {
+	k, err := b.key(key)
+	if err != nil {
+		return storage.ObjectInfo{}, err
+	}
+	out, err := b.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(k)})
+	if err != nil {
+		return storage.ObjectInfo{}, b.fail("stat", key, err)
+	}
+	return storage.ObjectInfo{
+		Key:     key,
+		Size:    aws.ToInt64(out.ContentLength),
+		ModTime: aws.ToTime(out.LastModified).UTC(),
+		ETag:    quoteETag(aws.ToString(out.ETag)),
+	}, nil
+}
+
+// ReadRange implements storage.Backend with one GetObject request and an absolute byte range
+// (never a suffix range: S3-compatible stores disagree about those). n == 0 reads nothing and
+// sends no request.
+func (b *Backend) ReadRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
+	k, err := b.key(key)
+	if err != nil {
+		return nil, err
+	}
+	if off < 0 {
+		return nil, fmt.Errorf("read %s: negative offset %d", b.url(key), off)
+	}
+	if n == 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return io.NopCloser(bytes.NewReader(nil)), nil
+	}
+	rng := fmt.Sprintf("bytes=%d-", off)
+	if n > 0 {
+		rng = fmt.Sprintf("bytes=%d-%d", off, off+n-1)
+	}
+	out, err := b.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(k), Range: aws.String(rng)})
+	if err != nil {
+		// 416: the object exists and the range starts at or past its end (or it is empty).
+		if statusOf(err) == http.StatusRequestedRangeNotSatisfiable {
+			return io.NopCloser(bytes.NewReader(nil)), nil
+		}
+		return nil, b.fail("read", key, err)
+	}
+	return out.Body, nil
+}
+
+// Delete implements storage.Backend. A precondition is checked by S3 itself with If-Match on
+// the ETag (conditional deletes); a precondition without an ETag is checked against a
+// HeadObject first, and the delete then carries the ETag that HeadObject saw.
+func (b *Backend) Delete(ctx context.Context, key string, cond storage.Precondition) error {
+	k, err := b.key(key)
+	if err != nil {
+		return err
+	}
+	in := &s3.DeleteObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(k)}
+	if !cond.IsZero() {
+		etag := cond.ETag
+		if etag == "" {
+			cur, err := b.Stat(ctx, key)
+			if err != nil {
+				return fmt.Errorf("delete: %w", err)
+			}
+			if cond.Size != 0 && cur.Size != cond.Size {
+				return fmt.Errorf("delete %s: size is %d, not %d: %w", b.url(key), cur.Size, cond.Size, storage.ErrPreconditionFailed)
+			}
+			etag = cur.ETag
+		}
+		in.IfMatch = aws.String(etag)
+	}
+	if _, err := b.client.DeleteObject(ctx, in); err != nil {
+		err = b.fail("delete", key, err)
+		if cond.IsZero() && errors.Is(err, storage.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	return nil
+}
+
+// MaxBatchDelete implements storage.BatchDeleter.
+func (b *Backend) MaxBatchDelete() int { return MaxBatchDelete }
+
+// DeleteBatch implements storage.BatchDeleter with one DeleteObjects request carrying each
+// object's ETag as its precondition. Requests whose precondition has no ETag are deleted one
+// by one with Delete.
+func (b *Backend) DeleteBatch(ctx context.Context, reqs []storage.DeleteRequest) ([]storage.DeleteResult, error) {
+	if len(reqs) > MaxBatchDelete {
+		return nil, fmt.Errorf("delete batch in %s: %d keys, at most %d per request", b.loc, len(reqs), MaxBatchDelete)
+	}
+	res := make([]storage.DeleteResult, len(reqs))
+	if len(reqs) == 0 {
+		return res, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("delete batch in %s: %w", b.loc, err)
+	}
+	var objs []types.ObjectIdentifier
+	var batched []int
+	for i, r := range reqs {
+		res[i].Key = r.Key
+		k, err := b.key(r.Key)
+		switch {
+		case err != nil:
+			res[i].Err = err
+		case !r.Cond.IsZero() && r.Cond.ETag == "":
+			res[i].Err = b.Delete(ctx, r.Key, r.Cond)
+		default:
+			id := types.ObjectIdentifier{Key: aws.String(k)}
+			if r.Cond.ETag != "" {
+				id.ETag = aws.String(r.Cond.ETag)
+			}
+			objs = append(objs, id)
+			batched = append(batched, i)
+		}
+	}
+	if len(objs) == 0 {
+		return res, nil
+	}
+	out, err := b.client.DeleteObjects(ctx, &s3.DeleteObjectsInput{
+		Bucket: aws.String(b.bucket),
+		Delete: &types.Delete{Objects: objs, Quiet: aws.Bool(true)},
+	})
+	if err != nil {
+		return nil, b.fail("delete batch", "", err)
+	}
+	failed := make(map[string]types.Error, len(out.Errors))
+	for _, e := range out.Errors {
+		failed[aws.ToString(e.Key)] = e
+	}
+	for _, i := range batched {
+		e, ok := failed[b.root+reqs[i].Key]
+		if !ok {
+			continue
+		}
+		code, msg := aws.ToString(e.Code), aws.ToString(e.Message)
+		apiErr := fmt.Errorf("%s: %s", code, msg)
+		switch {
+		case code == "NoSuchKey" || code == "NotFound":
+			if !reqs[i].Cond.IsZero() {
+				res[i].Err = fmt.Errorf("delete %s: %w: %w", b.url(reqs[i].Key), storage.ErrNotExist, apiErr)
+			}
+		case code == "PreconditionFailed":
+			res[i].Err = fmt.Errorf("delete %s: %w: %w", b.url(reqs[i].Key), storage.ErrPreconditionFailed, apiErr)
+		case retryableCodes[code]:
+			res[i].Err = fmt.Errorf("delete %s: %w", b.url(reqs[i].Key), storage.Retryable(apiErr))
+		default:
+			res[i].Err = fmt.Errorf("delete %s: %w", b.url(reqs[i].Key), apiErr)
+		}
+	}
+	return res, nil
+}
+
+// retryableCodes are S3 error codes for throttling and transient server trouble.
+var retryableCodes = map[string]bool{
+	"SlowDown": true, "Throttling": true, "ThrottlingException": true, "RequestLimitExceeded": true,
+	"TooManyRequests": true, "RequestTimeout": true, "InternalError": true, "ServiceUnavailable": true,
+}
+
+func statusOf(err error) int {
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) {
+		return re.HTTPStatusCode()
+	}
+	return 0
+}
+
+// fail translates an SDK error: not found becomes storage.ErrNotExist, a failed If-Match
+// storage.ErrPreconditionFailed, and throttling, 5xx answers and dropped connections are
+// marked retryable.
+func (b *Backend) fail(op, key string, err error) error {
+	where := b.url(key)
+	if ctxErr := ctx(err); ctxErr != nil {
+		return fmt.Errorf("%s %s: %w", op, where, ctxErr)
+	}
+	code := ""
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		code = ae.ErrorCode()
+	}
+	status := statusOf(err)
+	err = storage.RedactError(err)
+	switch {
+	case code == "NoSuchBucket":
+		return fmt.Errorf("%s %s: bucket %q does not exist: %w", op, where, b.bucket, err)
+	case code == "NoSuchKey" || code == "NotFound" || status == http.StatusNotFound:
+		return fmt.Errorf("%s %s: %w: %w", op, where, storage.ErrNotExist, err)
+	case code == "PreconditionFailed" || status == http.StatusPreconditionFailed:
+		return fmt.Errorf("%s %s: %w: %w", op, where, storage.ErrPreconditionFailed, err)
+	case retryableCodes[code] || storage.RetryableStatus(status) || storage.IsTransientNetwork(err):
+		return fmt.Errorf("%s %s: %w", op, where, storage.Retryable(err))
+	}
+	return fmt.Errorf("%s %s: %w", op, where, err)
+}
+
+// ctx returns the context error err carries, if any.
+func ctx(err error) error {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return context.Canceled
+	case errors.Is(err, context.DeadlineExceeded):
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// quoteETag returns the ETag in its quoted form, as HTTP headers carry it.
+func quoteETag(e string) string {
+	if e == "" || strings.HasPrefix(e, `"`) || strings.HasPrefix(e, `W/"`) {
+		return e
+	}
+	return `"` + e + `"`
+}

@@ -191,7 +191,7 @@ func resolveDatabricksTable(ctx context.Context, f *Factory, t *TargetOptions, a
 		}
 		cfg.Credentials = get
 	}
-	b, err := f.Registry().OpenLocation(ctx, loc, cfg)
+	b, err := f.OpenStorageWith(ctx, rootURL, cfg)
 	if err != nil {
 		return nil, err
 	}

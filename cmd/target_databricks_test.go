@@ -3,9 +3,15 @@ package cmd
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/zbrecover/zbrecover/databricks"
@@ -13,6 +19,7 @@ import (
 	"github.com/zbrecover/zbrecover/internal/iostreams"
 	"github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/storage"
+	"github.com/zbrecover/zbrecover/storage/s3/s3test"
 )
 
 const ucToken = "dapi00000000000000000000000000000001"
@@ -153,5 +160,75 @@ func TestResolveTableNoHost(t *testing.T) {
 	_, err := f.openTarget(context.Background(), &TargetOptions{Table: "main.sales.orders"}, "READ")
 	if !errors.Is(err, databricks.ErrConfig) || !strings.Contains(err.Error(), "DATABRICKS_HOST") || strings.Contains(err.Error(), ucToken) {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// akidRecorder forwards to the S3 emulator and records the access key id of each request's
+// SigV4 Authorization header.
+type akidRecorder struct {
+	next  http.Handler
+	mu    sync.Mutex
+	akids map[string]int
+}
+
+var akidRE = regexp.MustCompile(`Credential=([^/]+)/`)
+
+func (a *akidRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a.mu.Lock()
+	if m := akidRE.FindStringSubmatch(r.Header.Get("Authorization")); m != nil {
+		a.akids[m[1]]++
+	} else {
+		a.akids["(unsigned)"]++
+	}
+	a.mu.Unlock()
+	a.next.ServeHTTP(w, r)
+}
+
+func TestResolveTableVendedS3(t *testing.T) {
+	srv := databricksEnv(t)
+	s3srv := s3test.NewServer(t)
+	if err := s3srv.Put("tables/orders/_zerobus/table_rejected_parquets/f1.parquet", []byte("PAR1-data-PAR1")); err != nil {
+		t.Fatal(err)
+	}
+	target, _ := url.Parse(s3srv.URL)
+	rec := &akidRecorder{next: httputil.NewSingleHostReverseProxy(target), akids: map[string]int{}}
+	proxy := httptest.NewServer(rec)
+	defer proxy.Close()
+
+	tbl := srv.AddTable(uctest.Table{Catalog: "main", Schema: "sales", Name: "orders", StorageLocation: s3srv.URLFor("tables/orders")})
+	const vendedSecret = "vended-secret-access-key-0001"
+	srv.SetCredentials("main.sales.orders", uctest.Credentials{
+		AWSAccessKeyID: "AKIAVENDEDBYUC", AWSSecretAccessKey: vendedSecret, AWSSessionToken: "vended-session-token-0001",
+	})
+	f, errOut := wiredFactory(t, "-vv", "--s3-endpoint", proxy.URL, "--s3-region", s3test.Region)
+	ctx := context.Background()
+	rt, err := f.openTarget(ctx, &TargetOptions{Table: "main.sales.orders"}, "READ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	if err := rt.Root.List(ctx, "_zerobus/table_rejected_parquets/", func(o storage.ObjectInfo) error {
+		keys = append(keys, o.Key)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 1 {
+		t.Fatalf("listed %v", keys)
+	}
+	data, err := storage.ReadAll(ctx, rt.Root, keys[0], 0, -1)
+	if err != nil || string(data) != "PAR1-data-PAR1" {
+		t.Fatalf("read %q, %v", data, err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.akids) != 1 || rec.akids["AKIAVENDEDBYUC"] == 0 {
+		t.Errorf("requests signed with %v, want only the vended key", rec.akids)
+	}
+	if n := srv.VendCount(tbl.TableID); n != 1 {
+		t.Errorf("vended %d times, want 1", n)
+	}
+	if log := errOut(); strings.Contains(log, vendedSecret) || strings.Contains(log, ucToken) || !strings.Contains(log, "credential vending") {
+		t.Errorf("-vv log leaks a secret or does not say vending was chosen:\n%s", log)
 	}
 }

@@ -132,6 +132,9 @@ Zerobus both published and parked can end up twice. Nothing is deleted unless ve
 	root.AddCommand(
 		NewCmdVersion(f),
 		NewCmdLs(f, nil),
+		NewCmdInspect(f, nil),
+		NewCmdPreview(f, nil),
+		NewCmdSchema(f, nil),
 	)
 	for _, add := range extraCommands {
 		root.AddCommand(add(f))

@@ -78,7 +78,10 @@ type Field struct {
 	// (delta.columnMapping.physicalName / .id), empty / 0 without column mapping.
 	PhysicalName string
 	ID           int64
-	// Metadata is the field's raw metadata (Delta schemaString), for round trips.
+	// Comment is the column comment (Delta metadata "comment", DESCRIBE "comment").
+	Comment string
+	// Metadata is the field's raw metadata (Delta schemaString), for round trips. Numbers are
+	// json.Number so that they marshal back unchanged.
 	Metadata map[string]any
 	// NullCount is the number of nulls the Parquet footer statistics report across all row
 	// groups, meaningful only when NullCountKnown (fields read from a file).

@@ -151,7 +151,8 @@ func Parse(raw string) (Location, error) {
 			return Location{}, fmt.Errorf("storage URL %q: host must be <account>.dfs.<cloud suffix> or <account>.blob.<cloud suffix>", Redact(raw))
 		}
 		loc.Scheme, loc.Bucket, loc.Account, loc.BlobHost, loc.Path = "az", u.User.Username(), account, account+"."+suffix, p
-		loc.Original = strings.TrimSuffix(scheme, "s") + "s"
+		// abfs:// and wasb:// name the same stores as their TLS forms, which are what we use.
+		loc.Original = map[string]string{"abfs": "abfss", "abfss": "abfss", "wasb": "wasbs", "wasbs": "wasbs"}[scheme]
 	default:
 		return Location{}, fmt.Errorf("unsupported storage location %q: unknown scheme %q; use %s", Redact(raw), u.Scheme, SupportedSchemes)
 	}

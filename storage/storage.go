@@ -7,11 +7,21 @@
 // How to add a backend:
 //
 //  1. Create a package under storage/ (storage/foo) with a type that implements Backend, and
-//     optionally BatchDeleter.
+//     optionally BatchDeleter (one request deletes many objects) and Pager (one request per
+//     list page; List is then ListPages over it, and the decorators act per page).
 //  2. Translate the SDK's "not found" into ErrNotExist and its "precondition failed" into
-//     ErrPreconditionFailed (wrap them with %w, keep the SDK error for the message).
-//  3. Write a Factory (Scheme names and Open) and register it in storage/all.
-//  4. Run storagetest.Run against it in the package's tests, with a local emulator.
+//     ErrPreconditionFailed (wrap them with %w, keep the SDK error for the message), mark
+//     throttling, 5xx answers and dropped connections with Retryable, and pass SDK error
+//     texts through RedactError.
+//  3. Honour Config: Credentials (refreshed before they expire), Transport, PageSize,
+//     MaxAttempts and the endpoint override that points the SDK at an emulator.
+//  4. Write a Factory (Scheme names and Open) and register it in storage/all.
+//  5. Run storagetest.Run against it in the package's tests, with a local emulator, and put
+//     the emulator's setup in a fooTest helper package that other packages' tests can use
+//     (see s3/s3test, gcs/gcstest, azure/azuretest).
+//
+// Cross-cutting behaviour comes from decorators that keep the optional interfaces of the
+// backend they wrap: WithLimit, WithRetry, WithCounting, WithLatency and DryRun.
 package storage
 
 import (

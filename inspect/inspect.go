@@ -1,0 +1,460 @@
+// Package inspect lists the Zerobus fallback Parquet files under a table root, reads their
+// footers with one ranged request each, maps their schemas onto Spark types, groups the files
+// by schema, and previews their first rows.
+//
+// Every call into the Parquet library runs under panic containment: a corrupt or truncated
+// file becomes an unreadable entry with its error, never a crash.
+package inspect
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/zbrecover/zbrecover/schemadiff"
+	"github.com/zbrecover/zbrecover/storage"
+)
+
+// FallbackPrefix is where Zerobus writes the Parquet files it could not commit, relative to
+// the table's storage root.
+const FallbackPrefix = "_zerobus/table_rejected_parquets/"
+
+// DefaultConcurrency is the default number of footers read at once.
+const DefaultConcurrency = 64
+
+// Options configure Run and Stream.
+type Options struct {
+	// Concurrency is the most footer reads in flight; 0 means DefaultConcurrency.
+	Concurrency int
+	// Prefix is the fallback folder relative to the backend root; "" means FallbackPrefix.
+	Prefix string
+	// TailSize is how many bytes the footer read fetches from the end of each file; 0 means
+	// DefaultTailSize.
+	TailSize int64
+	// Progress, when set, is called after listing finds a file, after each footer, and when
+	// listing ends; never concurrently.
+	Progress func(Progress)
+}
+
+func (o Options) prefix() string {
+	p := o.Prefix
+	if p == "" {
+		p = FallbackPrefix
+	}
+	if !strings.HasSuffix(p, "/") {
+		p += "/"
+	}
+	return strings.TrimPrefix(p, "/")
+}
+
+// Progress is a snapshot of a run for progress bars.
+type Progress struct {
+	Listed      int   // Parquet files found so far
+	ListedBytes int64 // their total size
+	ListingDone bool  // listing has finished: Listed and ListedBytes are final
+	Done        int   // footers read (or failed)
+	DoneBytes   int64 // total size of those files
+}
+
+// KV is one footer key-value metadata entry.
+type KV struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// File is what inspect learned about one Parquet file.
+type File struct {
+	// Key is relative to the fallback prefix ("part-1.parquet", "2024/05/part-2.parquet").
+	Key        string    `json:"key"`
+	Size       int64     `json:"size"`
+	Rows       int64     `json:"rows"`
+	RowGroups  int       `json:"row_groups"`
+	Modified   time.Time `json:"modified"`
+	ETag       string    `json:"etag,omitempty"`
+	Generation int64     `json:"generation,omitempty"`
+	SchemaID   string    `json:"schema_id,omitempty"`
+	CreatedBy  string    `json:"created_by,omitempty"`
+	KeyValue   []KV      `json:"key_value,omitempty"`
+	// FooterBytes is the thrift footer's length.
+	FooterBytes int64 `json:"footer_bytes,omitempty"`
+	// Error is set for an unreadable file; the other footer fields are then zero.
+	Error string `json:"error,omitempty"`
+}
+
+// Unreadable reports whether the file's footer could not be read or understood.
+func (f File) Unreadable() bool { return f.Error != "" }
+
+// Object returns the storage identity of the file, with its key relative to the backend root.
+func (f File) Object(prefix string) storage.ObjectInfo {
+	return storage.ObjectInfo{Key: prefix + f.Key, Size: f.Size, ModTime: f.Modified, ETag: f.ETag, Generation: f.Generation}
+}
+
+// FileResult is one file as Stream delivers it: the report entry and, for a readable file,
+// its Spark schema with footer null counts.
+type FileResult struct {
+	File
+	Schema schemadiff.Schema
+	Err    error
+}
+
+// Column is one top-level column of a group's schema.
+type Column struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Nullable bool   `json:"nullable"`
+	// NullCount is the number of nulls across the group's files from footer statistics;
+	// absent when some file or row group does not report it.
+	NullCount *int64 `json:"null_count,omitempty"`
+}
+
+// Group is a set of files with the same schema.
+type Group struct {
+	SchemaID      string    `json:"schema_id"`
+	Files         int       `json:"files"`
+	Rows          int64     `json:"rows"`
+	Bytes         int64     `json:"bytes"`
+	FirstModified time.Time `json:"first_modified"`
+	LastModified  time.Time `json:"last_modified"`
+	// FirstFile is the group's first key in key order, a handy preview target.
+	FirstFile string   `json:"first_file"`
+	Columns   []Column `json:"columns"`
+	// Schema is the group's Spark schema; each top-level field's NullCount is the sum over
+	// the group's files, known only when known for every file.
+	Schema schemadiff.Schema `json:"-"`
+	// The schema diff against the target table (per-column changes and a verdict) is added
+	// to each group by the caller that knows the table.
+}
+
+// Totals sums up a run.
+type Totals struct {
+	Files        int   `json:"files"` // Parquet files, readable or not
+	Rows         int64 `json:"rows"`  // rows of the readable ones
+	Bytes        int64 `json:"bytes"` // size of all Parquet files
+	Unreadable   int   `json:"unreadable"`
+	OtherObjects int   `json:"other_objects"` // hidden objects and non-Parquet names, not read
+	OtherBytes   int64 `json:"other_bytes"`
+	Groups       int   `json:"groups"`
+}
+
+// Report is the result of Run.
+type Report struct {
+	Root   string  `json:"root"`   // the table root, secrets redacted
+	Prefix string  `json:"prefix"` // the fallback folder under it
+	Files  []File  `json:"files"`  // in key order
+	Groups []Group `json:"groups"` // by first modification, then schema id
+	Totals Totals  `json:"totals"`
+}
+
+// Group returns the group with the given schema id (or unique id prefix), or nil.
+func (r *Report) Group(id string) *Group {
+	var found *Group
+	for i := range r.Groups {
+		if r.Groups[i].SchemaID == id {
+			return &r.Groups[i]
+		}
+		if id != "" && strings.HasPrefix(r.Groups[i].SchemaID, id) {
+			if found != nil {
+				return nil
+			}
+			found = &r.Groups[i]
+		}
+	}
+	return found
+}
+
+// GroupFiles returns the readable files of a group, in key order.
+func (r *Report) GroupFiles(id string) []File {
+	var out []File
+	for _, f := range r.Files {
+		if f.SchemaID == id && !f.Unreadable() {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Unreadable returns the unreadable files, in key order.
+func (r *Report) Unreadable() []File {
+	var out []File
+	for _, f := range r.Files {
+		if f.Unreadable() {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Classify tells what inspect does with a key relative to the fallback prefix: "parquet" for a
+// file it reads, "other" for everything else (non-Parquet names, and names or folders starting
+// with "_" or ".", which Spark treats as hidden).
+func Classify(rel string) string {
+	for _, part := range strings.Split(rel, "/") {
+		if strings.HasPrefix(part, "_") || strings.HasPrefix(part, ".") {
+			return "other"
+		}
+	}
+	if strings.HasSuffix(rel, ".parquet") {
+		return "parquet"
+	}
+	return "other"
+}
+
+// Stream lists the fallback folder and reads the footer of every Parquet file with bounded
+// concurrency, calling fn once per file as soon as its footer is read, in completion order and
+// never concurrently. It returns the listing totals (files, bytes, other objects; not rows,
+// unreadable or groups). A listing error or fn's error stops the run and is returned; a file
+// whose footer cannot be read or understood is delivered with Err set instead.
+//
+// Memory does not grow with the number of files beyond the listing's small per-file records
+// queued for the readers: no footer buffer is kept after parsing.
+func Stream(ctx context.Context, b storage.Backend, opts Options, fn func(FileResult) error) (Totals, error) {
+	prefix := opts.prefix()
+	conc := opts.Concurrency
+	if conc <= 0 {
+		conc = DefaultConcurrency
+	}
+	tailSize := opts.TailSize
+	if tailSize <= 0 {
+		tailSize = DefaultTailSize
+	}
+
+	var (
+		mu     sync.Mutex // guards tot, prog and calls to fn and Progress
+		tot    Totals
+		prog   Progress
+		intern = newInterner()
+	)
+	report := func() {
+		if opts.Progress != nil {
+			opts.Progress(prog)
+		}
+	}
+
+	g, gctx := errgroup.WithContext(ctx)
+	work := make(chan storage.ObjectInfo, 1024)
+	g.Go(func() error {
+		defer close(work)
+		err := b.List(gctx, prefix, func(o storage.ObjectInfo) error {
+			rel := strings.TrimPrefix(o.Key, prefix)
+			if Classify(rel) != "parquet" {
+				mu.Lock()
+				tot.OtherObjects++
+				tot.OtherBytes += o.Size
+				mu.Unlock()
+				return nil
+			}
+			mu.Lock()
+			tot.Files++
+			tot.Bytes += o.Size
+			prog.Listed++
+			prog.ListedBytes += o.Size
+			report()
+			mu.Unlock()
+			select {
+			case work <- o:
+				return nil
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+		})
+		mu.Lock()
+		prog.ListingDone = true
+		report()
+		mu.Unlock()
+		return err
+	})
+	for i := 0; i < conc; i++ {
+		g.Go(func() error {
+			for o := range work {
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+				res := inspectFile(gctx, b, o, prefix, tailSize, intern)
+				if res.Err != nil && gctx.Err() != nil {
+					// Cancellation, not a bad file.
+					return gctx.Err()
+				}
+				mu.Lock()
+				err := fn(res)
+				prog.Done++
+				prog.DoneBytes += o.Size
+				report()
+				mu.Unlock()
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			return tot, errors.Join(ctx.Err(), err)
+		}
+		return tot, err
+	}
+	return tot, nil
+}
+
+// inspectFile reads one file's footer and turns it into a result.
+func inspectFile(ctx context.Context, b storage.Backend, o storage.ObjectInfo, prefix string, tailSize int64, intern *interner) FileResult {
+	res := FileResult{File: File{
+		Key:        strings.TrimPrefix(o.Key, prefix),
+		Size:       o.Size,
+		Modified:   o.ModTime.UTC(),
+		ETag:       o.ETag,
+		Generation: o.Generation,
+	}}
+	fail := func(err error) FileResult {
+		res.Err = err
+		res.Error = err.Error()
+		return res
+	}
+	ft, err := readFooter(ctx, b, o.Key, o.Size, tailSize)
+	if err != nil {
+		return fail(err)
+	}
+	ff, err := extract(ft.md)
+	if err != nil {
+		return fail(err)
+	}
+	res.Rows = ff.rows
+	res.RowGroups = ff.rowGroups
+	res.FooterBytes = ft.length
+	res.CreatedBy = intern.get(ff.createdBy)
+	for _, kv := range ff.keyValue {
+		res.KeyValue = append(res.KeyValue, KV{Key: intern.get(kv.Key), Value: intern.get(kv.Value)})
+	}
+	res.Schema = ff.schema
+	res.SchemaID = intern.get(SchemaID(ff.schema))
+	return res
+}
+
+// interner shares the strings that repeat across files (created_by, key-value metadata,
+// schema ids), so that many files from one writer cost one copy.
+type interner struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func newInterner() *interner { return &interner{m: make(map[string]string)} }
+
+func (in *interner) get(s string) string {
+	if s == "" {
+		return ""
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if v, ok := in.m[s]; ok {
+		return v
+	}
+	s = strings.Clone(s)
+	in.m[s] = s
+	return s
+}
+
+// Run lists and reads every fallback file under b (rooted at the table root), groups the
+// readable files by schema and returns the report. Unreadable files are in the report with
+// their error; Run itself fails only when listing fails or ctx ends.
+func Run(ctx context.Context, b storage.Backend, opts Options) (*Report, error) {
+	var (
+		files  []File
+		groups = map[string]*groupAcc{}
+	)
+	tot, err := Stream(ctx, b, opts, func(r FileResult) error {
+		files = append(files, r.File)
+		if r.Err != nil {
+			return nil
+		}
+		acc, ok := groups[r.SchemaID]
+		if !ok {
+			acc = &groupAcc{Group: Group{SchemaID: r.SchemaID, Schema: r.Schema}}
+			groups[r.SchemaID] = acc
+		} else {
+			acc.addNullCounts(r.Schema)
+		}
+		acc.add(r.File)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Root: b.Location(), Prefix: opts.prefix(), Files: files, Totals: tot}
+	if rep.Files == nil {
+		rep.Files = []File{}
+	}
+	sort.Slice(rep.Files, func(i, j int) bool { return rep.Files[i].Key < rep.Files[j].Key })
+	for _, f := range rep.Files {
+		if f.Unreadable() {
+			rep.Totals.Unreadable++
+		} else {
+			rep.Totals.Rows += f.Rows
+		}
+	}
+	rep.Groups = make([]Group, 0, len(groups))
+	for _, acc := range groups {
+		rep.Groups = append(rep.Groups, acc.finish())
+	}
+	sort.Slice(rep.Groups, func(i, j int) bool {
+		a, b := rep.Groups[i], rep.Groups[j]
+		if !a.FirstModified.Equal(b.FirstModified) {
+			return a.FirstModified.Before(b.FirstModified)
+		}
+		return a.SchemaID < b.SchemaID
+	})
+	rep.Totals.Groups = len(rep.Groups)
+	return rep, nil
+}
+
+type groupAcc struct {
+	Group
+}
+
+func (g *groupAcc) add(f File) {
+	if g.Files == 0 || f.Modified.Before(g.FirstModified) {
+		g.FirstModified = f.Modified
+	}
+	if g.Files == 0 || f.Modified.After(g.LastModified) {
+		g.LastModified = f.Modified
+	}
+	if g.Files == 0 || f.Key < g.FirstFile {
+		g.FirstFile = f.Key
+	}
+	g.Files++
+	g.Rows += f.Rows
+	g.Bytes += f.Size
+}
+
+// addNullCounts adds another file's top-level null counts (same schema, so same fields).
+func (g *groupAcc) addNullCounts(s schemadiff.Schema) {
+	for i := range g.Schema.Fields {
+		if i >= len(s.Fields) {
+			return
+		}
+		f, o := &g.Schema.Fields[i], s.Fields[i]
+		if f.NullCountKnown && o.NullCountKnown {
+			f.NullCount += o.NullCount
+		} else {
+			f.NullCount, f.NullCountKnown = 0, false
+		}
+	}
+}
+
+func (g *groupAcc) finish() Group {
+	out := g.Group
+	out.Columns = make([]Column, len(out.Schema.Fields))
+	for i, f := range out.Schema.Fields {
+		c := Column{Name: f.Name, Type: f.Type.String(), Nullable: f.Nullable}
+		if f.NullCountKnown {
+			n := f.NullCount
+			c.NullCount = &n
+		}
+		out.Columns[i] = c
+	}
+	return out
+}

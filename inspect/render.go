@@ -1,0 +1,118 @@
+package inspect
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+)
+
+// WriteJSON writes the report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteText writes the report for a human: totals, one line per schema group, the unreadable
+// files with their errors, and each group's columns. Times are RFC3339 in UTC.
+func (r *Report) WriteText(w io.Writer) error {
+	ew := &errWriter{w: w}
+	t := r.Totals
+	ew.printf("Root:    %s\n", r.Root)
+	ew.printf("Folder:  %s\n", r.Prefix)
+	ew.printf("Files:   %d Parquet files, %d rows, %s", t.Files, t.Rows, HumanBytes(t.Bytes))
+	if t.Unreadable > 0 {
+		ew.printf(", %d unreadable", t.Unreadable)
+	}
+	ew.printf("\n")
+	if t.OtherObjects > 0 {
+		ew.printf("Other:   %s not read (hidden or not .parquet), %s\n", plural(t.OtherObjects, "object"), HumanBytes(t.OtherBytes))
+	}
+	if t.Files == 0 {
+		ew.printf("\nNo fallback Parquet files: nothing to recover.\n")
+		return ew.err
+	}
+	if len(r.Groups) > 0 {
+		ew.printf("\nSchema groups: %d\n", len(r.Groups))
+		tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "  SCHEMA\tFILES\tROWS\tBYTES\tFIRST MODIFIED\tLAST MODIFIED\n")
+		for _, g := range r.Groups {
+			fmt.Fprintf(tw, "  %s\t%d\t%d\t%s\t%s\t%s\n", g.SchemaID, g.Files, g.Rows, HumanBytes(g.Bytes),
+				rfc3339(g.FirstModified), rfc3339(g.LastModified))
+		}
+		tw.Flush()
+	}
+	if bad := r.Unreadable(); len(bad) > 0 {
+		ew.printf("\nUnreadable files: %d\n", len(bad))
+		for _, f := range bad {
+			ew.printf("  %s (%s): %s\n", f.Key, HumanBytes(f.Size), f.Error)
+		}
+	}
+	for _, g := range r.Groups {
+		ew.printf("\nSchema %s (%s, first: %s)\n", g.SchemaID, plural(g.Files, "file"), g.FirstFile)
+		tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
+		for _, c := range g.Columns {
+			null := "NOT NULL"
+			if c.Nullable {
+				null = "NULL"
+				if c.NullCount != nil {
+					null += " (" + strconv.FormatInt(*c.NullCount, 10) + " nulls)"
+				} else {
+					null += " (null count unknown)"
+				}
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Name, c.Type, null)
+		}
+		tw.Flush()
+	}
+	return ew.err
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
+
+func rfc3339(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// HumanBytes formats a size with binary units: "812 B", "1.5 KiB", "3.2 GiB".
+func HumanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 5; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	fmt.Fprintf(e, format, args...)
+}

@@ -1,0 +1,711 @@
+package schemadiff
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+//go:generate go run golang.org/x/tools/cmd/stringer -type=ChangeKind,Verdict -linecomment
+
+// Verdict is what COPY INTO with mergeSchema = false does with a file given one change (or,
+// for a group, the worst of its changes).
+type Verdict int
+
+// Verdicts, from harmless to blocking. Their order matters: Worst takes the maximum.
+const (
+	OK        Verdict = iota // ok
+	NeedsCast                // needs-cast
+	Blocks                   // blocks
+)
+
+// MarshalText implements encoding.TextMarshaler ("ok", "needs-cast", "blocks").
+func (v Verdict) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (v *Verdict) UnmarshalText(b []byte) error {
+	for _, c := range []Verdict{OK, NeedsCast, Blocks} {
+		if string(b) == c.String() {
+			*v = c
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown verdict %q", b)
+}
+
+// Worst returns the worst verdict of changes: OK for none.
+func Worst(changes []Change) Verdict {
+	v := OK
+	for _, c := range changes {
+		v = max(v, c.Verdict())
+	}
+	return v
+}
+
+// Blocking returns the changes that block the load.
+func Blocking(changes []Change) []Change {
+	var out []Change
+	for _, c := range changes {
+		if c.Verdict() == Blocks {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// ChangeKind names the kind of a Change.
+type ChangeKind int
+
+// The kinds of change, one per Change type.
+const (
+	KindMissingInFile      ChangeKind = iota + 1 // missing_in_file
+	KindExtraInFile                              // extra_in_file
+	KindTypeChanged                              // type_changed
+	KindNullabilityChanged                       // nullability_changed
+	KindLikelyRename                             // likely_rename
+	KindRenamed                                  // renamed
+	KindCaseDiffers                              // case_differs
+)
+
+// MarshalText implements encoding.TextMarshaler.
+func (k ChangeKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// Path locates a column or a nested member: column names, struct member names, and the steps
+// "element" (array element), "key" and "value" (map key and value).
+type Path []string
+
+// String renders the path with dots, backquoting names that are not plain identifiers:
+// a.b.element.c, `my col`.x.
+func (p Path) String() string {
+	parts := make([]string, len(p))
+	for i, s := range p {
+		parts[i] = QuoteIdentIfNeeded(s)
+	}
+	return strings.Join(parts, ".")
+}
+
+// SQL renders the path as ALTER TABLE … ADD COLUMNS and ALTER COLUMN take nested names, every
+// part backquoted: `a`.`b`.`element`.`c`.
+func (p Path) SQL() string {
+	parts := make([]string, len(p))
+	for i, s := range p {
+		parts[i] = QuoteIdent(s)
+	}
+	return strings.Join(parts, ".")
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (p Path) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+func (p Path) child(name string) Path {
+	out := make(Path, len(p), len(p)+1)
+	copy(out, p)
+	return append(out, name)
+}
+
+// Change is one difference between a file's schema and the table's, with what COPY INTO does
+// about it. The set of changes is closed: MissingInFile, ExtraInFile, TypeChanged,
+// NullabilityChanged, LikelyRename, Renamed and CaseDiffers.
+type Change interface {
+	Kind() ChangeKind
+	// Where is the path of the change in the table's terms (logical names); for a column only
+	// in the file, its path in the file.
+	Where() Path
+	// Verdict says whether the change blocks the load, needs a projection, or is harmless.
+	Verdict() Verdict
+	// Reason explains the change and the verdict in an operator's words.
+	Reason() string
+	change()
+}
+
+// top is the top-level column a change belongs to, in the file and in the table (either may
+// be nil). Suggest uses it to build one projection per column.
+type top struct {
+	file, table *Field
+	physical    bool // matched by physical names (Diff's setting)
+	renames     bool // likely renames guessed (Diff's setting)
+}
+
+func ref(f Field) *Field { return &f }
+
+// MissingInFile is a table column (or struct member) that the file lacks. COPY INTO fills it
+// with NULL, which fails for a NOT NULL column.
+type MissingInFile struct {
+	Path  Path
+	Table Field
+	top   top
+}
+
+// ExtraInFile is a file column (or struct member) the table does not have. COPY INTO with
+// mergeSchema = false rejects the file.
+type ExtraInFile struct {
+	Path Path
+	File Field
+	top  top
+}
+
+// TypeChanged is a column whose type differs. Widening is true when every file value fits the
+// table type exactly (int → bigint, float → double, decimal widening, …): the load then needs
+// a CAST projection. Otherwise the change blocks.
+type TypeChanged struct {
+	Path        Path
+	File, Table Type
+	Widening    bool
+	top         top
+}
+
+// NullabilityChanged is a column, array element or map value that may be NULL in the file and
+// is NOT NULL in the table. It is harmless only when the file's footer statistics prove that
+// there are no NULLs (NullCountKnown and NullCount == 0).
+type NullabilityChanged struct {
+	Path           Path
+	NullCount      int64
+	NullCountKnown bool
+	top            top
+}
+
+// LikelyRename is a column only in the file and a column of the same type only in the table:
+// probably a rename. It blocks (COPY INTO rejects the file's column and would leave the
+// table's NULL); the suggested projection "old AS new" is for the operator to confirm.
+type LikelyRename struct {
+	Path        Path // in the table
+	FilePath    Path
+	File, Table Field
+	top         top
+}
+
+// Renamed is a column the file stores under its Delta column-mapping physical name. The match
+// is exact, but COPY INTO resolves columns by name, so the load needs the projection
+// "physical AS logical".
+type Renamed struct {
+	Path     Path // in the table
+	FilePath Path
+	top      top
+}
+
+// CaseDiffers is a column whose name differs only by case. Spark resolves names
+// case-insensitively, so it is harmless.
+type CaseDiffers struct {
+	Path     Path // in the table
+	FilePath Path
+}
+
+func (MissingInFile) change()      {}
+func (ExtraInFile) change()        {}
+func (TypeChanged) change()        {}
+func (NullabilityChanged) change() {}
+func (LikelyRename) change()       {}
+func (Renamed) change()            {}
+func (CaseDiffers) change()        {}
+
+// Kind implements Change.
+func (MissingInFile) Kind() ChangeKind      { return KindMissingInFile }
+func (ExtraInFile) Kind() ChangeKind        { return KindExtraInFile }
+func (TypeChanged) Kind() ChangeKind        { return KindTypeChanged }
+func (NullabilityChanged) Kind() ChangeKind { return KindNullabilityChanged }
+func (LikelyRename) Kind() ChangeKind       { return KindLikelyRename }
+func (Renamed) Kind() ChangeKind            { return KindRenamed }
+func (CaseDiffers) Kind() ChangeKind        { return KindCaseDiffers }
+
+// Where implements Change.
+func (c MissingInFile) Where() Path      { return c.Path }
+func (c ExtraInFile) Where() Path        { return c.Path }
+func (c TypeChanged) Where() Path        { return c.Path }
+func (c NullabilityChanged) Where() Path { return c.Path }
+func (c LikelyRename) Where() Path       { return c.Path }
+func (c Renamed) Where() Path            { return c.Path }
+func (c CaseDiffers) Where() Path        { return c.Path }
+
+// Verdict implements Change.
+func (c MissingInFile) Verdict() Verdict {
+	if c.Table.Nullable {
+		return OK
+	}
+	return Blocks
+}
+
+// Verdict implements Change.
+func (ExtraInFile) Verdict() Verdict { return Blocks }
+
+// Verdict implements Change.
+func (c TypeChanged) Verdict() Verdict {
+	if c.Widening {
+		return NeedsCast
+	}
+	return Blocks
+}
+
+// Verdict implements Change.
+func (c NullabilityChanged) Verdict() Verdict {
+	if c.NullCountKnown && c.NullCount == 0 {
+		return OK
+	}
+	return Blocks
+}
+
+// Verdict implements Change.
+func (LikelyRename) Verdict() Verdict { return Blocks }
+
+// Verdict implements Change.
+func (Renamed) Verdict() Verdict { return NeedsCast }
+
+// Verdict implements Change.
+func (CaseDiffers) Verdict() Verdict { return OK }
+
+func what(p Path) string {
+	if len(p) == 0 {
+		return "the column"
+	}
+	switch p[len(p)-1] {
+	case "element":
+		return "the elements of " + p[:len(p)-1].String()
+	case "key":
+		return "the keys of " + p[:len(p)-1].String()
+	case "value":
+		return "the values of " + p[:len(p)-1].String()
+	}
+	if len(p) == 1 {
+		return "column " + p.String()
+	}
+	return "member " + p.String()
+}
+
+func fieldDesc(f Field) string {
+	s := f.Type.String()
+	if !f.Nullable {
+		s += " NOT NULL"
+	}
+	return s
+}
+
+// Reason implements Change.
+func (c MissingInFile) Reason() string {
+	if c.Table.Nullable {
+		return fmt.Sprintf("%s (%s) is in the table but not in the file: COPY INTO fills it with NULL", what(c.Path), fieldDesc(c.Table))
+	}
+	return fmt.Sprintf("%s (%s) is in the table but not in the file: COPY INTO would write NULL into a NOT NULL column and fail (SQLSTATE 23502)", what(c.Path), fieldDesc(c.Table))
+}
+
+// Reason implements Change.
+func (c ExtraInFile) Reason() string {
+	return fmt.Sprintf("%s (%s) is in the file but not in the table: COPY INTO with mergeSchema = false rejects the file (DELTA_METADATA_MISMATCH)", what(c.Path), fieldDesc(c.File))
+}
+
+// Reason implements Change.
+func (c TypeChanged) Reason() string {
+	w := what(c.Path)
+	switch {
+	case c.Widening:
+		return fmt.Sprintf("%s is %s in the file and %s in the table: every value fits, but COPY INTO is not documented to cast implicitly; load through CAST(… AS %s) or confirm with VALIDATE", w, c.File, c.Table, c.Table.SQL())
+	case isTimestamp(c.File.Kind) && isTimestamp(c.Table.Kind):
+		return fmt.Sprintf("%s is %s in the file and %s in the table: a UTC instant and a local date-time without time zone are different values; convert explicitly, stating the time zone", w, tsDesc(c.File.Kind), tsDesc(c.Table.Kind))
+	case c.File.Kind == c.Table.Kind && c.File.Kind == Decimal:
+		return fmt.Sprintf("%s is %s in the file and %s in the table: values may not fit (fewer integer digits or a smaller scale); COPY INTO rejects the file", w, c.File, c.Table)
+	case narrowing(c.File, c.Table):
+		return fmt.Sprintf("%s is %s in the file and %s in the table: values may not fit (narrowing); COPY INTO rejects the file", w, c.File, c.Table)
+	}
+	return fmt.Sprintf("%s is %s in the file and %s in the table: incompatible types; COPY INTO rejects the file", w, c.File, c.Table)
+}
+
+func isTimestamp(k Kind) bool { return k == Timestamp || k == TimestampNTZ }
+
+func tsDesc(k Kind) string {
+	if k == Timestamp {
+		return "timestamp (UTC instant)"
+	}
+	return "timestamp_ntz (local date-time)"
+}
+
+// narrowing reports whether the table type is narrower than the file type in the same family.
+func narrowing(file, table Type) bool { return CanWiden(table, file) }
+
+// Reason implements Change.
+func (c NullabilityChanged) Reason() string {
+	var subject string
+	switch w := what(c.Path); {
+	case strings.HasPrefix(w, "the elements of"), strings.HasPrefix(w, "the values of"):
+		subject = w + " may be NULL in the file and are NOT NULL in the table"
+	default:
+		subject = w + " is nullable in the file and NOT NULL in the table"
+	}
+	switch {
+	case c.NullCountKnown && c.NullCount == 0:
+		return subject + ": the file's statistics show no NULLs, so the load passes"
+	case c.NullCountKnown:
+		return fmt.Sprintf("%s: the file's statistics show %d NULLs, which COPY INTO rejects (SQLSTATE 23502)", subject, c.NullCount)
+	}
+	return subject + ": the file has no NULL-count statistics for it, so NULLs cannot be ruled out"
+}
+
+// Reason implements Change.
+func (c LikelyRename) Reason() string {
+	return fmt.Sprintf("column %s (%s) is only in the file and %s (%s) only in the table: probably renamed. COPY INTO rejects %s and would leave %s NULL; confirm, then load with %s AS %s",
+		c.FilePath, c.File.Type, c.Path, c.Table.Type, c.FilePath, c.Path, QuoteIdent(c.File.Name), QuoteIdent(c.Table.Name))
+}
+
+// Reason implements Change.
+func (c Renamed) Reason() string {
+	return fmt.Sprintf("the file stores %s under its column-mapping physical name %s; COPY INTO matches columns by name, so load through %s AS %s",
+		what(c.Path), c.FilePath, QuoteIdent(c.FilePath[len(c.FilePath)-1]), QuoteIdent(c.Path[len(c.Path)-1]))
+}
+
+// Reason implements Change.
+func (c CaseDiffers) Reason() string {
+	return fmt.Sprintf("%s in the file matches %s in the table: names are case-insensitive", c.FilePath, c.Path)
+}
+
+// CanWiden reports whether every value of type from is exactly representable in type to, by
+// the Delta type-widening rules: byte → short → int → bigint; byte, short, int → double;
+// byte, short, int, bigint → decimal with enough integer digits; float → double; decimal →
+// decimal with a scale and an integer part at least as large; date → timestamp_ntz; void → any.
+// Nested types widen when their elements, keys and values do. Equal types are not widenings.
+func CanWiden(from, to Type) bool {
+	if from.Kind == Void && to.Kind != Void {
+		return true
+	}
+	switch from.Kind {
+	case Byte, Short, Integer, Long:
+		switch to.Kind {
+		case Byte, Short, Integer, Long:
+			return intRank(to.Kind) > intRank(from.Kind)
+		case Double:
+			return from.Kind != Long
+		case Decimal:
+			return to.Precision-to.Scale >= intDigits(from.Kind)
+		}
+	case Float:
+		return to.Kind == Double
+	case Decimal:
+		return to.Kind == Decimal && (to.Precision != from.Precision || to.Scale != from.Scale) &&
+			to.Scale >= from.Scale && to.Precision-to.Scale >= from.Precision-from.Scale
+	case Date:
+		return to.Kind == TimestampNTZ
+	}
+	return false
+}
+
+func intRank(k Kind) int {
+	switch k {
+	case Byte:
+		return 1
+	case Short:
+		return 2
+	case Integer:
+		return 3
+	case Long:
+		return 4
+	}
+	return 0
+}
+
+// intDigits is the number of decimal digits the largest value of an integer type needs
+// (Delta's rule for integer → decimal widening).
+func intDigits(k Kind) int {
+	switch k {
+	case Byte:
+		return 3
+	case Short:
+		return 5
+	case Integer:
+		return 10
+	}
+	return 20
+}
+
+// Option changes how Diff matches columns.
+type Option func(*config)
+
+type config struct {
+	physical *bool
+	renames  bool
+}
+
+// MatchPhysicalNames forces matching file columns by the table's column-mapping physical names
+// on (true) or off (false). By default it is on when the table schema has physical names.
+func MatchPhysicalNames(on bool) Option { return func(c *config) { c.physical = &on } }
+
+// NoRenameGuess turns off LikelyRename: a column only in the file and one only in the table
+// are reported as ExtraInFile and MissingInFile.
+func NoRenameGuess() Option { return func(c *config) { c.renames = false } }
+
+// Diff compares a fallback file's schema with the table's and returns what COPY INTO with
+// mergeSchema = false will meet, column by column and into nested struct members, array
+// elements and map keys and values. Columns are matched by name case-insensitively (an exact
+// match first); under column mapping, by physical name first, then by name. Changes come in
+// table column order, then columns only in the file. Diff is pure: it does not modify its
+// inputs.
+func Diff(file, table Schema, opts ...Option) []Change {
+	cfg := config{renames: true}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	physical := table.HasColumnMapping()
+	if cfg.physical != nil {
+		physical = *cfg.physical
+	}
+	d := differ{physical: physical, renames: cfg.renames}
+	d.fields(file.Fields, table.Fields, nil, nil, nil)
+	return d.out
+}
+
+type differ struct {
+	physical bool
+	renames  bool
+	out      []Change
+}
+
+type pair struct {
+	file, table int // indexes; -1 when absent
+	byPhysical  bool
+}
+
+// match pairs file fields with table fields: by physical name (when enabled), then exact name,
+// then case-insensitive name. The result lists every table field in order (file = -1 when
+// unmatched), then the unmatched file fields in order (table = -1).
+func (d *differ) match(ff, tf []Field) []pair {
+	fileUsed := make([]bool, len(ff))
+	pairs := make([]pair, len(tf))
+	for i := range pairs {
+		pairs[i] = pair{file: -1, table: i}
+	}
+	find := func(eq func(string) bool) int {
+		for j, f := range ff {
+			if !fileUsed[j] && eq(f.Name) {
+				return j
+			}
+		}
+		return -1
+	}
+	if d.physical {
+		for i, t := range tf {
+			if t.PhysicalName == "" {
+				continue
+			}
+			if j := find(func(n string) bool { return strings.EqualFold(n, t.PhysicalName) }); j >= 0 {
+				fileUsed[j] = true
+				pairs[i].file = j
+				pairs[i].byPhysical = !strings.EqualFold(ff[j].Name, t.Name)
+			}
+		}
+	}
+	for _, exact := range []bool{true, false} {
+		for i, t := range tf {
+			if pairs[i].file >= 0 {
+				continue
+			}
+			j := find(func(n string) bool {
+				if exact {
+					return n == t.Name
+				}
+				return strings.EqualFold(n, t.Name)
+			})
+			if j >= 0 {
+				fileUsed[j] = true
+				pairs[i].file = j
+			}
+		}
+	}
+	for j := range ff {
+		if !fileUsed[j] {
+			pairs = append(pairs, pair{file: j, table: -1})
+		}
+	}
+	return pairs
+}
+
+// likelyRenames pairs an unmatched file field with an unmatched table field when its type
+// equals that table field's type and no other unmatched field on either side has that type.
+// It returns table index → file index.
+func likelyRenames(ff, tf []Field, pairs []pair) map[int]int {
+	var onlyFile, onlyTable []int
+	for _, p := range pairs {
+		switch {
+		case p.file < 0:
+			onlyTable = append(onlyTable, p.table)
+		case p.table < 0:
+			onlyFile = append(onlyFile, p.file)
+		}
+	}
+	out := map[int]int{}
+	for _, j := range onlyFile {
+		var cands []int
+		for _, i := range onlyTable {
+			if ff[j].Type.Equal(tf[i].Type) {
+				cands = append(cands, i)
+			}
+		}
+		if len(cands) != 1 {
+			continue
+		}
+		back := 0
+		for _, j2 := range onlyFile {
+			if ff[j2].Type.Equal(tf[cands[0]].Type) {
+				back++
+			}
+		}
+		if back == 1 {
+			out[cands[0]] = j
+		}
+	}
+	return out
+}
+
+// fields diffs two field lists at the same level. tpath and fpath are the parents' paths in
+// table and file terms; tp is the enclosing top-level column (nil at the top level).
+func (d *differ) fields(ff, tf []Field, tpath, fpath Path, tp *top) {
+	pairs := d.match(ff, tf)
+	var renameOf map[int]int // table index → file index
+	if d.renames {
+		renameOf = likelyRenames(ff, tf, pairs)
+	}
+	renamedFile := map[int]bool{}
+	for _, j := range renameOf {
+		renamedFile[j] = true
+	}
+
+	for _, p := range pairs {
+		switch {
+		case p.file >= 0 && p.table >= 0:
+			f, t := ff[p.file], tf[p.table]
+			ctp := tp
+			if ctp == nil {
+				ctp = &top{file: ref(ff[p.file]), table: ref(tf[p.table]), physical: d.physical, renames: d.renames}
+			}
+			d.pair(f, t, tpath.child(t.Name), fpath.child(f.Name), p.byPhysical, *ctp)
+		case p.table >= 0:
+			t := tf[p.table]
+			if j, ok := renameOf[p.table]; ok {
+				f := ff[j]
+				ctp := tp
+				if ctp == nil {
+					ctp = &top{file: ref(ff[j]), table: ref(tf[p.table]), physical: d.physical, renames: d.renames}
+				}
+				d.out = append(d.out, LikelyRename{Path: tpath.child(t.Name), FilePath: fpath.child(f.Name), File: f, Table: t, top: *ctp})
+				// Nested nullability still matters once the operator confirms the rename.
+				if f.Nullable && !t.Nullable {
+					d.out = append(d.out, NullabilityChanged{Path: tpath.child(t.Name), NullCount: f.NullCount, NullCountKnown: f.NullCountKnown, top: *ctp})
+				}
+				continue
+			}
+			ctp := tp
+			if ctp == nil {
+				ctp = &top{table: ref(tf[p.table]), physical: d.physical, renames: d.renames}
+			}
+			d.out = append(d.out, MissingInFile{Path: tpath.child(t.Name), Table: t, top: *ctp})
+		default:
+			if renamedFile[p.file] {
+				continue
+			}
+			f := ff[p.file]
+			ctp := tp
+			if ctp == nil {
+				ctp = &top{file: ref(ff[p.file]), physical: d.physical, renames: d.renames}
+			}
+			// A file column the table lacks is named in the table's terms where its parent is.
+			d.out = append(d.out, ExtraInFile{Path: tpath.child(f.Name), File: f, top: *ctp})
+		}
+	}
+}
+
+func (d *differ) pair(f, t Field, tpath, fpath Path, byPhysical bool, tp top) {
+	switch {
+	case byPhysical:
+		d.out = append(d.out, Renamed{Path: tpath, FilePath: fpath, top: tp})
+	case f.Name != t.Name:
+		d.out = append(d.out, CaseDiffers{Path: tpath, FilePath: fpath})
+	}
+	if f.Nullable && !t.Nullable {
+		d.out = append(d.out, NullabilityChanged{Path: tpath, NullCount: f.NullCount, NullCountKnown: f.NullCountKnown, top: tp})
+	}
+	d.types(f.Type, t.Type, tpath, fpath, tp)
+}
+
+func (d *differ) types(ft, tt Type, tpath, fpath Path, tp top) {
+	switch {
+	case ft.Kind == Struct && tt.Kind == Struct:
+		d.fields(ft.Fields, tt.Fields, tpath, fpath, &tp)
+	case ft.Kind == Array && tt.Kind == Array && ft.Elem != nil && tt.Elem != nil:
+		ep := tpath.child("element")
+		if ft.ContainsNull && !tt.ContainsNull {
+			d.out = append(d.out, NullabilityChanged{Path: ep, top: tp})
+		}
+		d.types(*ft.Elem, *tt.Elem, ep, fpath.child("element"), tp)
+	case ft.Kind == Map && tt.Kind == Map && ft.Key != nil && tt.Key != nil && ft.Value != nil && tt.Value != nil:
+		d.types(*ft.Key, *tt.Key, tpath.child("key"), fpath.child("key"), tp)
+		vp := tpath.child("value")
+		if ft.ValueContainsNull && !tt.ValueContainsNull {
+			d.out = append(d.out, NullabilityChanged{Path: vp, top: tp})
+		}
+		d.types(*ft.Value, *tt.Value, vp, fpath.child("value"), tp)
+	case ft.Kind != tt.Kind || ft.Kind == Decimal && (ft.Precision != tt.Precision || ft.Scale != tt.Scale):
+		d.out = append(d.out, TypeChanged{Path: tpath, File: ft, Table: tt, Widening: CanWiden(ft, tt), top: tp})
+	}
+}
+
+// ChangeInfo is the flat, serialisable form of a Change, as reports print it.
+type ChangeInfo struct {
+	Kind     ChangeKind `json:"kind"`
+	Path     Path       `json:"path"`
+	FilePath Path       `json:"file_path,omitempty"`
+	Verdict  Verdict    `json:"verdict"`
+	// FileType and TableType are Spark simpleString types where the change has them.
+	FileType  string `json:"file_type,omitempty"`
+	TableType string `json:"table_type,omitempty"`
+	Reason    string `json:"reason"`
+}
+
+// Info returns the flat form of c.
+func Info(c Change) ChangeInfo {
+	in := ChangeInfo{Kind: c.Kind(), Path: c.Where(), Verdict: c.Verdict(), Reason: c.Reason()}
+	switch c := c.(type) {
+	case MissingInFile:
+		in.TableType = fieldDesc(c.Table)
+	case ExtraInFile:
+		in.FileType = fieldDesc(c.File)
+	case TypeChanged:
+		in.FileType, in.TableType = c.File.String(), c.Table.String()
+	case LikelyRename:
+		in.FilePath = c.FilePath
+		in.FileType, in.TableType = fieldDesc(c.File), fieldDesc(c.Table)
+	case Renamed:
+		in.FilePath = c.FilePath
+	case CaseDiffers:
+		in.FilePath = c.FilePath
+	}
+	return in
+}
+
+// Infos returns the flat form of every change.
+func Infos(changes []Change) []ChangeInfo {
+	out := make([]ChangeInfo, len(changes))
+	for i, c := range changes {
+		out[i] = Info(c)
+	}
+	return out
+}
+
+// String renders the change as "path: verdict: reason".
+func (in ChangeInfo) String() string {
+	return in.Path.String() + ": " + in.Verdict.String() + ": " + in.Reason
+}
+
+// MarshalJSON implements json.Marshaler through ChangeInfo.
+func (c MissingInFile) MarshalJSON() ([]byte, error) { return json.Marshal(Info(c)) }
+
+// MarshalJSON implements json.Marshaler through ChangeInfo.
+func (c ExtraInFile) MarshalJSON() ([]byte, error) { return json.Marshal(Info(c)) }
+
+// MarshalJSON implements json.Marshaler through ChangeInfo.
+func (c TypeChanged) MarshalJSON() ([]byte, error) { return json.Marshal(Info(c)) }
+
+// MarshalJSON implements json.Marshaler through ChangeInfo.
+func (c NullabilityChanged) MarshalJSON() ([]byte, error) { return json.Marshal(Info(c)) }
+
+// MarshalJSON implements json.Marshaler through ChangeInfo.
+func (c LikelyRename) MarshalJSON() ([]byte, error) { return json.Marshal(Info(c)) }
+
+// MarshalJSON implements json.Marshaler through ChangeInfo.
+func (c Renamed) MarshalJSON() ([]byte, error) { return json.Marshal(Info(c)) }
+
+// MarshalJSON implements json.Marshaler through ChangeInfo.
+func (c CaseDiffers) MarshalJSON() ([]byte, error) { return json.Marshal(Info(c)) }

@@ -1,0 +1,311 @@
+package schemadiff
+
+import (
+	"strconv"
+	"strings"
+)
+
+// FieldOption sets a property of a field built with NewField or Schema.Col.
+type FieldOption func(*Field)
+
+// NotNull marks a field NOT NULL (fields are nullable by default).
+func NotNull(f *Field) { f.Nullable = false }
+
+// Physical sets the Delta column-mapping physical name and id.
+func Physical(name string, id int64) FieldOption {
+	return func(f *Field) { f.PhysicalName, f.ID = name, id }
+}
+
+// NullCount records that the file's footer statistics report n nulls for the field.
+func NullCount(n int64) FieldOption {
+	return func(f *Field) { f.NullCount, f.NullCountKnown = n, true }
+}
+
+// Comment sets the column comment.
+func Comment(c string) FieldOption {
+	return func(f *Field) { f.Comment = c }
+}
+
+// NewField returns a nullable field with the options applied.
+func NewField(name string, t Type, opts ...FieldOption) Field {
+	f := Field{Name: name, Type: t, Nullable: true}
+	for _, o := range opts {
+		o(&f)
+	}
+	return f
+}
+
+// NewSchema returns a schema holding fields.
+func NewSchema(fields ...Field) Schema {
+	return Schema{Fields: append([]Field(nil), fields...)}
+}
+
+// Col returns a copy of s with one more column; s itself is not modified.
+//
+//	NewSchema().Col("id", LongType, NotNull).Col("name", StringType)
+func (s Schema) Col(name string, t Type, opts ...FieldOption) Schema {
+	out := make([]Field, len(s.Fields), len(s.Fields)+1)
+	copy(out, s.Fields)
+	return Schema{Fields: append(out, NewField(name, t, opts...))}
+}
+
+// Type returns the schema as a struct type.
+func (s Schema) Type() Type { return StructType(s.Fields...) }
+
+// String returns the schema in Spark's simple form: struct<id:bigint,name:string>.
+func (s Schema) String() string { return s.Type().String() }
+
+// Lookup returns the column named name, compared case-insensitively as Spark resolves
+// columns (an exact match wins over a case-insensitive one).
+func (s Schema) Lookup(name string) (Field, bool) {
+	i := lookup(s.Fields, name)
+	if i < 0 {
+		return Field{}, false
+	}
+	return s.Fields[i], true
+}
+
+func lookup(fields []Field, name string) int {
+	for i, f := range fields {
+		if f.Name == name {
+			return i
+		}
+	}
+	for i, f := range fields {
+		if strings.EqualFold(f.Name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Names returns the top-level column names in order.
+func (s Schema) Names() []string {
+	out := make([]string, len(s.Fields))
+	for i, f := range s.Fields {
+		out[i] = f.Name
+	}
+	return out
+}
+
+// Equal reports whether two schemas are the same logical schema: the same column names
+// (exactly), types and nullability, nested members included. Metadata, comments, column-mapping
+// physical names and file statistics are not compared, so a schema read from the Delta log
+// equals the same table's schema from DESCRIBE or Unity Catalog.
+func (s Schema) Equal(o Schema) bool {
+	return fieldsEqual(s.Fields, o.Fields)
+}
+
+func fieldsEqual(a, b []Field) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Nullable != b[i].Nullable || !typeEqualExact(a[i].Type, b[i].Type) {
+			return false
+		}
+	}
+	return true
+}
+
+// typeEqualExact is Type.Equal with struct member names compared exactly.
+func typeEqualExact(t, u Type) bool {
+	if t.Kind != u.Kind {
+		return false
+	}
+	switch t.Kind {
+	case Decimal:
+		return t.Precision == u.Precision && t.Scale == u.Scale
+	case Array:
+		return t.ContainsNull == u.ContainsNull && t.Elem != nil && u.Elem != nil && typeEqualExact(*t.Elem, *u.Elem)
+	case Map:
+		return t.ValueContainsNull == u.ValueContainsNull && t.Key != nil && u.Key != nil &&
+			t.Value != nil && u.Value != nil && typeEqualExact(*t.Key, *u.Key) && typeEqualExact(*t.Value, *u.Value)
+	case Struct:
+		return fieldsEqual(t.Fields, u.Fields)
+	}
+	return true
+}
+
+// HasColumnMapping reports whether any field, nested ones included, carries a Delta
+// column-mapping physical name.
+func (s Schema) HasColumnMapping() bool { return hasPhysical(s.Fields) }
+
+func hasPhysical(fields []Field) bool {
+	for _, f := range fields {
+		if f.PhysicalName != "" || hasPhysicalType(f.Type) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasPhysicalType(t Type) bool {
+	switch t.Kind {
+	case Struct:
+		return hasPhysical(t.Fields)
+	case Array:
+		return t.Elem != nil && hasPhysicalType(*t.Elem)
+	case Map:
+		return (t.Key != nil && hasPhysicalType(*t.Key)) || (t.Value != nil && hasPhysicalType(*t.Value))
+	}
+	return false
+}
+
+// PhysicalView returns the schema as data files store it under Delta column mapping: every
+// field that has a physical name is renamed to it, nested members included. Fields without a
+// physical name keep their name. s is not modified.
+func (s Schema) PhysicalView() Schema {
+	return Schema{Fields: physicalFields(s.Fields)}
+}
+
+func physicalFields(fields []Field) []Field {
+	if fields == nil {
+		return nil
+	}
+	out := make([]Field, len(fields))
+	for i, f := range fields {
+		if f.PhysicalName != "" {
+			f.Name = f.PhysicalName
+		}
+		f.Type = physicalType(f.Type)
+		out[i] = f
+	}
+	return out
+}
+
+func physicalType(t Type) Type {
+	switch t.Kind {
+	case Struct:
+		t.Fields = physicalFields(t.Fields)
+	case Array:
+		if t.Elem != nil {
+			e := physicalType(*t.Elem)
+			t.Elem = &e
+		}
+	case Map:
+		if t.Key != nil {
+			k := physicalType(*t.Key)
+			t.Key = &k
+		}
+		if t.Value != nil {
+			v := physicalType(*t.Value)
+			t.Value = &v
+		}
+	}
+	return t
+}
+
+// SQL returns the type as Spark SQL DDL writes it: BIGINT, DECIMAL(10,2), ARRAY<INT>,
+// MAP<STRING, BIGINT>, STRUCT<`a`: INT NOT NULL, `b`: STRING COMMENT 'x'>. Member names are
+// always backquoted. Spark DDL cannot express non-null array elements or map values, so
+// ContainsNull and ValueContainsNull are not rendered.
+func (t Type) SQL() string {
+	var b strings.Builder
+	t.writeSQL(&b)
+	return b.String()
+}
+
+func (t Type) writeSQL(b *strings.Builder) {
+	switch t.Kind {
+	case Decimal:
+		b.WriteString("DECIMAL(" + strconv.Itoa(t.Precision) + "," + strconv.Itoa(t.Scale) + ")")
+	case Array:
+		b.WriteString("ARRAY<")
+		if t.Elem != nil {
+			t.Elem.writeSQL(b)
+		}
+		b.WriteString(">")
+	case Map:
+		b.WriteString("MAP<")
+		if t.Key != nil {
+			t.Key.writeSQL(b)
+		}
+		b.WriteString(", ")
+		if t.Value != nil {
+			t.Value.writeSQL(b)
+		}
+		b.WriteString(">")
+	case Struct:
+		b.WriteString("STRUCT<")
+		for i, f := range t.Fields {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(QuoteIdent(f.Name))
+			b.WriteString(": ")
+			f.writeSQLTail(b)
+		}
+		b.WriteString(">")
+	default:
+		b.WriteString(strings.ToUpper(t.Kind.String()))
+	}
+}
+
+// writeSQLTail writes "TYPE [NOT NULL] [COMMENT '…']".
+func (f Field) writeSQLTail(b *strings.Builder) {
+	f.Type.writeSQL(b)
+	if !f.Nullable {
+		b.WriteString(" NOT NULL")
+	}
+	if f.Comment != "" {
+		b.WriteString(" COMMENT ")
+		b.WriteString(QuoteString(f.Comment))
+	}
+}
+
+// DDL returns the schema as a Spark column list, as CREATE TABLE and ParseDDL take it:
+// "`id` BIGINT NOT NULL, `s` STRUCT<`a`: INT>". See Type.SQL for what DDL cannot express.
+func (s Schema) DDL() string {
+	var b strings.Builder
+	for i, f := range s.Fields {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(QuoteIdent(f.Name))
+		b.WriteString(" ")
+		f.writeSQLTail(&b)
+	}
+	return b.String()
+}
+
+// QuoteString returns s as a Spark SQL string literal in single quotes, with backslashes and
+// single quotes escaped.
+func QuoteString(s string) string {
+	s = strings.ReplaceAll(s, `\`, `\\`)
+	return "'" + strings.ReplaceAll(s, "'", `\'`) + "'"
+}
+
+// QuoteQualified quotes a possibly qualified name (catalog.schema.table) part by part. Parts
+// already in backquotes are kept as written: `my.cat`.s.t stays one three-part name.
+func QuoteQualified(name string) string {
+	var parts []string
+	var cur strings.Builder
+	quoted, inQuote := false, false
+	flush := func() {
+		if quoted {
+			parts = append(parts, QuoteIdent(cur.String()))
+		} else {
+			parts = append(parts, QuoteIdent(strings.TrimSpace(cur.String())))
+		}
+		cur.Reset()
+		quoted = false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case inQuote && c == '`' && i+1 < len(name) && name[i+1] == '`':
+			cur.WriteByte('`')
+			i++
+		case c == '`':
+			inQuote = !inQuote
+			quoted = true
+		case c == '.' && !inQuote:
+			flush()
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	flush()
+	return strings.Join(parts, ".")
+}

@@ -9,12 +9,13 @@ import (
 
 // TableDescription is a table as DESCRIBE TABLE EXTENDED … AS JSON reports it.
 type TableDescription struct {
-	Name       TableName
-	Type       string // MANAGED, EXTERNAL, VIEW
-	Provider   string // delta
-	Location   string // storage root URL
-	Schema     schemadiff.Schema
-	Properties map[string]string
+	Name             TableName
+	Type             string // MANAGED, EXTERNAL, VIEW
+	Provider         string // delta
+	Location         string // storage root URL
+	Schema           schemadiff.Schema
+	PartitionColumns []string
+	Properties       map[string]string
 }
 
 // DescribeTable reads a table's schema and location through the warehouse with
@@ -43,11 +44,23 @@ func (w *Warehouse) DescribeTable(ctx context.Context, name string) (*TableDescr
 	default:
 		return nil, fmt.Errorf("describe %s: json_metadata is a %T, want a string", tn, v)
 	}
-	d, s, err := parseDescribeJSON(doc)
+	out, err := describeFromJSON(tn, []byte(doc))
 	if err != nil {
 		return nil, fmt.Errorf("describe %s: %w", tn, err)
 	}
-	out := &TableDescription{Name: tn, Type: d.Type, Provider: d.Provider, Location: d.Location, Schema: s, Properties: d.Properties}
+	return out, nil
+}
+
+func describeFromJSON(tn TableName, doc []byte) (*TableDescription, error) {
+	d, err := schemadiff.ParseDescribeTable(doc)
+	if err != nil {
+		return nil, err
+	}
+	if len(d.Schema.Fields) == 0 {
+		return nil, fmt.Errorf("describe json: the document lists no columns")
+	}
+	out := &TableDescription{Name: tn, Type: d.Type, Provider: d.Provider, Location: d.Location,
+		Schema: d.Schema, PartitionColumns: d.PartitionColumns, Properties: d.TableProperties}
 	if d.CatalogName != "" && d.SchemaName != "" && d.TableName != "" {
 		out.Name = TableName{Catalog: d.CatalogName, Schema: d.SchemaName, Table: d.TableName}
 	}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zbrecover/zbrecover/schemadiff"
+	"github.com/databricks/databricks-sdk-go/service/catalog"
 	"github.com/zbrecover/zbrecover/storage"
 )
 
@@ -47,7 +47,7 @@ func TestParseTableName(t *testing.T) {
 	}
 }
 
-func TestParseSparkFieldJSON(t *testing.T) {
+func TestSchemaFromUCColumns(t *testing.T) {
 	for _, tc := range []struct {
 		json    string
 		want    string // Type.String()
@@ -56,22 +56,17 @@ func TestParseSparkFieldJSON(t *testing.T) {
 	}{
 		{json: `{"name":"a","type":"integer","nullable":true,"metadata":{}}`, want: "int", null: true},
 		{json: `{"name":"a","type":"long","nullable":false,"metadata":{}}`, want: "bigint"},
-		{json: `{"name":"a","type":"short","nullable":true}`, want: "smallint", null: true},
-		{json: `{"name":"a","type":"byte","nullable":true}`, want: "tinyint", null: true},
 		{json: `{"name":"a","type":"decimal(10,0)","nullable":true}`, want: "decimal(10,0)", null: true},
-		{json: `{"name":"a","type":"varchar(20)","nullable":true}`, want: "string", null: true},
-		{json: `{"name":"a","type":"timestamp","nullable":true}`, want: "timestamp", null: true},
 		{json: `{"name":"a","type":"timestamp_ntz","nullable":true}`, want: "timestamp_ntz", null: true},
 		{json: `{"name":"a","type":{"type":"array","elementType":{"type":"struct","fields":[{"name":"x","type":"double","nullable":false,"metadata":{}}]},"containsNull":false},"nullable":true}`,
 			want: "array<struct<x:double NOT NULL>>", null: true},
 		{json: `{"name":"a","type":{"type":"map","keyType":"string","valueType":"binary","valueContainsNull":true},"nullable":true}`,
 			want: "map<string,binary>", null: true},
-		{json: `{"name":"a","type":"interval year to month","nullable":true}`, wantErr: "unsupported type"},
-		{json: `{"name":"a","type":{"type":"udt","class":"x"},"nullable":true}`, wantErr: "unsupported type \"udt\""},
-		{json: `{"name":"a","nullable":true}`, wantErr: "no type"},
-		{json: `not json`, wantErr: "invalid"},
+		{json: `{"name":"a","type":"interval year to month","nullable":true}`, wantErr: "interval"},
+		{json: `not json`, wantErr: "column a"},
+		{json: ``, wantErr: "no type_json"},
 	} {
-		f, err := parseSparkField([]byte(tc.json))
+		s, err := SchemaFromUC([]catalog.ColumnInfo{{Name: "a", TypeJson: tc.json}})
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("%s: err = %v, want %q", tc.json, err, tc.wantErr)
@@ -82,42 +77,47 @@ func TestParseSparkFieldJSON(t *testing.T) {
 			t.Errorf("%s: %v", tc.json, err)
 			continue
 		}
-		if f.Type.String() != tc.want || f.Nullable != tc.null {
+		if f := s.Fields[0]; f.Type.String() != tc.want || f.Nullable != tc.null {
 			t.Errorf("%s = %s nullable=%v, want %s nullable=%v", tc.json, f.Type, f.Nullable, tc.want, tc.null)
 		}
 	}
+	// Columns come in position order, whatever order the API lists them in.
+	s, err := SchemaFromUC([]catalog.ColumnInfo{
+		{Name: "b", Position: 1, TypeJson: `{"name":"b","type":"string","nullable":true,"metadata":{}}`},
+		{Name: "a", Position: 0, TypeJson: `{"name":"a","type":"long","nullable":true,"metadata":{}}`},
+	})
+	if err != nil || s.Fields[0].Name != "a" || s.Fields[1].Name != "b" {
+		t.Errorf("order: %+v, %v", s.Fields, err)
+	}
 }
 
-func TestParseDescribeJSON(t *testing.T) {
+func TestDescribeFromJSON(t *testing.T) {
 	doc := `{"table_name":"orders","catalog_name":"main","schema_name":"sales","namespace":["sales"],
 	"type":"MANAGED","provider":"delta","location":"s3://lake/tables/orders",
 	"columns":[
 	 {"name":"id","type":{"name":"bigint"},"nullable":false},
 	 {"name":"n","type":{"name":"integer"},"nullable":true},
 	 {"name":"amount","type":{"name":"decimal","precision":18,"scale":2},"nullable":true},
-	 {"name":"d","type":{"name":"decimal"}},
-	 {"name":"s","type":{"name":"string","collation":"UTF8_BINARY"},"nullable":true},
-	 {"name":"v","type":{"name":"varchar","length":10},"nullable":true},
 	 {"name":"at","type":{"name":"timestamp_ltz"},"nullable":true},
 	 {"name":"local_at","type":{"name":"timestamp_ntz"},"nullable":true},
-	 {"name":"tags","type":{"name":"array","element_type":{"name":"string"},"element_nullable":true},"nullable":true},
 	 {"name":"m","type":{"name":"map","key_type":{"name":"string"},"value_type":{"name":"int"},"value_nullable":false},"nullable":true},
 	 {"name":"addr","type":{"name":"struct","fields":[{"name":"city","type":{"name":"string"},"nullable":true},{"name":"zip","type":{"name":"int"},"nullable":false}]},"nullable":true}
 	],
 	"table_properties":{"delta.minReaderVersion":"1"}}`
-	d, s, err := parseDescribeJSON(doc)
+	tn := TableName{"main", "sales", "orders"}
+	d, err := describeFromJSON(tn, []byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Location != "s3://lake/tables/orders" || d.Type != "MANAGED" {
-		t.Errorf("document %+v", d)
+	if d.Location != "s3://lake/tables/orders" || d.Type != "MANAGED" || d.Name != tn {
+		t.Errorf("description %+v", d)
 	}
-	want := []string{"id bigint NOT NULL", "n int", "amount decimal(18,2)", "d decimal(10,0)", "s string", "v string",
-		"at timestamp", "local_at timestamp_ntz", "tags array<string>", "m map<string,int>", "addr struct<city:string,zip:int NOT NULL>"}
-	if len(s.Fields) != len(want) {
-		t.Fatalf("%d fields, want %d", len(s.Fields), len(want))
+	want := []string{"id bigint NOT NULL", "n int", "amount decimal(18,2)", "at timestamp", "local_at timestamp_ntz",
+		"m map<string,int>", "addr struct<city:string,zip:int NOT NULL>"}
+	if len(d.Schema.Fields) != len(want) {
+		t.Fatalf("%d fields, want %d", len(d.Schema.Fields), len(want))
 	}
-	for i, f := range s.Fields {
+	for i, f := range d.Schema.Fields {
 		got := f.Name + " " + f.Type.String()
 		if !f.Nullable {
 			got += " NOT NULL"
@@ -126,14 +126,11 @@ func TestParseDescribeJSON(t *testing.T) {
 			t.Errorf("field %d = %q, want %q", i, got, want[i])
 		}
 	}
-	if !s.Fields[9].Type.Equal(schemadiff.MapType(schemadiff.StringType, schemadiff.IntegerType, false)) {
-		t.Errorf("map value nullability lost: %+v", s.Fields[9].Type)
-	}
-	if _, _, err := parseDescribeJSON(`{"columns":[{"name":"i","type":{"name":"interval","start_unit":"day","end_unit":"second"}}]}`); err == nil ||
+	if _, err := describeFromJSON(tn, []byte(`{"columns":[{"name":"i","type":{"name":"interval","start_unit":"day","end_unit":"second"}}]}`)); err == nil ||
 		!strings.Contains(err.Error(), "interval") {
 		t.Errorf("interval: err = %v", err)
 	}
-	if _, _, err := parseDescribeJSON(`{"columns":[]}`); err == nil {
+	if _, err := describeFromJSON(tn, []byte(`{"columns":[]}`)); err == nil {
 		t.Errorf("no columns accepted")
 	}
 }

@@ -3,7 +3,6 @@ package databricks
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/databricks/databricks-sdk-go/service/catalog"
@@ -91,24 +90,17 @@ func tableInfoFrom(tn TableName, ti *catalog.TableInfo) (*TableInfo, error) {
 }
 
 // SchemaFromUC builds a schema from Unity Catalog columns, ordered by position, from each
-// column's type_json (Spark's StructField JSON). A column without type_json, or with a type
-// zbrecover cannot model, is an error.
+// column's type_json (Spark's StructField JSON, with Delta column-mapping metadata). A column
+// without type_json, or with a type zbrecover cannot model, is an error naming the column.
 func SchemaFromUC(cols []catalog.ColumnInfo) (schemadiff.Schema, error) {
-	cols = append([]catalog.ColumnInfo(nil), cols...)
-	sort.SliceStable(cols, func(i, j int) bool { return cols[i].Position < cols[j].Position })
-	var s schemadiff.Schema
-	for _, col := range cols {
-		if col.TypeJson == "" {
-			return schemadiff.Schema{}, fmt.Errorf("unity catalog column %q has no type_json (type %q)", col.Name, col.TypeText)
-		}
-		f, err := parseSparkField([]byte(col.TypeJson))
-		if err != nil {
-			return schemadiff.Schema{}, fmt.Errorf("unity catalog column %q: %w", col.Name, err)
-		}
-		if f.Name == "" {
-			f.Name = col.Name
-		}
-		s.Fields = append(s.Fields, f)
+	uc := make([]schemadiff.UCColumn, len(cols))
+	for i, c := range cols {
+		uc[i] = schemadiff.UCColumn{Name: c.Name, TypeText: c.TypeText, TypeName: string(c.TypeName),
+			TypeJSON: c.TypeJson, Position: c.Position, Comment: c.Comment}
+	}
+	s, err := schemadiff.ParseUCColumns(uc)
+	if err != nil {
+		return schemadiff.Schema{}, fmt.Errorf("unity catalog %w", err)
 	}
 	return s, nil
 }

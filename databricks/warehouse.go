@@ -248,3 +248,10 @@ func localResponse(r *http.Request, body string) *http.Response {
 		Request:       r,
 	}
 }
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

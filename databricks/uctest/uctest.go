@@ -388,52 +388,11 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 }
 
 // ColumnsFromSchema returns Unity Catalog columns for a schema, with type_json in Spark's
-// StructField JSON and type_text in Spark's simple form.
+// StructField JSON (column-mapping metadata included) and type_text in Spark's simple form.
 func ColumnsFromSchema(s schemadiff.Schema) []Column {
 	out := make([]Column, 0, len(s.Fields))
 	for _, f := range s.Fields {
-		b, _ := json.Marshal(SparkField(f))
-		out = append(out, Column{Name: f.Name, TypeText: f.Type.String(), TypeJSON: string(b), Nullable: f.Nullable})
+		out = append(out, Column{Name: f.Name, TypeText: f.Type.String(), TypeJSON: f.DeltaJSON(), Nullable: f.Nullable})
 	}
 	return out
-}
-
-// SparkField returns f as Spark's StructField JSON value (ready for json.Marshal).
-func SparkField(f schemadiff.Field) map[string]any {
-	md := map[string]any{}
-	for k, v := range f.Metadata {
-		md[k] = v
-	}
-	if f.PhysicalName != "" {
-		md["delta.columnMapping.physicalName"] = f.PhysicalName
-	}
-	if f.ID != 0 {
-		md["delta.columnMapping.id"] = f.ID
-	}
-	return map[string]any{"name": f.Name, "type": SparkType(f.Type), "nullable": f.Nullable, "metadata": md}
-}
-
-// SparkType returns t as Spark's DataType JSON value (ready for json.Marshal).
-func SparkType(t schemadiff.Type) any {
-	switch t.Kind {
-	case schemadiff.Struct:
-		fields := make([]any, 0, len(t.Fields))
-		for _, f := range t.Fields {
-			fields = append(fields, SparkField(f))
-		}
-		return map[string]any{"type": "struct", "fields": fields}
-	case schemadiff.Array:
-		return map[string]any{"type": "array", "elementType": SparkType(*t.Elem), "containsNull": t.ContainsNull}
-	case schemadiff.Map:
-		return map[string]any{"type": "map", "keyType": SparkType(*t.Key), "valueType": SparkType(*t.Value), "valueContainsNull": t.ValueContainsNull}
-	case schemadiff.Decimal:
-		return fmt.Sprintf("decimal(%d,%d)", t.Precision, t.Scale)
-	}
-	return map[schemadiff.Kind]string{
-		schemadiff.Boolean: "boolean", schemadiff.Byte: "byte", schemadiff.Short: "short",
-		schemadiff.Integer: "integer", schemadiff.Long: "long", schemadiff.Float: "float",
-		schemadiff.Double: "double", schemadiff.String: "string", schemadiff.Binary: "binary",
-		schemadiff.Date: "date", schemadiff.Timestamp: "timestamp", schemadiff.TimestampNTZ: "timestamp_ntz",
-		schemadiff.Variant: "variant", schemadiff.Void: "void",
-	}[t.Kind]
 }

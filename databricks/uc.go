@@ -3,6 +3,8 @@ package databricks
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/databricks/databricks-sdk-go/service/catalog"
@@ -19,8 +21,10 @@ type TableInfo struct {
 	// StorageLocation is the table's storage root URL (s3://…, abfss://…, gs://…).
 	StorageLocation string
 	// Schema is built from the columns' type_json, in column position order.
-	Schema     schemadiff.Schema
-	Properties map[string]string
+	Schema schemadiff.Schema
+	// PartitionColumns are the partition columns, in partition order.
+	PartitionColumns []string
+	Properties       map[string]string
 }
 
 // Root returns the parsed storage location.
@@ -86,7 +90,29 @@ func tableInfoFrom(tn TableName, ti *catalog.TableInfo) (*TableInfo, error) {
 		return nil, fmt.Errorf("table %s: %w", out.Name, err)
 	}
 	out.Schema = s
+	out.PartitionColumns = partitionColumns(ti.Columns)
 	return out, nil
+}
+
+// partitionColumns returns the columns that carry a partition_index, ordered by it. The SDK
+// records a present zero index in ForceSendFields.
+func partitionColumns(cols []catalog.ColumnInfo) []string {
+	type pc struct {
+		name string
+		idx  int
+	}
+	var ps []pc
+	for _, c := range cols {
+		if c.PartitionIndex > 0 || slices.Contains(c.ForceSendFields, "PartitionIndex") {
+			ps = append(ps, pc{c.Name, c.PartitionIndex})
+		}
+	}
+	sort.SliceStable(ps, func(i, j int) bool { return ps[i].idx < ps[j].idx })
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.name
+	}
+	return out
 }
 
 // SchemaFromUC builds a schema from Unity Catalog columns, ordered by position, from each

@@ -30,7 +30,9 @@ type Table struct {
 	DataSourceFormat      string // default DELTA
 	StorageLocation       string
 	Columns               []Column
-	Properties            map[string]string
+	// PartitionColumns name the columns reported with a partition_index, in order.
+	PartitionColumns []string
+	Properties       map[string]string
 }
 
 // FullName returns catalog.schema.name.
@@ -263,11 +265,17 @@ func (s *Server) serveTable(w http.ResponseWriter, fullName string) {
 	}
 	cols := make([]map[string]any, 0, len(t.Columns))
 	for i, c := range t.Columns {
-		cols = append(cols, map[string]any{
+		col := map[string]any{
 			"name": c.Name, "type_text": c.TypeText, "type_json": c.TypeJSON,
 			"type_name": strings.ToUpper(strings.SplitN(c.TypeText, "<", 2)[0]),
 			"position":  i, "nullable": c.Nullable,
-		})
+		}
+		for pi, pn := range t.PartitionColumns {
+			if strings.EqualFold(pn, c.Name) {
+				col["partition_index"] = pi
+			}
+		}
+		cols = append(cols, col)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"name": t.Name, "catalog_name": t.Catalog, "schema_name": t.Schema, "full_name": t.FullName(),

@@ -39,6 +39,7 @@ func Main() int {
 // printed once, here: as text, or as {"error":…, "code":…} on stderr under --output json.
 func Run(ctx context.Context, f *Factory, args []string) int {
 	root := NewRootCmd(f)
+	defer func() { _ = f.Databricks().Close() }()
 	if args == nil {
 		args = []string{}
 	}
@@ -95,7 +96,10 @@ The recovery, in order:
   zbrecover reload  TARGET    load the files with an idempotent COPY INTO, then verify counts
   zbrecover cleanup TARGET    delete exactly the files a verified reload loaded
 
-TARGET is a storage root URL (s3://, gs://, abfss://, wasbs://, file:// or a local path).
+TARGET is a storage root URL (s3://, gs://, abfss://, wasbs://, file:// or a local path), or a
+table name catalog.schema.table resolved through Unity Catalog.
+
+` + databricksFlagsHelp + `
 
 Guarantee: at-least-once. COPY INTO skips files it already loaded, never rows: a record that
 Zerobus both published and parked can end up twice. Nothing is deleted unless verified.
@@ -128,6 +132,7 @@ Zerobus both published and parked can end up twice. Nothing is deleted unless ve
 	pf.StringVar(&g.S3Endpoint, "s3-endpoint", "", "S3-compatible endpoint URL (path-style addressing)")
 	pf.StringVar(&g.GCSEndpoint, "gcs-endpoint", "", "Google Cloud Storage endpoint URL (an emulator; no auth)")
 	pf.StringVar(&g.AzureEndpoint, "azure-endpoint", "", "Azure Blob service URL replacing https://<account>.blob.<suffix>/")
+	wireDatabricks(f, root)
 
 	root.AddCommand(
 		NewCmdVersion(f),

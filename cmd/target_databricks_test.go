@@ -45,13 +45,12 @@ func databricksEnv(t *testing.T) *uctest.Server {
 	return srv
 }
 
-// wiredFactory returns a factory whose root command carries the Databricks flags, with args parsed.
+// wiredFactory returns a factory with the root command's persistent flags parsed from args.
 func wiredFactory(t *testing.T, args ...string) (*Factory, func() string) {
 	t.Helper()
 	io, _, _, errOut := iostreams.Test()
 	f := NewFactory(io)
 	root := NewRootCmd(f)
-	wireDatabricks(f, root)
 	if err := root.PersistentFlags().Parse(args); err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +135,10 @@ func TestResolveTableErrors(t *testing.T) {
 
 	// With AWS keys in the environment, auto does not vend.
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIAFROMENV")
-	f2, errOut := wiredFactory(t, "-v")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret-from-env")
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	f2, errOut := wiredFactory(t, "-v", "--s3-region", "us-east-1", "--s3-endpoint", closed.URL)
 	_, err = f2.openTarget(ctx, &TargetOptions{Table: "main.sales.orders"}, "READ")
 	if errors.Is(err, databricks.ErrPermissionDenied) {
 		t.Errorf("vended although AWS credentials are configured: %v", err)

@@ -185,9 +185,9 @@ func resolveDatabricksTable(ctx context.Context, f *Factory, t *TargetOptions, a
 		get := c.CredentialProvider(ti.TableID, op)
 		if _, err := get(ctx); err != nil {
 			if errors.Is(err, databricks.ErrPermissionDenied) && mode == databricks.StorageAuthAuto {
-				return nil, fmt.Errorf("%w (no %s credentials were found in the environment, so Unity Catalog vending was tried)", err, loc.Scheme)
+				return nil, fmt.Errorf("table %s: %w (no %s credentials were found in the environment, so Unity Catalog vending was tried)", ti.Name, err, loc.Scheme)
 			}
-			return nil, err
+			return nil, fmt.Errorf("table %s: %w", ti.Name, err)
 		}
 		cfg.Credentials = get
 	}

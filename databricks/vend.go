@@ -46,7 +46,7 @@ func (c *Client) TableCredentials(ctx context.Context, tableID string, op Operat
 		TableId:   tableID,
 		Operation: catalog.TableOperation(op),
 	})
-	opName := fmt.Sprintf("vend %s credentials for table %s", op, tableID)
+	opName := fmt.Sprintf("vend %s storage credentials (table id %s)", op, tableID)
 	if err != nil {
 		return VendedCredentials{}, classifyAPI(opName, c.cfg.Host, c.cfg.AuthType, err,
 			"the table id is unknown to Unity Catalog; look the table up again", vendDeniedHint)

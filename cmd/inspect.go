@@ -2,11 +2,18 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/zbrecover/zbrecover/delta"
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/schemadiff"
+	"github.com/zbrecover/zbrecover/storage"
 )
 
 // InspectOptions are the inputs of `zbrecover inspect`.
@@ -15,6 +22,14 @@ type InspectOptions struct {
 	Target TargetOptions
 	// Prefix is the fallback folder under the table root.
 	Prefix string
+	// From names the source of the table schema the groups are diffed against: delta,
+	// warehouse or uc.
+	From string
+	// SchemaFile, when set, is a file holding the table schema (Delta schema JSON, a JSON
+	// array of fields, or a DDL column list; "-" reads stdin). It replaces From.
+	SchemaFile string
+	// Source returns the schema source named by From; nil uses schemaSource.
+	Source func(name string) (SchemaSource, error)
 }
 
 // NewCmdInspect returns `zbrecover inspect`. runF replaces the run function in tests.
@@ -22,28 +37,59 @@ func NewCmdInspect(f *Factory, runF func(context.Context, *InspectOptions) error
 	o := &InspectOptions{F: f}
 	c := &cobra.Command{
 		Use:   "inspect [TARGET]",
-		Short: "List the fallback files, read their footers and group them by schema",
+		Short: "List the fallback files, group them by schema and diff each group against the table",
 		Long: `Inspect lists the Parquet files Zerobus parked under the table root's fallback folder
 (` + inspect.FallbackPrefix + `), reads each file's footer with one ranged
 request (no download), and reports files, rows and bytes, the schema groups (files that share
 a schema, with their Spark types), and the files that cannot be read.
+
+Each schema group is then compared with the table's current schema, as COPY INTO with
+mergeSchema = false will meet it. Every change gets a verdict:
+  ok          the files load as they are (a nullable column they lack is filled with NULL;
+              names that differ only by case match)
+  needs-cast  the values fit but the types differ (int → bigint, float → double, wider
+              decimals): load through a CAST projection, or confirm with VALIDATE
+  blocks      COPY INTO rejects the files: a column the table does not have (dropped or
+              renamed), an incompatible or narrower type, timestamp vs timestamp_ntz,
+              NULLs (or unknown NULL counts) for a NOT NULL column
+and the group gets a suggested fix: ALTER TABLE statements, and a SELECT projection (casts,
+renames, left-out columns) for COPY INTO <table> FROM (SELECT … FROM '<folder>'). A guessed
+rename (one column only in the files, one of the same type only in the table) is for the
+operator to confirm. Under Delta column mapping, file columns are matched through the
+table's physical names.
+
+The table schema comes from the Delta log at the root (--from delta, the default; offline,
+storage access only), the SQL warehouse (--from warehouse) or Unity Catalog (--from uc), or
+from a file (--schema-file: a Delta schema JSON, a JSON array of fields, or a Spark DDL column
+list such as ` + "`zbrecover schema -o ddl`" + ` prints). When the root has no Delta log and no
+--schema-file is given, inspect still reports the files and says that there is no table
+schema to compare with.
 
 Names and folders starting with "_" or "." are hidden (as Spark treats them) and, like other
 non-Parquet objects, are counted but not read. Inspect changes nothing.
 
 ` + targetHelp + `
 
-With --output json the report is a JSON document: root, files, groups, totals.
+With --output json the report is a JSON document: root, table (source, version, columns),
+files, groups (each with verdict, changes and suggestion), totals.
 ` + exitCodesHelp + `
 
-Inspect exits with 5 when some files are unreadable (the report lists them with the reason).`,
+Inspect exits with 3 when some schema group blocks the load, and with 5 when some files are
+unreadable (the report lists them with the reason); when both apply, 3 wins.`,
 		Example: `  zbrecover inspect s3://bucket/tables/orders
   zbrecover inspect abfss://lake@acct.dfs.core.windows.net/orders --output json
+  zbrecover inspect ./local/table --schema-file orders.ddl
   zbrecover inspect ./local/table --concurrency 16`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Target.resolve(args); err != nil {
 				return err
+			}
+			if !contains(schemaSourceNames, o.From) {
+				return FlagErrorf("--from must be one of %s, not %q", strings.Join(schemaSourceNames, ", "), o.From)
+			}
+			if o.SchemaFile != "" && c.Flags().Changed("from") {
+				return FlagErrorf("give --schema-file or --from, not both")
 			}
 			if runF != nil {
 				return runF(c.Context(), o)
@@ -53,6 +99,8 @@ Inspect exits with 5 when some files are unreadable (the report lists them with 
 	}
 	addTargetFlags(c, &o.Target)
 	c.Flags().StringVar(&o.Prefix, "prefix", inspect.FallbackPrefix, "the fallback folder under the table root")
+	c.Flags().StringVar(&o.From, "from", "delta", "where to read the table schema: delta (the log at the root), warehouse or uc")
+	c.Flags().StringVar(&o.SchemaFile, "schema-file", "", "read the table schema from this file (Delta schema JSON or DDL; - for stdin) instead")
 	return c
 }
 
@@ -79,10 +127,47 @@ func runInspect(ctx context.Context, f *Factory, t *TargetOptions, prefix string
 
 func inspectRun(ctx context.Context, o *InspectOptions) error {
 	f := o.F
-	_, rep, err := runInspect(ctx, f, &o.Target, o.Prefix)
+	// A bad schema file or an unavailable source fails before anything is listed.
+	var (
+		fileTable *inspect.Table
+		src       SchemaSource
+		err       error
+	)
+	if o.SchemaFile != "" {
+		if fileTable, err = readSchemaFile(f, o.SchemaFile); err != nil {
+			return err
+		}
+	} else {
+		get := o.Source
+		if get == nil {
+			get = func(name string) (SchemaSource, error) { return schemaSource(f, name) }
+		}
+		if src, err = get(o.From); err != nil {
+			return err
+		}
+	}
+
+	tgt, rep, err := runInspect(ctx, f, &o.Target, o.Prefix)
 	if err != nil {
 		return err
 	}
+
+	table, tableErr := fileTable, error(nil)
+	if table == nil && len(rep.Groups) > 0 {
+		table, tableErr = tableFromSource(ctx, src, &o.Target, tgt)
+		if tableErr != nil && ctx.Err() != nil {
+			return tableErr
+		}
+	}
+	if table != nil {
+		name := tgt.Table
+		if name == "" {
+			name = table.Name
+		}
+		rep.Diff(table, inspect.DiffOptions{TableName: name})
+		f.Logger.Info("diffed", "table", table.Source, "blocking_groups", len(rep.Blocking()))
+	}
+
 	if f.Global.JSON() {
 		err = rep.WriteJSON(f.IO.Out)
 	} else {
@@ -91,8 +176,68 @@ func inspectRun(ctx context.Context, o *InspectOptions) error {
 	if err != nil {
 		return err
 	}
+	if tableErr != nil {
+		return fmt.Errorf("read the table schema (--from %s): %w", src.Name(), tableErr)
+	}
+	var (
+		codes []int
+		msgs  []string
+	)
+	if n := len(rep.Blocking()); n > 0 {
+		codes = append(codes, ExitSchema)
+		msgs = append(msgs, fmt.Sprintf("%d of %d schema groups block the load into the table as it is (the report lists the changes and the suggested fixes)", n, len(rep.Groups)))
+	}
 	if n := rep.Totals.Unreadable; n > 0 {
-		return WithCode(ExitPartial, fmt.Sprintf("%d of %d fallback files are unreadable (listed in the report)", n, rep.Totals.Files))
+		codes = append(codes, ExitPartial)
+		msgs = append(msgs, fmt.Sprintf("%d of %d fallback files are unreadable (listed in the report)", n, rep.Totals.Files))
+	}
+	if len(codes) > 0 {
+		return WithCode(MostUrgent(codes...), strings.Join(msgs, "; "))
 	}
 	return nil
+}
+
+// tableFromSource reads the table schema from src. A root without a Delta log is not an
+// error: the result is a table without schema whose note says what to pass instead. Other
+// failures return the error and a table whose note reports it, so that the files are still
+// listed.
+func tableFromSource(ctx context.Context, src SchemaSource, t *TargetOptions, tgt *ResolvedTarget) (*inspect.Table, error) {
+	ts, err := src.TableSchema(ctx, t)
+	switch {
+	case errors.Is(err, delta.ErrNotDeltaTable):
+		return inspect.MissingTable(fmt.Sprintf("no table schema: %s has no Delta log (_delta_log/); "+
+			"pass --schema-file (a Delta schema JSON or a DDL column list) or --from warehouse|uc to diff the files against the table",
+			tgt.RootURL)), nil
+	case err != nil:
+		return inspect.MissingTable(fmt.Sprintf("no table schema: reading it from %s failed: %s", src.Name(), storage.Redact(err.Error()))), err
+	}
+	table := inspect.NewTable(ts.Source, ts.Schema)
+	table.Name, table.Location, table.Version, table.ColumnMappingMode = ts.Table, ts.Root, ts.Version, ts.ColumnMappingMode
+	return table, nil
+}
+
+// readSchemaFile reads --schema-file: a local path, or "-" for stdin.
+func readSchemaFile(f *Factory, path string) (*inspect.Table, error) {
+	var (
+		data []byte
+		err  error
+	)
+	if path == "-" {
+		data, err = io.ReadAll(f.IO.In)
+	} else {
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--schema-file: %w", err)
+	}
+	s, err := schemadiff.ParseSchemaFile(data)
+	if err != nil {
+		return nil, fmt.Errorf("--schema-file %s: %w", path, err)
+	}
+	table := inspect.NewTable("schema-file", s)
+	table.Location = path
+	if path == "-" {
+		table.Location = "(stdin)"
+	}
+	return table, nil
 }

@@ -126,8 +126,11 @@ type Group struct {
 	// Schema is the group's Spark schema; each top-level field's NullCount is the sum over
 	// the group's files, known only when known for every file.
 	Schema schemadiff.Schema `json:"-"`
-	// The schema diff against the target table (per-column changes and a verdict) is added
-	// to each group by the caller that knows the table.
+	// Verdict, Changes and Suggestion are the diff against the table's schema, set by
+	// Report.Diff; absent when there is no table schema. Verdict is the worst of the changes'.
+	Verdict    *schemadiff.Verdict     `json:"verdict,omitempty"`
+	Changes    []schemadiff.ChangeInfo `json:"changes,omitzero"`
+	Suggestion *Suggestion             `json:"suggestion,omitempty"`
 }
 
 // Totals sums up a run.
@@ -143,8 +146,11 @@ type Totals struct {
 
 // Report is the result of Run.
 type Report struct {
-	Root   string  `json:"root"`   // the table root, secrets redacted
-	Prefix string  `json:"prefix"` // the fallback folder under it
+	Root   string `json:"root"`   // the table root, secrets redacted
+	Prefix string `json:"prefix"` // the fallback folder under it
+	// Table is the table schema the groups were compared with (Report.Diff); nil when no
+	// comparison was asked for.
+	Table  *Table  `json:"table,omitempty"`
 	Files  []File  `json:"files"`  // in key order
 	Groups []Group `json:"groups"` // by first modification, then schema id
 	Totals Totals  `json:"totals"`

@@ -13,11 +13,13 @@ import (
 func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // SQL in suggestions holds < and >
 	return enc.Encode(r)
 }
 
-// WriteText writes the report for a human: totals, one line per schema group, the unreadable
-// files with their errors, and each group's columns. Times are RFC3339 in UTC.
+// WriteText writes the report for a human: totals, the table schema compared with, one line
+// per schema group, the unreadable files with their errors, and each group's columns followed
+// by its changes against the table and the suggested fix. Times are RFC3339 in UTC.
 func (r *Report) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
 	t := r.Totals
@@ -31,6 +33,12 @@ func (r *Report) WriteText(w io.Writer) error {
 	if t.OtherObjects > 0 {
 		ew.printf("Other:   %s not read (hidden or not .parquet), %s\n", plural(t.OtherObjects, "object"), HumanBytes(t.OtherBytes))
 	}
+	switch {
+	case r.Table.Known():
+		ew.printf("Table:   %s\n", r.Table.describe())
+	case r.Table != nil:
+		ew.printf("Table:   %s\n", r.Table.Note)
+	}
 	if t.Files == 0 {
 		ew.printf("\nNo fallback Parquet files: nothing to recover.\n")
 		return ew.err
@@ -38,10 +46,19 @@ func (r *Report) WriteText(w io.Writer) error {
 	if len(r.Groups) > 0 {
 		ew.printf("\nSchema groups: %d\n", len(r.Groups))
 		tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "  SCHEMA\tFILES\tROWS\tBYTES\tFIRST MODIFIED\tLAST MODIFIED\n")
+		diffed := r.Table.Known()
+		head := "  SCHEMA\tFILES\tROWS\tBYTES\tFIRST MODIFIED\tLAST MODIFIED"
+		if diffed {
+			head += "\tVERDICT"
+		}
+		fmt.Fprintln(tw, head)
 		for _, g := range r.Groups {
-			fmt.Fprintf(tw, "  %s\t%d\t%d\t%s\t%s\t%s\n", g.SchemaID, g.Files, g.Rows, HumanBytes(g.Bytes),
+			line := fmt.Sprintf("  %s\t%d\t%d\t%s\t%s\t%s", g.SchemaID, g.Files, g.Rows, HumanBytes(g.Bytes),
 				rfc3339(g.FirstModified), rfc3339(g.LastModified))
+			if diffed && g.Verdict != nil {
+				line += "\t" + g.Verdict.String()
+			}
+			fmt.Fprintln(tw, line)
 		}
 		tw.Flush()
 	}
@@ -67,6 +84,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Name, c.Type, null)
 		}
 		tw.Flush()
+		writeGroupDiff(ew, &g)
 	}
 	return ew.err
 }

@@ -1,0 +1,685 @@
+package fakewarehouse
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// maxCopyFiles is the most names COPY INTO's FILES clause accepts.
+const maxCopyFiles = 1000
+
+// maxValidatePreview is the most rows VALIDATE returns.
+const maxValidatePreview = 50
+
+type copyStmt struct {
+	table      []string
+	path       string
+	selectToks []token // FROM (SELECT … FROM 'path' …): the subquery's tokens
+	pathIdx    int     // index of the path literal in selectToks
+	format     string
+	validate   bool
+	validateN  int // 0 means ALL
+	hasFiles   bool
+	files      []string
+	pattern    string
+	formatOpts map[string]string
+	copyOpts   map[string]string
+}
+
+func parseCopy(p *parser) (*copyStmt, error) {
+	st := &copyStmt{formatOpts: map[string]string{}, copyOpts: map[string]string{}}
+	if err := p.expectKw("COPY", "INTO"); err != nil {
+		return nil, err
+	}
+	name, err := p.qualifiedName()
+	if err != nil {
+		return nil, err
+	}
+	st.table = name
+	if p.peek().isKw("BY") || p.peek().isOp("(") {
+		return nil, errUnsupported("COPY INTO with BY POSITION or a column list (headerless CSV only)")
+	}
+	if err := p.expectKw("FROM"); err != nil {
+		return nil, err
+	}
+	if p.acceptOp("(") {
+		start, depth := p.i, 0
+		st.pathIdx = -1
+		for {
+			t := p.peek()
+			if t.kind == tkEOF {
+				return nil, p.errorf("unclosed subquery")
+			}
+			if t.isOp("(") {
+				depth++
+			} else if t.isOp(")") {
+				if depth == 0 {
+					break
+				}
+				depth--
+			}
+			if depth == 0 && t.isKw("FROM") && p.peekN(1).kind == tkString && st.pathIdx < 0 {
+				st.pathIdx = p.i + 1 - start
+				st.path = p.peekN(1).val
+			}
+			p.next()
+		}
+		st.selectToks = append([]token(nil), p.toks[start:p.i]...)
+		st.selectToks = append(st.selectToks, token{kind: tkEOF})
+		p.next() // ")"
+		if st.pathIdx < 0 {
+			return nil, p.errorf("the COPY INTO subquery must read FROM a path literal")
+		}
+		// Drop WITH (CREDENTIAL …) that follows the path inside the subquery.
+		if st.pathIdx+1 < len(st.selectToks) && st.selectToks[st.pathIdx+1].isKw("WITH") {
+			j, depth := st.pathIdx+2, 0
+			for ; j < len(st.selectToks); j++ {
+				if st.selectToks[j].isOp("(") {
+					depth++
+				} else if st.selectToks[j].isOp(")") {
+					depth--
+					if depth == 0 {
+						break
+					}
+				}
+			}
+			st.selectToks = append(st.selectToks[:st.pathIdx+1], st.selectToks[j+1:]...)
+		}
+	} else {
+		path, err := p.stringLit()
+		if err != nil {
+			return nil, err
+		}
+		st.path = path
+		if p.acceptKw("WITH") {
+			if err := skipParens(p); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for !p.atEnd() {
+		switch {
+		case p.acceptKw("FILEFORMAT"):
+			if err := p.expectOp("="); err != nil {
+				return nil, err
+			}
+			f, err := p.ident()
+			if err != nil {
+				return nil, err
+			}
+			st.format = strings.ToUpper(f)
+		case p.acceptKw("VALIDATE"):
+			st.validate = true
+			if p.acceptKw("ALL") {
+				break
+			}
+			if p.peek().kind == tkNumber {
+				n, err := strconv.Atoi(p.next().val)
+				if err != nil || n < 1 {
+					return nil, p.errorf("VALIDATE takes a positive number of rows")
+				}
+				st.validateN = n
+				if err := p.expectKw("ROWS"); err != nil {
+					return nil, err
+				}
+			}
+		case p.acceptKw("FILES"):
+			if st.pattern != "" {
+				return nil, p.errorf("FILES and PATTERN cannot be used together")
+			}
+			if err := p.expectOp("="); err != nil {
+				return nil, err
+			}
+			if err := p.expectOp("("); err != nil {
+				return nil, err
+			}
+			st.hasFiles = true
+			for !p.acceptOp(")") {
+				f, err := p.stringLit()
+				if err != nil {
+					return nil, err
+				}
+				st.files = append(st.files, f)
+				if !p.acceptOp(",") {
+					if err := p.expectOp(")"); err != nil {
+						return nil, err
+					}
+					break
+				}
+			}
+		case p.acceptKw("PATTERN"):
+			if st.hasFiles {
+				return nil, p.errorf("FILES and PATTERN cannot be used together")
+			}
+			if err := p.expectOp("="); err != nil {
+				return nil, err
+			}
+			pat, err := p.stringLit()
+			if err != nil {
+				return nil, err
+			}
+			st.pattern = pat
+		case p.acceptKw("FORMAT_OPTIONS"):
+			if err := parseOptions(p, st.formatOpts); err != nil {
+				return nil, err
+			}
+		case p.acceptKw("COPY_OPTIONS"):
+			if err := parseOptions(p, st.copyOpts); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, p.errorf("unexpected COPY INTO clause")
+		}
+	}
+	if st.format == "" {
+		return nil, p.errorf("COPY INTO requires FILEFORMAT")
+	}
+	return st, nil
+}
+
+// parseOptions reads ( 'key' = value, … ) into opts, keys lower-cased.
+func parseOptions(p *parser, opts map[string]string) error {
+	if err := p.expectOp("("); err != nil {
+		return err
+	}
+	for !p.acceptOp(")") {
+		var key string
+		if p.peek().kind == tkString {
+			key, _ = p.stringLit()
+		} else {
+			k, err := p.ident()
+			if err != nil {
+				return err
+			}
+			key = k
+		}
+		if err := p.expectOp("="); err != nil {
+			return err
+		}
+		v := p.next()
+		if v.kind == tkEOF || v.kind == tkOp {
+			return p.errorf("expected an option value")
+		}
+		opts[strings.ToLower(key)] = v.val
+		if !p.acceptOp(",") {
+			if err := p.expectOp(")"); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	return nil
+}
+
+func skipParens(p *parser) error {
+	if err := p.expectOp("("); err != nil {
+		return err
+	}
+	depth := 1
+	for depth > 0 {
+		t := p.next()
+		switch {
+		case t.kind == tkEOF:
+			return p.errorf("unclosed parenthesis")
+		case t.isOp("("):
+			depth++
+		case t.isOp(")"):
+			depth--
+		}
+	}
+	return nil
+}
+
+func boolOpt(v string) bool { return strings.EqualFold(v, "true") }
+
+// copyPlan is how one source file goes into the table.
+type copyPlan struct {
+	file    srcFile
+	selects string  // SELECT of the table's columns, in table order, from the file
+	newCols []Field // columns mergeSchema adds
+}
+
+func (e *DuckDB) copyInto(ctx context.Context, sess *Session, p *parser) (*Result, error) {
+	st, err := parseCopy(p)
+	if err != nil {
+		return nil, err
+	}
+	t, err := e.table(sess, st.table)
+	if err != nil {
+		return nil, err
+	}
+	if st.format != "PARQUET" {
+		return nil, errUnsupported("COPY INTO with FILEFORMAT = " + st.format)
+	}
+	if len(st.files) > maxCopyFiles {
+		return nil, &SQLError{Class: "INVALID_PARAMETER_VALUE", SQLState: "22023",
+			Message: fmt.Sprintf("FILES accepts at most %d file names, but %d were given.", maxCopyFiles, len(st.files))}
+	}
+	var (
+		files []srcFile
+		sd    *sourceDir
+	)
+	if st.hasFiles {
+		url, err := canonicalURL(st.path)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.checkOverlap(url); err != nil {
+			return nil, err
+		}
+		if sd, err = e.openSource(ctx, url); err != nil {
+			return nil, err
+		}
+		seen := map[string]bool{}
+		for _, name := range st.files {
+			rel, err := relativeFile(url, name)
+			if err != nil {
+				return nil, err
+			}
+			f, ok, err := sd.stat(ctx, rel)
+			if err != nil {
+				return nil, err
+			}
+			if !ok || seen[f.URL] { // missing files are ignored (ignoreMissingFiles)
+				continue
+			}
+			seen[f.URL] = true
+			files = append(files, f)
+		}
+	} else {
+		// A directory (recursive, hidden files skipped), a single file or a glob.
+		if sd, files, err = e.pathFiles(ctx, st.path); err != nil {
+			return nil, err
+		}
+		if st.pattern != "" {
+			re, err := globToRegexp(st.pattern)
+			if err != nil {
+				return nil, &SQLError{Class: "INVALID_PARAMETER_VALUE", SQLState: "22023", Message: err.Error()}
+			}
+			kept := files[:0]
+			for _, f := range files {
+				if re.MatchString(f.Rel) {
+					kept = append(kept, f)
+				}
+			}
+			files = kept
+		}
+	}
+
+	force := boolOpt(st.copyOpts["force"])
+	mergeSchema := boolOpt(st.copyOpts["mergeschema"]) || boolOpt(st.formatOpts["mergeschema"])
+	ignoreCorrupt := boolOpt(st.formatOpts["ignorecorruptfiles"])
+	if !force {
+		kept := files[:0]
+		for _, f := range files {
+			if _, done := t.loaded[f.URL]; !done {
+				kept = append(kept, f)
+			}
+		}
+		files = kept
+	}
+
+	var plans []copyPlan
+	skippedCorrupt := int64(0)
+	for i := range files {
+		if err := e.stage(ctx, sd, &files[i]); err != nil {
+			return nil, err
+		}
+		plan, err := e.planCopyFile(ctx, sess, t, st, files[i], mergeSchema)
+		if err != nil {
+			if se, ok := err.(*SQLError); ok && strings.HasPrefix(se.Class, "FAILED_READ_FILE") && ignoreCorrupt {
+				skippedCorrupt++
+				continue
+			}
+			return nil, err
+		}
+		plans = append(plans, plan)
+	}
+
+	if st.validate {
+		return e.validateCopy(ctx, t, plans, st.validateN)
+	}
+	if len(plans) == 0 {
+		return copyResult(0, skippedCorrupt), nil
+	}
+
+	// One atomic commit: every file of the statement or none.
+	if _, err := e.duckExec(ctx, "BEGIN TRANSACTION"); err != nil {
+		return nil, err
+	}
+	rollback := func(err error) (*Result, error) {
+		_, _ = e.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		if se, ok := e.classify(err).(*SQLError); ok && se.Class == "FAILED_READ_FILE" {
+			se.Class = "FAILED_READ_FILE.NO_HINT"
+			return nil, se
+		}
+		return nil, err
+	}
+	var added []Field
+	for _, plan := range plans {
+		for _, c := range plan.newCols {
+			if t.col(c.Name) >= 0 || containsField(added, c.Name) {
+				continue
+			}
+			if _, err := e.duckExec(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", duckIdent(t.phys), duckIdent(c.Name), c.Type.Duck())); err != nil {
+				return rollback(err)
+			}
+			added = append(added, c)
+		}
+	}
+	allCols := append(append([]Field(nil), t.cols...), added...)
+	colList := make([]string, len(allCols))
+	for i, c := range allCols {
+		colList[i] = duckIdent(c.Name)
+	}
+	var inserted, bytes int64
+	perFile := make([]int64, len(plans))
+	for i, plan := range plans {
+		sel := plan.selects
+		if len(added) > 0 {
+			// Re-plan against the widened table so every file fills the new columns.
+			wide := *t
+			wide.cols = allCols
+			rp, err := e.planCopyFile(ctx, sess, &wide, st, plan.file, false)
+			if err != nil {
+				return rollback(err)
+			}
+			sel = rp.selects
+		}
+		n, err := e.duckExec(ctx, fmt.Sprintf("INSERT INTO %s (%s) %s", duckIdent(t.phys), strings.Join(colList, ", "), sel))
+		if err != nil {
+			return rollback(err)
+		}
+		perFile[i] = n
+		inserted += n
+		bytes += plan.file.Size
+	}
+	if _, err := e.duckExec(ctx, "COMMIT"); err != nil {
+		return rollback(err)
+	}
+
+	t.cols = allCols
+	metrics := map[string]string{
+		"numFiles":       strconv.Itoa(len(plans)),
+		"numOutputRows":  strconv.FormatInt(inserted, 10),
+		"numOutputBytes": strconv.FormatInt(bytes, 10),
+	}
+	if skippedCorrupt > 0 {
+		metrics["numSkippedCorruptFiles"] = strconv.FormatInt(skippedCorrupt, 10)
+	}
+	v, err := e.addCommit(t, "COPY INTO", map[string]string{}, metrics, len(added) == 0)
+	if err != nil {
+		return nil, err
+	}
+	for i, plan := range plans {
+		t.loaded[plan.file.URL] = loadedFile{Path: plan.file.URL, Size: plan.file.Size, ModTime: plan.file.ModTime, Version: v, Rows: perFile[i]}
+	}
+	return copyResult(inserted, skippedCorrupt), nil
+}
+
+func containsField(fs []Field, name string) bool {
+	for _, f := range fs {
+		if strings.EqualFold(f.Name, name) {
+			return true
+		}
+	}
+	return false
+}
+
+func copyResult(inserted, skippedCorrupt int64) *Result {
+	return &Result{
+		Columns: []Column{
+			{Name: "num_affected_rows", Type: Prim(KindLong)},
+			{Name: "num_inserted_rows", Type: Prim(KindLong)},
+			{Name: "num_skipped_corrupt_files", Type: Prim(KindLong)},
+		},
+		Rows:         [][]any{{inserted, inserted, skippedCorrupt}},
+		ModifiedRows: int64p(inserted),
+	}
+}
+
+// relativeFile turns a FILES entry into a path relative to the source directory. Entries are
+// names relative to the directory; absolute URLs and paths must lie inside it.
+func relativeFile(dirURL, name string) (string, error) {
+	if strings.Contains(name, "://") || strings.HasPrefix(name, "/") || strings.HasPrefix(name, "file:") {
+		u, err := canonicalURL(name)
+		if err != nil {
+			return "", err
+		}
+		if !isUnder(u, dirURL) || u == dirURL {
+			return "", &SQLError{Class: "INVALID_PARAMETER_VALUE", SQLState: "22023",
+				Message: fmt.Sprintf("The file '%s' in FILES is not under the source path '%s'.", name, dirURL)}
+		}
+		return strings.TrimPrefix(u, dirURL+"/"), nil
+	}
+	if strings.Contains("/"+name+"/", "/../") {
+		return "", &SQLError{Class: "INVALID_PARAMETER_VALUE", SQLState: "22023",
+			Message: fmt.Sprintf("The file '%s' in FILES is not under the source path '%s'.", name, dirURL)}
+	}
+	return strings.TrimPrefix(name, "./"), nil
+}
+
+// planCopyFile reads a file's schema (or the COPY subquery's output schema over it) and
+// matches it to the table as Delta does with mergeSchema = false: case-insensitive names,
+// missing nullable columns filled with NULL, everything else an error.
+func (e *DuckDB) planCopyFile(ctx context.Context, sess *Session, t *tableMeta, st *copyStmt, f srcFile, mergeSchema bool) (copyPlan, error) {
+	raw := "read_parquet(" + duckString(f.local) + ")"
+	fileCols, err := e.describeSQL(ctx, "SELECT * FROM "+raw)
+	if err != nil {
+		return copyPlan{}, &SQLError{Class: "FAILED_READ_FILE.CANNOT_READ_FILE_FOOTER", SQLState: "KD001",
+			Message: fmt.Sprintf("Error while reading file %s. Could not read footer. Please ensure that the file is in either ORC or Parquet format. "+
+				"If not, please convert it to a valid format. If the file is in the valid format, please check if it is corrupt. "+
+				"If it is, you can choose to either ignore it or fix the corruption.", f.URL)}
+	}
+	if err := e.fixInt96(ctx, f.local, fileCols); err != nil {
+		return copyPlan{}, err
+	}
+	srcSQL := "SELECT * FROM " + raw
+	srcCols := fileCols
+	if st.selectToks != nil {
+		toks := append([]token(nil), st.selectToks...)
+		pt := toks[st.pathIdx]
+		toks[st.pathIdx] = token{kind: tkIdent, raw: raw, val: raw, pre: pt.pre, pos: pt.pos, literal: true}
+		q, _, err := e.rewrite(ctx, sess, toks, rewriteOpts{})
+		if err != nil {
+			return copyPlan{}, err
+		}
+		srcSQL = q
+		if srcCols, err = e.describeSQL(ctx, srcSQL); err != nil {
+			return copyPlan{}, err
+		}
+	}
+	var newCols []Field
+	matched := make([]int, len(t.cols))
+	for i := range matched {
+		matched[i] = -1
+	}
+	for si, sc := range srcCols {
+		ti := t.col(sc.Name)
+		if ti < 0 {
+			if mergeSchema {
+				newCols = append(newCols, Field{Name: sc.Name, Type: sc.Type, Nullable: true})
+				continue
+			}
+			return copyPlan{}, schemaMismatch(t, srcCols)
+		}
+		if matched[ti] >= 0 {
+			return copyPlan{}, &SQLError{Class: "DELTA_DUPLICATE_COLUMNS_FOUND", SQLState: "42711",
+				Message: fmt.Sprintf("Found duplicate column(s) in the data to save: %s.", strings.ToLower(sc.Name))}
+		}
+		if !copyCompatible(sc.Type, t.cols[ti].Type) {
+			return copyPlan{}, &SQLError{Class: "DELTA_FAILED_TO_MERGE_FIELDS", SQLState: "22005",
+				Message: fmt.Sprintf("Failed to merge fields '%s' and '%s'. Failed to merge incompatible data types %s and %s.",
+					t.cols[ti].Name, sc.Name, t.cols[ti].Type.Simple(), sc.Type.Simple())}
+		}
+		matched[ti] = si
+	}
+	exprs := make([]string, len(t.cols))
+	for ti, c := range t.cols {
+		si := matched[ti]
+		if si < 0 {
+			if !c.Nullable {
+				return copyPlan{}, &SQLError{Class: "DELTA_NOT_NULL_CONSTRAINT_VIOLATED", SQLState: "23502",
+					Message: fmt.Sprintf("NOT NULL constraint violated for column: %s.", c.Name)}
+			}
+			exprs[ti] = fmt.Sprintf("CAST(NULL AS %s) AS %s", c.Type.Duck(), duckIdent(c.Name))
+			continue
+		}
+		exprs[ti] = fmt.Sprintf("CAST(src.%s AS %s) AS %s", duckIdent(srcCols[si].Name), c.Type.Duck(), duckIdent(c.Name))
+	}
+	return copyPlan{
+		file:    f,
+		selects: fmt.Sprintf("SELECT %s FROM (%s) AS src", strings.Join(exprs, ", "), srcSQL),
+		newCols: newCols,
+	}, nil
+}
+
+// schemaMismatch is Delta's error for data columns the table does not have.
+func schemaMismatch(t *tableMeta, data []Field) *SQLError {
+	return &SQLError{Class: "DELTA_METADATA_MISMATCH.SCHEMA_MISMATCH", SQLState: "42KDG", Message: fmt.Sprintf(
+		"A metadata mismatch was detected when writing to the Delta table.\n"+
+			"A schema mismatch detected when writing to the Delta table (Table ID: %s).\n"+
+			"To enable schema migration using DataFrameWriter or DataStreamWriter, please set: '.option(\"mergeSchema\", \"true\")'.\n"+
+			"For other operations, set the session configuration spark.databricks.delta.schema.autoMerge.enabled to \"true\". "+
+			"See the documentation specific to the operation for details.\n\nTable schema:\n%s\n\nData schema:\n%s",
+		t.id, strings.TrimSuffix(TreeString(t.cols), "\n"), strings.TrimSuffix(TreeString(data), "\n"))}
+}
+
+// copyCompatible reports whether data of type src can be written to a column of type dst
+// without a schema change: the same type (struct fields matched by name, case-insensitively,
+// missing nullable fields allowed), NULL into anything, or a narrower integer of Parquet's
+// INT32 family (tinyint, smallint, int) into a wider one. Other widenings (int → bigint,
+// float → double, decimal changes) need an explicit CAST, as the table's type is not changed.
+func copyCompatible(src, dst *Type) bool {
+	if src.Kind == KindNull {
+		return true
+	}
+	switch dst.Kind {
+	case KindStruct:
+		if src.Kind != KindStruct {
+			return false
+		}
+		used := map[int]bool{}
+		for _, sf := range src.Fields {
+			found := false
+			for di, df := range dst.Fields {
+				if strings.EqualFold(sf.Name, df.Name) {
+					if !copyCompatible(sf.Type, df.Type) {
+						return false
+					}
+					used[di], found = true, true
+					break
+				}
+			}
+			if !found {
+				return false
+			}
+		}
+		for di, df := range dst.Fields {
+			if !used[di] && !df.Nullable {
+				return false
+			}
+		}
+		return true
+	case KindArray:
+		return src.Kind == KindArray && copyCompatible(src.Elem, dst.Elem)
+	case KindMap:
+		return src.Kind == KindMap && copyCompatible(src.Key, dst.Key) && copyCompatible(src.Value, dst.Value)
+	case KindByte, KindShort, KindInt:
+		rank := map[Kind]int{KindByte: 1, KindShort: 2, KindInt: 3}
+		r, ok := rank[src.Kind]
+		return ok && r <= rank[dst.Kind]
+	case KindDecimal:
+		return src.Kind == KindDecimal && src.Precision == dst.Precision && src.Scale == dst.Scale
+	}
+	return src.Kind == dst.Kind
+}
+
+// describeSQL returns the output columns of a DuckDB query.
+func (e *DuckDB) describeSQL(ctx context.Context, q string) ([]Field, error) {
+	res, err := e.duckQuery(ctx, "DESCRIBE "+q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Field, 0, len(res.Rows))
+	for _, r := range res.Rows {
+		name, _ := r[0].(string)
+		typ, _ := r[1].(string)
+		t, err := ParseDuckType(typ)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Field{Name: name, Type: t, Nullable: true})
+	}
+	return out, nil
+}
+
+// fixInt96 marks top-level INT96 columns as timestamp: Spark reads INT96 as an instant,
+// while DuckDB reports a timestamp without time zone.
+func (e *DuckDB) fixInt96(ctx context.Context, local string, cols []Field) error {
+	res, err := e.duckQuery(ctx, "SELECT name, type FROM parquet_schema("+duckString(local)+") WHERE type = 'INT96'")
+	if err != nil {
+		return nil // the schema was readable a moment ago; leave the types as they are
+	}
+	for _, r := range res.Rows {
+		name, _ := r[0].(string)
+		for i := range cols {
+			if cols[i].Name == name && cols[i].Type.Kind == KindTimestampNTZ {
+				cols[i].Type = Prim(KindTimestamp)
+			}
+		}
+	}
+	return nil
+}
+
+// validateCopy checks what COPY INTO would write without writing it: the schema (already
+// checked by planning), NOT NULL columns and value conversions. It returns a preview of up
+// to 50 rows in the table's schema.
+func (e *DuckDB) validateCopy(ctx context.Context, t *tableMeta, plans []copyPlan, limitRows int) (*Result, error) {
+	res := &Result{ModifiedRows: int64p(0)}
+	for _, c := range t.cols {
+		res.Columns = append(res.Columns, Column{Name: c.Name, Type: c.Type})
+	}
+	for _, plan := range plans {
+		src := plan.selects
+		if limitRows > 0 {
+			src += " LIMIT " + strconv.Itoa(limitRows)
+		}
+		var checks []string
+		for _, c := range t.cols {
+			if !c.Nullable {
+				checks = append(checks, fmt.Sprintf("count(*) FILTER (WHERE %s IS NULL)", duckIdent(c.Name)))
+			}
+		}
+		checks = append(checks, "count(*)")
+		r, err := e.duckQuery(ctx, fmt.Sprintf("SELECT %s FROM (%s) AS v", strings.Join(checks, ", "), src))
+		if err != nil {
+			return nil, err
+		}
+		ci := 0
+		for _, c := range t.cols {
+			if !c.Nullable {
+				if n, _ := r.Rows[0][ci].(int64); n > 0 {
+					return nil, &SQLError{Class: "DELTA_NOT_NULL_CONSTRAINT_VIOLATED", SQLState: "23502",
+						Message: fmt.Sprintf("NOT NULL constraint violated for column: %s.", c.Name)}
+				}
+				ci++
+			}
+		}
+		if room := maxValidatePreview - len(res.Rows); room > 0 {
+			if limitRows > 0 && limitRows < room {
+				room = limitRows
+			}
+			prev, err := e.duckQuery(ctx, fmt.Sprintf("SELECT * FROM (%s) AS v LIMIT %d", src, room))
+			if err != nil {
+				return nil, err
+			}
+			for _, row := range prev.Rows {
+				res.Rows = append(res.Rows, row)
+			}
+		}
+	}
+	return res, nil
+}

@@ -33,7 +33,9 @@ func installLogging(l *slog.Logger) {
 		sdklogger.DefaultLogger = sdkLog{}
 	})
 	if l.Enabled(context.Background(), slog.LevelDebug) {
-		_ = dbsqllog.SetLogLevel("debug")
+		// The driver's own debug level traces every call; its info level (connections,
+		// retries, failures) is what helps an operator.
+		_ = dbsqllog.SetLogLevel("info")
 	} else {
 		_ = dbsqllog.SetLogLevel("disabled")
 	}

@@ -122,6 +122,22 @@ func TestScriptsDatabricks(t *testing.T) {
 		StorageLocation: s3.URLFor("tables/locked"), Columns: uctest.ColumnsFromSchema(v0)})
 	uc.DenyVending("main.sales.locked")
 
+	// The SQL warehouse, behind the same host: main.sales.orders with the schema of version 1.
+	whURL, whExec, haveWarehouse := startScriptWarehouse(t, scriptUCToken)
+	if haveWarehouse {
+		if err := uc.RouteSQL(whURL); err != nil {
+			t.Fatal(err)
+		}
+		for _, stmt := range []string{
+			"CREATE SCHEMA main.sales",
+			"CREATE TABLE main.sales.orders (id BIGINT NOT NULL, customer STRING, amount DECIMAL(12,2), channel STRING) USING DELTA",
+		} {
+			if err := whExec(stmt); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
 	cmds := map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		// s3akids ID...: the emulator saw requests signed with exactly these access key ids.
 		"s3akids": func(ts *testscript.TestScript, neg bool, args []string) {
@@ -153,5 +169,11 @@ func TestScriptsDatabricks(t *testing.T) {
 			return os.WriteFile(filepath.Join(env.WorkDir, ".databrickscfg"), []byte(cfg), 0o600)
 		},
 		Cmds: cmds,
+		Condition: func(cond string) (bool, error) {
+			if cond == "warehouse" {
+				return haveWarehouse, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 	})
 }

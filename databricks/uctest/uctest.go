@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"strings"
 	"sync"
@@ -84,6 +85,7 @@ type Server struct {
 	// answer 403 "Invalid access token.").
 	invalidTokenStatus int
 	now                func() time.Time
+	sql                http.Handler
 }
 
 // New starts a fake workspace that accepts the personal access token token. Close it when done.
@@ -115,6 +117,19 @@ func (s *Server) SetInvalidTokenStatus(status int) {
 	s.mu.Lock()
 	s.invalidTokenStatus = status
 	s.mu.Unlock()
+}
+
+// RouteSQL forwards requests under /sql/ (the SQL warehouse HTTP paths) to target, such as a
+// fake warehouse, so that one host serves both Unity Catalog and SQL as a workspace does.
+func (s *Server) RouteSQL(target string) error {
+	u, err := url.Parse(target)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.sql = httputil.NewSingleHostReverseProxy(u)
+	s.mu.Unlock()
+	return nil
 }
 
 // EnableM2M accepts OAuth machine-to-machine logins with this client id and secret.
@@ -200,6 +215,13 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	sql := s.sql
+	s.mu.Unlock()
+	if sql != nil && strings.HasPrefix(r.URL.Path, "/sql/") {
+		sql.ServeHTTP(w, r)
+		return
+	}
 	switch {
 	case r.URL.Path == "/oidc/.well-known/oauth-authorization-server":
 		s.serveOIDCDiscovery(w, r)

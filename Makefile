@@ -2,8 +2,11 @@
 GO        ?= go
 BIN       ?= bin/zbrecover
 TESTFLAGS ?=
-# Tests that use the local SQL warehouse (DuckDB, cgo) need the duckdb build tag.
-TAGS      ?= duckdb
+# Tests that use the local SQL warehouse (DuckDB, cgo) need the duckdb build tag; the demo's
+# end-to-end test needs the demo tag.
+TAGS      ?= duckdb demo
+# Flags for `make demo`, for example DEMOFLAGS='--keep --files 500'.
+DEMOFLAGS ?=
 
 .PHONY: all build demo test lint deps clean
 
@@ -14,7 +17,7 @@ build:
 
 # The whole recovery on a generated local example, with no cloud account.
 demo:
-	$(GO) run -tags demo . demo
+	$(GO) run -tags demo . demo $(DEMOFLAGS)
 
 # Install what the tests need (Azurite through npm, outside the repository), then run them.
 deps:

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"runtime/debug"
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
@@ -69,7 +70,7 @@ func readFooter(ctx context.Context, b storage.Backend, key string, size, tailSi
 		tailSize = DefaultTailSize
 	}
 	tail := min(size, tailSize)
-	buf, err := storage.ReadAll(ctx, b, key, size-tail, tail)
+	buf, err := readRange(ctx, b, key, size-tail, tail)
 	ft.reads++
 	if err != nil {
 		return ft, err
@@ -99,7 +100,7 @@ func readFooter(ctx context.Context, b storage.Backend, key string, size, tailSi
 		raw = buf[tail-8-l : tail-8]
 		ft.tail = buf
 	} else {
-		raw, err = storage.ReadAll(ctx, b, key, size-8-l, l)
+		raw, err = readRange(ctx, b, key, size-8-l, l)
 		ft.reads++
 		if err != nil {
 			return ft, err
@@ -122,6 +123,24 @@ func readFooter(ctx context.Context, b storage.Backend, key string, size, tailSi
 		return ft, fmt.Errorf("corrupt footer: %w", err)
 	}
 	return ft, nil
+}
+
+// readRange reads n bytes at off into a buffer of exactly that size. It returns fewer bytes,
+// without error, when the object is shorter than expected (callers check the length).
+func readRange(ctx context.Context, b storage.Backend, key string, off, n int64) ([]byte, error) {
+	rc, err := b.ReadRange(ctx, key, off, n)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	buf := make([]byte, n)
+	got, err := io.ReadFull(rc, buf)
+	switch {
+	case err == nil, errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return buf[:got], nil
+	default:
+		return nil, fmt.Errorf("read %s: %w", key, err)
+	}
 }
 
 // fileFacts is what inspect keeps from a footer.

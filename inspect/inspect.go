@@ -9,6 +9,7 @@ package inspect
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -61,10 +62,16 @@ type Progress struct {
 	DoneBytes   int64 // total size of those files
 }
 
+// MaxKeyValueBytes is the longest key-value metadata value a report keeps; longer ones (an
+// embedded Arrow or Spark schema, say) are cut, with their full length in KV.Bytes.
+const MaxKeyValueBytes = 1024
+
 // KV is one footer key-value metadata entry.
 type KV struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`
+	// Bytes is the value's full length when Value was cut at MaxKeyValueBytes, else 0.
+	Bytes int `json:"bytes,omitempty"`
 }
 
 // File is what inspect learned about one Parquet file.
@@ -156,21 +163,43 @@ type Report struct {
 	Totals Totals  `json:"totals"`
 }
 
-// Group returns the group with the given schema id (or unique id prefix), or nil.
+// Group returns the group with the given schema id, or the one group whose id starts with id;
+// nil when none or several match.
 func (r *Report) Group(id string) *Group {
-	var found *Group
+	g, _ := r.FindGroup(id)
+	return g
+}
+
+// FindGroup is Group with an error that says why nothing was found: no such group, or a
+// prefix shared by several.
+func (r *Report) FindGroup(id string) (*Group, error) {
+	var matches []*Group
 	for i := range r.Groups {
 		if r.Groups[i].SchemaID == id {
-			return &r.Groups[i]
+			return &r.Groups[i], nil
 		}
 		if id != "" && strings.HasPrefix(r.Groups[i].SchemaID, id) {
-			if found != nil {
-				return nil
-			}
-			found = &r.Groups[i]
+			matches = append(matches, &r.Groups[i])
 		}
 	}
-	return found
+	switch len(matches) {
+	case 1:
+		return matches[0], nil
+	case 0:
+		ids := make([]string, len(r.Groups))
+		for i, g := range r.Groups {
+			ids[i] = g.SchemaID
+		}
+		if len(ids) == 0 {
+			return nil, fmt.Errorf("no schema group %q: no readable fallback files", id)
+		}
+		return nil, fmt.Errorf("no schema group %q (groups: %s)", id, strings.Join(ids, ", "))
+	}
+	ids := make([]string, len(matches))
+	for i, g := range matches {
+		ids[i] = g.SchemaID
+	}
+	return nil, fmt.Errorf("schema group prefix %q is ambiguous (%s)", id, strings.Join(ids, ", "))
 }
 
 // GroupFiles returns the readable files of a group, in key order.
@@ -334,7 +363,13 @@ func inspectFile(ctx context.Context, b storage.Backend, o storage.ObjectInfo, p
 	res.FooterBytes = ft.length
 	res.CreatedBy = intern.get(ff.createdBy)
 	for _, kv := range ff.keyValue {
-		res.KeyValue = append(res.KeyValue, KV{Key: intern.get(kv.Key), Value: intern.get(kv.Value)})
+		e := KV{Key: intern.get(kv.Key), Value: kv.Value}
+		if len(e.Value) > MaxKeyValueBytes {
+			e.Bytes = len(e.Value)
+			e.Value = strings.ToValidUTF8(e.Value[:MaxKeyValueBytes], "")
+		}
+		e.Value = intern.get(e.Value)
+		res.KeyValue = append(res.KeyValue, e)
 	}
 	res.Schema = ff.schema
 	res.SchemaID = intern.get(SchemaID(ff.schema))

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -402,5 +403,52 @@ func TestManyFilesOneGroup(t *testing.T) {
 	g := rep.Groups[0]
 	if !g.FirstModified.Equal(t0) || !g.LastModified.Equal(t0.Add(49*time.Minute)) {
 		t.Errorf("group times %v .. %v", g.FirstModified, g.LastModified)
+	}
+}
+
+func TestFindGroup(t *testing.T) {
+	r := &inspect.Report{Groups: []inspect.Group{{SchemaID: "abc123def456"}, {SchemaID: "abd456abc123"}}}
+	if g, err := r.FindGroup("abc"); err != nil || g.SchemaID != "abc123def456" {
+		t.Errorf("unique prefix: %v %v", g, err)
+	}
+	if g, err := r.FindGroup("abd456abc123"); err != nil || g.SchemaID != "abd456abc123" {
+		t.Errorf("full id: %v %v", g, err)
+	}
+	if _, err := r.FindGroup("ab"); err == nil || !strings.Contains(err.Error(), "ambiguous") {
+		t.Errorf("ambiguous prefix: %v", err)
+	}
+	if _, err := r.FindGroup("ff"); err == nil || !strings.Contains(err.Error(), "abc123def456, abd456abc123") {
+		t.Errorf("unknown id: %v", err)
+	}
+	if r.Group("ab") != nil {
+		t.Error("Group returned a match for an ambiguous prefix")
+	}
+}
+
+func TestLongKeyValueIsCut(t *testing.T) {
+	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	long := strings.Repeat("é", 3000) // 6,000 bytes
+	s := newMemStore()
+	for i := 0; i < 3; i++ {
+		s.put(fmt.Sprintf("%s%d.parquet", prefix, i), mustBytes(t, sc, `[{"id":1}]`, pqgen.Options{
+			KeyValue: []pqgen.KV{{Key: "short", Value: "v"}, {Key: "schema", Value: long}},
+		}), t0)
+	}
+	rep, err := inspect.Run(context.Background(), s, inspect.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Files {
+		kv := map[string]inspect.KV{}
+		for _, e := range f.KeyValue {
+			kv[e.Key] = e
+		}
+		if kv["short"] != (inspect.KV{Key: "short", Value: "v"}) {
+			t.Errorf("short value %+v", kv["short"])
+		}
+		cut := kv["schema"]
+		if cut.Bytes != len(long) || len(cut.Value) > inspect.MaxKeyValueBytes || !strings.HasPrefix(long, cut.Value) || cut.Value == "" {
+			t.Errorf("long value: %d bytes kept, Bytes=%d", len(cut.Value), cut.Bytes)
+		}
 	}
 }

@@ -109,9 +109,9 @@ func PreviewObject(ctx context.Context, b storage.Backend, obj storage.ObjectInf
 // come from the report, so each file costs 2 reads. A file that fails is listed with its error
 // and the preview moves on to the next.
 func PreviewGroup(ctx context.Context, b storage.Backend, rep *Report, id string, opts PreviewOptions) (*PreviewResult, error) {
-	g := rep.Group(id)
-	if g == nil {
-		return nil, fmt.Errorf("no schema group %q (groups: %s)", id, groupIDs(rep))
+	g, err := rep.FindGroup(id)
+	if err != nil {
+		return nil, err
 	}
 	opts.Prefix = rep.Prefix
 	res := &PreviewResult{Root: b.Location(), SchemaID: g.SchemaID, Rows: []Row{}}
@@ -146,17 +146,6 @@ func PreviewGroup(ctx context.Context, b storage.Backend, rep *Report, id string
 		}
 	}
 	return res, nil
-}
-
-func groupIDs(rep *Report) string {
-	if len(rep.Groups) == 0 {
-		return "none"
-	}
-	ids := make([]string, len(rep.Groups))
-	for i, g := range rep.Groups {
-		ids[i] = g.SchemaID
-	}
-	return strings.Join(ids, ", ")
 }
 
 // selectFields resolves column names to top-level field indices, in schema order.
@@ -250,7 +239,7 @@ func previewFile(ctx context.Context, b storage.Backend, obj storage.ObjectInfo,
 			return pf, fmt.Errorf("row group %d spans %s of column data, over the preview limit of %s (raise the limit or select fewer columns)",
 				rg, HumanBytes(end-start), HumanBytes(opts.maxBytes()))
 		}
-		span, err := storage.ReadAll(ctx, b, obj.Key, start, end-start)
+		span, err := readRange(ctx, b, obj.Key, start, end-start)
 		pf.Requests++
 		if err != nil {
 			return pf, err

@@ -1,0 +1,158 @@
+package demo
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/zbrecover/zbrecover/inspect"
+)
+
+// Summary is the digest of `zbrecover inspect -o json` the demo prints: totals, the schema
+// groups with their diff against the table, and the unreadable files.
+type Summary struct {
+	Root       string
+	Prefix     string
+	Totals     inspect.Totals
+	Groups     []GroupSummary
+	Unreadable []inspect.File
+	// TableVersion is the Delta version of the table schema the groups were compared with.
+	TableVersion *int64
+}
+
+// GroupSummary is one schema group and what COPY INTO would make of it.
+type GroupSummary struct {
+	SchemaID  string
+	Files     int
+	Rows      int64
+	FirstFile string
+	Columns   []inspect.Column
+	Verdict   string
+	Changes   []Change
+	// DDL are the suggested table changes; Projection the suggested COPY INTO source query
+	// (empty when the files load as they are).
+	DDL        []string
+	Projection string
+	// Confirm is set when the projection holds a guessed rename the operator must confirm.
+	Confirm bool
+}
+
+// Change is one difference between a group's schema and the table's.
+type Change struct {
+	Path    string `json:"path"`
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason"`
+}
+
+// inspectDoc is the part of the inspect JSON report the summary reads.
+type inspectDoc struct {
+	Root   string `json:"root"`
+	Prefix string `json:"prefix"`
+	Table  *struct {
+		Version *int64 `json:"version"`
+	} `json:"table"`
+	Files  []inspect.File `json:"files"`
+	Groups []struct {
+		inspect.Group
+		Verdict    string   `json:"verdict"`
+		Changes    []Change `json:"changes"`
+		Suggestion *struct {
+			DDL        []string `json:"ddl"`
+			Projection string   `json:"projection"`
+			Confirm    bool     `json:"confirm"`
+		} `json:"suggestion"`
+	} `json:"groups"`
+	Totals inspect.Totals `json:"totals"`
+}
+
+// Summarize digests the JSON report of `inspect -o json`, which carries each group's diff
+// against the table.
+func Summarize(inspectJSON []byte) (*Summary, error) {
+	var doc inspectDoc
+	if err := json.Unmarshal(inspectJSON, &doc); err != nil {
+		return nil, fmt.Errorf("read the inspect report: %w", err)
+	}
+	sum := &Summary{Root: doc.Root, Prefix: doc.Prefix, Totals: doc.Totals}
+	if doc.Table != nil {
+		sum.TableVersion = doc.Table.Version
+	}
+	for _, f := range doc.Files {
+		if f.Unreadable() {
+			sum.Unreadable = append(sum.Unreadable, f)
+		}
+	}
+	for _, g := range doc.Groups {
+		gs := GroupSummary{SchemaID: g.SchemaID, Files: g.Files, Rows: g.Rows, FirstFile: g.FirstFile,
+			Columns: g.Columns, Verdict: g.Verdict, Changes: g.Changes}
+		if s := g.Suggestion; s != nil {
+			gs.DDL, gs.Projection, gs.Confirm = s.DDL, s.Projection, s.Confirm
+		}
+		sum.Groups = append(sum.Groups, gs)
+	}
+	return sum, nil
+}
+
+// Blocking reports whether any group's verdict is "blocks".
+func (s *Summary) Blocking() bool {
+	for _, g := range s.Groups {
+		if g.Verdict == "blocks" {
+			return true
+		}
+	}
+	return false
+}
+
+// WriteText writes the summary for a human.
+func (s *Summary) WriteText(w io.Writer) error {
+	ew := &errWriter{w: w}
+	t := s.Totals
+	ew.printf("totals: %d Parquet files, %d rows, %s; %d unreadable; %d hidden or other objects not read; %d schema groups\n",
+		t.Files, t.Rows, inspect.HumanBytes(t.Bytes), t.Unreadable, t.OtherObjects, t.Groups)
+	for _, f := range s.Unreadable {
+		ew.printf("unreadable: %s (%s): %s\n", f.Key, inspect.HumanBytes(f.Size), f.Error)
+	}
+	if len(s.Groups) == 0 {
+		return ew.err
+	}
+	v := ""
+	if s.TableVersion != nil {
+		v = fmt.Sprintf(" (version %d)", *s.TableVersion)
+	}
+	ew.printf("\nEach group against the table%s, as inspect reports it (what COPY INTO with\nmergeSchema = false would do):\n", v)
+	for _, g := range s.Groups {
+		names := make([]string, len(g.Columns))
+		for i, c := range g.Columns {
+			names[i] = c.Name
+		}
+		ew.printf("\ngroup %s: %d files, %d rows, verdict %s\n", g.SchemaID, g.Files, g.Rows, strings.ToUpper(g.Verdict))
+		ew.printf("  columns: %s\n", strings.Join(names, ", "))
+		for _, c := range g.Changes {
+			ew.printf("  - %s [%s] %s\n", c.Path, c.Verdict, c.Reason)
+		}
+		if len(g.Changes) == 0 {
+			ew.printf("  - no difference: the files load as they are\n")
+		}
+		if g.Projection != "" {
+			ew.printf("  load through: %s\n", g.Projection)
+			if g.Confirm {
+				ew.printf("  (the projection holds a guessed rename: confirm it before loading)\n")
+			}
+		}
+		for _, d := range g.DDL {
+			ew.printf("  or change the table: %s\n", d)
+		}
+	}
+	return ew.err
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}

@@ -91,6 +91,9 @@ unreadable (the report lists them with the reason); when both apply, 3 wins.`,
 			if o.SchemaFile != "" && c.Flags().Changed("from") {
 				return FlagErrorf("give --schema-file or --from, not both")
 			}
+			if (o.From == "warehouse" || o.From == "uc") && o.Target.Table == "" {
+				return FlagErrorf("--from %s needs a table name: give catalog.schema.table or --table", o.From)
+			}
 			if runF != nil {
 				return runF(c.Context(), o)
 			}

@@ -65,13 +65,14 @@ func TestInspectFlags(t *testing.T) {
 	}{
 		{args: []string{"s3://b/t"}, want: InspectOptions{Target: TargetOptions{Arg: "s3://b/t", Root: "s3://b/t"}, Prefix: inspect.FallbackPrefix, From: "delta"}},
 		{args: []string{"--root", "gs://b/t", "--prefix", "other/"}, want: InspectOptions{Target: TargetOptions{Root: "gs://b/t"}, Prefix: "other/", From: "delta"}},
-		{args: []string{"./t", "--from", "warehouse"}, want: InspectOptions{Target: TargetOptions{Arg: "./t", Root: "./t"}, Prefix: inspect.FallbackPrefix, From: "warehouse"}},
+		{args: []string{"--root", "./t", "--table", "main.sales.orders", "--from", "warehouse"}, want: InspectOptions{Target: TargetOptions{Root: "./t", Table: "main.sales.orders"}, Prefix: inspect.FallbackPrefix, From: "warehouse"}},
 		{args: []string{"main.sales.orders", "--from", "uc"}, want: InspectOptions{Target: TargetOptions{Arg: "main.sales.orders", Table: "main.sales.orders"}, Prefix: inspect.FallbackPrefix, From: "uc"}},
 		{args: []string{"./t", "--schema-file", "orders.ddl"}, want: InspectOptions{Target: TargetOptions{Arg: "./t", Root: "./t"}, Prefix: inspect.FallbackPrefix, From: "delta", SchemaFile: "orders.ddl"}},
 		{args: []string{}, wantUsage: "name the target"},
 		{args: []string{"a", "b"}, wantUsage: "accepts at most 1 arg"},
 		{args: []string{"./t", "--from", "hive"}, wantUsage: "--from must be one of delta, warehouse, uc"},
 		{args: []string{"./t", "--from", "delta", "--schema-file", "x.ddl"}, wantUsage: "not both"},
+		{args: []string{"./t", "--from", "warehouse"}, wantUsage: "--from warehouse needs a table name"},
 	}
 	for _, c := range cases {
 		io, _, _, _ := iostreams.Test()
@@ -554,9 +555,10 @@ func TestInspectTakesTheSchemaFromTheSource(t *testing.T) {
 		t.Errorf("report %+v table %+v", rep.Totals, rep.Table)
 	}
 
-	// The real warehouse and Unity Catalog sources are not in this build: nothing is listed.
+	// The warehouse and Unity Catalog sources read a table by name: a bare root is a usage
+	// error, before anything is listed.
 	code, stdout, stderr := run(t, "inspect", "--from", "uc", root)
-	if code != ExitFailure || stdout != "" || !strings.Contains(stderr, "needs a Databricks connection") {
+	if code != ExitUsage || stdout != "" || !strings.Contains(stderr, "--from uc needs a table name") {
 		t.Errorf("--from uc: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }

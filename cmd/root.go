@@ -39,6 +39,7 @@ func Main() int {
 // printed once, here: as text, or as {"error":…, "code":…} on stderr under --output json.
 func Run(ctx context.Context, f *Factory, args []string) int {
 	root := NewRootCmd(f)
+	defer func() { _ = f.Databricks().Close() }()
 	if args == nil {
 		args = []string{}
 	}
@@ -100,6 +101,8 @@ this version: these commands only read.
 TARGET is a storage root URL (s3://, gs://, abfss://, wasbs://, file:// or a local path), or a
 table name catalog.schema.table resolved through Unity Catalog.
 
+` + databricksFlagsHelp + `
+
 COPY INTO's guarantee is at-least-once: it skips files it already loaded, never rows, so a
 record that Zerobus both published and parked can end up twice.
 ` + exitCodesHelp,
@@ -131,6 +134,7 @@ record that Zerobus both published and parked can end up twice.
 	pf.StringVar(&g.S3Endpoint, "s3-endpoint", "", "S3-compatible endpoint URL (path-style addressing)")
 	pf.StringVar(&g.GCSEndpoint, "gcs-endpoint", "", "Google Cloud Storage endpoint URL (an emulator; no auth)")
 	pf.StringVar(&g.AzureEndpoint, "azure-endpoint", "", "Azure Blob service URL replacing https://<account>.blob.<suffix>/")
+	wireDatabricks(f, root)
 
 	root.AddCommand(
 		NewCmdVersion(f),

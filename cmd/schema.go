@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -78,17 +77,14 @@ type SchemaOptions struct {
 // schemaSourceNames are the --from values, in help order.
 var schemaSourceNames = []string{"delta", "warehouse", "uc"}
 
-// errNoDatabricksSource is what the warehouse and Unity Catalog sources return until this build
-// has a Databricks connection.
-var errNoDatabricksSource = errors.New("not available yet: needs a Databricks connection")
-
 // schemaSource returns the schema source for name.
 func schemaSource(f *Factory, name string) (SchemaSource, error) {
 	switch name {
 	case "delta":
 		return &DeltaSchemaSource{F: f}, nil
 	case "warehouse", "uc":
-		return nil, fmt.Errorf("--from %s: %w; use --from delta to read the schema from the table's Delta log in storage", name, errNoDatabricksSource)
+		s, _ := databricksSchemaSource(f, name)
+		return s, nil
 	}
 	return nil, FlagErrorf("--from must be one of %s, not %q", strings.Join(schemaSourceNames, ", "), name)
 }

@@ -160,14 +160,16 @@ func TestSchemaRealTable(t *testing.T) {
 
 func TestSchemaErrors(t *testing.T) {
 	dir, _ := writeTable(t)
+	databricksEnv(t)
+	t.Setenv("DATABRICKS_HOST", "")
 	for _, tc := range []struct {
 		args []string
 		code int
 		want string
 	}{
-		{[]string{"schema", "--from", "warehouse", dir}, ExitFailure, "--from warehouse: not available yet: needs a Databricks connection"},
-		{[]string{"schema", "--from", "uc", "main.sales.orders"}, ExitFailure, "--from uc: not available yet: needs a Databricks connection"},
-		{[]string{"schema", "main.sales.orders"}, ExitFailure, "resolving a table name needs a Databricks workspace connection"},
+		{[]string{"schema", "--from", "warehouse", dir}, ExitUsage, "--from warehouse needs a table name"},
+		{[]string{"schema", "--from", "uc", "main.sales.orders"}, ExitFailure, "no Databricks workspace host"},
+		{[]string{"schema", "main.sales.orders"}, ExitFailure, "no Databricks workspace host"},
 		{[]string{"schema", t.TempDir()}, ExitFailure, "no Delta transaction log"},
 		{[]string{"schema", "ftp://x/y"}, ExitFailure, `unknown scheme "ftp"`},
 	} {
@@ -177,12 +179,12 @@ func TestSchemaErrors(t *testing.T) {
 		}
 	}
 	// Under -o json the error is JSON on stderr.
-	code, _, errOut := run(t, "schema", "-o", "json", "--from", "uc", dir)
+	code, _, errOut := run(t, "schema", "-o", "json", "--from", "uc", "main.sales.orders")
 	var e struct {
 		Error string `json:"error"`
 		Code  int    `json:"code"`
 	}
-	if code != ExitFailure || json.Unmarshal([]byte(errOut), &e) != nil || !strings.Contains(e.Error, "needs a Databricks connection") {
+	if code != ExitFailure || json.Unmarshal([]byte(errOut), &e) != nil || !strings.Contains(e.Error, "DATABRICKS_HOST") {
 		t.Errorf("json error: exit %d, stderr %q", code, errOut)
 	}
 }

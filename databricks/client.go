@@ -1,0 +1,231 @@
+package databricks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/databricks/databricks-sdk-go/client"
+	"github.com/databricks/databricks-sdk-go/config"
+	"github.com/databricks/databricks-sdk-go/service/catalog"
+	"github.com/databricks/databricks-sdk-go/useragent"
+)
+
+// Options select the workspace, the identity and the SQL warehouse. Every field is optional:
+// unset fields come from the environment (DATABRICKS_HOST, DATABRICKS_TOKEN,
+// DATABRICKS_CLIENT_ID / DATABRICKS_CLIENT_SECRET, ARM_*, DATABRICKS_CONFIG_PROFILE,
+// DATABRICKS_CONFIG_FILE, DATABRICKS_WAREHOUSE_ID, DATABRICKS_HTTP_PATH) and then from the
+// ~/.databrickscfg profile, following the Databricks unified authentication rules
+// (databricks-sdk-go config). Secrets are never taken from flags.
+type Options struct {
+	// Profile names a section of the config file (--profile).
+	Profile string
+	// Host is the workspace URL (https://adb-123.4.azuredatabricks.net). Tests may use
+	// http://127.0.0.1:PORT.
+	Host string
+	// ConfigFile replaces ~/.databrickscfg (DATABRICKS_CONFIG_FILE also does).
+	ConfigFile string
+
+	// WarehouseID selects the SQL warehouse (--warehouse-id); its HTTP path is
+	// /sql/1.0/warehouses/<id>.
+	WarehouseID string
+	// HTTPPath is the warehouse's HTTP path (--http-path); it wins over WarehouseID.
+	HTTPPath string
+	// DSN, when set, is a complete databricks-sql-go DSN used as is for SQL (tests, and setups
+	// the unified configuration cannot express). Telemetry is still turned off.
+	DSN string
+
+	// Version is zbrecover's version, sent in the user agent as zbrecover/<version>.
+	Version string
+	// Log receives the SDK's and the SQL driver's logs, redacted; nil discards them.
+	Log *slog.Logger
+	// Transport carries every HTTP request (REST and SQL); nil uses the default transport.
+	Transport http.RoundTripper
+	// RetryTimeout bounds how long a failing REST call is retried (default 30s).
+	RetryTimeout time.Duration
+	// HTTPTimeout bounds one REST request (default 60s).
+	HTTPTimeout time.Duration
+	// QueryTimeout, when positive, is the server-side timeout of each SQL statement.
+	QueryTimeout time.Duration
+}
+
+// Client talks to one Databricks workspace with one resolved identity: Unity Catalog lookups,
+// credential vending, and SQL warehouse sessions.
+type Client struct {
+	cfg    *config.Config
+	api    *client.DatabricksClient
+	tables catalog.TablesInterface
+	creds  catalog.TemporaryTableCredentialsInterface
+	opts   Options
+	now    func() time.Time
+}
+
+var semver = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+
+// userAgentVersion returns a version the SDK accepts (semantic versioning) for zbrecover's
+// user agent entry.
+func userAgentVersion(v string) string {
+	v = strings.TrimPrefix(strings.TrimSpace(v), "v")
+	if semver.MatchString(v) {
+		return v
+	}
+	out := "0.0.0-" + strings.Trim(useragent.Sanitize(strings.ReplaceAll(v, ".", "-")), "-")
+	if !semver.MatchString(out) {
+		return "0.0.0-dev"
+	}
+	return out
+}
+
+// NewClient resolves the configuration and the credentials. It fails with an error wrapping
+// ErrConfig that names the missing setting when no host or no credentials can be found, or
+// when the requested profile does not exist. Secrets never appear in its errors.
+func NewClient(ctx context.Context, opts Options) (*Client, error) {
+	installLogging(opts.Log)
+	useragent.WithProduct("zbrecover", userAgentVersion(opts.Version))
+
+	cfg := &config.Config{
+		Profile:       opts.Profile,
+		Host:          opts.Host,
+		ConfigFile:    opts.ConfigFile,
+		WarehouseID:   opts.WarehouseID,
+		HTTPTransport: opts.Transport,
+	}
+	cfg.RetryTimeoutSeconds = int(orDefault(opts.RetryTimeout, 30*time.Second) / time.Second)
+	cfg.HTTPTimeoutSeconds = int(orDefault(opts.HTTPTimeout, 60*time.Second) / time.Second)
+
+	if err := checkProfile(opts); err != nil {
+		return nil, err
+	}
+	if err := cfg.EnsureResolved(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, redactErr(err))
+	}
+	registerSecret(cfg.Token, cfg.ClientSecret, cfg.AzureClientSecret, cfg.Password, cfg.GoogleCredentials)
+
+	if cfg.Host == "" && cfg.AzureResourceID == "" {
+		where := "the environment"
+		if p := profileName(opts); p != "" {
+			where = fmt.Sprintf("profile %q of %s", p, configFilePath(opts))
+		}
+		return nil, fmt.Errorf("%w: no Databricks workspace host in %s: set DATABRICKS_HOST, "+
+			"or pass --profile naming a ~/.databrickscfg profile with a host", ErrConfig, where)
+	}
+	// Resolve the credentials now, so that a missing token is reported before any work starts.
+	probe, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.CanonicalHostName(), "/")+"/", nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: workspace host %q: %v", ErrConfig, Redact(cfg.Host), err)
+	}
+	if err := cfg.Authenticate(probe); err != nil {
+		msg := Redact(err.Error())
+		if strings.Contains(msg, "cannot configure default credentials") {
+			return nil, fmt.Errorf("%w: no credentials for %s: %s (%s)", ErrConfig, cfg.Host, credentialsHint, debugSummary(cfg))
+		}
+		return nil, fmt.Errorf("%w: credentials for %s (auth type %s): %s", ErrConfig, cfg.Host, orUnknown(cfg.AuthType), msg)
+	}
+	api, err := client.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, redactErr(err))
+	}
+	c := &Client{
+		cfg:    cfg,
+		api:    api,
+		tables: catalog.NewTables(api),
+		creds:  catalog.NewTemporaryTableCredentials(api),
+		opts:   opts,
+		now:    time.Now,
+	}
+	logger().Debug("databricks workspace resolved", "host", cfg.Host, "auth_type", cfg.AuthType, "profile", cfg.Profile)
+	return c, nil
+}
+
+// Host returns the workspace URL.
+func (c *Client) Host() string { return c.cfg.Host }
+
+// AuthType returns the unified-auth method in use (pat, oauth-m2m, azure-client-secret, …).
+func (c *Client) AuthType() string { return c.cfg.AuthType }
+
+// Config returns the resolved SDK configuration. Callers must not print it: use Describe.
+func (c *Client) Config() *config.Config { return c.cfg }
+
+// Describe returns a one-line description of the resolved configuration with secrets masked,
+// for -v logs and error reports.
+func (c *Client) Describe() string { return debugSummary(c.cfg) }
+
+func debugSummary(cfg *config.Config) string {
+	s := config.ConfigAttributes.DebugString(cfg)
+	if s == "" {
+		return "no settings found"
+	}
+	return Redact(s)
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+func profileName(opts Options) string {
+	if opts.Profile != "" {
+		return opts.Profile
+	}
+	return os.Getenv("DATABRICKS_CONFIG_PROFILE")
+}
+
+func configFilePath(opts Options) string {
+	p := opts.ConfigFile
+	if p == "" {
+		p = os.Getenv("DATABRICKS_CONFIG_FILE")
+	}
+	if p == "" {
+		p = "~/.databrickscfg"
+	}
+	if strings.HasPrefix(p, "~") {
+		if home, err := os.UserHomeDir(); err == nil {
+			p = filepath.Join(home, p[1:])
+		}
+	}
+	return p
+}
+
+// checkProfile reports a named profile whose config file is missing; the SDK silently ignores
+// that case and would fall back to other settings.
+func checkProfile(opts Options) error {
+	p := profileName(opts)
+	if p == "" {
+		return nil
+	}
+	path := configFilePath(opts)
+	if _, err := os.Stat(path); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%w: profile %q requested but the config file %s does not exist "+
+				"(set DATABRICKS_CONFIG_FILE, or create it with `databricks configure`)", ErrConfig, p, path)
+		}
+		return fmt.Errorf("%w: config file %s: %v", ErrConfig, path, err)
+	}
+	return nil
+}
+
+// HTTPPath returns the SQL warehouse HTTP path: Options.HTTPPath, else DATABRICKS_HTTP_PATH,
+// else /sql/1.0/warehouses/<id> from Options.WarehouseID, DATABRICKS_WAREHOUSE_ID or the
+// profile's warehouse_id. It fails with ErrConfig naming the settings when none is set.
+func (c *Client) HTTPPath() (string, error) {
+	if p := c.opts.HTTPPath; p != "" {
+		return p, nil
+	}
+	if p := os.Getenv("DATABRICKS_HTTP_PATH"); p != "" {
+		return p, nil
+	}
+	if id := c.cfg.WarehouseID; id != "" {
+		return "/sql/1.0/warehouses/" + id, nil
+	}
+	return "", fmt.Errorf("%w: no SQL warehouse: pass --warehouse-id or --http-path, or set DATABRICKS_WAREHOUSE_ID "+
+		"(or warehouse_id in the ~/.databrickscfg profile)", ErrConfig)
+}

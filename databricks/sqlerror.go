@@ -1,0 +1,193 @@
+package databricks
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"strings"
+
+	dbsqlerr "github.com/databricks/databricks-sql-go/errors"
+)
+
+// Class is the operator-level category of a failed SQL statement.
+type Class int
+
+// The classes Classify recognises. ClassOther covers everything else.
+const (
+	ClassOther Class = iota
+	// ClassNotFound: the table, schema, catalog or path does not exist.
+	ClassNotFound
+	// ClassPermissionDenied: the identity lacks a privilege.
+	ClassPermissionDenied
+	// ClassLocationOverlap: Unity Catalog refuses path access inside managed storage.
+	ClassLocationOverlap
+	// ClassSchemaMismatch: the data does not fit the table (COPY INTO schema enforcement).
+	ClassSchemaMismatch
+	// ClassConcurrentCopy: another COPY INTO or write conflicted on the same table or files.
+	ClassConcurrentCopy
+	// ClassAuth: the warehouse rejected the credentials.
+	ClassAuth
+	// ClassConnection: the warehouse could not be reached or the request failed in transit.
+	ClassConnection
+	// ClassCanceled: the context was cancelled or its deadline passed; the outcome on the
+	// server is unknown.
+	ClassCanceled
+)
+
+var classNames = [...]string{
+	ClassOther: "sql error", ClassNotFound: "not found", ClassPermissionDenied: "permission denied",
+	ClassLocationOverlap: "location overlap", ClassSchemaMismatch: "schema mismatch",
+	ClassConcurrentCopy: "concurrent write", ClassAuth: "authentication failed",
+	ClassConnection: "warehouse unreachable", ClassCanceled: "cancelled",
+}
+
+func (c Class) String() string {
+	if int(c) < len(classNames) {
+		return classNames[c]
+	}
+	return "sql error"
+}
+
+// SQLError is a failed statement, classified for the operator.
+type SQLError struct {
+	Class Class
+	// SQLState is the five-character SQLSTATE when known (42P01, 42KDG, …).
+	SQLState string
+	// ErrorClass is the Databricks error class from the message ([TABLE_OR_VIEW_NOT_FOUND]),
+	// with its sub-class (INVALID_PARAMETER_VALUE.LOCATION_OVERLAP).
+	ErrorClass string
+	// QueryID identifies the statement in the warehouse's query history.
+	QueryID string
+	// Message is the server's message (or the driver's), redacted.
+	Message string
+	// Hint says what the operator can do.
+	Hint string
+	// Statement is the SQL text, redacted.
+	Statement string
+	// Err is the driver error.
+	Err error
+}
+
+func (e *SQLError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Class.String())
+	if e.ErrorClass != "" || e.SQLState != "" {
+		b.WriteString(" (")
+		b.WriteString(e.ErrorClass)
+		if e.SQLState != "" {
+			if e.ErrorClass != "" {
+				b.WriteString(", ")
+			}
+			b.WriteString("SQLSTATE " + e.SQLState)
+		}
+		b.WriteString(")")
+	}
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(strings.TrimRight(e.Message, ". \n"))
+	}
+	if e.Hint != "" {
+		b.WriteString("; ")
+		b.WriteString(e.Hint)
+	}
+	if e.QueryID != "" {
+		b.WriteString(" [query id " + e.QueryID + "]")
+	}
+	return Redact(b.String())
+}
+
+func (e *SQLError) Unwrap() error { return e.Err }
+
+var (
+	errorClassRe = regexp.MustCompile(`\[([A-Z][A-Z0-9_]*(?:\.[A-Z][A-Z0-9_]*)*)\]`)
+	sqlStateRe   = regexp.MustCompile(`SQLSTATE:?\s*([0-9A-Z]{5})`)
+	// driverPrefixRe strips the driver's wrapping to leave the server's message.
+	driverPrefixRe = regexp.MustCompile(`^.*?unexpected operation state [A-Z_]+: `)
+	// driverNoiseRe matches the driver's repeated wrappers around request errors.
+	driverNoiseRe = regexp.MustCompile(`databricks: (?:request|execution|driver) error: |error connecting: host=\S+ port=\d+, httpPath=\S+: `)
+)
+
+// Classify turns a driver error into an *SQLError with a class and a hint, matching on
+// SQLSTATE and Databricks error classes, never on free message text alone. It returns nil for a
+// nil error and the error itself when it already is an *SQLError.
+func Classify(err error) *SQLError {
+	if err == nil {
+		return nil
+	}
+	var se *SQLError
+	if errors.As(err, &se) {
+		return se
+	}
+	e := &SQLError{Err: redactErr(err)}
+	msg := err.Error()
+	var ee dbsqlerr.DBExecutionError
+	if errors.As(err, &ee) {
+		e.SQLState, e.QueryID = ee.SqlState(), ee.QueryId()
+	}
+	if m := errorClassRe.FindStringSubmatch(msg); m != nil {
+		e.ErrorClass = m[1]
+	}
+	if e.SQLState == "" {
+		if m := sqlStateRe.FindStringSubmatch(msg); m != nil {
+			e.SQLState = m[1]
+		}
+	}
+	e.Message = Redact(strings.TrimSpace(driverNoiseRe.ReplaceAllString(driverPrefixRe.ReplaceAllString(msg, ""), "")))
+
+	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		e.Class = ClassCanceled
+		e.Hint = "the statement was cancelled before the warehouse answered; its outcome is unknown: re-run the command (it is idempotent) to converge"
+		return e
+	case e.ErrorClass != "" || e.SQLState != "":
+		e.Class, e.Hint = classifyServer(e.ErrorClass, e.SQLState)
+		if e.Class != ClassOther || errors.As(err, &ee) {
+			return e
+		}
+	}
+	low := strings.ToLower(msg)
+	switch {
+	case strings.Contains(low, "status 401") || strings.Contains(low, "401 unauthorized") ||
+		strings.Contains(low, "status 403") || strings.Contains(low, "invalid access token"):
+		e.Class = ClassAuth
+		e.Hint = "the warehouse rejected the credentials; check DATABRICKS_TOKEN or the profile's credentials, and that the identity may use the warehouse (CAN USE)"
+	case errors.Is(err, dbsqlerr.RequestError) || strings.Contains(low, "connection refused") ||
+		strings.Contains(low, "no such host") || strings.Contains(low, "error connecting"):
+		e.Class = ClassConnection
+		e.Hint = "cannot reach the SQL warehouse; check the workspace host, --warehouse-id / --http-path, and that the warehouse is running"
+	}
+	return e
+}
+
+func classifyServer(errorClass, sqlState string) (Class, string) {
+	ec := errorClass
+	has := func(parts ...string) bool {
+		for _, p := range parts {
+			if strings.Contains(ec, p) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has("LOCATION_OVERLAP"):
+		return ClassLocationOverlap, "Unity Catalog refuses path access inside the table's managed storage, where the fallback files are; " +
+			"copy them to a Unity Catalog volume or external location the identity can READ FILES on, and load from there"
+	case has("COPY_INTO_DUPLICATED_FILES_COPY_NOT_ALLOWED", "TRANSACTION_CONCURRENT_COPY_INTO", "COPY_INTO_STATE_INTERNAL_ERROR",
+		"DELTA_CONCURRENT_APPEND", "DELTA_CONCURRENT_", "CONCURRENT_APPEND", "CONCURRENT_WRITE"):
+		return ClassConcurrentCopy, "another COPY INTO or write conflicted on this table; wait for it to finish and re-run " +
+			"(COPY INTO skips files already loaded), and run one reload per table at a time"
+	case has("DELTA_METADATA_MISMATCH", "DELTA_MERGE_INCOMPATIBLE", "DELTA_FAILED_TO_MERGE_FIELDS", "DELTA_NOT_NULL_CONSTRAINT_VIOLATED",
+		"INCOMPATIBLE_DATA_FOR_TABLE", "DELTA_SCHEMA_CHANGED", "CAST_INVALID_INPUT", "DELTA_COLUMN_NOT_FOUND_IN_SCHEMA"),
+		sqlState == "42KDG", sqlState == "42K09", sqlState == "23502", sqlState == "42000" && has("SCHEMA_MISMATCH"):
+		return ClassSchemaMismatch, "the files do not fit the table's schema; run `zbrecover inspect` to see the differences, " +
+			"then evolve the table or load with a projection"
+	case has("PERMISSION_DENIED", "INSUFFICIENT_PERMISSIONS", "UNAUTHORIZED_ACCESS"), sqlState == "42501":
+		return ClassPermissionDenied, "the identity needs USE CATALOG and USE SCHEMA, MODIFY and SELECT on the table, " +
+			"and READ FILES (or READ VOLUME) on the source path"
+	case has("TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND", "CATALOG_NOT_FOUND", "PATH_NOT_FOUND", "_NOT_FOUND", "_DOES_NOT_EXIST"),
+		sqlState == "42P01", sqlState == "42704", sqlState == "42K03":
+		return ClassNotFound, "check the table name and the path; a table the identity cannot see is also reported as not found"
+	}
+	return ClassOther, ""
+}

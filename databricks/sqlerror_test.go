@@ -1,0 +1,98 @@
+package databricks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	dbsqlerr "github.com/databricks/databricks-sql-go/errors"
+	pkgerrors "github.com/pkg/errors"
+)
+
+// execErr implements dbsqlerr.DBExecutionError as the driver's execution errors do.
+type execErr struct{ msg, state, query string }
+
+func (e execErr) Error() string {
+	return "databricks: execution error: failed to execute query: unexpected operation state ERROR_STATE: " + e.msg
+}
+func (e execErr) CorrelationId() string            { return "" }
+func (e execErr) ConnectionId() string             { return "conn" }
+func (e execErr) StackTrace() pkgerrors.StackTrace { return nil }
+func (e execErr) Cause() error                     { return nil }
+func (e execErr) IsRetryable() bool                { return false }
+func (e execErr) RetryAfter() time.Duration        { return 0 }
+func (e execErr) QueryId() string                  { return e.query }
+func (e execErr) SqlState() string                 { return e.state }
+func (e execErr) Is(t error) bool                  { return t == dbsqlerr.ExecutionError }
+
+var _ dbsqlerr.DBExecutionError = execErr{}
+
+func TestClassify(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		err       error
+		class     Class
+		errClass  string
+		state     string
+		hintWords string
+	}{
+		{name: "table not found", err: execErr{msg: "[TABLE_OR_VIEW_NOT_FOUND] The table or view `main`.`sales`.`nope` cannot be found. SQLSTATE: 42P01", state: "42P01", query: "q1"},
+			class: ClassNotFound, errClass: "TABLE_OR_VIEW_NOT_FOUND", state: "42P01", hintWords: "table name"},
+		{name: "location overlap", err: execErr{msg: "[INVALID_PARAMETER_VALUE.LOCATION_OVERLAP] Input path url 's3://lake/tables/orders/_zerobus/table_rejected_parquets' overlaps with managed storage within 'CheckPathAccess' call. SQLSTATE: 22023", state: "22023"},
+			class: ClassLocationOverlap, errClass: "INVALID_PARAMETER_VALUE.LOCATION_OVERLAP", state: "22023", hintWords: "volume"},
+		{name: "schema mismatch", err: execErr{msg: "[DELTA_METADATA_MISMATCH.SCHEMA_MISMATCH] A schema mismatch detected when writing to the Delta table. SQLSTATE: 42KDG", state: "42KDG"},
+			class: ClassSchemaMismatch, errClass: "DELTA_METADATA_MISMATCH.SCHEMA_MISMATCH", state: "42KDG", hintWords: "inspect"},
+		{name: "not null", err: execErr{msg: "[DELTA_NOT_NULL_CONSTRAINT_VIOLATED] NOT NULL constraint violated for column: id. SQLSTATE: 23502", state: "23502"},
+			class: ClassSchemaMismatch, state: "23502", errClass: "DELTA_NOT_NULL_CONSTRAINT_VIOLATED"},
+		{name: "state only", err: execErr{msg: "Failed to merge incompatible data types LongType and StringType", state: "42K09"},
+			class: ClassSchemaMismatch, state: "42K09"},
+		{name: "concurrent copy", err: execErr{msg: "[COPY_INTO_DUPLICATED_FILES_COPY_NOT_ALLOWED] Duplicated files were committed in a concurrent transaction. SQLSTATE: 25000", state: "25000"},
+			class: ClassConcurrentCopy, errClass: "COPY_INTO_DUPLICATED_FILES_COPY_NOT_ALLOWED", hintWords: "re-run"},
+		{name: "concurrent append", err: execErr{msg: "[DELTA_CONCURRENT_APPEND] ConcurrentAppendException: Files were added to the root of the table by a concurrent update. SQLSTATE: 2D521", state: "2D521"},
+			class: ClassConcurrentCopy, errClass: "DELTA_CONCURRENT_APPEND"},
+		{name: "permission", err: execErr{msg: "[INSUFFICIENT_PERMISSIONS] Insufficient privileges: User does not have MODIFY on Table 'main.sales.orders'. SQLSTATE: 42501", state: "42501"},
+			class: ClassPermissionDenied, errClass: "INSUFFICIENT_PERMISSIONS", hintWords: "MODIFY"},
+		{name: "state from text", err: fmt.Errorf("wrapped: %w", errors.New("[PARSE_SYNTAX_ERROR] Syntax error at or near 'FORM'. SQLSTATE: 42601")),
+			class: ClassOther, errClass: "PARSE_SYNTAX_ERROR", state: "42601"},
+		{name: "bad token", err: fmt.Errorf("databricks: request error: error connecting: host=h port=443, httpPath=/p: databricks: request error: open session request error: Post \"https://h/p\": invalid access token: request error after 1 attempt(s): unexpected HTTP status 401 Unauthorized: %w", dbsqlerr.RequestError),
+			class: ClassAuth, hintWords: "DATABRICKS_TOKEN"},
+		{name: "unreachable", err: fmt.Errorf("databricks: request error: error connecting: dial tcp 127.0.0.1:1: connect: connection refused: %w", dbsqlerr.RequestError),
+			class: ClassConnection, hintWords: "warehouse"},
+		{name: "cancelled", err: fmt.Errorf("run: %w", context.DeadlineExceeded), class: ClassCanceled, hintWords: "unknown"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			se := Classify(tc.err)
+			if se.Class != tc.class {
+				t.Errorf("class %v, want %v (%v)", se.Class, tc.class, se)
+			}
+			if tc.errClass != "" && se.ErrorClass != tc.errClass {
+				t.Errorf("error class %q, want %q", se.ErrorClass, tc.errClass)
+			}
+			if tc.state != "" && se.SQLState != tc.state {
+				t.Errorf("sqlstate %q, want %q", se.SQLState, tc.state)
+			}
+			if !strings.Contains(se.Hint, tc.hintWords) {
+				t.Errorf("hint %q lacks %q", se.Hint, tc.hintWords)
+			}
+			if !errors.Is(se, tc.err) && !errors.Is(se, errors.Unwrap(tc.err)) {
+				t.Errorf("cause lost")
+			}
+			if strings.Contains(se.Error(), "unexpected operation state") {
+				t.Errorf("driver wrapping kept in %q", se.Error())
+			}
+		})
+	}
+	if Classify(nil) != nil {
+		t.Errorf("Classify(nil) != nil")
+	}
+	se := Classify(execErr{msg: "[TABLE_OR_VIEW_NOT_FOUND] x", query: "01ef-query"})
+	if Classify(fmt.Errorf("again: %w", se)) != se {
+		t.Errorf("an *SQLError is not passed through")
+	}
+	if !strings.Contains(se.Error(), "01ef-query") {
+		t.Errorf("query id missing from %q", se.Error())
+	}
+}

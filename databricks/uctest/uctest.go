@@ -1,0 +1,428 @@
+// Package uctest is a fake Databricks workspace for tests: the Unity Catalog REST endpoints
+// zbrecover calls (tables get, temporary table credentials) and the OAuth endpoints of
+// machine-to-machine authentication, served by httptest with Databricks' error shapes.
+//
+// It checks the bearer token on every call: a wrong or missing token gets 401
+// (UNAUTHENTICATED), an unknown table 404 (TABLE_DOES_NOT_EXIST), a denied one 403
+// (PERMISSION_DENIED).
+package uctest
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zbrecover/zbrecover/schemadiff"
+)
+
+// Table is a Unity Catalog table the fake knows.
+type Table struct {
+	Catalog, Schema, Name string
+	TableID               string // generated when empty
+	TableType             string // default MANAGED
+	DataSourceFormat      string // default DELTA
+	StorageLocation       string
+	Columns               []Column
+	// PartitionColumns name the columns reported with a partition_index, in order.
+	PartitionColumns []string
+	Properties       map[string]string
+}
+
+// FullName returns catalog.schema.name.
+func (t Table) FullName() string { return t.Catalog + "." + t.Schema + "." + t.Name }
+
+// Column is a Unity Catalog column. TypeJSON is Spark's StructField JSON.
+type Column struct {
+	Name     string
+	TypeText string
+	TypeJSON string
+	Nullable bool
+}
+
+// Credentials are what the fake vends for a table.
+type Credentials struct {
+	AWSAccessKeyID, AWSSecretAccessKey, AWSSessionToken string
+	GCPOAuthToken                                       string
+	AzureSASToken                                       string
+	AzureAADToken                                       string
+	// TTL is the credentials' lifetime from the moment they are vended (default 1h).
+	TTL time.Duration
+}
+
+// Request is one call the fake received.
+type Request struct {
+	Method, Path string
+	// Authorized is true when the bearer token was accepted.
+	Authorized bool
+	// Operation and TableID are set for credential vending.
+	Operation, TableID string
+}
+
+// Server is the fake workspace. Configure it before use; all methods are safe for concurrent use.
+type Server struct {
+	srv *httptest.Server
+	// URL is the workspace host, http://127.0.0.1:PORT.
+	URL string
+
+	mu           sync.Mutex
+	tokens       map[string]bool
+	tables       map[string]*Table // by lower-cased full name
+	denied       map[string]bool   // tables (lower-cased full name) whose lookup is denied
+	vendDenied   map[string]bool   // tables whose credential vending is denied
+	creds        map[string]Credentials
+	requests     []Request
+	clientID     string
+	clientSecret string
+	// InvalidTokenStatus is the HTTP status for a rejected token (default 401; some workspaces
+	// answer 403 "Invalid access token.").
+	invalidTokenStatus int
+	now                func() time.Time
+	sql                http.Handler
+}
+
+// New starts a fake workspace that accepts the personal access token token. Close it when done.
+func New(token string) *Server {
+	s := &Server{
+		tokens:     map[string]bool{},
+		tables:     map[string]*Table{},
+		denied:     map[string]bool{},
+		vendDenied: map[string]bool{},
+		creds:      map[string]Credentials{},
+		now:        time.Now,
+	}
+	if token != "" {
+		s.tokens[token] = true
+	}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.URL = s.srv.URL
+	return s
+}
+
+// Close stops the server.
+func (s *Server) Close() { s.srv.Close() }
+
+// SetNow replaces the clock used for credential expiry.
+func (s *Server) SetNow(now func() time.Time) { s.mu.Lock(); s.now = now; s.mu.Unlock() }
+
+// SetInvalidTokenStatus makes rejected tokens get status (401 or 403).
+func (s *Server) SetInvalidTokenStatus(status int) {
+	s.mu.Lock()
+	s.invalidTokenStatus = status
+	s.mu.Unlock()
+}
+
+// RouteSQL forwards requests under /sql/ (the SQL warehouse HTTP paths) to target, such as a
+// fake warehouse, so that one host serves both Unity Catalog and SQL as a workspace does.
+func (s *Server) RouteSQL(target string) error {
+	u, err := url.Parse(target)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.sql = httputil.NewSingleHostReverseProxy(u)
+	s.mu.Unlock()
+	return nil
+}
+
+// EnableM2M accepts OAuth machine-to-machine logins with this client id and secret.
+func (s *Server) EnableM2M(clientID, clientSecret string) {
+	s.mu.Lock()
+	s.clientID, s.clientSecret = clientID, clientSecret
+	s.mu.Unlock()
+}
+
+// AddTable registers t (replacing a table of the same name) and returns it with defaults filled.
+func (s *Server) AddTable(t Table) Table {
+	if t.TableID == "" {
+		t.TableID = newUUID()
+	}
+	if t.TableType == "" {
+		t.TableType = "MANAGED"
+	}
+	if t.DataSourceFormat == "" {
+		t.DataSourceFormat = "DELTA"
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tables[strings.ToLower(t.FullName())] = &t
+	return t
+}
+
+// Deny makes lookups and vending for the table answer 403 PERMISSION_DENIED.
+func (s *Server) Deny(fullName string) {
+	s.mu.Lock()
+	s.denied[strings.ToLower(fullName)] = true
+	s.mu.Unlock()
+}
+
+// DenyVending makes only credential vending for the table answer 403.
+func (s *Server) DenyVending(fullName string) {
+	s.mu.Lock()
+	s.vendDenied[strings.ToLower(fullName)] = true
+	s.mu.Unlock()
+}
+
+// SetCredentials sets what vending returns for the table.
+func (s *Server) SetCredentials(fullName string, c Credentials) {
+	s.mu.Lock()
+	s.creds[strings.ToLower(fullName)] = c
+	s.mu.Unlock()
+}
+
+// Requests returns the calls received so far.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// VendCount returns how many credential vending calls for tableID were answered with credentials.
+func (s *Server) VendCount(tableID string) int {
+	n := 0
+	for _, r := range s.Requests() {
+		if r.TableID == tableID && r.Authorized {
+			n++
+		}
+	}
+	return n
+}
+
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, map[string]string{"error_code": code, "message": msg})
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	sql := s.sql
+	s.mu.Unlock()
+	if sql != nil && strings.HasPrefix(r.URL.Path, "/sql/") {
+		sql.ServeHTTP(w, r)
+		return
+	}
+	switch {
+	case r.URL.Path == "/oidc/.well-known/oauth-authorization-server":
+		s.serveOIDCDiscovery(w, r)
+		return
+	case r.URL.Path == "/oidc/v1/token":
+		s.serveToken(w, r)
+		return
+	}
+	req := Request{Method: r.Method, Path: r.URL.Path}
+	tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	s.mu.Lock()
+	req.Authorized = r.Header.Get("Authorization") != tok && s.tokens[tok]
+	invalidStatus := s.invalidTokenStatus
+	s.mu.Unlock()
+	if !req.Authorized {
+		s.record(req)
+		if invalidStatus == 0 {
+			invalidStatus = http.StatusUnauthorized
+		}
+		code := "UNAUTHENTICATED"
+		if invalidStatus == http.StatusForbidden {
+			code = "403"
+		}
+		writeError(w, invalidStatus, code, "Invalid access token.")
+		return
+	}
+	const tablesPrefix = "/api/2.1/unity-catalog/tables/"
+	switch {
+	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, tablesPrefix):
+		s.record(req)
+		s.serveTable(w, strings.TrimPrefix(r.URL.Path, tablesPrefix))
+	case r.Method == http.MethodPost && r.URL.Path == "/api/2.0/unity-catalog/temporary-table-credentials":
+		s.serveVend(w, r, req)
+	default:
+		s.record(req)
+		writeError(w, http.StatusNotFound, "ENDPOINT_NOT_FOUND", fmt.Sprintf("No API found for '%s %s'", r.Method, r.URL.Path))
+	}
+}
+
+func (s *Server) record(r Request) {
+	s.mu.Lock()
+	s.requests = append(s.requests, r)
+	s.mu.Unlock()
+}
+
+func (s *Server) serveTable(w http.ResponseWriter, fullName string) {
+	if u, err := url.PathUnescape(fullName); err == nil {
+		fullName = u
+	}
+	key := strings.ToLower(fullName)
+	s.mu.Lock()
+	t, ok := s.tables[key]
+	denied := s.denied[key]
+	s.mu.Unlock()
+	switch {
+	case denied:
+		writeError(w, http.StatusForbidden, "PERMISSION_DENIED",
+			fmt.Sprintf("User does not have SELECT on Table '%s'.", fullName))
+		return
+	case !ok:
+		writeError(w, http.StatusNotFound, "TABLE_DOES_NOT_EXIST", fmt.Sprintf("Table '%s' does not exist.", fullName))
+		return
+	}
+	cols := make([]map[string]any, 0, len(t.Columns))
+	for i, c := range t.Columns {
+		col := map[string]any{
+			"name": c.Name, "type_text": c.TypeText, "type_json": c.TypeJSON,
+			"type_name": strings.ToUpper(strings.SplitN(c.TypeText, "<", 2)[0]),
+			"position":  i, "nullable": c.Nullable,
+		}
+		for pi, pn := range t.PartitionColumns {
+			if strings.EqualFold(pn, c.Name) {
+				col["partition_index"] = pi
+			}
+		}
+		cols = append(cols, col)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"name": t.Name, "catalog_name": t.Catalog, "schema_name": t.Schema, "full_name": t.FullName(),
+		"table_type": t.TableType, "data_source_format": t.DataSourceFormat,
+		"storage_location": t.StorageLocation, "table_id": t.TableID, "columns": cols,
+		"properties": t.Properties, "owner": "someone@example.com",
+	})
+}
+
+func (s *Server) serveVend(w http.ResponseWriter, r *http.Request, req Request) {
+	var body struct {
+		TableID   string `json:"table_id"`
+		Operation string `json:"operation"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		s.record(req)
+		writeError(w, http.StatusBadRequest, "INVALID_PARAMETER_VALUE", "malformed request body")
+		return
+	}
+	req.TableID, req.Operation = body.TableID, body.Operation
+	s.mu.Lock()
+	var t *Table
+	for _, tt := range s.tables {
+		if tt.TableID == body.TableID {
+			t = tt
+		}
+	}
+	var key string
+	if t != nil {
+		key = strings.ToLower(t.FullName())
+	}
+	denied := t != nil && (s.denied[key] || s.vendDenied[key])
+	c, haveCreds := s.creds[key]
+	now := s.now()
+	s.mu.Unlock()
+	switch {
+	case body.Operation != "READ" && body.Operation != "READ_WRITE":
+		req.Authorized = false
+		s.record(req)
+		writeError(w, http.StatusBadRequest, "INVALID_PARAMETER_VALUE", fmt.Sprintf("Invalid operation '%s'.", body.Operation))
+		return
+	case t == nil:
+		req.Authorized = false
+		s.record(req)
+		writeError(w, http.StatusNotFound, "TABLE_DOES_NOT_EXIST", fmt.Sprintf("Table with id '%s' does not exist.", body.TableID))
+		return
+	case denied:
+		req.Authorized = false
+		s.record(req)
+		writeError(w, http.StatusForbidden, "PERMISSION_DENIED",
+			fmt.Sprintf("User does not have EXTERNAL USE SCHEMA on Schema '%s.%s'.", t.Catalog, t.Schema))
+		return
+	case !haveCreds:
+		req.Authorized = false
+		s.record(req)
+		writeError(w, http.StatusBadRequest, "INVALID_PARAMETER_VALUE", "Credential vending is not configured for this table.")
+		return
+	}
+	s.record(req)
+	ttl := c.TTL
+	if ttl == 0 {
+		ttl = time.Hour
+	}
+	resp := map[string]any{"expiration_time": now.Add(ttl).UnixMilli(), "url": t.StorageLocation}
+	switch {
+	case c.AWSAccessKeyID != "":
+		resp["aws_temp_credentials"] = map[string]string{
+			"access_key_id": c.AWSAccessKeyID, "secret_access_key": c.AWSSecretAccessKey, "session_token": c.AWSSessionToken,
+		}
+	case c.GCPOAuthToken != "":
+		resp["gcp_oauth_token"] = map[string]string{"oauth_token": c.GCPOAuthToken}
+	case c.AzureSASToken != "":
+		resp["azure_user_delegation_sas"] = map[string]string{"sas_token": c.AzureSASToken}
+	case c.AzureAADToken != "":
+		resp["azure_aad"] = map[string]string{"aad_token": c.AzureAADToken}
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) serveOIDCDiscovery(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	enabled := s.clientID != ""
+	s.mu.Unlock()
+	if !enabled {
+		writeError(w, http.StatusNotFound, "NOT_FOUND", "OAuth is not enabled")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{
+		"issuer":                 s.URL + "/oidc",
+		"authorization_endpoint": s.URL + "/oidc/v1/authorize",
+		"token_endpoint":         s.URL + "/oidc/v1/token",
+	})
+}
+
+func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request"})
+		return
+	}
+	id, secret, ok := r.BasicAuth()
+	if !ok {
+		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	}
+	s.mu.Lock()
+	good := s.clientID != "" && id == s.clientID && secret == s.clientSecret
+	s.mu.Unlock()
+	if r.PostForm.Get("grant_type") != "client_credentials" || !good {
+		s.record(Request{Method: r.Method, Path: r.URL.Path})
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client", "error_description": "Client authentication failed"})
+		return
+	}
+	tok := "m2m-" + newUUID()
+	s.mu.Lock()
+	s.tokens[tok] = true
+	s.mu.Unlock()
+	s.record(Request{Method: r.Method, Path: r.URL.Path, Authorized: true})
+	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 3600, "scope": "all-apis"})
+}
+
+// ColumnsFromSchema returns Unity Catalog columns for a schema, with type_json in Spark's
+// StructField JSON (column-mapping metadata included) and type_text in Spark's simple form.
+func ColumnsFromSchema(s schemadiff.Schema) []Column {
+	out := make([]Column, 0, len(s.Fields))
+	for _, f := range s.Fields {
+		out = append(out, Column{Name: f.Name, TypeText: f.Type.String(), TypeJSON: f.DeltaJSON(), Nullable: f.Nullable})
+	}
+	return out
+}

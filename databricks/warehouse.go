@@ -1,0 +1,257 @@
+package databricks
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/databricks/databricks-sdk-go/config"
+	dbsql "github.com/databricks/databricks-sql-go"
+)
+
+// Warehouse is a session pool on one Databricks SQL warehouse, authenticated with the
+// Client's identity. It is safe for concurrent use.
+type Warehouse struct {
+	db       *sql.DB
+	endpoint string // host and HTTP path, for messages
+}
+
+// Warehouse opens a session pool on the SQL warehouse named by Options.WarehouseID,
+// Options.HTTPPath, DATABRICKS_WAREHOUSE_ID or DATABRICKS_HTTP_PATH (or Options.DSN), and checks
+// it with a ping. The driver's telemetry is off, its logs go to the -v log (redacted), and
+// requests carry the user agent entry zbrecover/<version>.
+func (c *Client) Warehouse(ctx context.Context) (*Warehouse, error) {
+	if c.opts.DSN != "" {
+		return OpenDSN(ctx, c.opts.DSN, c.opts)
+	}
+	path, err := c.HTTPPath()
+	if err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(c.cfg.CanonicalHostName())
+	if err != nil || u.Hostname() == "" {
+		return nil, fmt.Errorf("%w: workspace host %q is not a URL", ErrConfig, Redact(c.cfg.Host))
+	}
+	scheme := u.Scheme
+	if scheme == "" {
+		scheme = "https"
+	}
+	port := 443
+	if scheme == "http" {
+		port = 80
+	}
+	if p := u.Port(); p != "" {
+		if port, err = strconv.Atoi(p); err != nil {
+			return nil, fmt.Errorf("%w: workspace host %q: bad port", ErrConfig, Redact(c.cfg.Host))
+		}
+	}
+	base := c.opts.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	opts := []dbsql.ConnOption{
+		dbsql.WithServerHostname(scheme + "://" + u.Hostname()),
+		dbsql.WithPort(port),
+		dbsql.WithHTTPPath(path),
+		dbsql.WithAuthenticator(sdkAuthenticator{c.cfg}),
+		dbsql.WithTransport(noTelemetry{base}),
+		dbsql.WithUserAgentEntry(userAgentEntry(c.opts.Version)),
+		// Results here are small (COPY INTO counts, DESCRIBE documents, previews): keep them
+		// inline rather than fetched from cloud storage links.
+		dbsql.WithCloudFetch(false),
+	}
+	if c.opts.QueryTimeout > 0 {
+		opts = append(opts, dbsql.WithTimeout(c.opts.QueryTimeout))
+	}
+	conn, err := dbsql.NewConnector(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("sql warehouse %s%s: %w", c.cfg.Host, path, Classify(err))
+	}
+	return open(ctx, sql.OpenDB(conn), c.cfg.Host+path)
+}
+
+// OpenDSN opens a warehouse from a complete databricks-sql-go DSN
+// (token:<pat>@host:port/sql/1.0/warehouses/<id>, or http://… for a local endpoint).
+// enableTelemetry=false and userAgentEntry=zbrecover/<version> are added unless present.
+func OpenDSN(ctx context.Context, dsn string, opts Options) (*Warehouse, error) {
+	installLogging(opts.Log)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("%w: invalid warehouse DSN: %v", ErrConfig, redactErr(err))
+	}
+	if pw, ok := u.User.Password(); ok {
+		registerSecret(pw)
+	}
+	q := u.Query()
+	if q.Get("enableTelemetry") == "" {
+		q.Set("enableTelemetry", "false")
+	}
+	if q.Get("userAgentEntry") == "" {
+		q.Set("userAgentEntry", userAgentEntry(opts.Version))
+	}
+	u.RawQuery = q.Encode()
+	db, err := sql.Open("databricks", u.String())
+	if err != nil {
+		return nil, fmt.Errorf("sql warehouse: %w", Classify(err))
+	}
+	return open(ctx, db, u.Redacted())
+}
+
+func open(ctx context.Context, db *sql.DB, endpoint string) (*Warehouse, error) {
+	// Warehouse sessions expire after hours of idleness; a pool never keeps one that long.
+	db.SetConnMaxIdleTime(30 * time.Minute)
+	db.SetMaxIdleConns(4)
+	w := &Warehouse{db: db, endpoint: Redact(endpoint)}
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		se := Classify(err)
+		return nil, fmt.Errorf("connect to sql warehouse %s: %w", w.endpoint, se)
+	}
+	logger().Debug("sql warehouse session opened", "endpoint", w.endpoint)
+	return w, nil
+}
+
+func userAgentEntry(version string) string { return "zbrecover/" + userAgentVersion(version) }
+
+// DB returns the underlying pool, for callers that need database/sql directly. Errors from it
+// are not classified: pass them to Classify.
+func (w *Warehouse) DB() *sql.DB { return w.db }
+
+// Close ends every session.
+func (w *Warehouse) Close() error { return w.db.Close() }
+
+// Exec runs a statement that returns no result set (DDL) and returns the driver's count of
+// modified rows. Statements that return a result (COPY INTO, MERGE, DESCRIBE) must go through
+// Query or QueryAll: Exec discards their result columns. Errors are *SQLError.
+func (w *Warehouse) Exec(ctx context.Context, stmt string, args ...any) (int64, error) {
+	res, err := w.db.ExecContext(ctx, stmt, args...)
+	if err != nil {
+		return 0, w.fail(stmt, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, nil
+	}
+	return n, nil
+}
+
+// Query runs a statement that returns a result set. The caller closes the rows; errors
+// from rows.Err can be passed to Classify. Errors are *SQLError.
+func (w *Warehouse) Query(ctx context.Context, stmt string, args ...any) (*sql.Rows, error) {
+	rows, err := w.db.QueryContext(ctx, stmt, args...)
+	if err != nil {
+		return nil, w.fail(stmt, err)
+	}
+	return rows, nil
+}
+
+// Result is a fully read result set.
+type Result struct {
+	Columns []string
+	// Rows hold the driver's values: int64, float64, bool, string, time.Time, []byte or nil.
+	// DECIMAL and complex types arrive as strings.
+	Rows [][]any
+}
+
+// QueryAll runs a statement and reads its whole result set; for small results (COPY INTO's
+// counters, DESCRIBE documents, history rows). Errors are *SQLError.
+func (w *Warehouse) QueryAll(ctx context.Context, stmt string, args ...any) (*Result, error) {
+	rows, err := w.Query(ctx, stmt, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, w.fail(stmt, err)
+	}
+	res := &Result{Columns: cols}
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, w.fail(stmt, err)
+		}
+		for i, v := range vals {
+			if b, ok := v.([]byte); ok {
+				vals[i] = bytes.Clone(b)
+			}
+		}
+		res.Rows = append(res.Rows, vals)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, w.fail(stmt, err)
+	}
+	return res, nil
+}
+
+func (w *Warehouse) fail(stmt string, err error) *SQLError {
+	se := Classify(err)
+	cp := *se
+	cp.Statement = Redact(stmt)
+	logger().Debug("sql statement failed", "endpoint", w.endpoint, "class", cp.Class.String(),
+		"sqlstate", cp.SQLState, "error_class", cp.ErrorClass, "query_id", cp.QueryID, "statement", truncate(cp.Statement, 300))
+	return &cp
+}
+
+// sdkAuthenticator signs the driver's requests with the SDK's unified authentication, so
+// that SQL runs as the same identity as the REST calls (PAT, OAuth, Azure service principal…).
+type sdkAuthenticator struct{ cfg *config.Config }
+
+func (a sdkAuthenticator) Authenticate(r *http.Request) error {
+	if err := a.cfg.Authenticate(r); err != nil {
+		return redactErr(err)
+	}
+	return nil
+}
+
+// noTelemetry answers the driver's telemetry side channel in-process: the feature-flag query
+// gets an empty flag list (telemetry stays off) and nothing is ever posted to /telemetry-ext.
+// databricks-sql-go v1.15.1 has no connector option to turn telemetry off, only the DSN key.
+type noTelemetry struct{ base http.RoundTripper }
+
+const (
+	featureFlagPath   = "/api/2.0/connector-service/feature-flags/"
+	telemetryPushPath = "/telemetry-ext"
+)
+
+func (t noTelemetry) RoundTrip(r *http.Request) (*http.Response, error) {
+	switch {
+	case strings.HasPrefix(r.URL.Path, featureFlagPath):
+		return localResponse(r, `{"flags":[],"ttl_seconds":86400}`), nil
+	case r.URL.Path == telemetryPushPath:
+		return localResponse(r, `{}`), nil
+	}
+	return t.base.RoundTrip(r)
+}
+
+func localResponse(r *http.Request, body string) *http.Response {
+	if r.Body != nil {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_ = r.Body.Close()
+	}
+	return &http.Response{
+		Status: "200 OK", StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:        http.Header{"Content-Type": []string{"application/json"}},
+		Body:          io.NopCloser(strings.NewReader(body)),
+		ContentLength: int64(len(body)),
+		Request:       r,
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,10 @@
+//go:build !cgo
+
+package main
+
+import "testing"
+
+// startScriptWarehouse reports that this build has no fake SQL warehouse (it needs cgo).
+func startScriptWarehouse(*testing.T, string) (string, func(string) error, bool) {
+	return "", nil, false
+}

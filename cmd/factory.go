@@ -25,6 +25,9 @@ type Factory struct {
 	// ResolveTable resolves catalog.schema.table to its storage root; nil without a
 	// Databricks connection.
 	ResolveTable TableResolver
+
+	// databricks is the workspace connection, created lazily (Databricks()).
+	databricks *DatabricksOptions
 }
 
 // GlobalOptions are the flags every command accepts.

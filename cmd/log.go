@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/zbrecover/zbrecover/storage"
+	"github.com/zbrecover/zbrecover/databricks"
 )
 
 // redactingHandler writes log records as plain lines to stderr, only at -v (info) or -vv
@@ -48,7 +48,7 @@ func (h *redactingHandler) Handle(_ context.Context, r slog.Record) error {
 		write(a)
 	}
 	r.Attrs(write)
-	line := storage.Redact(b.String()) + "\n"
+	line := databricks.Redact(b.String()) + "\n"
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	_, err := io.WriteString(h.w, line)

@@ -8,13 +8,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
-	"github.com/zbrecover/zbrecover/storage"
 )
 
 // Main runs the command line with the process's arguments and streams and returns the exit
@@ -32,7 +34,12 @@ func Main() int {
 		<-sigs
 		os.Exit(ExitInterrupted)
 	}()
-	return Run(ctx, NewFactory(io), os.Args[1:])
+	f := NewFactory(io)
+	// Libraries that write to the standard logger (net/http, the SQL driver's transport) are
+	// heard only at -vv, and redacted like every other log line.
+	log.SetFlags(0)
+	log.SetOutput(slog.NewLogLogger(f.Logger.Handler(), slog.LevelDebug).Writer())
+	return Run(ctx, f, os.Args[1:])
 }
 
 // Run executes the command line args against f and returns the exit status. Errors are
@@ -52,7 +59,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	if ctx.Err() != nil && code == ExitFailure {
 		code = ExitInterrupted
 	}
-	msg := storage.Redact(err.Error())
+	msg := databricks.Redact(err.Error())
 	if code == ExitInterrupted {
 		msg = "interrupted: " + msg
 	}

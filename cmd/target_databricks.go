@@ -25,13 +25,13 @@ type DatabricksOptions struct {
 	tables map[string]*databricks.TableInfo
 }
 
-// databricksConns holds each Factory's connection options.
-var databricksConns sync.Map // *Factory → *DatabricksOptions
-
-// Databricks returns f's Databricks connection options.
+// Databricks returns f's Databricks connection options. The first call (when the command tree
+// is built) creates them.
 func (f *Factory) Databricks() *DatabricksOptions {
-	v, _ := databricksConns.LoadOrStore(f, &DatabricksOptions{})
-	return v.(*DatabricksOptions)
+	if f.databricks == nil {
+		f.databricks = &DatabricksOptions{}
+	}
+	return f.databricks
 }
 
 const databricksFlagsHelp = `Databricks: the workspace and identity follow the Databricks unified authentication

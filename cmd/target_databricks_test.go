@@ -54,7 +54,7 @@ func wiredFactory(t *testing.T, args ...string) (*Factory, func() string) {
 	if err := root.PersistentFlags().Parse(args); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = f.Databricks().Close(); databricksConns.Delete(f) })
+	t.Cleanup(func() { _ = f.Databricks().Close() })
 	return f, errOut.String
 }
 

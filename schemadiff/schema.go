@@ -1,9 +1,6 @@
 package schemadiff
 
-import (
-	"strconv"
-	"strings"
-)
+import "strings"
 
 // FieldOption sets a property of a field built with NewField or Schema.Col.
 type FieldOption func(*Field)
@@ -200,59 +197,7 @@ func physicalType(t Type) Type {
 // MAP<STRING, BIGINT>, STRUCT<`a`: INT NOT NULL, `b`: STRING COMMENT 'x'>. Member names are
 // always backquoted. Spark DDL cannot express non-null array elements or map values, so
 // ContainsNull and ValueContainsNull are not rendered.
-func (t Type) SQL() string {
-	var b strings.Builder
-	t.writeSQL(&b)
-	return b.String()
-}
-
-func (t Type) writeSQL(b *strings.Builder) {
-	switch t.Kind {
-	case Decimal:
-		b.WriteString("DECIMAL(" + strconv.Itoa(t.Precision) + "," + strconv.Itoa(t.Scale) + ")")
-	case Array:
-		b.WriteString("ARRAY<")
-		if t.Elem != nil {
-			t.Elem.writeSQL(b)
-		}
-		b.WriteString(">")
-	case Map:
-		b.WriteString("MAP<")
-		if t.Key != nil {
-			t.Key.writeSQL(b)
-		}
-		b.WriteString(", ")
-		if t.Value != nil {
-			t.Value.writeSQL(b)
-		}
-		b.WriteString(">")
-	case Struct:
-		b.WriteString("STRUCT<")
-		for i, f := range t.Fields {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(QuoteIdent(f.Name))
-			b.WriteString(": ")
-			f.writeSQLTail(b)
-		}
-		b.WriteString(">")
-	default:
-		b.WriteString(strings.ToUpper(t.Kind.String()))
-	}
-}
-
-// writeSQLTail writes "TYPE [NOT NULL] [COMMENT '…']".
-func (f Field) writeSQLTail(b *strings.Builder) {
-	f.Type.writeSQL(b)
-	if !f.Nullable {
-		b.WriteString(" NOT NULL")
-	}
-	if f.Comment != "" {
-		b.WriteString(" COMMENT ")
-		b.WriteString(QuoteString(f.Comment))
-	}
-}
+func (t Type) SQL() string { return sqlSyntax.render(t) }
 
 // DDL returns the schema as a Spark column list, as CREATE TABLE and ParseDDL take it:
 // "`id` BIGINT NOT NULL, `s` STRUCT<`a`: INT>". See Type.SQL for what DDL cannot express.
@@ -264,7 +209,7 @@ func (s Schema) DDL() string {
 		}
 		b.WriteString(QuoteIdent(f.Name))
 		b.WriteString(" ")
-		f.writeSQLTail(&b)
+		sqlSyntax.writeMember(&b, f)
 	}
 	return b.String()
 }

@@ -90,38 +90,7 @@ func (s Schema) Names() []string {
 // physical names and file statistics are not compared, so a schema read from the Delta log
 // equals the same table's schema from DESCRIBE or Unity Catalog.
 func (s Schema) Equal(o Schema) bool {
-	return fieldsEqual(s.Fields, o.Fields)
-}
-
-func fieldsEqual(a, b []Field) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].Name != b[i].Name || a[i].Nullable != b[i].Nullable || !typeEqualExact(a[i].Type, b[i].Type) {
-			return false
-		}
-	}
-	return true
-}
-
-// typeEqualExact is Type.Equal with struct member names compared exactly.
-func typeEqualExact(t, u Type) bool {
-	if t.Kind != u.Kind {
-		return false
-	}
-	switch t.Kind {
-	case Decimal:
-		return t.Precision == u.Precision && t.Scale == u.Scale
-	case Array:
-		return t.ContainsNull == u.ContainsNull && t.Elem != nil && u.Elem != nil && typeEqualExact(*t.Elem, *u.Elem)
-	case Map:
-		return t.ValueContainsNull == u.ValueContainsNull && t.Key != nil && u.Key != nil &&
-			t.Value != nil && u.Value != nil && typeEqualExact(*t.Key, *u.Key) && typeEqualExact(*t.Value, *u.Value)
-	case Struct:
-		return fieldsEqual(t.Fields, u.Fields)
-	}
-	return true
+	return fieldsEqual(s.Fields, o.Fields, func(a, b string) bool { return a == b })
 }
 
 // HasColumnMapping reports whether any field, nested ones included, carries a Delta

@@ -207,7 +207,11 @@ func (s syntax) writeMember(b *strings.Builder, f Field) {
 
 // Equal reports whether two types are the same, nullability of nested members included and
 // struct member names compared case-insensitively (as Spark resolves them).
-func (t Type) Equal(u Type) bool {
+func (t Type) Equal(u Type) bool { return typesEqual(t, u, strings.EqualFold) }
+
+// typesEqual compares two types, nullability of nested members included, with sameName
+// deciding whether two struct member names match.
+func typesEqual(t, u Type, sameName func(a, b string) bool) bool {
 	if t.Kind != u.Kind {
 		return false
 	}
@@ -215,28 +219,35 @@ func (t Type) Equal(u Type) bool {
 	case Decimal:
 		return t.Precision == u.Precision && t.Scale == u.Scale
 	case Array:
-		return t.ContainsNull == u.ContainsNull && ptrEqual(t.Elem, u.Elem)
+		return t.ContainsNull == u.ContainsNull && ptrsEqual(t.Elem, u.Elem, sameName)
 	case Map:
-		return t.ValueContainsNull == u.ValueContainsNull && ptrEqual(t.Key, u.Key) && ptrEqual(t.Value, u.Value)
+		return t.ValueContainsNull == u.ValueContainsNull && ptrsEqual(t.Key, u.Key, sameName) &&
+			ptrsEqual(t.Value, u.Value, sameName)
 	case Struct:
-		if len(t.Fields) != len(u.Fields) {
-			return false
-		}
-		for i := range t.Fields {
-			a, b := t.Fields[i], u.Fields[i]
-			if !strings.EqualFold(a.Name, b.Name) || a.Nullable != b.Nullable || !a.Type.Equal(b.Type) {
-				return false
-			}
-		}
+		return fieldsEqual(t.Fields, u.Fields, sameName)
 	}
 	return true
 }
 
-func ptrEqual(a, b *Type) bool {
+func ptrsEqual(a, b *Type, sameName func(a, b string) bool) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return a.Equal(*b)
+	return typesEqual(*a, *b, sameName)
+}
+
+// fieldsEqual compares two field lists member by member: names (by sameName), nullability
+// and types.
+func fieldsEqual(a, b []Field, sameName func(a, b string) bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !sameName(a[i].Name, b[i].Name) || a[i].Nullable != b[i].Nullable || !typesEqual(a[i].Type, b[i].Type, sameName) {
+			return false
+		}
+	}
+	return true
 }
 
 // QuoteIdent quotes a name with backquotes for Spark SQL, doubling any backquote inside.

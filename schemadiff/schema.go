@@ -122,40 +122,47 @@ func hasPhysicalType(t Type) bool {
 // field that has a physical name is renamed to it, nested members included. Fields without a
 // physical name keep their name. s is not modified.
 func (s Schema) PhysicalView() Schema {
-	return Schema{Fields: physicalFields(s.Fields)}
+	return Schema{Fields: mapFields(s.Fields, func(f Field) Field {
+		if f.PhysicalName != "" {
+			f.Name = f.PhysicalName
+		}
+		return f
+	})}
 }
 
-func physicalFields(fields []Field) []Field {
+// mapFields returns a copy of fields in which every field, and every struct member nested in
+// their types, is replaced by fn's result. fn sees a field whose type is already mapped. The
+// input is not modified; nil stays nil.
+func mapFields(fields []Field, fn func(Field) Field) []Field {
 	if fields == nil {
 		return nil
 	}
 	out := make([]Field, len(fields))
 	for i, f := range fields {
-		if f.PhysicalName != "" {
-			f.Name = f.PhysicalName
-		}
-		f.Type = physicalType(f.Type)
-		out[i] = f
+		f.Type = mapMembers(f.Type, fn)
+		out[i] = fn(f)
 	}
 	return out
 }
 
-func physicalType(t Type) Type {
+// mapMembers returns a copy of t with mapFields applied to its struct members, at any depth
+// (inside arrays and maps too).
+func mapMembers(t Type, fn func(Field) Field) Type {
 	switch t.Kind {
 	case Struct:
-		t.Fields = physicalFields(t.Fields)
+		t.Fields = mapFields(t.Fields, fn)
 	case Array:
 		if t.Elem != nil {
-			e := physicalType(*t.Elem)
+			e := mapMembers(*t.Elem, fn)
 			t.Elem = &e
 		}
 	case Map:
 		if t.Key != nil {
-			k := physicalType(*t.Key)
+			k := mapMembers(*t.Key, fn)
 			t.Key = &k
 		}
 		if t.Value != nil {
-			v := physicalType(*t.Value)
+			v := mapMembers(*t.Value, fn)
 			t.Value = &v
 		}
 	}

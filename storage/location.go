@@ -101,7 +101,7 @@ func Parse(raw string) (Location, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return Location{}, fmt.Errorf("invalid storage URL %q: %v", Redact(raw), redactErr(err))
+		return Location{}, fmt.Errorf("invalid storage URL %q: %v", Redact(raw), Redact(err.Error()))
 	}
 	scheme := strings.ToLower(u.Scheme)
 	loc := Location{Original: scheme, Query: u.Query()}
@@ -131,8 +131,12 @@ func Parse(raw string) (Location, error) {
 		}
 	case "abfss", "abfs", "wasbs", "wasb":
 		if u.User == nil || u.User.Username() == "" {
+			endpoint := "blob"
+			if strings.HasPrefix(scheme, "abfs") {
+				endpoint = "dfs"
+			}
 			return Location{}, fmt.Errorf("storage URL %q has no container; use %s://container@account.%s.core.windows.net/path",
-				Redact(raw), scheme, map[bool]string{true: "dfs", false: "blob"}[strings.HasPrefix(scheme, "abfs")])
+				Redact(raw), scheme, endpoint)
 		}
 		if _, hasPw := u.User.Password(); hasPw {
 			return Location{}, fmt.Errorf("storage URL %q carries a password; pass credentials through the environment instead", Redact(raw))
@@ -259,22 +263,35 @@ func (r *Registry) OpenLocation(ctx context.Context, loc Location, cfg Config) (
 	return b, nil
 }
 
-var (
-	secretParams = map[string]bool{
-		"sig": true, "signature": true, "x-amz-signature": true, "x-amz-credential": true,
-		"x-amz-security-token": true, "x-goog-signature": true, "x-goog-credential": true,
-		"token": true, "access_token": true, "sv": false, "se": false,
-		"code": true, "key": true, "accountkey": true, "sharedaccesssignature": true, "password": true,
-		"client_secret": true, "secret": true,
+// secretNames are the query parameters and key=value names whose values are secrets, in URLs
+// and in free text alike.
+var secretNames = []string{
+	"sig", "signature", "x-amz-signature", "x-amz-credential", "x-amz-security-token",
+	"x-goog-signature", "x-goog-credential", "access_token", "token", "accountkey",
+	"sharedaccesssignature", "password", "client_secret", "secret",
+}
+
+// secretParams are the query parameters whose values String redacts: the secret names, and
+// "code" and "key", which are secret in a URL's query but too common to redact in free text.
+var secretParams = func() map[string]bool {
+	m := map[string]bool{"code": true, "key": true}
+	for _, n := range secretNames {
+		m[n] = true
 	}
-	// secretInText matches key=value pairs and bearer tokens anywhere in free text.
-	secretInText = []*regexp.Regexp{
-		regexp.MustCompile(`(?i)\b(sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential|access_token|token|accountkey|sharedaccesssignature|password|client_secret|secret)=([^&\s;"']+)`),
-		regexp.MustCompile(`(?i)(bearer\s+)([A-Za-z0-9\-._~+/]+=*)`),
-		regexp.MustCompile(`\b(dapi[0-9a-f]{16,})`),
-		regexp.MustCompile(`(?i)(://)([^/@\s:]*):([^/@\s]+)@`),
-	}
-)
+	return m
+}()
+
+// textSecrets are what Redact replaces, in order: key=value pairs, bearer tokens, Databricks
+// personal access tokens, and the password of user:password@ in URLs.
+var textSecrets = []struct {
+	re   *regexp.Regexp
+	repl string
+}{
+	{regexp.MustCompile(`(?i)\b(` + strings.Join(secretNames, "|") + `)=([^&\s;"']+)`), "${1}=" + Redacted},
+	{regexp.MustCompile(`(?i)(bearer\s+)([A-Za-z0-9\-._~+/]+=*)`), "${1}" + Redacted},
+	{regexp.MustCompile(`\b(dapi[0-9a-f]{16,})`), Redacted},
+	{regexp.MustCompile(`(?i)(://)([^/@\s:]*):([^/@\s]+)@`), "${1}${2}:" + Redacted + "@"},
+}
 
 // Redacted is what replaces a secret.
 const Redacted = "REDACTED"
@@ -303,19 +320,8 @@ func redactedQuery(q url.Values) string {
 // tokens in query strings, user:password in URLs, bearer tokens and Databricks personal access
 // tokens. Use it on every URL and error text that is printed or logged.
 func Redact(s string) string {
-	for i, re := range secretInText {
-		switch i {
-		case 0:
-			s = re.ReplaceAllString(s, "${1}="+Redacted)
-		case 1:
-			s = re.ReplaceAllString(s, "${1}"+Redacted)
-		case 2:
-			s = re.ReplaceAllString(s, Redacted)
-		case 3:
-			s = re.ReplaceAllString(s, "${1}${2}:"+Redacted+"@")
-		}
+	for _, r := range textSecrets {
+		s = r.re.ReplaceAllString(s, r.repl)
 	}
 	return s
 }
-
-func redactErr(err error) string { return Redact(err.Error()) }

@@ -213,6 +213,30 @@ type Factory interface {
 	Open(ctx context.Context, loc Location, cfg Config) (Backend, error)
 }
 
+// NewFactory returns a Factory for scheme whose Open calls open. A backend package offers its
+// factory as
+//
+//	func NewFactory() storage.Factory { return storage.NewFactory("s3", New) }
+func NewFactory[B Backend](scheme string, open func(context.Context, Location, Config) (B, error)) Factory {
+	return factory[B]{scheme: scheme, open: open}
+}
+
+type factory[B Backend] struct {
+	scheme string
+	open   func(context.Context, Location, Config) (B, error)
+}
+
+func (f factory[B]) Scheme() string { return f.scheme }
+
+func (f factory[B]) Open(ctx context.Context, loc Location, cfg Config) (Backend, error) {
+	b, err := f.open(ctx, loc, cfg)
+	if err != nil {
+		// A nil *T in the Backend interface would not compare equal to nil.
+		return nil, err
+	}
+	return b, nil
+}
+
 // Registry maps schemes to factories. Build it in one place (storage/all) and pass it down.
 type Registry struct {
 	factories map[string]Factory

@@ -15,7 +15,8 @@
 //     texts through RedactError.
 //  3. Honour Config: Credentials (refreshed before they expire), Transport, PageSize,
 //     MaxAttempts and the endpoint override that points the SDK at an emulator.
-//  4. Write a Factory (Scheme names and Open) and register it in storage/all.
+//  4. Export NewFactory() storage.Factory, built with NewFactory(scheme, New), and register
+//     it in storage/all.
 //  5. Run storagetest.Run against it in the package's tests, with a local emulator, and put
 //     the emulator's setup in a fooTest helper package that other packages' tests can use
 //     (see s3/s3test, gcs/gcstest, azure/azuretest).

@@ -43,19 +43,8 @@ const (
 // refreshBefore is how long before vended credentials expire that new ones are fetched.
 const refreshBefore = 2 * time.Minute
 
-// Factory opens Azure backends.
-type Factory struct{}
-
 // NewFactory returns the factory for the "az" scheme (abfss:// and wasbs:// URLs).
-func NewFactory() Factory { return Factory{} }
-
-// Scheme implements storage.Factory.
-func (Factory) Scheme() string { return "az" }
-
-// Open implements storage.Factory.
-func (Factory) Open(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
-	return New(ctx, loc, cfg)
-}
+func NewFactory() storage.Factory { return storage.NewFactory("az", New) }
 
 // Backend is a container and path on Azure Blob Storage.
 type Backend struct {

@@ -26,19 +26,8 @@ import (
 // DefaultPageSize is the most objects one list request returns.
 const DefaultPageSize = 1000
 
-// Factory opens GCS backends.
-type Factory struct{}
-
 // NewFactory returns the factory for the "gs" scheme.
-func NewFactory() Factory { return Factory{} }
-
-// Scheme implements storage.Factory.
-func (Factory) Scheme() string { return "gs" }
-
-// Open implements storage.Factory.
-func (Factory) Open(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
-	return New(ctx, loc, cfg)
-}
+func NewFactory() storage.Factory { return storage.NewFactory("gs", New) }
 
 // Backend is a bucket and prefix on Google Cloud Storage.
 type Backend struct {

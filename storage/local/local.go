@@ -15,19 +15,12 @@ import (
 	"github.com/zbrecover/zbrecover/storage"
 )
 
-// Factory opens local backends.
-type Factory struct{}
-
-// NewFactory returns the factory for the "file" scheme.
-func NewFactory() Factory { return Factory{} }
-
-// Scheme implements storage.Factory.
-func (Factory) Scheme() string { return "file" }
-
-// Open implements storage.Factory. The directory need not exist: listing a missing directory
-// yields nothing, as listing an empty prefix on an object store does.
-func (Factory) Open(_ context.Context, loc storage.Location, _ storage.Config) (storage.Backend, error) {
-	return New(loc.Path), nil
+// NewFactory returns the factory for the "file" scheme. The directory need not exist: listing
+// a missing directory yields nothing, as listing an empty prefix on an object store does.
+func NewFactory() storage.Factory {
+	return storage.NewFactory("file", func(_ context.Context, loc storage.Location, _ storage.Config) (*Backend, error) {
+		return New(loc.Path), nil
+	})
 }
 
 // Backend is a directory tree seen as an object store.

@@ -29,19 +29,8 @@ const MaxBatchDelete = 1000
 // DefaultRegion is used when neither the configuration nor the bucket names a region.
 const DefaultRegion = "us-east-1"
 
-// Factory opens S3 backends.
-type Factory struct{}
-
 // NewFactory returns the factory for the "s3" scheme (s3:// and s3a:// URLs).
-func NewFactory() Factory { return Factory{} }
-
-// Scheme implements storage.Factory.
-func (Factory) Scheme() string { return "s3" }
-
-// Open implements storage.Factory.
-func (Factory) Open(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
-	return New(ctx, loc, cfg)
-}
+func NewFactory() storage.Factory { return storage.NewFactory("s3", New) }
 
 // Backend is a bucket and prefix on S3.
 type Backend struct {

@@ -409,7 +409,7 @@ func (b *Backend) DeleteBatch(ctx context.Context, reqs []storage.DeleteRequest)
 			res[i].Err = b.Delete(ctx, r.Key, r.Cond)
 		default:
 			if err := bb.Delete(b.root+r.Key, &container.BatchDeleteOptions{DeleteOptions: *deleteOptions(r.Cond)}); err != nil {
-				res[i].Err = fmt.Errorf("delete %s: %w", b.url(r.Key), err)
+				res[i].Err = fmt.Errorf("delete %s: %w", b.url(r.Key), storage.RedactError(err))
 				continue
 			}
 			batched = append(batched, i)
@@ -462,33 +462,27 @@ func status(err error) int {
 	return 0
 }
 
-// fail translates an SDK error: BlobNotFound becomes storage.ErrNotExist, ConditionNotMet
-// storage.ErrPreconditionFailed, and throttling, 5xx answers and dropped connections are
-// marked retryable. Error texts are redacted (they may carry a SAS in a URL).
+// fail translates an SDK error with storage.RequestError: BlobNotFound, ConditionNotMet (or a
+// 412 to a conditional request), and throttling, 5xx answers and dropped connections
+// (transient). A missing container and refused credentials are permanent and named.
 func (b *Backend) fail(op, key string, err error, conditional bool) error {
-	where := b.url(key)
-	switch {
-	case errors.Is(err, context.Canceled):
-		return fmt.Errorf("%s %s: %w", op, where, context.Canceled)
-	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%s %s: %w", op, where, context.DeadlineExceeded)
-	}
-	st := status(err)
-	err = storage.RedactError(err)
-	switch {
-	case bloberror.HasCode(err, bloberror.ContainerNotFound):
-		return fmt.Errorf("%s %s: container %q does not exist: %w", op, where, b.container, err)
-	case bloberror.HasCode(err, bloberror.BlobNotFound) || st == http.StatusNotFound:
-		return fmt.Errorf("%s %s: %w: %w", op, where, storage.ErrNotExist, err)
-	case bloberror.HasCode(err, bloberror.ConditionNotMet) || st == http.StatusPreconditionFailed && conditional:
-		return fmt.Errorf("%s %s: %w: %w", op, where, storage.ErrPreconditionFailed, err)
-	case bloberror.HasCode(err, bloberror.AuthenticationFailed, bloberror.AuthorizationFailure, bloberror.AuthorizationPermissionMismatch):
-		return fmt.Errorf("%s %s: access refused (credentials: %s): %w", op, where, b.auth, err)
-	case bloberror.HasCode(err, bloberror.ServerBusy, bloberror.OperationTimedOut, bloberror.InternalError) ||
-		storage.RetryableStatus(st) || storage.IsTransientNetwork(err):
-		return fmt.Errorf("%s %s: %w", op, where, storage.Retryable(err))
-	}
-	return fmt.Errorf("%s %s: %w", op, where, err)
+	return storage.RequestError(op, b.url(key), err, func(err error) (storage.ErrorClass, string) {
+		st := status(err)
+		switch {
+		case bloberror.HasCode(err, bloberror.ContainerNotFound):
+			return storage.ClassPermanent, fmt.Sprintf("container %q does not exist", b.container)
+		case bloberror.HasCode(err, bloberror.BlobNotFound) || st == http.StatusNotFound:
+			return storage.ClassNotExist, ""
+		case bloberror.HasCode(err, bloberror.ConditionNotMet) || st == http.StatusPreconditionFailed && conditional:
+			return storage.ClassPreconditionFailed, ""
+		case bloberror.HasCode(err, bloberror.AuthenticationFailed, bloberror.AuthorizationFailure, bloberror.AuthorizationPermissionMismatch):
+			return storage.ClassPermanent, fmt.Sprintf("access refused (credentials: %s)", b.auth)
+		case bloberror.HasCode(err, bloberror.ServerBusy, bloberror.OperationTimedOut, bloberror.InternalError) ||
+			storage.RetryableStatus(st) || storage.IsTransientNetwork(err):
+			return storage.ClassTransient, ""
+		}
+		return storage.ClassPermanent, ""
+	})
 }
 
 func deref[T any](p *T, zero T) T {

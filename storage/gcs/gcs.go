@@ -276,28 +276,22 @@ func code(err error) int {
 	return 0
 }
 
-// fail translates an SDK error: not found becomes storage.ErrNotExist, a failed generation
-// match storage.ErrPreconditionFailed, and throttling, 5xx answers and dropped connections
-// are marked retryable.
+// fail translates an SDK error with storage.RequestError: not found, a failed generation
+// match (412, only for a conditional request), and throttling, 5xx answers and dropped
+// connections (transient). A missing bucket is permanent and named.
 func (b *Backend) fail(op, key string, err error, conditional bool) error {
-	where := b.url(key)
-	switch {
-	case errors.Is(err, context.Canceled):
-		return fmt.Errorf("%s %s: %w", op, where, context.Canceled)
-	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%s %s: %w", op, where, context.DeadlineExceeded)
-	}
-	status := code(err)
-	err = storage.RedactError(err)
-	switch {
-	case errors.Is(err, gstorage.ErrBucketNotExist):
-		return fmt.Errorf("%s %s: bucket %q does not exist: %w", op, where, b.name, err)
-	case errors.Is(err, gstorage.ErrObjectNotExist) || status == http.StatusNotFound:
-		return fmt.Errorf("%s %s: %w: %w", op, where, storage.ErrNotExist, err)
-	case status == http.StatusPreconditionFailed && conditional:
-		return fmt.Errorf("%s %s: %w: %w", op, where, storage.ErrPreconditionFailed, err)
-	case storage.RetryableStatus(status) || storage.IsTransientNetwork(err):
-		return fmt.Errorf("%s %s: %w", op, where, storage.Retryable(err))
-	}
-	return fmt.Errorf("%s %s: %w", op, where, err)
+	return storage.RequestError(op, b.url(key), err, func(err error) (storage.ErrorClass, string) {
+		status := code(err)
+		switch {
+		case errors.Is(err, gstorage.ErrBucketNotExist):
+			return storage.ClassPermanent, fmt.Sprintf("bucket %q does not exist", b.name)
+		case errors.Is(err, gstorage.ErrObjectNotExist) || status == http.StatusNotFound:
+			return storage.ClassNotExist, ""
+		case status == http.StatusPreconditionFailed && conditional:
+			return storage.ClassPreconditionFailed, ""
+		case storage.RetryableStatus(status) || storage.IsTransientNetwork(err):
+			return storage.ClassTransient, ""
+		}
+		return storage.ClassPermanent, ""
+	})
 }

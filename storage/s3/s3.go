@@ -355,20 +355,15 @@ func (b *Backend) DeleteBatch(ctx context.Context, reqs []storage.DeleteRequest)
 		if !ok {
 			continue
 		}
-		code, msg := aws.ToString(e.Code), aws.ToString(e.Message)
-		apiErr := fmt.Errorf("%s: %s", code, msg)
-		switch {
-		case code == "NoSuchKey" || code == "NotFound":
-			if !reqs[i].Cond.IsZero() {
-				res[i].Err = fmt.Errorf("delete %s: %w: %w", b.url(reqs[i].Key), storage.ErrNotExist, apiErr)
-			}
-		case code == "PreconditionFailed":
-			res[i].Err = fmt.Errorf("delete %s: %w: %w", b.url(reqs[i].Key), storage.ErrPreconditionFailed, apiErr)
-		case retryableCodes[code]:
-			res[i].Err = fmt.Errorf("delete %s: %w", b.url(reqs[i].Key), storage.Retryable(apiErr))
-		default:
-			res[i].Err = fmt.Errorf("delete %s: %w", b.url(reqs[i].Key), apiErr)
+		code := aws.ToString(e.Code)
+		apiErr := fmt.Errorf("%s: %s", code, aws.ToString(e.Message))
+		err := storage.RequestError("delete", b.url(reqs[i].Key), apiErr, func(err error) (storage.ErrorClass, string) {
+			return b.classify(code, 0, err)
+		})
+		if reqs[i].Cond.IsZero() && errors.Is(err, storage.ErrNotExist) {
+			continue // already gone, as an unconditional Delete accepts
 		}
+		res[i].Err = err
 	}
 	return res, nil
 }
@@ -387,43 +382,33 @@ func statusOf(err error) int {
 	return 0
 }
 
-// fail translates an SDK error: not found becomes storage.ErrNotExist, a failed If-Match
-// storage.ErrPreconditionFailed, and throttling, 5xx answers and dropped connections are
-// marked retryable.
+// fail translates an SDK error with storage.RequestError.
 func (b *Backend) fail(op, key string, err error) error {
-	where := b.url(key)
-	if ctxErr := ctx(err); ctxErr != nil {
-		return fmt.Errorf("%s %s: %w", op, where, ctxErr)
-	}
-	code := ""
-	var ae smithy.APIError
-	if errors.As(err, &ae) {
-		code = ae.ErrorCode()
-	}
-	status := statusOf(err)
-	err = storage.RedactError(err)
-	switch {
-	case code == "NoSuchBucket":
-		return fmt.Errorf("%s %s: bucket %q does not exist: %w", op, where, b.bucket, err)
-	case code == "NoSuchKey" || code == "NotFound" || status == http.StatusNotFound:
-		return fmt.Errorf("%s %s: %w: %w", op, where, storage.ErrNotExist, err)
-	case code == "PreconditionFailed" || status == http.StatusPreconditionFailed:
-		return fmt.Errorf("%s %s: %w: %w", op, where, storage.ErrPreconditionFailed, err)
-	case retryableCodes[code] || storage.RetryableStatus(status) || storage.IsTransientNetwork(err):
-		return fmt.Errorf("%s %s: %w", op, where, storage.Retryable(err))
-	}
-	return fmt.Errorf("%s %s: %w", op, where, err)
+	return storage.RequestError(op, b.url(key), err, func(err error) (storage.ErrorClass, string) {
+		code := ""
+		var ae smithy.APIError
+		if errors.As(err, &ae) {
+			code = ae.ErrorCode()
+		}
+		return b.classify(code, statusOf(err), err)
+	})
 }
 
-// ctx returns the context error err carries, if any.
-func ctx(err error) error {
+// classify sorts a failed request by its S3 error code and HTTP status: not found, a failed
+// If-Match, and throttling, 5xx answers and dropped connections (transient). A missing bucket
+// is permanent and named.
+func (b *Backend) classify(code string, status int, err error) (storage.ErrorClass, string) {
 	switch {
-	case errors.Is(err, context.Canceled):
-		return context.Canceled
-	case errors.Is(err, context.DeadlineExceeded):
-		return context.DeadlineExceeded
+	case code == "NoSuchBucket":
+		return storage.ClassPermanent, fmt.Sprintf("bucket %q does not exist", b.bucket)
+	case code == "NoSuchKey" || code == "NotFound" || status == http.StatusNotFound:
+		return storage.ClassNotExist, ""
+	case code == "PreconditionFailed" || status == http.StatusPreconditionFailed:
+		return storage.ClassPreconditionFailed, ""
+	case retryableCodes[code] || storage.RetryableStatus(status) || storage.IsTransientNetwork(err):
+		return storage.ClassTransient, ""
 	}
-	return nil
+	return storage.ClassPermanent, ""
 }
 
 // quoteETag returns the ETag in its quoted form, as HTTP headers carry it.

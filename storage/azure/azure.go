@@ -198,8 +198,8 @@ func (b *Backend) url(key string) string {
 }
 
 func (b *Backend) blob(ctx context.Context, key string) (*blob.Client, error) {
-	if key == "" || strings.HasPrefix(key, "/") {
-		return nil, fmt.Errorf("invalid key %q: keys are non-empty and relative to %s", key, b.loc)
+	if err := storage.CheckKey(key, b.loc); err != nil {
+		return nil, err
 	}
 	cc, err := b.client(ctx)
 	if err != nil {
@@ -231,25 +231,26 @@ func (b *Backend) ListPage(ctx context.Context, prefix, token string) ([]storage
 	if err != nil {
 		return nil, "", b.fail("list", prefix, err, false)
 	}
-	var page []storage.ObjectInfo
+	var items []*container.BlobItem
 	if resp.Segment != nil {
-		page = make([]storage.ObjectInfo, 0, len(resp.Segment.BlobItems))
-		for _, it := range resp.Segment.BlobItems {
-			if it.Name == nil || it.Properties == nil {
-				continue
-			}
-			key, ok := strings.CutPrefix(*it.Name, b.root)
-			size := deref(it.Properties.ContentLength, 0)
-			if !ok || key == "" || size == 0 && (isFolder(it.Metadata) || strings.HasSuffix(key, "/")) {
-				continue
-			}
-			page = append(page, storage.ObjectInfo{
-				Key:     key,
-				Size:    size,
-				ModTime: deref(it.Properties.LastModified, time.Time{}).UTC(),
-				ETag:    quoteETag(it.Properties.ETag),
-			})
+		items = resp.Segment.BlobItems
+	}
+	page := make([]storage.ObjectInfo, 0, len(items))
+	for _, it := range items {
+		if it.Name == nil || it.Properties == nil {
+			continue
 		}
+		size := deref(it.Properties.ContentLength, 0)
+		key, ok := storage.ListedKey(b.root, *it.Name, size)
+		if !ok || size == 0 && isFolder(it.Metadata) {
+			continue
+		}
+		page = append(page, storage.ObjectInfo{
+			Key:     key,
+			Size:    size,
+			ModTime: deref(it.Properties.LastModified, time.Time{}).UTC(),
+			ETag:    etag(it.Properties.ETag),
+		})
 	}
 	return page, deref(resp.NextMarker, ""), nil
 }
@@ -264,16 +265,7 @@ func isFolder(md map[string]*string) bool {
 	return false
 }
 
-func quoteETag(e *azcore.ETag) string {
-	if e == nil || *e == "" {
-		return ""
-	}
-	s := string(*e)
-	if strings.HasPrefix(s, `"`) {
-		return s
-	}
-	return `"` + s + `"`
-}
+func etag(e *azcore.ETag) string { return storage.QuoteETag(string(deref(e, ""))) }
 
 // Stat implements storage.Backend.
 func (b *Backend) Stat(ctx context.Context, key string) (storage.ObjectInfo, error) {
@@ -289,7 +281,7 @@ func (b *Backend) Stat(ctx context.Context, key string) (storage.ObjectInfo, err
 		Key:     key,
 		Size:    deref(p.ContentLength, 0),
 		ModTime: deref(p.LastModified, time.Time{}).UTC(),
-		ETag:    quoteETag(p.ETag),
+		ETag:    etag(p.ETag),
 	}, nil
 }
 
@@ -344,15 +336,8 @@ func (b *Backend) Delete(ctx context.Context, key string, cond storage.Precondit
 	if err != nil {
 		return err
 	}
-	if !cond.IsZero() && cond.ETag == "" {
-		cur, err := b.Stat(ctx, key)
-		if err != nil {
-			return fmt.Errorf("delete: %w", err)
-		}
-		if cond.Size != 0 && cur.Size != cond.Size {
-			return fmt.Errorf("delete %s: size is %d, not %d: %w", b.url(key), cur.Size, cond.Size, storage.ErrPreconditionFailed)
-		}
-		cond.ETag = cur.ETag
+	if cond, err = storage.FillETag(ctx, b, key, b.url(key), cond); err != nil {
+		return err
 	}
 	if _, err := bc.Delete(ctx, deleteOptions(cond)); err != nil {
 		return b.deleteFailed(ctx, key, cond, err)
@@ -402,18 +387,18 @@ func (b *Backend) DeleteBatch(ctx context.Context, reqs []storage.DeleteRequest)
 	var batched []int // request index of each sub-request
 	for i, r := range reqs {
 		res[i].Key = r.Key
-		switch {
-		case r.Key == "" || strings.HasPrefix(r.Key, "/"):
-			res[i].Err = fmt.Errorf("invalid key %q: keys are non-empty and relative to %s", r.Key, b.loc)
-		case !r.Cond.IsZero() && r.Cond.ETag == "":
-			res[i].Err = b.Delete(ctx, r.Key, r.Cond)
-		default:
-			if err := bb.Delete(b.root+r.Key, &container.BatchDeleteOptions{DeleteOptions: *deleteOptions(r.Cond)}); err != nil {
-				res[i].Err = fmt.Errorf("delete %s: %w", b.url(r.Key), storage.RedactError(err))
-				continue
-			}
-			batched = append(batched, i)
+		if res[i].Err = storage.CheckKey(r.Key, b.loc); res[i].Err != nil {
+			continue
 		}
+		if !r.Cond.IsZero() && r.Cond.ETag == "" {
+			res[i].Err = b.Delete(ctx, r.Key, r.Cond)
+			continue
+		}
+		if err := bb.Delete(b.root+r.Key, &container.BatchDeleteOptions{DeleteOptions: *deleteOptions(r.Cond)}); err != nil {
+			res[i].Err = fmt.Errorf("delete %s: %w", b.url(r.Key), storage.RedactError(err))
+			continue
+		}
+		batched = append(batched, i)
 	}
 	if len(batched) == 0 {
 		return res, nil

@@ -128,18 +128,14 @@ func (b *Backend) Location() string { return b.loc }
 func (b *Backend) url(key string) string { return "gs://" + b.name + "/" + b.root + key }
 
 func (b *Backend) object(key string) (*gstorage.ObjectHandle, error) {
-	if key == "" || strings.HasPrefix(key, "/") {
-		return nil, fmt.Errorf("invalid key %q: keys are non-empty and relative to %s", key, b.loc)
+	if err := storage.CheckKey(key, b.loc); err != nil {
+		return nil, err
 	}
 	return b.bucket.Object(b.root + key), nil
 }
 
 func (b *Backend) info(key string, a *gstorage.ObjectAttrs) storage.ObjectInfo {
-	etag := a.Etag
-	if etag != "" && !strings.HasPrefix(etag, `"`) {
-		etag = `"` + etag + `"`
-	}
-	return storage.ObjectInfo{Key: key, Size: a.Size, ModTime: a.Updated.UTC(), ETag: etag, Generation: a.Generation}
+	return storage.ObjectInfo{Key: key, Size: a.Size, ModTime: a.Updated.UTC(), ETag: storage.QuoteETag(a.Etag), Generation: a.Generation}
 }
 
 // List implements storage.Backend.
@@ -163,9 +159,8 @@ func (b *Backend) ListPage(ctx context.Context, prefix, token string) ([]storage
 	}
 	page := make([]storage.ObjectInfo, 0, len(attrs))
 	for _, a := range attrs {
-		key, ok := strings.CutPrefix(a.Name, b.root)
-		// Names ending in "/" are folder placeholders, never data files.
-		if !ok || key == "" || strings.HasSuffix(key, "/") && a.Size == 0 {
+		key, ok := storage.ListedKey(b.root, a.Name, a.Size)
+		if !ok {
 			continue
 		}
 		page = append(page, b.info(key, a))

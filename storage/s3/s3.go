@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -166,8 +165,8 @@ func (b *Backend) url(key string) string {
 
 // key maps a backend key to the object key.
 func (b *Backend) key(k string) (string, error) {
-	if k == "" || strings.HasPrefix(k, "/") {
-		return "", fmt.Errorf("invalid key %q: keys are non-empty and relative to %s", k, b.loc)
+	if err := storage.CheckKey(k, b.loc); err != nil {
+		return "", err
 	}
 	return b.root + k, nil
 }
@@ -192,17 +191,15 @@ func (b *Backend) ListPage(ctx context.Context, prefix, token string) ([]storage
 	}
 	page := make([]storage.ObjectInfo, 0, len(out.Contents))
 	for _, o := range out.Contents {
-		full := aws.ToString(o.Key)
-		key, ok := strings.CutPrefix(full, b.root)
-		// Keys ending in "/" are folder markers that consoles create, never data files.
-		if !ok || key == "" || strings.HasSuffix(key, "/") && aws.ToInt64(o.Size) == 0 {
+		key, ok := storage.ListedKey(b.root, aws.ToString(o.Key), aws.ToInt64(o.Size))
+		if !ok {
 			continue
 		}
 		page = append(page, storage.ObjectInfo{
 			Key:     key,
 			Size:    aws.ToInt64(o.Size),
 			ModTime: aws.ToTime(o.LastModified).UTC(),
-			ETag:    quoteETag(aws.ToString(o.ETag)),
+			ETag:    storage.QuoteETag(aws.ToString(o.ETag)),
 		})
 	}
 	next := ""
@@ -231,7 +228,7 @@ func (b *Backend) Stat(ctx context.Context, key string) (storage.ObjectInfo, err
 		Key:     key,
 		Size:    aws.ToInt64(out.ContentLength),
 		ModTime: aws.ToTime(out.LastModified).UTC(),
-		ETag:    quoteETag(aws.ToString(out.ETag)),
+		ETag:    storage.QuoteETag(aws.ToString(out.ETag)),
 	}, nil
 }
 
@@ -277,18 +274,10 @@ func (b *Backend) Delete(ctx context.Context, key string, cond storage.Precondit
 	}
 	in := &s3.DeleteObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(k)}
 	if !cond.IsZero() {
-		etag := cond.ETag
-		if etag == "" {
-			cur, err := b.Stat(ctx, key)
-			if err != nil {
-				return fmt.Errorf("delete: %w", err)
-			}
-			if cond.Size != 0 && cur.Size != cond.Size {
-				return fmt.Errorf("delete %s: size is %d, not %d: %w", b.url(key), cur.Size, cond.Size, storage.ErrPreconditionFailed)
-			}
-			etag = cur.ETag
+		if cond, err = storage.FillETag(ctx, b, key, b.url(key), cond); err != nil {
+			return err
 		}
-		in.IfMatch = aws.String(etag)
+		in.IfMatch = aws.String(cond.ETag)
 	}
 	if _, err := b.client.DeleteObject(ctx, in); err != nil {
 		err = b.fail("delete", key, err)
@@ -409,12 +398,4 @@ func (b *Backend) classify(code string, status int, err error) (storage.ErrorCla
 		return storage.ClassTransient, ""
 	}
 	return storage.ClassPermanent, ""
-}
-
-// quoteETag returns the ETag in its quoted form, as HTTP headers carry it.
-func quoteETag(e string) string {
-	if e == "" || strings.HasPrefix(e, `"`) || strings.HasPrefix(e, `W/"`) {
-		return e
-	}
-	return `"` + e + `"`
 }

@@ -301,12 +301,9 @@ func (b *Backend) ReadRange(ctx context.Context, key string, off, n int64) (io.R
 	if n == 0 {
 		return io.NopCloser(bytes.NewReader(nil)), nil
 	}
-	rng := blob.HTTPRange{Offset: off}
+	rng := blob.HTTPRange{Offset: off} // Count 0: to the end
 	if n > 0 {
 		rng.Count = n
-	}
-	if off == 0 && n < 0 {
-		rng = blob.HTTPRange{}
 	}
 	resp, err := bc.DownloadStream(ctx, &blob.DownloadStreamOptions{Range: rng})
 	if err != nil {

@@ -145,18 +145,15 @@ func (b *Backend) ReadRange(ctx context.Context, key string, off, n int64) (io.R
 		return nil, translate("read", key, err)
 	}
 	fi, err := f.Stat()
-	if err != nil || fi.IsDir() {
+	if err == nil && fi.IsDir() {
+		err = fmt.Errorf("is a directory: %w", storage.ErrNotExist)
+	}
+	if err != nil {
 		f.Close()
-		if err == nil {
-			err = fmt.Errorf("is a directory: %w", storage.ErrNotExist)
-		}
 		return nil, fmt.Errorf("read %s: %w", key, err)
 	}
 	if n < 0 {
-		n = fi.Size() - off
-	}
-	if n < 0 {
-		n = 0
+		n = max(fi.Size()-off, 0)
 	}
 	return sectionCloser{Reader: io.NewSectionReader(f, off, n), f: f}, nil
 }

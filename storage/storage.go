@@ -17,9 +17,10 @@
 //     MaxAttempts and the endpoint override that points the SDK at an emulator.
 //  4. Export NewFactory() storage.Factory, built with NewFactory(scheme, New), and register
 //     it in storage/all.
-//  5. Run storagetest.Run against it in the package's tests, with a local emulator, and put
-//     the emulator's setup in a fooTest helper package that other packages' tests can use
-//     (see s3/s3test, gcs/gcstest, azure/azuretest).
+//  5. Run the conformance suite against it in the package's tests, with a local emulator, and
+//     put the emulator's setup in a footest helper package that other packages' tests can use
+//     (see s3/s3test, gcs/gcstest, azure/azuretest); a helper whose Server is a
+//     storagetest.Emulator runs the suite with storagetest.RunOn.
 //
 // Cross-cutting behaviour comes from decorators that keep the optional interfaces of the
 // backend they wrap: WithLimit, WithRetry, WithCounting, WithLatency and DryRun.

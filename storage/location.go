@@ -77,6 +77,15 @@ func (l Location) Join(rel string) Location {
 	return out
 }
 
+// KeyPrefix returns what turns a key under the location into an object name in its bucket or
+// container: "" at the bucket's root, else Path and "/".
+func (l Location) KeyPrefix() string {
+	if l.Path == "" {
+		return ""
+	}
+	return l.Path + "/"
+}
+
 // SupportedSchemes lists the URL forms Parse accepts, for error messages and help.
 const SupportedSchemes = "s3://bucket/prefix, gs://bucket/prefix, " +
 	"abfss://container@account.dfs.core.windows.net/path, " +

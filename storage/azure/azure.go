@@ -110,9 +110,12 @@ func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backen
 
 	base := loc
 	base.Path, base.Query = "", nil
-	b := &Backend{container: loc.Bucket, loc: loc.String(), base: strings.TrimSuffix(base.String(), "/"), pageSize: DefaultPageSize}
-	if loc.Path != "" {
-		b.root = loc.Path + "/"
+	b := &Backend{
+		container: loc.Bucket,
+		root:      loc.KeyPrefix(),
+		pageSize:  DefaultPageSize,
+		loc:       loc.String(),
+		base:      strings.TrimSuffix(base.String(), "/"),
 	}
 	if cfg.PageSize > 0 {
 		b.pageSize = int32(min(cfg.PageSize, DefaultPageSize))

@@ -89,10 +89,8 @@ func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backen
 		bucket:   client.Bucket(loc.Bucket),
 		name:     loc.Bucket,
 		pageSize: DefaultPageSize,
+		root:     loc.KeyPrefix(),
 		loc:      loc.String(),
-	}
-	if loc.Path != "" {
-		b.root = loc.Path + "/"
 	}
 	if cfg.PageSize > 0 {
 		b.pageSize = min(cfg.PageSize, DefaultPageSize)

@@ -102,10 +102,8 @@ func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backen
 		client: clientFor(region),
 		bucket: loc.Bucket,
 		region: region,
+		root:   loc.KeyPrefix(),
 		loc:    loc.String(),
-	}
-	if loc.Path != "" {
-		b.root = loc.Path + "/"
 	}
 	if cfg.PageSize > 0 {
 		b.pageSize = int32(min(cfg.PageSize, 1000))

@@ -133,7 +133,13 @@ func (b *Backend) object(key string) (*gstorage.ObjectHandle, error) {
 }
 
 func (b *Backend) info(key string, a *gstorage.ObjectAttrs) storage.ObjectInfo {
-	return storage.ObjectInfo{Key: key, Size: a.Size, ModTime: a.Updated.UTC(), ETag: storage.QuoteETag(a.Etag), Generation: a.Generation}
+	return storage.ObjectInfo{
+		Key:        key,
+		Size:       a.Size,
+		ModTime:    a.Updated.UTC(),
+		ETag:       storage.QuoteETag(a.Etag),
+		Generation: a.Generation,
+	}
 }
 
 // List implements storage.Backend.

@@ -59,7 +59,8 @@ func (l Location) String() string {
 	return s
 }
 
-// Join returns the location of a sub-path.
+// Join returns the location of rel, a "/"-separated path under l (leading and trailing "/"
+// ignored; "" gives l itself). The query is kept.
 func (l Location) Join(rel string) Location {
 	rel = strings.Trim(rel, "/")
 	if rel == "" {
@@ -273,7 +274,7 @@ func (r *Registry) Schemes() []string {
 	return out
 }
 
-// Open parses raw and opens a backend for it.
+// Open parses raw (see Parse) and opens a backend for it, as OpenLocation does.
 func (r *Registry) Open(ctx context.Context, raw string, cfg Config) (Backend, error) {
 	loc, err := Parse(raw)
 	if err != nil {
@@ -282,7 +283,9 @@ func (r *Registry) Open(ctx context.Context, raw string, cfg Config) (Backend, e
 	return r.OpenLocation(ctx, loc, cfg)
 }
 
-// OpenLocation opens a backend for an already parsed location.
+// OpenLocation opens a backend for an already parsed location with the factory registered for
+// its scheme. It fails, naming the schemes this build has, when there is none. Errors show
+// the location with its secrets redacted.
 func (r *Registry) OpenLocation(ctx context.Context, loc Location, cfg Config) (Backend, error) {
 	f, ok := r.factories[loc.Scheme]
 	if !ok {

@@ -12,7 +12,9 @@
 //  2. Translate the SDK's "not found" into ErrNotExist and its "precondition failed" into
 //     ErrPreconditionFailed (wrap them with %w, keep the SDK error for the message), mark
 //     throttling, 5xx answers and dropped connections with Retryable, and pass SDK error
-//     texts through RedactError.
+//     texts through RedactError: RequestError does all of it given the backend's
+//     classification of its SDK's errors. CheckKey, ListedKey, QuoteETag and FillETag hold
+//     the other rules that object-store backends share.
 //  3. Honour Config: Credentials (refreshed before they expire), Transport, PageSize,
 //     MaxAttempts and the endpoint override that points the SDK at an emulator.
 //  4. Export NewFactory() storage.Factory, built with NewFactory(scheme, New), and register

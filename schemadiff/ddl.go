@@ -352,10 +352,17 @@ func (p *ddlParser) parseType(path string) (Type, error) {
 		return Type{}, fmt.Errorf("want a type%s, got %s", at(path), t)
 	}
 	name := strings.ToLower(t.text)
+	// expect consumes punct, or fails naming the type being parsed.
+	expect := func(punct string) error {
+		if err := p.expect(punct); err != nil {
+			return fmt.Errorf("%s%s: %w", name, at(path), err)
+		}
+		return nil
+	}
 	switch name {
 	case "struct":
-		if err := p.expect("<"); err != nil {
-			return Type{}, fmt.Errorf("struct%s: %w", at(path), err)
+		if err := expect("<"); err != nil {
+			return Type{}, err
 		}
 		var fields []Field
 		if !p.accept(">") {
@@ -368,8 +375,8 @@ func (p *ddlParser) parseType(path string) (Type, error) {
 				if p.accept(",") {
 					continue
 				}
-				if err := p.expect(">"); err != nil {
-					return Type{}, fmt.Errorf("struct%s: %w", at(path), err)
+				if err := expect(">"); err != nil {
+					return Type{}, err
 				}
 				break
 			}
@@ -379,34 +386,34 @@ func (p *ddlParser) parseType(path string) (Type, error) {
 		}
 		return Type{Kind: Struct, Fields: fields}, nil
 	case "array":
-		if err := p.expect("<"); err != nil {
-			return Type{}, fmt.Errorf("array%s: %w", at(path), err)
+		if err := expect("<"); err != nil {
+			return Type{}, err
 		}
 		elem, err := p.parseType(joinPath(path, "element"))
 		if err != nil {
 			return Type{}, err
 		}
-		if err := p.expect(">"); err != nil {
-			return Type{}, fmt.Errorf("array%s: %w", at(path), err)
+		if err := expect(">"); err != nil {
+			return Type{}, err
 		}
 		return ArrayType(elem, true), nil
 	case "map":
-		if err := p.expect("<"); err != nil {
-			return Type{}, fmt.Errorf("map%s: %w", at(path), err)
+		if err := expect("<"); err != nil {
+			return Type{}, err
 		}
 		key, err := p.parseType(joinPath(path, "key"))
 		if err != nil {
 			return Type{}, err
 		}
-		if err := p.expect(","); err != nil {
-			return Type{}, fmt.Errorf("map%s: %w", at(path), err)
+		if err := expect(","); err != nil {
+			return Type{}, err
 		}
 		val, err := p.parseType(joinPath(path, "value"))
 		if err != nil {
 			return Type{}, err
 		}
-		if err := p.expect(">"); err != nil {
-			return Type{}, fmt.Errorf("map%s: %w", at(path), err)
+		if err := expect(">"); err != nil {
+			return Type{}, err
 		}
 		return MapType(key, val, true), nil
 	}

@@ -45,7 +45,8 @@ func ParseDescribeTable(doc []byte) (*DescribeTable, error) {
 	if !ok {
 		return nil, fmt.Errorf("describe json: want an object, got %T", v)
 	}
-	if _, ok := m["columns"].([]any); !ok {
+	cols, ok := m["columns"].([]any)
+	if !ok {
 		return nil, fmt.Errorf("describe json: no \"columns\" array (is this the output of DESCRIBE TABLE EXTENDED … AS JSON?)")
 	}
 	// Table properties may hold non-string values in some versions; read them leniently.
@@ -56,7 +57,6 @@ func ParseDescribeTable(doc []byte) (*DescribeTable, error) {
 		}
 		delete(m, "table_properties")
 	}
-	cols := m["columns"].([]any)
 	delete(m, "columns")
 	b, err := json.Marshal(m)
 	if err != nil {

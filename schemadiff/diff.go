@@ -126,8 +126,6 @@ type top struct {
 	renames     bool // likely renames guessed (Diff's setting)
 }
 
-func ref(f Field) *Field { return &f }
-
 // MissingInFile is a table column (or struct member) that the file lacks. COPY INTO fills it
 // with NULL, which fails for a NOT NULL column.
 type MissingInFile struct {
@@ -567,44 +565,38 @@ func (d *differ) fields(ff, tf []Field, tpath, fpath Path, tp *top) {
 		switch {
 		case p.file >= 0 && p.table >= 0:
 			f, t := ff[p.file], tf[p.table]
-			ctp := tp
-			if ctp == nil {
-				ctp = &top{file: ref(ff[p.file]), table: ref(tf[p.table]), physical: d.physical, renames: d.renames}
-			}
-			d.pair(f, t, tpath.child(t.Name), fpath.child(f.Name), p.byPhysical, *ctp)
+			d.pair(f, t, tpath.child(t.Name), fpath.child(f.Name), p.byPhysical, d.topFor(tp, &f, &t))
 		case p.table >= 0:
 			t := tf[p.table]
 			if j, ok := renameOf[p.table]; ok {
 				f := ff[j]
-				ctp := tp
-				if ctp == nil {
-					ctp = &top{file: ref(ff[j]), table: ref(tf[p.table]), physical: d.physical, renames: d.renames}
-				}
-				d.out = append(d.out, LikelyRename{Path: tpath.child(t.Name), FilePath: fpath.child(f.Name), File: f, Table: t, top: *ctp})
+				ctp := d.topFor(tp, &f, &t)
+				d.out = append(d.out, LikelyRename{Path: tpath.child(t.Name), FilePath: fpath.child(f.Name), File: f, Table: t, top: ctp})
 				// Nested nullability still matters once the operator confirms the rename.
 				if f.Nullable && !t.Nullable {
-					d.out = append(d.out, NullabilityChanged{Path: tpath.child(t.Name), NullCount: f.NullCount, NullCountKnown: f.NullCountKnown, top: *ctp})
+					d.out = append(d.out, NullabilityChanged{Path: tpath.child(t.Name), NullCount: f.NullCount, NullCountKnown: f.NullCountKnown, top: ctp})
 				}
 				continue
 			}
-			ctp := tp
-			if ctp == nil {
-				ctp = &top{table: ref(tf[p.table]), physical: d.physical, renames: d.renames}
-			}
-			d.out = append(d.out, MissingInFile{Path: tpath.child(t.Name), Table: t, top: *ctp})
+			d.out = append(d.out, MissingInFile{Path: tpath.child(t.Name), Table: t, top: d.topFor(tp, nil, &t)})
 		default:
 			if renamedFile[p.file] {
 				continue
 			}
 			f := ff[p.file]
-			ctp := tp
-			if ctp == nil {
-				ctp = &top{file: ref(ff[p.file]), physical: d.physical, renames: d.renames}
-			}
 			// A file column the table lacks is named in the table's terms where its parent is.
-			d.out = append(d.out, ExtraInFile{Path: tpath.child(f.Name), File: f, top: *ctp})
+			d.out = append(d.out, ExtraInFile{Path: tpath.child(f.Name), File: f, top: d.topFor(tp, &f, nil)})
 		}
 	}
+}
+
+// topFor returns the top-level column of a change: the enclosing one (tp) inside a column,
+// else, at the top level, the column pair itself (file or table may be nil).
+func (d *differ) topFor(tp *top, file, table *Field) top {
+	if tp != nil {
+		return *tp
+	}
+	return top{file: file, table: table, physical: d.physical, renames: d.renames}
 }
 
 func (d *differ) pair(f, t Field, tpath, fpath Path, byPhysical bool, tp top) {

@@ -1,9 +1,6 @@
 package schemadiff
 
-import (
-	"strconv"
-	"strings"
-)
+import "strings"
 
 // FieldOption sets a property of a field built with NewField or Schema.Col.
 type FieldOption func(*Field)
@@ -93,38 +90,7 @@ func (s Schema) Names() []string {
 // physical names and file statistics are not compared, so a schema read from the Delta log
 // equals the same table's schema from DESCRIBE or Unity Catalog.
 func (s Schema) Equal(o Schema) bool {
-	return fieldsEqual(s.Fields, o.Fields)
-}
-
-func fieldsEqual(a, b []Field) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].Name != b[i].Name || a[i].Nullable != b[i].Nullable || !typeEqualExact(a[i].Type, b[i].Type) {
-			return false
-		}
-	}
-	return true
-}
-
-// typeEqualExact is Type.Equal with struct member names compared exactly.
-func typeEqualExact(t, u Type) bool {
-	if t.Kind != u.Kind {
-		return false
-	}
-	switch t.Kind {
-	case Decimal:
-		return t.Precision == u.Precision && t.Scale == u.Scale
-	case Array:
-		return t.ContainsNull == u.ContainsNull && t.Elem != nil && u.Elem != nil && typeEqualExact(*t.Elem, *u.Elem)
-	case Map:
-		return t.ValueContainsNull == u.ValueContainsNull && t.Key != nil && u.Key != nil &&
-			t.Value != nil && u.Value != nil && typeEqualExact(*t.Key, *u.Key) && typeEqualExact(*t.Value, *u.Value)
-	case Struct:
-		return fieldsEqual(t.Fields, u.Fields)
-	}
-	return true
+	return fieldsEqual(s.Fields, o.Fields, func(a, b string) bool { return a == b })
 }
 
 // HasColumnMapping reports whether any field, nested ones included, carries a Delta
@@ -156,40 +122,47 @@ func hasPhysicalType(t Type) bool {
 // field that has a physical name is renamed to it, nested members included. Fields without a
 // physical name keep their name. s is not modified.
 func (s Schema) PhysicalView() Schema {
-	return Schema{Fields: physicalFields(s.Fields)}
+	return Schema{Fields: mapFields(s.Fields, func(f Field) Field {
+		if f.PhysicalName != "" {
+			f.Name = f.PhysicalName
+		}
+		return f
+	})}
 }
 
-func physicalFields(fields []Field) []Field {
+// mapFields returns a copy of fields in which every field, and every struct member nested in
+// their types, is replaced by fn's result. fn sees a field whose type is already mapped. The
+// input is not modified; nil stays nil.
+func mapFields(fields []Field, fn func(Field) Field) []Field {
 	if fields == nil {
 		return nil
 	}
 	out := make([]Field, len(fields))
 	for i, f := range fields {
-		if f.PhysicalName != "" {
-			f.Name = f.PhysicalName
-		}
-		f.Type = physicalType(f.Type)
-		out[i] = f
+		f.Type = mapMembers(f.Type, fn)
+		out[i] = fn(f)
 	}
 	return out
 }
 
-func physicalType(t Type) Type {
+// mapMembers returns a copy of t with mapFields applied to its struct members, at any depth
+// (inside arrays and maps too).
+func mapMembers(t Type, fn func(Field) Field) Type {
 	switch t.Kind {
 	case Struct:
-		t.Fields = physicalFields(t.Fields)
+		t.Fields = mapFields(t.Fields, fn)
 	case Array:
 		if t.Elem != nil {
-			e := physicalType(*t.Elem)
+			e := mapMembers(*t.Elem, fn)
 			t.Elem = &e
 		}
 	case Map:
 		if t.Key != nil {
-			k := physicalType(*t.Key)
+			k := mapMembers(*t.Key, fn)
 			t.Key = &k
 		}
 		if t.Value != nil {
-			v := physicalType(*t.Value)
+			v := mapMembers(*t.Value, fn)
 			t.Value = &v
 		}
 	}
@@ -200,59 +173,7 @@ func physicalType(t Type) Type {
 // MAP<STRING, BIGINT>, STRUCT<`a`: INT NOT NULL, `b`: STRING COMMENT 'x'>. Member names are
 // always backquoted. Spark DDL cannot express non-null array elements or map values, so
 // ContainsNull and ValueContainsNull are not rendered.
-func (t Type) SQL() string {
-	var b strings.Builder
-	t.writeSQL(&b)
-	return b.String()
-}
-
-func (t Type) writeSQL(b *strings.Builder) {
-	switch t.Kind {
-	case Decimal:
-		b.WriteString("DECIMAL(" + strconv.Itoa(t.Precision) + "," + strconv.Itoa(t.Scale) + ")")
-	case Array:
-		b.WriteString("ARRAY<")
-		if t.Elem != nil {
-			t.Elem.writeSQL(b)
-		}
-		b.WriteString(">")
-	case Map:
-		b.WriteString("MAP<")
-		if t.Key != nil {
-			t.Key.writeSQL(b)
-		}
-		b.WriteString(", ")
-		if t.Value != nil {
-			t.Value.writeSQL(b)
-		}
-		b.WriteString(">")
-	case Struct:
-		b.WriteString("STRUCT<")
-		for i, f := range t.Fields {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(QuoteIdent(f.Name))
-			b.WriteString(": ")
-			f.writeSQLTail(b)
-		}
-		b.WriteString(">")
-	default:
-		b.WriteString(strings.ToUpper(t.Kind.String()))
-	}
-}
-
-// writeSQLTail writes "TYPE [NOT NULL] [COMMENT '…']".
-func (f Field) writeSQLTail(b *strings.Builder) {
-	f.Type.writeSQL(b)
-	if !f.Nullable {
-		b.WriteString(" NOT NULL")
-	}
-	if f.Comment != "" {
-		b.WriteString(" COMMENT ")
-		b.WriteString(QuoteString(f.Comment))
-	}
-}
+func (t Type) SQL() string { return sqlSyntax.render(t) }
 
 // DDL returns the schema as a Spark column list, as CREATE TABLE and ParseDDL take it:
 // "`id` BIGINT NOT NULL, `s` STRUCT<`a`: INT>". See Type.SQL for what DDL cannot express.
@@ -264,7 +185,7 @@ func (s Schema) DDL() string {
 		}
 		b.WriteString(QuoteIdent(f.Name))
 		b.WriteString(" ")
-		f.writeSQLTail(&b)
+		sqlSyntax.writeMember(&b, f)
 	}
 	return b.String()
 }

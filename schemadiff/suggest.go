@@ -384,31 +384,7 @@ func (cv *converter) castable(ft, tt Type) bool {
 // looseSQL is Type.SQL without NOT NULL on struct members: CAST cannot turn a nullable member
 // into a NOT NULL one, and the table enforces its constraints when the rows are written.
 func looseSQL(t Type) string {
-	return nullableType(t).SQL()
-}
-
-func nullableType(t Type) Type {
-	switch t.Kind {
-	case Struct:
-		fields := make([]Field, len(t.Fields))
-		for i, f := range t.Fields {
-			fields[i] = Field{Name: f.Name, Type: nullableType(f.Type), Nullable: true}
-		}
-		t.Fields = fields
-	case Array:
-		if t.Elem != nil {
-			e := nullableType(*t.Elem)
-			t.Elem = &e
-		}
-	case Map:
-		if t.Key != nil {
-			k := nullableType(*t.Key)
-			t.Key = &k
-		}
-		if t.Value != nil {
-			v := nullableType(*t.Value)
-			t.Value = &v
-		}
-	}
-	return t
+	return mapMembers(t, func(f Field) Field {
+		return Field{Name: f.Name, Type: f.Type, Nullable: true}
+	}).SQL()
 }

@@ -130,54 +130,88 @@ func StructType(fields ...Field) Type { return Type{Kind: Struct, Fields: fields
 // String returns the type in Spark DDL form: bigint, decimal(10,2), array<int>,
 // map<string,bigint>, struct<a:int,b:string>. Names inside struct<> are backquoted when they
 // are not plain identifiers.
-func (t Type) String() string {
+func (t Type) String() string { return simpleSyntax.render(t) }
+
+// syntax is one way of writing types: Spark's simpleString (Type.String) or SQL DDL
+// (Type.SQL). Both spell types with the Kind names; they differ in case, spacing, the quoting
+// of member names, and whether member comments are written.
+type syntax struct {
+	upper    bool                // type names in upper case
+	sep      string              // between a map's key and value types, and between members
+	colon    string              // between a member's name and its type
+	quote    func(string) string // quotes a member name
+	comments bool                // writes COMMENT '…' after a member that has one
+}
+
+var (
+	simpleSyntax = syntax{sep: ",", colon: ":", quote: QuoteIdentIfNeeded}
+	sqlSyntax    = syntax{upper: true, sep: ", ", colon: ": ", quote: QuoteIdent, comments: true}
+)
+
+func (s syntax) render(t Type) string {
 	var b strings.Builder
-	t.write(&b)
+	s.writeType(&b, t)
 	return b.String()
 }
 
-func (t Type) write(b *strings.Builder) {
+func (s syntax) writeType(b *strings.Builder, t Type) {
+	name := t.Kind.String()
+	if s.upper {
+		name = strings.ToUpper(name)
+	}
+	b.WriteString(name)
 	switch t.Kind {
 	case Decimal:
-		b.WriteString("decimal(" + strconv.Itoa(t.Precision) + "," + strconv.Itoa(t.Scale) + ")")
+		b.WriteString("(" + strconv.Itoa(t.Precision) + "," + strconv.Itoa(t.Scale) + ")")
 	case Array:
-		b.WriteString("array<")
+		b.WriteString("<")
 		if t.Elem != nil {
-			t.Elem.write(b)
+			s.writeType(b, *t.Elem)
 		}
 		b.WriteString(">")
 	case Map:
-		b.WriteString("map<")
+		b.WriteString("<")
 		if t.Key != nil {
-			t.Key.write(b)
+			s.writeType(b, *t.Key)
 		}
-		b.WriteString(",")
+		b.WriteString(s.sep)
 		if t.Value != nil {
-			t.Value.write(b)
+			s.writeType(b, *t.Value)
 		}
 		b.WriteString(">")
 	case Struct:
-		b.WriteString("struct<")
+		b.WriteString("<")
 		for i, f := range t.Fields {
 			if i > 0 {
-				b.WriteString(",")
+				b.WriteString(s.sep)
 			}
-			b.WriteString(QuoteIdentIfNeeded(f.Name))
-			b.WriteString(":")
-			f.Type.write(b)
-			if !f.Nullable {
-				b.WriteString(" NOT NULL")
-			}
+			b.WriteString(s.quote(f.Name))
+			b.WriteString(s.colon)
+			s.writeMember(b, f)
 		}
 		b.WriteString(">")
-	default:
-		b.WriteString(t.Kind.String())
+	}
+}
+
+// writeMember writes what follows a member's name: TYPE [NOT NULL] [COMMENT '…'].
+func (s syntax) writeMember(b *strings.Builder, f Field) {
+	s.writeType(b, f.Type)
+	if !f.Nullable {
+		b.WriteString(" NOT NULL")
+	}
+	if s.comments && f.Comment != "" {
+		b.WriteString(" COMMENT ")
+		b.WriteString(QuoteString(f.Comment))
 	}
 }
 
 // Equal reports whether two types are the same, nullability of nested members included and
 // struct member names compared case-insensitively (as Spark resolves them).
-func (t Type) Equal(u Type) bool {
+func (t Type) Equal(u Type) bool { return typesEqual(t, u, strings.EqualFold) }
+
+// typesEqual compares two types, nullability of nested members included, with sameName
+// deciding whether two struct member names match.
+func typesEqual(t, u Type, sameName func(a, b string) bool) bool {
 	if t.Kind != u.Kind {
 		return false
 	}
@@ -185,28 +219,35 @@ func (t Type) Equal(u Type) bool {
 	case Decimal:
 		return t.Precision == u.Precision && t.Scale == u.Scale
 	case Array:
-		return t.ContainsNull == u.ContainsNull && ptrEqual(t.Elem, u.Elem)
+		return t.ContainsNull == u.ContainsNull && ptrsEqual(t.Elem, u.Elem, sameName)
 	case Map:
-		return t.ValueContainsNull == u.ValueContainsNull && ptrEqual(t.Key, u.Key) && ptrEqual(t.Value, u.Value)
+		return t.ValueContainsNull == u.ValueContainsNull && ptrsEqual(t.Key, u.Key, sameName) &&
+			ptrsEqual(t.Value, u.Value, sameName)
 	case Struct:
-		if len(t.Fields) != len(u.Fields) {
-			return false
-		}
-		for i := range t.Fields {
-			a, b := t.Fields[i], u.Fields[i]
-			if !strings.EqualFold(a.Name, b.Name) || a.Nullable != b.Nullable || !a.Type.Equal(b.Type) {
-				return false
-			}
-		}
+		return fieldsEqual(t.Fields, u.Fields, sameName)
 	}
 	return true
 }
 
-func ptrEqual(a, b *Type) bool {
+func ptrsEqual(a, b *Type, sameName func(a, b string) bool) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return a.Equal(*b)
+	return typesEqual(*a, *b, sameName)
+}
+
+// fieldsEqual compares two field lists member by member: names (by sameName), nullability
+// and types.
+func fieldsEqual(a, b []Field, sameName func(a, b string) bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !sameName(a[i].Name, b[i].Name) || a[i].Nullable != b[i].Nullable || !typesEqual(a[i].Type, b[i].Type, sameName) {
+			return false
+		}
+	}
+	return true
 }
 
 // QuoteIdent quotes a name with backquotes for Spark SQL, doubling any backquote inside.

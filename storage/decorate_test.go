@@ -17,6 +17,7 @@ import (
 	"github.com/zbrecover/zbrecover/storage/mock"
 	"github.com/zbrecover/zbrecover/storage/s3"
 	"github.com/zbrecover/zbrecover/storage/s3/s3test"
+	"github.com/zbrecover/zbrecover/storage/storagetest"
 )
 
 var errTransient = storage.Retryable(errors.New("503 SlowDown"))
@@ -418,30 +419,15 @@ func TestDecoratorsKeepCapabilities(t *testing.T) {
 func TestCountingMatchesTheWire(t *testing.T) {
 	srv := s3test.NewServer(t)
 	for i := 0; i < 5; i++ {
-		if err := srv.Put(fmt.Sprintf("p/f%d", i), make([]byte, 50)); err != nil {
-			t.Fatal(err)
-		}
+		storagetest.MustPut(t, srv.Put, fmt.Sprintf("p/f%d", i), make([]byte, 50))
 	}
-	loc, _ := storage.Parse(srv.URLFor("p"))
 	cfg := srv.Config()
 	cfg.PageSize = 2
-	inner, err := s3.New(context.Background(), loc, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, counter := storage.WithCounting(inner)
+	b, counter := storage.WithCounting(storagetest.OpenURL(t, s3.New, srv.URLFor("p"), cfg))
 	b = storage.WithRetry(storage.WithLimit(b, 4), storage.RetryPolicy{})
 	ctx := context.Background()
 	srv.ResetCounts()
-	var objs []storage.ObjectInfo
-	if err := b.List(ctx, "", func(o storage.ObjectInfo) error { objs = append(objs, o); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range objs {
-		if _, err := storage.ReadAll(ctx, b, o.Key, o.Size-8, 8); err != nil {
-			t.Fatal(err)
-		}
-	}
+	objs := storagetest.ListAndReadTails(t, b, 8)
 	if _, err := b.Stat(ctx, objs[0].Key); err != nil {
 		t.Fatal(err)
 	}

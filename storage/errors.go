@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -61,6 +62,47 @@ func IsTransientNetwork(err error) bool {
 	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+}
+
+// ErrorClass is how a backend classifies the SDK error of a failed request, for RequestError.
+type ErrorClass int
+
+// The classes of request errors.
+const (
+	ClassPermanent          ErrorClass = iota // returned as it is; WithRetry does not repeat it
+	ClassNotExist                             // wrapped with ErrNotExist
+	ClassPreconditionFailed                   // wrapped with ErrPreconditionFailed
+	ClassTransient                            // marked Retryable
+)
+
+// RequestError returns the error a backend reports when request op ("stat", "read", "delete",
+// …) on where (an object's URL, free of secrets) fails with the SDK error err. The message is
+// "op where: [note: ]err", with err redacted (RedactError) and wrapped as its class says; the
+// SDK error stays in the chain for errors.As. classify gives the class and an optional note
+// (such as `bucket "b" does not exist`). A context error that err carries is returned alone,
+// as "op where: context canceled", and classify is not called.
+func RequestError(op, where string, err error, classify func(error) (ErrorClass, string)) error {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("%s %s: %w", op, where, context.Canceled)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%s %s: %w", op, where, context.DeadlineExceeded)
+	}
+	class, note := classify(err)
+	prefix := op + " " + where
+	if note != "" {
+		prefix += ": " + note
+	}
+	err = RedactError(err)
+	switch class {
+	case ClassNotExist:
+		return fmt.Errorf("%s: %w: %w", prefix, ErrNotExist, err)
+	case ClassPreconditionFailed:
+		return fmt.Errorf("%s: %w: %w", prefix, ErrPreconditionFailed, err)
+	case ClassTransient:
+		return fmt.Errorf("%s: %w", prefix, Retryable(err))
+	}
+	return fmt.Errorf("%s: %w", prefix, err)
 }
 
 // RedactError returns err with Redact applied to its message. errors.Is and errors.As still

@@ -59,7 +59,8 @@ func (l Location) String() string {
 	return s
 }
 
-// Join returns the location of a sub-path.
+// Join returns the location of rel, a "/"-separated path under l (leading and trailing "/"
+// ignored; "" gives l itself). The query is kept.
 func (l Location) Join(rel string) Location {
 	rel = strings.Trim(rel, "/")
 	if rel == "" {
@@ -75,6 +76,15 @@ func (l Location) Join(rel string) Location {
 		out.Path = l.Path + "/" + rel
 	}
 	return out
+}
+
+// KeyPrefix returns what turns a key under the location into an object name in its bucket or
+// container: "" at the bucket's root, else Path and "/".
+func (l Location) KeyPrefix() string {
+	if l.Path == "" {
+		return ""
+	}
+	return l.Path + "/"
 }
 
 // SupportedSchemes lists the URL forms Parse accepts, for error messages and help.
@@ -101,7 +111,7 @@ func Parse(raw string) (Location, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return Location{}, fmt.Errorf("invalid storage URL %q: %v", Redact(raw), redactErr(err))
+		return Location{}, fmt.Errorf("invalid storage URL %q: %v", Redact(raw), Redact(err.Error()))
 	}
 	scheme := strings.ToLower(u.Scheme)
 	loc := Location{Original: scheme, Query: u.Query()}
@@ -131,8 +141,12 @@ func Parse(raw string) (Location, error) {
 		}
 	case "abfss", "abfs", "wasbs", "wasb":
 		if u.User == nil || u.User.Username() == "" {
+			endpoint := "blob"
+			if strings.HasPrefix(scheme, "abfs") {
+				endpoint = "dfs"
+			}
 			return Location{}, fmt.Errorf("storage URL %q has no container; use %s://container@account.%s.core.windows.net/path",
-				Redact(raw), scheme, map[bool]string{true: "dfs", false: "blob"}[strings.HasPrefix(scheme, "abfs")])
+				Redact(raw), scheme, endpoint)
 		}
 		if _, hasPw := u.User.Password(); hasPw {
 			return Location{}, fmt.Errorf("storage URL %q carries a password; pass credentials through the environment instead", Redact(raw))
@@ -209,6 +223,30 @@ type Factory interface {
 	Open(ctx context.Context, loc Location, cfg Config) (Backend, error)
 }
 
+// NewFactory returns a Factory for scheme whose Open calls open. A backend package offers its
+// factory as
+//
+//	func NewFactory() storage.Factory { return storage.NewFactory("s3", New) }
+func NewFactory[B Backend](scheme string, open func(context.Context, Location, Config) (B, error)) Factory {
+	return factory[B]{scheme: scheme, open: open}
+}
+
+type factory[B Backend] struct {
+	scheme string
+	open   func(context.Context, Location, Config) (B, error)
+}
+
+func (f factory[B]) Scheme() string { return f.scheme }
+
+func (f factory[B]) Open(ctx context.Context, loc Location, cfg Config) (Backend, error) {
+	b, err := f.open(ctx, loc, cfg)
+	if err != nil {
+		// A nil *T in the Backend interface would not compare equal to nil.
+		return nil, err
+	}
+	return b, nil
+}
+
 // Registry maps schemes to factories. Build it in one place (storage/all) and pass it down.
 type Registry struct {
 	factories map[string]Factory
@@ -236,7 +274,7 @@ func (r *Registry) Schemes() []string {
 	return out
 }
 
-// Open parses raw and opens a backend for it.
+// Open parses raw (see Parse) and opens a backend for it, as OpenLocation does.
 func (r *Registry) Open(ctx context.Context, raw string, cfg Config) (Backend, error) {
 	loc, err := Parse(raw)
 	if err != nil {
@@ -245,7 +283,9 @@ func (r *Registry) Open(ctx context.Context, raw string, cfg Config) (Backend, e
 	return r.OpenLocation(ctx, loc, cfg)
 }
 
-// OpenLocation opens a backend for an already parsed location.
+// OpenLocation opens a backend for an already parsed location with the factory registered for
+// its scheme. It fails, naming the schemes this build has, when there is none. Errors show
+// the location with its secrets redacted.
 func (r *Registry) OpenLocation(ctx context.Context, loc Location, cfg Config) (Backend, error) {
 	f, ok := r.factories[loc.Scheme]
 	if !ok {
@@ -259,22 +299,35 @@ func (r *Registry) OpenLocation(ctx context.Context, loc Location, cfg Config) (
 	return b, nil
 }
 
-var (
-	secretParams = map[string]bool{
-		"sig": true, "signature": true, "x-amz-signature": true, "x-amz-credential": true,
-		"x-amz-security-token": true, "x-goog-signature": true, "x-goog-credential": true,
-		"token": true, "access_token": true, "sv": false, "se": false,
-		"code": true, "key": true, "accountkey": true, "sharedaccesssignature": true, "password": true,
-		"client_secret": true, "secret": true,
+// secretNames are the query parameters and key=value names whose values are secrets, in URLs
+// and in free text alike.
+var secretNames = []string{
+	"sig", "signature", "x-amz-signature", "x-amz-credential", "x-amz-security-token",
+	"x-goog-signature", "x-goog-credential", "access_token", "token", "accountkey",
+	"sharedaccesssignature", "password", "client_secret", "secret",
+}
+
+// secretParams are the query parameters whose values String redacts: the secret names, and
+// "code" and "key", which are secret in a URL's query but too common to redact in free text.
+var secretParams = func() map[string]bool {
+	m := map[string]bool{"code": true, "key": true}
+	for _, n := range secretNames {
+		m[n] = true
 	}
-	// secretInText matches key=value pairs and bearer tokens anywhere in free text.
-	secretInText = []*regexp.Regexp{
-		regexp.MustCompile(`(?i)\b(sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential|access_token|token|accountkey|sharedaccesssignature|password|client_secret|secret)=([^&\s;"']+)`),
-		regexp.MustCompile(`(?i)(bearer\s+)([A-Za-z0-9\-._~+/]+=*)`),
-		regexp.MustCompile(`\b(dapi[0-9a-f]{16,})`),
-		regexp.MustCompile(`(?i)(://)([^/@\s:]*):([^/@\s]+)@`),
-	}
-)
+	return m
+}()
+
+// textSecrets are what Redact replaces, in order: key=value pairs, bearer tokens, Databricks
+// personal access tokens, and the password of user:password@ in URLs.
+var textSecrets = []struct {
+	re   *regexp.Regexp
+	repl string
+}{
+	{regexp.MustCompile(`(?i)\b(` + strings.Join(secretNames, "|") + `)=([^&\s;"']+)`), "${1}=" + Redacted},
+	{regexp.MustCompile(`(?i)(bearer\s+)([A-Za-z0-9\-._~+/]+=*)`), "${1}" + Redacted},
+	{regexp.MustCompile(`\b(dapi[0-9a-f]{16,})`), Redacted},
+	{regexp.MustCompile(`(?i)(://)([^/@\s:]*):([^/@\s]+)@`), "${1}${2}:" + Redacted + "@"},
+}
 
 // Redacted is what replaces a secret.
 const Redacted = "REDACTED"
@@ -303,19 +356,8 @@ func redactedQuery(q url.Values) string {
 // tokens in query strings, user:password in URLs, bearer tokens and Databricks personal access
 // tokens. Use it on every URL and error text that is printed or logged.
 func Redact(s string) string {
-	for i, re := range secretInText {
-		switch i {
-		case 0:
-			s = re.ReplaceAllString(s, "${1}="+Redacted)
-		case 1:
-			s = re.ReplaceAllString(s, "${1}"+Redacted)
-		case 2:
-			s = re.ReplaceAllString(s, Redacted)
-		case 3:
-			s = re.ReplaceAllString(s, "${1}${2}:"+Redacted+"@")
-		}
+	for _, r := range textSecrets {
+		s = r.re.ReplaceAllString(s, r.repl)
 	}
 	return s
 }
-
-func redactErr(err error) string { return Redact(err.Error()) }

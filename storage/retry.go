@@ -72,6 +72,16 @@ func (p RetryPolicy) Backoff(attempt int) time.Duration {
 	return time.Duration(d/2 + rand.Float64()*d/2)
 }
 
+// pause waits before the try after the failed try number attempt: it tells OnRetry about
+// err, then sleeps for the backoff. It returns ctx's error when ctx ends during the wait.
+func (p RetryPolicy) pause(ctx context.Context, op string, attempt int, err error) error {
+	wait := p.Backoff(attempt)
+	if p.OnRetry != nil {
+		p.OnRetry(op, attempt, err, wait)
+	}
+	return p.Sleep(ctx, wait)
+}
+
 // WithRetry returns b with requests that fail with a retryable error (IsRetryable: throttling,
 // 5xx answers, dropped connections, as the backend marks them) tried again under policy.
 // ErrNotExist, ErrPreconditionFailed and context errors are never retried. Lists are retried
@@ -101,11 +111,7 @@ func (r *retrying) do(ctx context.Context, op string, fn func() error) error {
 		if attempt >= r.p.MaxAttempts {
 			return fmt.Errorf("%w (gave up after %d tries)", err, attempt)
 		}
-		wait := r.p.Backoff(attempt)
-		if r.p.OnRetry != nil {
-			r.p.OnRetry(op, attempt, err, wait)
-		}
-		if serr := r.p.Sleep(ctx, wait); serr != nil {
+		if serr := r.p.pause(ctx, op, attempt, err); serr != nil {
 			return fmt.Errorf("%w (retry stopped after %d tries: %v)", serr, attempt, err)
 		}
 	}
@@ -182,22 +188,18 @@ func (rr *resumingReader) Read(p []byte) (int, error) {
 		if rr.n >= 0 {
 			rr.n -= int64(k)
 		}
-		if err == nil || err == io.EOF || k > 0 {
-			if err != nil && err != io.EOF && k > 0 {
-				// Deliver the bytes; the error shows again on the next Read.
-				return k, nil
-			}
+		switch {
+		case err == nil || err == io.EOF:
 			return k, err
+		case k > 0:
+			// Deliver the bytes; the error shows again on the next Read.
+			return k, nil
 		}
 		if !(IsRetryable(err) || IsTransientNetwork(err)) || rr.resumes+1 >= rr.r.p.MaxAttempts || rr.n == 0 {
 			return 0, err
 		}
 		rr.resumes++
-		wait := rr.r.p.Backoff(rr.resumes)
-		if rr.r.p.OnRetry != nil {
-			rr.r.p.OnRetry("read", rr.resumes, err, wait)
-		}
-		if serr := rr.r.p.Sleep(rr.ctx, wait); serr != nil {
+		if serr := rr.r.p.pause(rr.ctx, "read", rr.resumes, err); serr != nil {
 			return 0, serr
 		}
 		rr.rc.Close()
@@ -263,15 +265,11 @@ func (r *retrying) DeleteBatch(ctx context.Context, reqs []DeleteRequest) ([]Del
 			}
 			return out, nil
 		}
-		wait := r.p.Backoff(attempt)
-		if r.p.OnRetry != nil {
-			first := err
-			if first == nil {
-				first = out[again[0]].Err
-			}
-			r.p.OnRetry("delete batch", attempt, first, wait)
+		first := err // the error OnRetry hears about: the call's, else the first key's
+		if first == nil {
+			first = out[again[0]].Err
 		}
-		if serr := r.p.Sleep(ctx, wait); serr != nil {
+		if serr := r.p.pause(ctx, "delete batch", attempt, first); serr != nil {
 			if err != nil {
 				return nil, fmt.Errorf("%w (retry stopped after %d tries: %v)", serr, attempt, err)
 			}

@@ -12,13 +12,17 @@
 //  2. Translate the SDK's "not found" into ErrNotExist and its "precondition failed" into
 //     ErrPreconditionFailed (wrap them with %w, keep the SDK error for the message), mark
 //     throttling, 5xx answers and dropped connections with Retryable, and pass SDK error
-//     texts through RedactError.
+//     texts through RedactError: RequestError does all of it given the backend's
+//     classification of its SDK's errors. CheckKey, ListedKey, QuoteETag and FillETag hold
+//     the other rules that object-store backends share.
 //  3. Honour Config: Credentials (refreshed before they expire), Transport, PageSize,
 //     MaxAttempts and the endpoint override that points the SDK at an emulator.
-//  4. Write a Factory (Scheme names and Open) and register it in storage/all.
-//  5. Run storagetest.Run against it in the package's tests, with a local emulator, and put
-//     the emulator's setup in a fooTest helper package that other packages' tests can use
-//     (see s3/s3test, gcs/gcstest, azure/azuretest).
+//  4. Export NewFactory() storage.Factory, built with NewFactory(scheme, New), and register
+//     it in storage/all.
+//  5. Run the conformance suite against it in the package's tests, with a local emulator, and
+//     put the emulator's setup in a footest helper package that other packages' tests can use
+//     (see s3/s3test, gcs/gcstest, azure/azuretest); a helper whose Server is a
+//     storagetest.Emulator runs the suite with storagetest.RunOn.
 //
 // Cross-cutting behaviour comes from decorators that keep the optional interfaces of the
 // backend they wrap: WithLimit, WithRetry, WithCounting, WithLatency and DryRun.

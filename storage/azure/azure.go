@@ -43,19 +43,8 @@ const (
 // refreshBefore is how long before vended credentials expire that new ones are fetched.
 const refreshBefore = 2 * time.Minute
 
-// Factory opens Azure backends.
-type Factory struct{}
-
 // NewFactory returns the factory for the "az" scheme (abfss:// and wasbs:// URLs).
-func NewFactory() Factory { return Factory{} }
-
-// Scheme implements storage.Factory.
-func (Factory) Scheme() string { return "az" }
-
-// Open implements storage.Factory.
-func (Factory) Open(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
-	return New(ctx, loc, cfg)
-}
+func NewFactory() storage.Factory { return storage.NewFactory("az", New) }
 
 // Backend is a container and path on Azure Blob Storage.
 type Backend struct {
@@ -121,9 +110,12 @@ func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backen
 
 	base := loc
 	base.Path, base.Query = "", nil
-	b := &Backend{container: loc.Bucket, loc: loc.String(), base: strings.TrimSuffix(base.String(), "/"), pageSize: DefaultPageSize}
-	if loc.Path != "" {
-		b.root = loc.Path + "/"
+	b := &Backend{
+		container: loc.Bucket,
+		root:      loc.KeyPrefix(),
+		pageSize:  DefaultPageSize,
+		loc:       loc.String(),
+		base:      strings.TrimSuffix(base.String(), "/"),
 	}
 	if cfg.PageSize > 0 {
 		b.pageSize = int32(min(cfg.PageSize, DefaultPageSize))
@@ -209,8 +201,8 @@ func (b *Backend) url(key string) string {
 }
 
 func (b *Backend) blob(ctx context.Context, key string) (*blob.Client, error) {
-	if key == "" || strings.HasPrefix(key, "/") {
-		return nil, fmt.Errorf("invalid key %q: keys are non-empty and relative to %s", key, b.loc)
+	if err := storage.CheckKey(key, b.loc); err != nil {
+		return nil, err
 	}
 	cc, err := b.client(ctx)
 	if err != nil {
@@ -242,25 +234,26 @@ func (b *Backend) ListPage(ctx context.Context, prefix, token string) ([]storage
 	if err != nil {
 		return nil, "", b.fail("list", prefix, err, false)
 	}
-	var page []storage.ObjectInfo
+	var items []*container.BlobItem
 	if resp.Segment != nil {
-		page = make([]storage.ObjectInfo, 0, len(resp.Segment.BlobItems))
-		for _, it := range resp.Segment.BlobItems {
-			if it.Name == nil || it.Properties == nil {
-				continue
-			}
-			key, ok := strings.CutPrefix(*it.Name, b.root)
-			size := deref(it.Properties.ContentLength, 0)
-			if !ok || key == "" || size == 0 && (isFolder(it.Metadata) || strings.HasSuffix(key, "/")) {
-				continue
-			}
-			page = append(page, storage.ObjectInfo{
-				Key:     key,
-				Size:    size,
-				ModTime: deref(it.Properties.LastModified, time.Time{}).UTC(),
-				ETag:    quoteETag(it.Properties.ETag),
-			})
+		items = resp.Segment.BlobItems
+	}
+	page := make([]storage.ObjectInfo, 0, len(items))
+	for _, it := range items {
+		if it.Name == nil || it.Properties == nil {
+			continue
 		}
+		size := deref(it.Properties.ContentLength, 0)
+		key, ok := storage.ListedKey(b.root, *it.Name, size)
+		if !ok || size == 0 && isFolder(it.Metadata) {
+			continue
+		}
+		page = append(page, storage.ObjectInfo{
+			Key:     key,
+			Size:    size,
+			ModTime: deref(it.Properties.LastModified, time.Time{}).UTC(),
+			ETag:    etag(it.Properties.ETag),
+		})
 	}
 	return page, deref(resp.NextMarker, ""), nil
 }
@@ -275,16 +268,7 @@ func isFolder(md map[string]*string) bool {
 	return false
 }
 
-func quoteETag(e *azcore.ETag) string {
-	if e == nil || *e == "" {
-		return ""
-	}
-	s := string(*e)
-	if strings.HasPrefix(s, `"`) {
-		return s
-	}
-	return `"` + s + `"`
-}
+func etag(e *azcore.ETag) string { return storage.QuoteETag(string(deref(e, ""))) }
 
 // Stat implements storage.Backend.
 func (b *Backend) Stat(ctx context.Context, key string) (storage.ObjectInfo, error) {
@@ -300,7 +284,7 @@ func (b *Backend) Stat(ctx context.Context, key string) (storage.ObjectInfo, err
 		Key:     key,
 		Size:    deref(p.ContentLength, 0),
 		ModTime: deref(p.LastModified, time.Time{}).UTC(),
-		ETag:    quoteETag(p.ETag),
+		ETag:    etag(p.ETag),
 	}, nil
 }
 
@@ -320,12 +304,9 @@ func (b *Backend) ReadRange(ctx context.Context, key string, off, n int64) (io.R
 	if n == 0 {
 		return io.NopCloser(bytes.NewReader(nil)), nil
 	}
-	rng := blob.HTTPRange{Offset: off}
+	rng := blob.HTTPRange{Offset: off} // Count 0: to the end
 	if n > 0 {
 		rng.Count = n
-	}
-	if off == 0 && n < 0 {
-		rng = blob.HTTPRange{}
 	}
 	resp, err := bc.DownloadStream(ctx, &blob.DownloadStreamOptions{Range: rng})
 	if err != nil {
@@ -355,15 +336,8 @@ func (b *Backend) Delete(ctx context.Context, key string, cond storage.Precondit
 	if err != nil {
 		return err
 	}
-	if !cond.IsZero() && cond.ETag == "" {
-		cur, err := b.Stat(ctx, key)
-		if err != nil {
-			return fmt.Errorf("delete: %w", err)
-		}
-		if cond.Size != 0 && cur.Size != cond.Size {
-			return fmt.Errorf("delete %s: size is %d, not %d: %w", b.url(key), cur.Size, cond.Size, storage.ErrPreconditionFailed)
-		}
-		cond.ETag = cur.ETag
+	if cond, err = storage.FillETag(ctx, b, key, b.url(key), cond); err != nil {
+		return err
 	}
 	if _, err := bc.Delete(ctx, deleteOptions(cond)); err != nil {
 		return b.deleteFailed(ctx, key, cond, err)
@@ -413,18 +387,18 @@ func (b *Backend) DeleteBatch(ctx context.Context, reqs []storage.DeleteRequest)
 	var batched []int // request index of each sub-request
 	for i, r := range reqs {
 		res[i].Key = r.Key
-		switch {
-		case r.Key == "" || strings.HasPrefix(r.Key, "/"):
-			res[i].Err = fmt.Errorf("invalid key %q: keys are non-empty and relative to %s", r.Key, b.loc)
-		case !r.Cond.IsZero() && r.Cond.ETag == "":
-			res[i].Err = b.Delete(ctx, r.Key, r.Cond)
-		default:
-			if err := bb.Delete(b.root+r.Key, &container.BatchDeleteOptions{DeleteOptions: *deleteOptions(r.Cond)}); err != nil {
-				res[i].Err = fmt.Errorf("delete %s: %w", b.url(r.Key), err)
-				continue
-			}
-			batched = append(batched, i)
+		if res[i].Err = storage.CheckKey(r.Key, b.loc); res[i].Err != nil {
+			continue
 		}
+		if !r.Cond.IsZero() && r.Cond.ETag == "" {
+			res[i].Err = b.Delete(ctx, r.Key, r.Cond)
+			continue
+		}
+		if err := bb.Delete(b.root+r.Key, &container.BatchDeleteOptions{DeleteOptions: *deleteOptions(r.Cond)}); err != nil {
+			res[i].Err = fmt.Errorf("delete %s: %w", b.url(r.Key), storage.RedactError(err))
+			continue
+		}
+		batched = append(batched, i)
 	}
 	if len(batched) == 0 {
 		return res, nil
@@ -473,33 +447,27 @@ func status(err error) int {
 	return 0
 }
 
-// fail translates an SDK error: BlobNotFound becomes storage.ErrNotExist, ConditionNotMet
-// storage.ErrPreconditionFailed, and throttling, 5xx answers and dropped connections are
-// marked retryable. Error texts are redacted (they may carry a SAS in a URL).
+// fail translates an SDK error with storage.RequestError: BlobNotFound, ConditionNotMet (or a
+// 412 to a conditional request), and throttling, 5xx answers and dropped connections
+// (transient). A missing container and refused credentials are permanent and named.
 func (b *Backend) fail(op, key string, err error, conditional bool) error {
-	where := b.url(key)
-	switch {
-	case errors.Is(err, context.Canceled):
-		return fmt.Errorf("%s %s: %w", op, where, context.Canceled)
-	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%s %s: %w", op, where, context.DeadlineExceeded)
-	}
-	st := status(err)
-	err = storage.RedactError(err)
-	switch {
-	case bloberror.HasCode(err, bloberror.ContainerNotFound):
-		return fmt.Errorf("%s %s: container %q does not exist: %w", op, where, b.container, err)
-	case bloberror.HasCode(err, bloberror.BlobNotFound) || st == http.StatusNotFound:
-		return fmt.Errorf("%s %s: %w: %w", op, where, storage.ErrNotExist, err)
-	case bloberror.HasCode(err, bloberror.ConditionNotMet) || st == http.StatusPreconditionFailed && conditional:
-		return fmt.Errorf("%s %s: %w: %w", op, where, storage.ErrPreconditionFailed, err)
-	case bloberror.HasCode(err, bloberror.AuthenticationFailed, bloberror.AuthorizationFailure, bloberror.AuthorizationPermissionMismatch):
-		return fmt.Errorf("%s %s: access refused (credentials: %s): %w", op, where, b.auth, err)
-	case bloberror.HasCode(err, bloberror.ServerBusy, bloberror.OperationTimedOut, bloberror.InternalError) ||
-		storage.RetryableStatus(st) || storage.IsTransientNetwork(err):
-		return fmt.Errorf("%s %s: %w", op, where, storage.Retryable(err))
-	}
-	return fmt.Errorf("%s %s: %w", op, where, err)
+	return storage.RequestError(op, b.url(key), err, func(err error) (storage.ErrorClass, string) {
+		st := status(err)
+		switch {
+		case bloberror.HasCode(err, bloberror.ContainerNotFound):
+			return storage.ClassPermanent, fmt.Sprintf("container %q does not exist", b.container)
+		case bloberror.HasCode(err, bloberror.BlobNotFound) || st == http.StatusNotFound:
+			return storage.ClassNotExist, ""
+		case bloberror.HasCode(err, bloberror.ConditionNotMet) || st == http.StatusPreconditionFailed && conditional:
+			return storage.ClassPreconditionFailed, ""
+		case bloberror.HasCode(err, bloberror.AuthenticationFailed, bloberror.AuthorizationFailure, bloberror.AuthorizationPermissionMismatch):
+			return storage.ClassPermanent, fmt.Sprintf("access refused (credentials: %s)", b.auth)
+		case bloberror.HasCode(err, bloberror.ServerBusy, bloberror.OperationTimedOut, bloberror.InternalError) ||
+			storage.RetryableStatus(st) || storage.IsTransientNetwork(err):
+			return storage.ClassTransient, ""
+		}
+		return storage.ClassPermanent, ""
+	})
 }
 
 func deref[T any](p *T, zero T) T {

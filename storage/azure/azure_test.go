@@ -17,40 +17,29 @@ import (
 
 func TestMain(m *testing.M) { azuretest.Main(m) }
 
+// open opens url on the emulator in pages of 2, without the SDK's retries, with mod applied to
+// the configuration.
 func open(t *testing.T, srv *azuretest.Server, url string, mod func(*storage.Config)) *azure.Backend {
 	t.Helper()
-	loc, err := storage.Parse(url)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := srv.Config()
 	cfg.PageSize = 2
 	cfg.MaxAttempts = 1
 	if mod != nil {
 		mod(&cfg)
 	}
-	b, err := azure.New(context.Background(), loc, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return storagetest.OpenURL(t, azure.New, url, cfg)
 }
 
 func TestConformance(t *testing.T) {
 	srv := azuretest.NewServer(t)
-	storagetest.Run(t, "azure", func(t *testing.T, root string) (storage.Backend, storagetest.Put) {
-		b := open(t, srv, srv.URLFor(root), nil)
-		return b, func(key string, data []byte) error { return srv.Put(root+"/"+key, data) }
-	})
+	storagetest.RunOn(t, "azure", srv, func(t *testing.T, url string) storage.Backend { return open(t, srv, url, nil) })
 }
 
 // TestCredentialSources opens the same container with each way of authenticating that does
 // not need a cloud identity.
 func TestCredentialSources(t *testing.T) {
 	srv := azuretest.NewServer(t)
-	if err := srv.Put("p/k", []byte("data")); err != nil {
-		t.Fatal(err)
-	}
+	storagetest.MustPut(t, srv.Put, "p/k", []byte("data"))
 	sasTok, err := srv.SAS(time.Hour)
 	if err != nil {
 		t.Fatal(err)
@@ -98,9 +87,7 @@ func TestCredentialSources(t *testing.T) {
 // and that the token never shows in errors or the location.
 func TestVendedSASRefresh(t *testing.T) {
 	srv := azuretest.NewServer(t)
-	if err := srv.Put("p/k", []byte("data")); err != nil {
-		t.Fatal(err)
-	}
+	storagetest.MustPut(t, srv.Put, "p/k", []byte("data"))
 	var calls atomic.Int64
 	b := open(t, srv, srv.URLFor("p"), func(cfg *storage.Config) {
 		cfg.Credentials = func(context.Context) (storage.Credentials, error) {
@@ -129,35 +116,16 @@ func TestVendedSASRefresh(t *testing.T) {
 	}
 }
 
-type roundTripper func(*http.Request) (*http.Response, error)
-
-func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
 func TestTransportPageSizeAndCounts(t *testing.T) {
 	srv := azuretest.NewServer(t)
 	for _, k := range []string{"a", "b", "c", "d", "e"} {
-		if err := srv.Put("p/"+k, make([]byte, 100)); err != nil {
-			t.Fatal(err)
-		}
+		storagetest.MustPut(t, srv.Put, "p/"+k, make([]byte, 100))
 	}
 	var n atomic.Int64
-	rt := roundTripper(func(r *http.Request) (*http.Response, error) {
-		n.Add(1)
-		return http.DefaultTransport.RoundTrip(r)
-	})
-	b := open(t, srv, srv.URLFor("p"), func(c *storage.Config) { c.Transport = rt })
-	ctx := context.Background()
-	var objs []storage.ObjectInfo
-	if err := b.List(ctx, "", func(o storage.ObjectInfo) error { objs = append(objs, o); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range objs {
-		if _, err := storage.ReadAll(ctx, b, o.Key, o.Size-10, 10); err != nil {
-			t.Fatal(err)
-		}
-	}
+	b := open(t, srv, srv.URLFor("p"), func(c *storage.Config) { c.Transport = storagetest.CountingTransport(&n) })
+	objs := storagetest.ListAndReadTails(t, b, 10)
 	reqs := []storage.DeleteRequest{{Key: objs[0].Key, Cond: objs[0].Version()}, {Key: objs[1].Key}}
-	if _, err := b.DeleteBatch(ctx, reqs); err != nil {
+	if _, err := b.DeleteBatch(context.Background(), reqs); err != nil {
 		t.Fatal(err)
 	}
 	want := storagetest.Counts{ListPages: 3, Gets: 5, BatchDeletes: 1}
@@ -168,9 +136,7 @@ func TestTransportPageSizeAndCounts(t *testing.T) {
 
 func TestRetryableErrors(t *testing.T) {
 	srv := azuretest.NewServer(t)
-	if err := srv.Put("p/k", []byte("data")); err != nil {
-		t.Fatal(err)
-	}
+	storagetest.MustPut(t, srv.Put, "p/k", []byte("data"))
 	b := open(t, srv, srv.URLFor("p"), nil)
 	ctx := context.Background()
 	for _, status := range []int{503, 500, 429} {
@@ -207,9 +173,7 @@ func TestMissingContainer(t *testing.T) {
 func TestBatchRefusedFallsBack(t *testing.T) {
 	srv := azuretest.NewServer(t)
 	for _, k := range []string{"a", "b"} {
-		if err := srv.Put("p/"+k, []byte(k)); err != nil {
-			t.Fatal(err)
-		}
+		storagetest.MustPut(t, srv.Put, "p/"+k, []byte(k))
 	}
 	b := open(t, srv, srv.URLFor("p"), nil)
 	ctx := context.Background()

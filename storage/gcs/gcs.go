@@ -26,19 +26,8 @@ import (
 // DefaultPageSize is the most objects one list request returns.
 const DefaultPageSize = 1000
 
-// Factory opens GCS backends.
-type Factory struct{}
-
 // NewFactory returns the factory for the "gs" scheme.
-func NewFactory() Factory { return Factory{} }
-
-// Scheme implements storage.Factory.
-func (Factory) Scheme() string { return "gs" }
-
-// Open implements storage.Factory.
-func (Factory) Open(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
-	return New(ctx, loc, cfg)
-}
+func NewFactory() storage.Factory { return storage.NewFactory("gs", New) }
 
 // Backend is a bucket and prefix on Google Cloud Storage.
 type Backend struct {
@@ -100,10 +89,8 @@ func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backen
 		bucket:   client.Bucket(loc.Bucket),
 		name:     loc.Bucket,
 		pageSize: DefaultPageSize,
+		root:     loc.KeyPrefix(),
 		loc:      loc.String(),
-	}
-	if loc.Path != "" {
-		b.root = loc.Path + "/"
 	}
 	if cfg.PageSize > 0 {
 		b.pageSize = min(cfg.PageSize, DefaultPageSize)
@@ -139,18 +126,20 @@ func (b *Backend) Location() string { return b.loc }
 func (b *Backend) url(key string) string { return "gs://" + b.name + "/" + b.root + key }
 
 func (b *Backend) object(key string) (*gstorage.ObjectHandle, error) {
-	if key == "" || strings.HasPrefix(key, "/") {
-		return nil, fmt.Errorf("invalid key %q: keys are non-empty and relative to %s", key, b.loc)
+	if err := storage.CheckKey(key, b.loc); err != nil {
+		return nil, err
 	}
 	return b.bucket.Object(b.root + key), nil
 }
 
 func (b *Backend) info(key string, a *gstorage.ObjectAttrs) storage.ObjectInfo {
-	etag := a.Etag
-	if etag != "" && !strings.HasPrefix(etag, `"`) {
-		etag = `"` + etag + `"`
+	return storage.ObjectInfo{
+		Key:        key,
+		Size:       a.Size,
+		ModTime:    a.Updated.UTC(),
+		ETag:       storage.QuoteETag(a.Etag),
+		Generation: a.Generation,
 	}
-	return storage.ObjectInfo{Key: key, Size: a.Size, ModTime: a.Updated.UTC(), ETag: etag, Generation: a.Generation}
 }
 
 // List implements storage.Backend.
@@ -174,9 +163,8 @@ func (b *Backend) ListPage(ctx context.Context, prefix, token string) ([]storage
 	}
 	page := make([]storage.ObjectInfo, 0, len(attrs))
 	for _, a := range attrs {
-		key, ok := strings.CutPrefix(a.Name, b.root)
-		// Names ending in "/" are folder placeholders, never data files.
-		if !ok || key == "" || strings.HasSuffix(key, "/") && a.Size == 0 {
+		key, ok := storage.ListedKey(b.root, a.Name, a.Size)
+		if !ok {
 			continue
 		}
 		page = append(page, b.info(key, a))
@@ -287,28 +275,22 @@ func code(err error) int {
 	return 0
 }
 
-// fail translates an SDK error: not found becomes storage.ErrNotExist, a failed generation
-// match storage.ErrPreconditionFailed, and throttling, 5xx answers and dropped connections
-// are marked retryable.
+// fail translates an SDK error with storage.RequestError: not found, a failed generation
+// match (412, only for a conditional request), and throttling, 5xx answers and dropped
+// connections (transient). A missing bucket is permanent and named.
 func (b *Backend) fail(op, key string, err error, conditional bool) error {
-	where := b.url(key)
-	switch {
-	case errors.Is(err, context.Canceled):
-		return fmt.Errorf("%s %s: %w", op, where, context.Canceled)
-	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%s %s: %w", op, where, context.DeadlineExceeded)
-	}
-	status := code(err)
-	err = storage.RedactError(err)
-	switch {
-	case errors.Is(err, gstorage.ErrBucketNotExist):
-		return fmt.Errorf("%s %s: bucket %q does not exist: %w", op, where, b.name, err)
-	case errors.Is(err, gstorage.ErrObjectNotExist) || status == http.StatusNotFound:
-		return fmt.Errorf("%s %s: %w: %w", op, where, storage.ErrNotExist, err)
-	case status == http.StatusPreconditionFailed && conditional:
-		return fmt.Errorf("%s %s: %w: %w", op, where, storage.ErrPreconditionFailed, err)
-	case storage.RetryableStatus(status) || storage.IsTransientNetwork(err):
-		return fmt.Errorf("%s %s: %w", op, where, storage.Retryable(err))
-	}
-	return fmt.Errorf("%s %s: %w", op, where, err)
+	return storage.RequestError(op, b.url(key), err, func(err error) (storage.ErrorClass, string) {
+		status := code(err)
+		switch {
+		case errors.Is(err, gstorage.ErrBucketNotExist):
+			return storage.ClassPermanent, fmt.Sprintf("bucket %q does not exist", b.name)
+		case errors.Is(err, gstorage.ErrObjectNotExist) || status == http.StatusNotFound:
+			return storage.ClassNotExist, ""
+		case status == http.StatusPreconditionFailed && conditional:
+			return storage.ClassPreconditionFailed, ""
+		case storage.RetryableStatus(status) || storage.IsTransientNetwork(err):
+			return storage.ClassTransient, ""
+		}
+		return storage.ClassPermanent, ""
+	})
 }

@@ -15,32 +15,22 @@ import (
 	"github.com/zbrecover/zbrecover/storage/storagetest"
 )
 
+// open opens url on the emulator in pages of 2, without the SDK's retries, with mod applied to
+// the configuration. The backend is closed when the test ends.
 func open(t *testing.T, srv *gcstest.Server, url string, mod func(*storage.Config)) *gcs.Backend {
 	t.Helper()
-	loc, err := storage.Parse(url)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := srv.Config()
 	cfg.PageSize = 2
 	cfg.MaxAttempts = 1
 	if mod != nil {
 		mod(&cfg)
 	}
-	b, err := gcs.New(context.Background(), loc, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	return b
+	return storagetest.OpenURL(t, gcs.New, url, cfg)
 }
 
 func TestConformance(t *testing.T) {
 	srv := gcstest.NewServer(t)
-	storagetest.Run(t, "gcs", func(t *testing.T, root string) (storage.Backend, storagetest.Put) {
-		b := open(t, srv, srv.URLFor(root), nil)
-		return b, func(key string, data []byte) error { return srv.Put(root+"/"+key, data) }
-	})
+	storagetest.RunOn(t, "gcs", srv, func(t *testing.T, url string) storage.Backend { return open(t, srv, url, nil) })
 }
 
 // TestConditionalDeleteOfOlderGeneration checks that a stale generation is refused and
@@ -49,16 +39,12 @@ func TestConditionalDeleteOfOlderGeneration(t *testing.T) {
 	srv := gcstest.NewServer(t)
 	b := open(t, srv, srv.URLFor("p"), nil)
 	ctx := context.Background()
-	if err := srv.Put("p/k", []byte("v1")); err != nil {
-		t.Fatal(err)
-	}
+	storagetest.MustPut(t, srv.Put, "p/k", []byte("v1"))
 	v1, err := b.Stat(ctx, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.Put("p/k", []byte("v2!")); err != nil {
-		t.Fatal(err)
-	}
+	storagetest.MustPut(t, srv.Put, "p/k", []byte("v2!"))
 	v2, err := b.Stat(ctx, "k")
 	if err != nil {
 		t.Fatal(err)
@@ -78,34 +64,15 @@ func TestConditionalDeleteOfOlderGeneration(t *testing.T) {
 	}
 }
 
-type roundTripper func(*http.Request) (*http.Response, error)
-
-func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
 func TestTransportPageSizeAndCounts(t *testing.T) {
 	srv := gcstest.NewServer(t)
 	for _, k := range []string{"a", "b", "c", "d", "e"} {
-		if err := srv.Put("p/"+k, make([]byte, 100)); err != nil {
-			t.Fatal(err)
-		}
+		storagetest.MustPut(t, srv.Put, "p/"+k, make([]byte, 100))
 	}
 	var n atomic.Int64
-	rt := roundTripper(func(r *http.Request) (*http.Response, error) {
-		n.Add(1)
-		return http.DefaultTransport.RoundTrip(r)
-	})
-	b := open(t, srv, srv.URLFor("p"), func(c *storage.Config) { c.Transport = rt })
-	ctx := context.Background()
-	var objs []storage.ObjectInfo
-	if err := b.List(ctx, "", func(o storage.ObjectInfo) error { objs = append(objs, o); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range objs {
-		if _, err := storage.ReadAll(ctx, b, o.Key, o.Size-10, 10); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := b.Delete(ctx, objs[0].Key, objs[0].Version()); err != nil {
+	b := open(t, srv, srv.URLFor("p"), func(c *storage.Config) { c.Transport = storagetest.CountingTransport(&n) })
+	objs := storagetest.ListAndReadTails(t, b, 10)
+	if err := b.Delete(context.Background(), objs[0].Key, objs[0].Version()); err != nil {
 		t.Fatal(err)
 	}
 	want := storagetest.Counts{ListPages: 3, Gets: 5, Deletes: 1}
@@ -116,9 +83,7 @@ func TestTransportPageSizeAndCounts(t *testing.T) {
 
 func TestRetryableErrors(t *testing.T) {
 	srv := gcstest.NewServer(t)
-	if err := srv.Put("p/k", []byte("data")); err != nil {
-		t.Fatal(err)
-	}
+	storagetest.MustPut(t, srv.Put, "p/k", []byte("data"))
 	b := open(t, srv, srv.URLFor("p"), nil)
 	ctx := context.Background()
 	for _, status := range []int{503, 429, 500} {
@@ -139,26 +104,23 @@ func TestRetryableErrors(t *testing.T) {
 
 func TestVendedToken(t *testing.T) {
 	srv := gcstest.NewServer(t)
-	if err := srv.Put("p/k", []byte("data")); err != nil {
-		t.Fatal(err)
-	}
+	storagetest.MustPut(t, srv.Put, "p/k", []byte("data"))
 	var auth atomic.Value
 	var calls atomic.Int64
-	rt := roundTripper(func(r *http.Request) (*http.Response, error) {
+	rt := storagetest.TransportFunc(func(r *http.Request) (*http.Response, error) {
 		auth.Store(r.Header.Get("Authorization"))
 		// The emulator is reached at its own address; only the header matters here.
 		return http.DefaultTransport.RoundTrip(r)
 	})
-	loc, _ := storage.Parse(srv.URLFor("p"))
 	// Without GCSEndpoint the client would go to the cloud: point the transport at the
 	// emulator instead, keeping the path.
-	redirect := roundTripper(func(r *http.Request) (*http.Response, error) {
+	redirect := storagetest.TransportFunc(func(r *http.Request) (*http.Response, error) {
 		r2 := r.Clone(r.Context())
 		r2.URL.Scheme, r2.URL.Host = "http", strings.TrimPrefix(srv.URL, "http://")
 		r2.Host = r2.URL.Host
 		return rt.RoundTrip(r2)
 	})
-	b, err := gcs.New(context.Background(), loc, storage.Config{
+	b := storagetest.OpenURL(t, gcs.New, srv.URLFor("p"), storage.Config{
 		Transport:   redirect,
 		MaxAttempts: 1,
 		Credentials: func(context.Context) (storage.Credentials, error) {
@@ -166,10 +128,6 @@ func TestVendedToken(t *testing.T) {
 			return storage.Credentials{GCSOAuthToken: "ya29.vended-token", Expires: time.Now().Add(time.Hour)}, nil
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
 	for i := 0; i < 2; i++ {
 		if _, err := b.Stat(context.Background(), "k"); err != nil {
 			t.Fatal(err)

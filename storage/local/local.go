@@ -15,19 +15,12 @@ import (
 	"github.com/zbrecover/zbrecover/storage"
 )
 
-// Factory opens local backends.
-type Factory struct{}
-
-// NewFactory returns the factory for the "file" scheme.
-func NewFactory() Factory { return Factory{} }
-
-// Scheme implements storage.Factory.
-func (Factory) Scheme() string { return "file" }
-
-// Open implements storage.Factory. The directory need not exist: listing a missing directory
-// yields nothing, as listing an empty prefix on an object store does.
-func (Factory) Open(_ context.Context, loc storage.Location, _ storage.Config) (storage.Backend, error) {
-	return New(loc.Path), nil
+// NewFactory returns the factory for the "file" scheme. The directory need not exist: listing
+// a missing directory yields nothing, as listing an empty prefix on an object store does.
+func NewFactory() storage.Factory {
+	return storage.NewFactory("file", func(_ context.Context, loc storage.Location, _ storage.Config) (*Backend, error) {
+		return New(loc.Path), nil
+	})
 }
 
 // Backend is a directory tree seen as an object store.
@@ -152,18 +145,15 @@ func (b *Backend) ReadRange(ctx context.Context, key string, off, n int64) (io.R
 		return nil, translate("read", key, err)
 	}
 	fi, err := f.Stat()
-	if err != nil || fi.IsDir() {
+	if err == nil && fi.IsDir() {
+		err = fmt.Errorf("is a directory: %w", storage.ErrNotExist)
+	}
+	if err != nil {
 		f.Close()
-		if err == nil {
-			err = fmt.Errorf("is a directory: %w", storage.ErrNotExist)
-		}
 		return nil, fmt.Errorf("read %s: %w", key, err)
 	}
 	if n < 0 {
-		n = fi.Size() - off
-	}
-	if n < 0 {
-		n = 0
+		n = max(fi.Size()-off, 0)
 	}
 	return sectionCloser{Reader: io.NewSectionReader(f, off, n), f: f}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/storage/s3"
 	"github.com/zbrecover/zbrecover/storage/s3/s3test"
+	"github.com/zbrecover/zbrecover/storage/storagetest"
 )
 
 // BenchmarkTailReads lists 512 files behind 20 ms of emulator latency and reads the last
@@ -22,17 +23,10 @@ func BenchmarkTailReads(b *testing.B) {
 	srv := s3test.NewServer(b)
 	data := make([]byte, 4<<10)
 	for i := 0; i < files; i++ {
-		if err := srv.Put(fmt.Sprintf("t/_zerobus/table_rejected_parquets/f%04d.parquet", i), data); err != nil {
-			b.Fatal(err)
-		}
+		storagetest.MustPut(b, srv.Put, fmt.Sprintf("t/_zerobus/table_rejected_parquets/f%04d.parquet", i), data)
 	}
 	srv.SetLatency(latency)
-	loc, _ := storage.Parse(srv.URLFor("t/_zerobus/table_rejected_parquets"))
-	inner, err := s3.New(context.Background(), loc, srv.Config())
-	if err != nil {
-		b.Fatal(err)
-	}
-	be, counter := storage.WithCounting(inner)
+	be, counter := storage.WithCounting(storagetest.OpenURL(b, s3.New, srv.URLFor("t/_zerobus/table_rejected_parquets"), srv.Config()))
 	be = storage.WithLimit(be, conc)
 	ctx := context.Background()
 	b.ResetTimer()

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -29,19 +28,8 @@ const MaxBatchDelete = 1000
 // DefaultRegion is used when neither the configuration nor the bucket names a region.
 const DefaultRegion = "us-east-1"
 
-// Factory opens S3 backends.
-type Factory struct{}
-
 // NewFactory returns the factory for the "s3" scheme (s3:// and s3a:// URLs).
-func NewFactory() Factory { return Factory{} }
-
-// Scheme implements storage.Factory.
-func (Factory) Scheme() string { return "s3" }
-
-// Open implements storage.Factory.
-func (Factory) Open(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
-	return New(ctx, loc, cfg)
-}
+func NewFactory() storage.Factory { return storage.NewFactory("s3", New) }
 
 // Backend is a bucket and prefix on S3.
 type Backend struct {
@@ -114,10 +102,8 @@ func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backen
 		client: clientFor(region),
 		bucket: loc.Bucket,
 		region: region,
+		root:   loc.KeyPrefix(),
 		loc:    loc.String(),
-	}
-	if loc.Path != "" {
-		b.root = loc.Path + "/"
 	}
 	if cfg.PageSize > 0 {
 		b.pageSize = int32(min(cfg.PageSize, 1000))
@@ -177,8 +163,8 @@ func (b *Backend) url(key string) string {
 
 // key maps a backend key to the object key.
 func (b *Backend) key(k string) (string, error) {
-	if k == "" || strings.HasPrefix(k, "/") {
-		return "", fmt.Errorf("invalid key %q: keys are non-empty and relative to %s", k, b.loc)
+	if err := storage.CheckKey(k, b.loc); err != nil {
+		return "", err
 	}
 	return b.root + k, nil
 }
@@ -203,17 +189,15 @@ func (b *Backend) ListPage(ctx context.Context, prefix, token string) ([]storage
 	}
 	page := make([]storage.ObjectInfo, 0, len(out.Contents))
 	for _, o := range out.Contents {
-		full := aws.ToString(o.Key)
-		key, ok := strings.CutPrefix(full, b.root)
-		// Keys ending in "/" are folder markers that consoles create, never data files.
-		if !ok || key == "" || strings.HasSuffix(key, "/") && aws.ToInt64(o.Size) == 0 {
+		key, ok := storage.ListedKey(b.root, aws.ToString(o.Key), aws.ToInt64(o.Size))
+		if !ok {
 			continue
 		}
 		page = append(page, storage.ObjectInfo{
 			Key:     key,
 			Size:    aws.ToInt64(o.Size),
 			ModTime: aws.ToTime(o.LastModified).UTC(),
-			ETag:    quoteETag(aws.ToString(o.ETag)),
+			ETag:    storage.QuoteETag(aws.ToString(o.ETag)),
 		})
 	}
 	next := ""
@@ -242,7 +226,7 @@ func (b *Backend) Stat(ctx context.Context, key string) (storage.ObjectInfo, err
 		Key:     key,
 		Size:    aws.ToInt64(out.ContentLength),
 		ModTime: aws.ToTime(out.LastModified).UTC(),
-		ETag:    quoteETag(aws.ToString(out.ETag)),
+		ETag:    storage.QuoteETag(aws.ToString(out.ETag)),
 	}, nil
 }
 
@@ -288,18 +272,10 @@ func (b *Backend) Delete(ctx context.Context, key string, cond storage.Precondit
 	}
 	in := &s3.DeleteObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(k)}
 	if !cond.IsZero() {
-		etag := cond.ETag
-		if etag == "" {
-			cur, err := b.Stat(ctx, key)
-			if err != nil {
-				return fmt.Errorf("delete: %w", err)
-			}
-			if cond.Size != 0 && cur.Size != cond.Size {
-				return fmt.Errorf("delete %s: size is %d, not %d: %w", b.url(key), cur.Size, cond.Size, storage.ErrPreconditionFailed)
-			}
-			etag = cur.ETag
+		if cond, err = storage.FillETag(ctx, b, key, b.url(key), cond); err != nil {
+			return err
 		}
-		in.IfMatch = aws.String(etag)
+		in.IfMatch = aws.String(cond.ETag)
 	}
 	if _, err := b.client.DeleteObject(ctx, in); err != nil {
 		err = b.fail("delete", key, err)
@@ -366,20 +342,15 @@ func (b *Backend) DeleteBatch(ctx context.Context, reqs []storage.DeleteRequest)
 		if !ok {
 			continue
 		}
-		code, msg := aws.ToString(e.Code), aws.ToString(e.Message)
-		apiErr := fmt.Errorf("%s: %s", code, msg)
-		switch {
-		case code == "NoSuchKey" || code == "NotFound":
-			if !reqs[i].Cond.IsZero() {
-				res[i].Err = fmt.Errorf("delete %s: %w: %w", b.url(reqs[i].Key), storage.ErrNotExist, apiErr)
-			}
-		case code == "PreconditionFailed":
-			res[i].Err = fmt.Errorf("delete %s: %w: %w", b.url(reqs[i].Key), storage.ErrPreconditionFailed, apiErr)
-		case retryableCodes[code]:
-			res[i].Err = fmt.Errorf("delete %s: %w", b.url(reqs[i].Key), storage.Retryable(apiErr))
-		default:
-			res[i].Err = fmt.Errorf("delete %s: %w", b.url(reqs[i].Key), apiErr)
+		code := aws.ToString(e.Code)
+		apiErr := fmt.Errorf("%s: %s", code, aws.ToString(e.Message))
+		err := storage.RequestError("delete", b.url(reqs[i].Key), apiErr, func(err error) (storage.ErrorClass, string) {
+			return b.classify(code, 0, err)
+		})
+		if reqs[i].Cond.IsZero() && errors.Is(err, storage.ErrNotExist) {
+			continue // already gone, as an unconditional Delete accepts
 		}
+		res[i].Err = err
 	}
 	return res, nil
 }
@@ -398,49 +369,31 @@ func statusOf(err error) int {
 	return 0
 }
 
-// fail translates an SDK error: not found becomes storage.ErrNotExist, a failed If-Match
-// storage.ErrPreconditionFailed, and throttling, 5xx answers and dropped connections are
-// marked retryable.
+// fail translates an SDK error with storage.RequestError.
 func (b *Backend) fail(op, key string, err error) error {
-	where := b.url(key)
-	if ctxErr := ctx(err); ctxErr != nil {
-		return fmt.Errorf("%s %s: %w", op, where, ctxErr)
-	}
-	code := ""
-	var ae smithy.APIError
-	if errors.As(err, &ae) {
-		code = ae.ErrorCode()
-	}
-	status := statusOf(err)
-	err = storage.RedactError(err)
+	return storage.RequestError(op, b.url(key), err, func(err error) (storage.ErrorClass, string) {
+		code := ""
+		var ae smithy.APIError
+		if errors.As(err, &ae) {
+			code = ae.ErrorCode()
+		}
+		return b.classify(code, statusOf(err), err)
+	})
+}
+
+// classify sorts a failed request by its S3 error code and HTTP status: not found, a failed
+// If-Match, and throttling, 5xx answers and dropped connections (transient). A missing bucket
+// is permanent and named.
+func (b *Backend) classify(code string, status int, err error) (storage.ErrorClass, string) {
 	switch {
 	case code == "NoSuchBucket":
-		return fmt.Errorf("%s %s: bucket %q does not exist: %w", op, where, b.bucket, err)
+		return storage.ClassPermanent, fmt.Sprintf("bucket %q does not exist", b.bucket)
 	case code == "NoSuchKey" || code == "NotFound" || status == http.StatusNotFound:
-		return fmt.Errorf("%s %s: %w: %w", op, where, storage.ErrNotExist, err)
+		return storage.ClassNotExist, ""
 	case code == "PreconditionFailed" || status == http.StatusPreconditionFailed:
-		return fmt.Errorf("%s %s: %w: %w", op, where, storage.ErrPreconditionFailed, err)
+		return storage.ClassPreconditionFailed, ""
 	case retryableCodes[code] || storage.RetryableStatus(status) || storage.IsTransientNetwork(err):
-		return fmt.Errorf("%s %s: %w", op, where, storage.Retryable(err))
+		return storage.ClassTransient, ""
 	}
-	return fmt.Errorf("%s %s: %w", op, where, err)
-}
-
-// ctx returns the context error err carries, if any.
-func ctx(err error) error {
-	switch {
-	case errors.Is(err, context.Canceled):
-		return context.Canceled
-	case errors.Is(err, context.DeadlineExceeded):
-		return context.DeadlineExceeded
-	}
-	return nil
-}
-
-// quoteETag returns the ETag in its quoted form, as HTTP headers carry it.
-func quoteETag(e string) string {
-	if e == "" || strings.HasPrefix(e, `"`) || strings.HasPrefix(e, `W/"`) {
-		return e
-	}
-	return `"` + e + `"`
+	return storage.ClassPermanent, ""
 }

@@ -15,30 +15,20 @@ import (
 	"github.com/zbrecover/zbrecover/storage/storagetest"
 )
 
+// open opens url on the emulator in pages of 2, with mod applied to the configuration.
 func open(t *testing.T, srv *s3test.Server, url string, mod func(*storage.Config)) *s3.Backend {
 	t.Helper()
-	loc, err := storage.Parse(url)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := srv.Config()
 	cfg.PageSize = 2
 	if mod != nil {
 		mod(&cfg)
 	}
-	b, err := s3.New(context.Background(), loc, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return storagetest.OpenURL(t, s3.New, url, cfg)
 }
 
 func TestConformance(t *testing.T) {
 	srv := s3test.NewServer(t)
-	storagetest.Run(t, "s3", func(t *testing.T, root string) (storage.Backend, storagetest.Put) {
-		b := open(t, srv, srv.URLFor(root), nil)
-		return b, func(key string, data []byte) error { return srv.Put(root+"/"+key, data) }
-	})
+	storagetest.RunOn(t, "s3", srv, func(t *testing.T, url string) storage.Backend { return open(t, srv, url, nil) })
 }
 
 // TestBucketRoot checks a backend rooted at the bucket itself (no prefix).
@@ -114,12 +104,10 @@ func TestRegionDiscovery(t *testing.T) {
 // they expire, and that requests carry them.
 func TestVendedCredentialsRefresh(t *testing.T) {
 	srv := s3test.NewServer(t)
-	if err := srv.Put("p/k", []byte("data")); err != nil {
-		t.Fatal(err)
-	}
+	storagetest.MustPut(t, srv.Put, "p/k", []byte("data"))
 	var calls atomic.Int64
 	var lastAuth atomic.Value
-	rt := roundTripper(func(r *http.Request) (*http.Response, error) {
+	rt := storagetest.TransportFunc(func(r *http.Request) (*http.Response, error) {
 		lastAuth.Store(r.Header.Get("Authorization"))
 		return http.DefaultTransport.RoundTrip(r)
 	})
@@ -177,23 +165,13 @@ func TestVendedCredentialsRefresh(t *testing.T) {
 	}
 }
 
-type roundTripper func(*http.Request) (*http.Response, error)
-
-func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
 func TestTransportAndPageSize(t *testing.T) {
 	srv := s3test.NewServer(t)
 	for _, k := range []string{"a", "b", "c", "d", "e"} {
-		if err := srv.Put("p/"+k, []byte(k)); err != nil {
-			t.Fatal(err)
-		}
+		storagetest.MustPut(t, srv.Put, "p/"+k, []byte(k))
 	}
 	var n atomic.Int64
-	rt := roundTripper(func(r *http.Request) (*http.Response, error) {
-		n.Add(1)
-		return http.DefaultTransport.RoundTrip(r)
-	})
-	b := open(t, srv, srv.URLFor("p"), func(c *storage.Config) { c.Transport = rt })
+	b := open(t, srv, srv.URLFor("p"), func(c *storage.Config) { c.Transport = storagetest.CountingTransport(&n) })
 	count := 0
 	if err := b.List(context.Background(), "", func(storage.ObjectInfo) error { count++; return nil }); err != nil {
 		t.Fatal(err)
@@ -209,9 +187,7 @@ func TestTransportAndPageSize(t *testing.T) {
 // TestRetryableErrors checks which failures the backend marks for WithRetry.
 func TestRetryableErrors(t *testing.T) {
 	srv := s3test.NewServer(t)
-	if err := srv.Put("p/k", []byte("data")); err != nil {
-		t.Fatal(err)
-	}
+	storagetest.MustPut(t, srv.Put, "p/k", []byte("data"))
 	b := open(t, srv, srv.URLFor("p"), func(c *storage.Config) { c.MaxAttempts = 1 })
 	ctx := context.Background()
 	for _, status := range []int{503, 500, 429} {
@@ -244,22 +220,12 @@ func TestRetryableErrors(t *testing.T) {
 func TestRequestsPerOperation(t *testing.T) {
 	srv := s3test.NewServer(t)
 	for _, k := range []string{"a", "b", "c"} {
-		if err := srv.Put("p/"+k, make([]byte, 100)); err != nil {
-			t.Fatal(err)
-		}
+		storagetest.MustPut(t, srv.Put, "p/"+k, make([]byte, 100))
 	}
 	b := open(t, srv, srv.URLFor("p"), func(c *storage.Config) { c.PageSize = 0 })
 	ctx := context.Background()
 	srv.ResetCounts()
-	var objs []storage.ObjectInfo
-	if err := b.List(ctx, "", func(o storage.ObjectInfo) error { objs = append(objs, o); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range objs {
-		if _, err := storage.ReadAll(ctx, b, o.Key, o.Size-10, 10); err != nil {
-			t.Fatal(err)
-		}
-	}
+	objs := storagetest.ListAndReadTails(t, b, 10)
 	reqs := make([]storage.DeleteRequest, len(objs))
 	for i, o := range objs {
 		reqs[i] = storage.DeleteRequest{Key: o.Key, Cond: o.Version()}

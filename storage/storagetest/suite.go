@@ -1,13 +1,23 @@
-// Package storagetest is the conformance suite that every storage backend runs, and the
-// request-counting front that the emulator helpers (s3test, gcstest, azuretest) share.
+// Package storagetest is the conformance suite that every storage backend runs, the
+// request-counting front that the emulator helpers (s3test, gcstest, azuretest) share, and
+// the small helpers their tests have in common (OpenURL, MustPut, ListAndReadTails,
+// TransportFunc).
 //
 // A backend's test calls Run with a function that opens the backend on a fresh root and
 // returns a Put that writes objects under that root with the store's own SDK (or os), because
 // Backend has no write method:
 //
 //	func TestConformance(t *testing.T) {
+//		dir := t.TempDir()
+//		storagetest.Run(t, "local", func(t *testing.T, root string) (storage.Backend, storagetest.Put) { ... })
+//	}
+//
+// A backend tested on an emulator helper calls RunOn, which takes the root's URL and the Put
+// from the helper (an Emulator):
+//
+//	func TestConformance(t *testing.T) {
 //		srv := s3test.NewServer(t)
-//		storagetest.Run(t, "s3", func(t *testing.T, root string) (storage.Backend, storagetest.Put) { ... })
+//		storagetest.RunOn(t, "s3", srv, func(t *testing.T, url string) storage.Backend { ... })
 //	}
 package storagetest
 
@@ -82,13 +92,6 @@ func (s *suite) root(t *testing.T) string {
 func (s *suite) backend(t *testing.T) (storage.Backend, Put) {
 	t.Helper()
 	return s.open(t, s.root(t))
-}
-
-func mustPut(t *testing.T, put Put, key string, data []byte) {
-	t.Helper()
-	if err := put(key, data); err != nil {
-		t.Fatalf("put %q: %v", key, err)
-	}
 }
 
 // content returns n reproducible bytes that differ between seeds.
@@ -168,7 +171,7 @@ var nested = map[string]int{
 func putNested(t *testing.T, put Put) {
 	t.Helper()
 	for k, n := range nested {
-		mustPut(t, put, k, content(int64(n), n))
+		MustPut(t, put, k, content(int64(n), n))
 	}
 }
 
@@ -290,7 +293,7 @@ func (s *suite) testRootIsolation(t *testing.T) {
 	base := s.root(t)
 	short, _ := s.open(t, base+"/a")
 	long, putLong := s.open(t, base+"/ab")
-	mustPut(t, putLong, "x", []byte("x"))
+	MustPut(t, putLong, "x", []byte("x"))
 	objs, err := listAll(context.Background(), short, "")
 	if err != nil {
 		t.Fatal(err)
@@ -357,7 +360,7 @@ func (s *suite) testReadRange(t *testing.T) {
 	b, put := s.backend(t)
 	ctx := context.Background()
 	data := content(42, 100)
-	mustPut(t, put, "obj", data)
+	MustPut(t, put, "obj", data)
 	cases := []struct{ off, n int64 }{
 		{0, 10},   // start
 		{45, 10},  // middle
@@ -396,7 +399,7 @@ func (s *suite) testReadRange(t *testing.T) {
 func (s *suite) testReadRangeEmpty(t *testing.T) {
 	b, put := s.backend(t)
 	ctx := context.Background()
-	mustPut(t, put, "empty", nil)
+	MustPut(t, put, "empty", nil)
 	for _, c := range []struct{ off, n int64 }{{0, -1}, {0, 10}, {5, 10}} {
 		got, err := readRange(ctx, b, "empty", c.off, c.n)
 		if err != nil || len(got) != 0 {
@@ -414,7 +417,7 @@ func (s *suite) testReadRangeLarge(t *testing.T) {
 	ctx := context.Background()
 	const size = 300 << 10
 	data := content(7, size)
-	mustPut(t, put, "dir/large.parquet", data)
+	MustPut(t, put, "dir/large.parquet", data)
 	got, err := readRange(ctx, b, "dir/large.parquet", 0, -1)
 	if err != nil || !bytes.Equal(got, data) {
 		t.Errorf("whole read: %d bytes, %v; want the %d written", len(got), err, size)
@@ -429,7 +432,7 @@ func (s *suite) testReadRangeLarge(t *testing.T) {
 func (s *suite) testNotExist(t *testing.T) {
 	b, put := s.backend(t)
 	ctx := context.Background()
-	mustPut(t, put, "present", []byte("here"))
+	MustPut(t, put, "present", []byte("here"))
 	for _, key := range []string{"missing", "dir/missing", "presen", "present/child"} {
 		if _, err := b.Stat(ctx, key); !errors.Is(err, storage.ErrNotExist) {
 			t.Errorf("Stat(%q): %v, want ErrNotExist", key, err)
@@ -484,14 +487,14 @@ func (s *suite) testDelete(t *testing.T) {
 func (s *suite) testDeletePrecondition(t *testing.T) {
 	b, put := s.backend(t)
 	ctx := context.Background()
-	mustPut(t, put, "f.parquet", content(1, 100))
+	MustPut(t, put, "f.parquet", content(1, 100))
 	old, err := b.Stat(ctx, "f.parquet")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The object is replaced after it was verified: the delete must be refused.
 	newData := content(2, 150)
-	mustPut(t, put, "f.parquet", newData)
+	MustPut(t, put, "f.parquet", newData)
 	err = b.Delete(ctx, "f.parquet", old.Version())
 	if !errors.Is(err, storage.ErrPreconditionFailed) {
 		t.Fatalf("Delete with a stale version: %v, want ErrPreconditionFailed", err)
@@ -515,7 +518,7 @@ func (s *suite) testDeletePrecondition(t *testing.T) {
 		t.Errorf("second conditional Delete: %v, want ErrNotExist", err)
 	}
 	// A version taken from Stat deletes too.
-	mustPut(t, put, "g", content(3, 10))
+	MustPut(t, put, "g", content(3, 10))
 	cur, err := b.Stat(ctx, "g")
 	if err != nil {
 		t.Fatal(err)
@@ -537,13 +540,13 @@ func (s *suite) testDeleteBatch(t *testing.T) {
 		t.Fatalf("MaxBatchDelete() = %d", max)
 	}
 	for i := 1; i <= 5; i++ {
-		mustPut(t, put, fmt.Sprintf("k%d", i), content(int64(i), 10+i))
+		MustPut(t, put, fmt.Sprintf("k%d", i), content(int64(i), 10+i))
 	}
 	stale, err := b.Stat(ctx, "k3")
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustPut(t, put, "k3", content(99, 50))
+	MustPut(t, put, "k3", content(99, 50))
 	cur2, err := b.Stat(ctx, "k2")
 	if err != nil {
 		t.Fatal(err)
@@ -596,7 +599,7 @@ func (s *suite) testDeleteBatch(t *testing.T) {
 
 func (s *suite) testCancel(t *testing.T) {
 	b, put := s.backend(t)
-	mustPut(t, put, "x/obj", content(5, 20))
+	MustPut(t, put, "x/obj", content(5, 20))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := b.List(ctx, "", func(storage.ObjectInfo) error { return nil }); !errors.Is(err, context.Canceled) {
@@ -669,7 +672,7 @@ func (s *suite) testHostileKeys(t *testing.T) {
 	data := map[string][]byte{}
 	for i, k := range HostileKeys {
 		data[k] = content(int64(100+i), 10+i)
-		mustPut(t, put, k, data[k])
+		MustPut(t, put, k, data[k])
 	}
 	objs, err := listAll(ctx, b, "")
 	if err != nil {

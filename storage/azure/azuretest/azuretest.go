@@ -207,6 +207,8 @@ type Server struct {
 	cred   *azblob.SharedKeyCredential
 }
 
+var _ storagetest.Emulator = (*Server)(nil)
+
 var containers atomic.Int64
 
 // Option configures NewServer.

@@ -76,6 +76,8 @@ type Server struct {
 	mu sync.Mutex
 }
 
+var _ storagetest.Emulator = (*Server)(nil)
+
 // NewServer starts an emulator with one bucket; it stops when the test ends.
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()

@@ -126,6 +126,9 @@ func Suggest(changes []Change, table string) Suggestion {
 		switch c := c.(type) {
 		case MissingInFile:
 			if !c.Table.Nullable {
+				// The projection supplies no value for it: only the table change, or a default
+				// the operator writes into the projection, settles it.
+				s.Complete = false
 				addDDL(fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL", qt, c.Path.SQL()))
 				s.Notes = append(s.Notes, fmt.Sprintf("%s is NOT NULL in the table and missing from the file: drop the constraint, or load through a projection that supplies a value (<default> AS %s)", c.Path, QuoteIdent(c.Table.Name)))
 			}

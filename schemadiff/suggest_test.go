@@ -201,6 +201,20 @@ func TestSuggestSelect(t *testing.T) {
 	}
 }
 
+// TestSuggestSelectNothingLeft: when no file column is in the table, the projection leaves
+// them all out and there is no source query to offer (an empty SELECT list is not SQL).
+func TestSuggestSelectNothingLeft(t *testing.T) {
+	file := col("a", IntegerType).Col("b", StringType)
+	table := col("x", DateType, NotNull)
+	s := Suggest(Diff(file, table), "t")
+	if got := s.Select(file, "s3://b/t/"); got != "" {
+		t.Errorf("Select = %q, want none", got)
+	}
+	if !reflect.DeepEqual(s.Omit, []string{"a", "b"}) {
+		t.Errorf("Omit = %q, want a and b", s.Omit)
+	}
+}
+
 // TestSuggestHandBuiltChanges: changes not produced by Diff still give DDL.
 func TestSuggestHandBuiltChanges(t *testing.T) {
 	s := Suggest([]Change{

@@ -105,8 +105,9 @@ JSON) and --from uc (Unity Catalog column type_json) need a Databricks connectio
 ` + targetHelp + `
 
 --output text lists the columns (name, Spark type, nullability, and the physical name under
-column mapping); --output ddl prints a Spark column list, usable with inspect --schema-file;
---output json prints the columns, the Delta schema JSON and the log details.
+column mapping); --output ddl prints a Spark column list; --output json prints the columns,
+the Delta schema JSON and the log details. Both are usable with inspect --schema-file, but
+only the JSON keeps column-mapping physical names, which fallback files may carry.
 ` + exitCodesHelp,
 		Example: `  zbrecover schema s3://bucket/tables/orders
   zbrecover schema ./orders --output ddl > orders.ddl
@@ -173,8 +174,14 @@ func schemaRun(ctx context.Context, o *SchemaOptions) error {
 	case "json":
 		return printJSON(f, ts)
 	case "ddl":
-		_, err := fmt.Fprintln(f.IO.Out, ts.Schema.DDL())
-		return err
+		if _, err := fmt.Fprintln(f.IO.Out, ts.Schema.DDL()); err != nil {
+			return err
+		}
+		if ts.Schema.HasColumnMapping() {
+			fmt.Fprintln(f.IO.ErrOut, "note: DDL has no column-mapping physical names; for inspect --schema-file, "+
+				"use --output json, which keeps them")
+		}
+		return nil
 	}
 	return printSchemaText(f, ts)
 }

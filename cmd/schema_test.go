@@ -143,6 +143,34 @@ func TestSchemaFromDelta(t *testing.T) {
 	}
 }
 
+// TestSchemaOutputFeedsSchemaFile: what schema prints is a schema file for inspect
+// --schema-file; the JSON keeps column-mapping physical names, and the DDL, which cannot, says
+// so.
+func TestSchemaOutputFeedsSchemaFile(t *testing.T) {
+	dir, want := writeTable(t)
+
+	code, out, errOut := run(t, "schema", "-o", "json", dir)
+	if code != 0 {
+		t.Fatalf("json: exit %d: %s", code, errOut)
+	}
+	got, err := sd.ParseSchemaFile([]byte(out))
+	if err != nil || !got.Equal(want) || !got.PhysicalView().Equal(want.PhysicalView()) {
+		t.Errorf("schema -o json read back as a schema file: %v (%v), want %s with physical names %s",
+			got, err, want.DDL(), want.PhysicalView().DDL())
+	}
+
+	code, out, errOut = run(t, "schema", "-o", "ddl", dir)
+	if code != 0 {
+		t.Fatalf("ddl: exit %d: %s", code, errOut)
+	}
+	if got, err := sd.ParseSchemaFile([]byte(out)); err != nil || !got.Equal(want) {
+		t.Errorf("schema -o ddl read back: %v (%v)", got, err)
+	}
+	if !strings.Contains(errOut, "no column-mapping physical names") || !strings.Contains(errOut, "--output json") {
+		t.Errorf("ddl of a column-mapped table: stderr %q, want a note that physical names are lost", errOut)
+	}
+}
+
 // TestSchemaRealTable reads a checkpointed table from the shared testdata.
 func TestSchemaRealTable(t *testing.T) {
 	dir := filepath.Join("..", "..", "shared", "testdata", "delta", "checkpoint-v2-table")

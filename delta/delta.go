@@ -190,8 +190,8 @@ func Read(ctx context.Context, b storage.Backend, opts ...Option) (*Snapshot, er
 			if cp != nil {
 				where = fmt.Sprintf("after checkpoint %d", cp.version)
 			}
-			return nil, fmt.Errorf("%s: Delta log incomplete: commit %020d.json is missing (newest version %d, %s)",
-				b.Location(), v, latest, where)
+			return nil, fmt.Errorf("%s: Delta log incomplete: commit %020d.json is missing (newest version %d, %s)%s",
+				b.Location(), v, latest, where, missingCheckpointHint(ctx, b, ls))
 		}
 		if err := st.fromCommit(ctx, b, f); err != nil {
 			return nil, err
@@ -339,9 +339,28 @@ func version(name string) int64 {
 }
 
 // lastCheckpoint is what Read takes from _last_checkpoint: the V2 checkpoint it names, to
-// prefer among several complete checkpoints of the newest version.
+// prefer among several complete checkpoints of the newest version, and the version it names,
+// to explain a replay that cannot start.
 type lastCheckpoint struct {
-	v2Path string
+	v2Path  string
+	version *int64
+}
+
+// missingCheckpointHint explains a replay that found no commit to continue from when
+// _last_checkpoint names a checkpoint the listing does not hold complete: the checkpoint was
+// deleted, or is still being written, while the commits before it are already gone.
+func missingCheckpointHint(ctx context.Context, b storage.Backend, ls *listing) string {
+	hint := readLastCheckpoint(ctx, b, ls.lastCP)
+	if hint.version == nil {
+		return ""
+	}
+	for _, cp := range ls.checkpoints {
+		if cp.version == *hint.version {
+			return ""
+		}
+	}
+	return fmt.Sprintf("; %s%s names checkpoint version %d, which is missing or incomplete in the listing",
+		LogDir, lastCPName, *hint.version)
 }
 
 // readLastCheckpoint reads _last_checkpoint as a hint. It is advisory (writers update it after
@@ -355,6 +374,7 @@ func readLastCheckpoint(ctx context.Context, b storage.Backend, f *logFile) last
 		return lastCheckpoint{}
 	}
 	var lc struct {
+		Version      *int64 `json:"version"`
 		V2Checkpoint *struct {
 			Path string `json:"path"`
 		} `json:"v2Checkpoint"`
@@ -362,7 +382,7 @@ func readLastCheckpoint(ctx context.Context, b storage.Backend, f *logFile) last
 	if json.Unmarshal(data, &lc) != nil {
 		return lastCheckpoint{}
 	}
-	var out lastCheckpoint
+	out := lastCheckpoint{version: lc.Version}
 	if lc.V2Checkpoint != nil {
 		out.v2Path = path.Base(lc.V2Checkpoint.Path)
 	}

@@ -272,6 +272,32 @@ func TestReadStaleLastCheckpoint(t *testing.T) {
 	}
 }
 
+// TestReadLastCheckpointMissing: the checkpoint _last_checkpoint names is gone and so are the
+// commits before it; the error says both, so the operator knows why the replay cannot start.
+func TestReadLastCheckpointMissing(t *testing.T) {
+	dir := copyLog(t, "checkpoints_vacuumed")
+	for _, name := range []string{"00000000000000000005.checkpoint.parquet", "00000000000000000010.checkpoint.parquet"} {
+		if err := os.Remove(logFile(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(logFile(dir, "_last_checkpoint"), []byte(`{"version":10,"size":20}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := read(t, dir)
+	if err == nil || !strings.Contains(err.Error(), "commit 00000000000000000004.json is missing") ||
+		!strings.Contains(err.Error(), "_last_checkpoint names checkpoint version 10, which is missing") {
+		t.Errorf("err = %v, want one naming the missing commit and the missing checkpoint", err)
+	}
+	// Without _last_checkpoint, or when it names a checkpoint that is there, no such hint.
+	if err := os.Remove(logFile(dir, "_last_checkpoint")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := read(t, dir); err == nil || strings.Contains(err.Error(), "_last_checkpoint") {
+		t.Errorf("err = %v, want no _last_checkpoint hint", err)
+	}
+}
+
 // TestReadCheckpointOnly: commits up to the checkpoint were cleaned up and no later commit
 // exists; the checkpoint alone gives the version.
 func TestReadCheckpointOnly(t *testing.T) {

@@ -79,15 +79,38 @@ func ParseType(s string) (Type, error) {
 }
 
 // ParseSchemaFile parses a schema file as inspect --schema-file takes it: a Delta schemaString
-// JSON document ({"type":"struct",…}), a JSON array of Spark StructFields, or a Spark DDL column
-// list.
+// JSON document ({"type":"struct",…}), the JSON output of zbrecover schema (its Delta schema
+// string, else its columns), a DESCRIBE TABLE EXTENDED … AS JSON document, a JSON array of
+// Spark StructFields, or a Spark DDL column list. Column-mapping physical names survive every
+// JSON form that carries them; DDL has none.
 func ParseSchemaFile(data []byte) (Schema, error) {
 	trimmed := bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
 	switch {
 	case len(trimmed) == 0:
 		return Schema{}, fmt.Errorf("schema file is empty")
 	case trimmed[0] == '{':
-		// A schemaString itself, or a string holding one (as copied from a log line).
+		var doc struct {
+			Type    *string           `json:"type"`
+			Columns []json.RawMessage `json:"columns"`
+			Delta   *struct {
+				SchemaString string `json:"schema_string"`
+			} `json:"delta"`
+		}
+		if err := json.Unmarshal(trimmed, &doc); err == nil {
+			switch {
+			case doc.Type != nil && *doc.Type == "struct":
+				return ParseDeltaSchema(string(trimmed))
+			case doc.Delta != nil && doc.Delta.SchemaString != "":
+				return ParseDeltaSchema(doc.Delta.SchemaString)
+			case doc.Columns != nil:
+				// DESCRIBE … AS JSON has a "type" too: the table type (MANAGED, …).
+				return parseColumnsDocument(trimmed)
+			case doc.Type == nil:
+				return Schema{}, fmt.Errorf("schema file: a JSON object must be a Delta schema ({\"type\":\"struct\",\"fields\":[…]}), " +
+					"the output of zbrecover schema -o json, or the output of DESCRIBE TABLE EXTENDED … AS JSON")
+			}
+		}
+		// A schemaString itself.
 		return ParseDeltaSchema(string(trimmed))
 	case trimmed[0] == '"':
 		var s string
@@ -107,6 +130,53 @@ func ParseSchemaFile(data []byte) (Schema, error) {
 		return Schema{Fields: t.Fields}, nil
 	}
 	return ParseDDL(string(trimmed))
+}
+
+// parseColumnsDocument parses a JSON object with a "columns" array: the output of zbrecover
+// schema -o json (columns with "delta_type", the Delta form of their type, and "physical_name"
+// and "id" under column mapping) or of DESCRIBE TABLE EXTENDED … AS JSON (columns with "type"
+// objects).
+func parseColumnsDocument(doc []byte) (Schema, error) {
+	var d struct {
+		Columns []struct {
+			Name         string          `json:"name"`
+			Nullable     *bool           `json:"nullable"`
+			Comment      string          `json:"comment"`
+			PhysicalName string          `json:"physical_name"`
+			ID           int64           `json:"id"`
+			DeltaType    json.RawMessage `json:"delta_type"`
+		} `json:"columns"`
+	}
+	if err := json.Unmarshal(doc, &d); err != nil {
+		return Schema{}, fmt.Errorf("schema file: %w", err)
+	}
+	if len(d.Columns) == 0 {
+		return Schema{}, fmt.Errorf("schema file: no columns")
+	}
+	if d.Columns[0].DeltaType == nil {
+		return ParseDescribeJSON(doc)
+	}
+	fields := make([]Field, 0, len(d.Columns))
+	for _, c := range d.Columns {
+		if c.DeltaType == nil {
+			return Schema{}, fmt.Errorf("schema file: column %s has no delta_type", QuoteIdentIfNeeded(c.Name))
+		}
+		v, err := decodeJSON(c.DeltaType)
+		if err != nil {
+			return Schema{}, fmt.Errorf("schema file: column %s: %w", QuoteIdentIfNeeded(c.Name), err)
+		}
+		t, err := sparkJSONType(v, QuoteIdentIfNeeded(c.Name))
+		if err != nil {
+			return Schema{}, fmt.Errorf("schema file: %w", err)
+		}
+		f := Field{Name: c.Name, Type: t, Nullable: c.Nullable == nil || *c.Nullable, Comment: c.Comment,
+			PhysicalName: c.PhysicalName, ID: c.ID}
+		fields = append(fields, f)
+	}
+	if err := checkUnique(fields, ""); err != nil {
+		return Schema{}, fmt.Errorf("schema file: %w", err)
+	}
+	return Schema{Fields: fields}, nil
 }
 
 func checkUnique(fields []Field, parent string) error {

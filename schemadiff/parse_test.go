@@ -394,6 +394,46 @@ func TestParseSchemaFile(t *testing.T) {
 	}
 }
 
+// TestParseSchemaFileDocuments: the JSON documents an operator has at hand (zbrecover schema
+// -o json, DESCRIBE TABLE EXTENDED … AS JSON) are schema files too, and column-mapping
+// physical names survive them.
+func TestParseSchemaFileDocuments(t *testing.T) {
+	want := NewSchema().Col("id", LongType, NotNull, Physical("col-1", 1)).
+		Col("s", StructType(NewField("a", IntegerType, Physical("col-3", 3))), Physical("col-2", 2), Comment("nested"))
+	// zbrecover schema -o json: the columns, and for the delta source the schema string.
+	columns := `[{"name":"id","type":"bigint","nullable":false,"physical_name":"col-1","id":1,"delta_type":"long"},` +
+		`{"name":"s","type":"struct<a:int>","nullable":true,"comment":"nested","physical_name":"col-2","id":2,"delta_type":` +
+		want.Fields[1].Type.DeltaJSON() + `}]`
+	docs := map[string]string{
+		"schema -o json, delta source": `{"source":"delta","version":3,"columns":` + columns +
+			`,"partition_columns":[],"delta":{"schema_string":` + mustJSON(t, want.DeltaJSON()) + `}}`,
+		"schema -o json, uc source": `{"source":"uc","table":"main.s.t","columns":` + columns + `,"partition_columns":[]}`,
+	}
+	for name, doc := range docs {
+		got, err := ParseSchemaFile([]byte(doc))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if !got.Equal(want) || !got.PhysicalView().Equal(want.PhysicalView()) || got.Fields[1].Comment != "nested" {
+			t.Errorf("%s: got %s (physical %s), want %s (physical %s)", name, got.DDL(), got.PhysicalView().DDL(),
+				want.DDL(), want.PhysicalView().DDL())
+		}
+	}
+
+	describe := `{"table_name":"t","type":"MANAGED","columns":[{"name":"id","type":{"name":"bigint"},"nullable":false},` +
+		`{"name":"s","type":{"name":"struct","fields":[{"name":"a","type":{"name":"int"},"nullable":true}]},"nullable":true}]}`
+	got, err := ParseSchemaFile([]byte(describe))
+	if err != nil || !got.Equal(want) {
+		t.Errorf("DESCRIBE … AS JSON: got %v (%v), want %s", got, err, want.DDL())
+	}
+
+	_, err = ParseSchemaFile([]byte(`{"fields":[]}`))
+	if err == nil || !strings.Contains(err.Error(), "zbrecover schema -o json") {
+		t.Errorf("unknown object: err = %v, want one listing the accepted documents", err)
+	}
+}
+
 func mustJSON(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)

@@ -49,7 +49,8 @@ func (p ProjectionItem) String() string { return p.Expr + " AS " + QuoteIdent(p.
 func (s Suggestion) NeedsProjection() bool { return len(s.Projection) > 0 || len(s.Omit) > 0 }
 
 // SelectList renders the projection over files with schema file: every file column in file
-// order, as the projection says (cast, renamed or omitted), the others unchanged.
+// order, as the projection says (cast, renamed or omitted), the others unchanged. It is empty
+// when the projection leaves out every file column.
 func (s Suggestion) SelectList(file Schema) string {
 	items := make(map[string]ProjectionItem, len(s.Projection))
 	for _, p := range s.Projection {
@@ -72,9 +73,15 @@ func (s Suggestion) SelectList(file Schema) string {
 	return strings.Join(parts, ", ")
 }
 
-// Select renders the COPY INTO source query: SELECT <SelectList> FROM '<source>'.
+// Select renders the COPY INTO source query: SELECT <SelectList> FROM '<source>'. It returns
+// "" when the projection leaves out every file column (none of them is in the table): no
+// projection loads such files, and "SELECT  FROM …" is not SQL.
 func (s Suggestion) Select(file Schema, source string) string {
-	return "SELECT " + s.SelectList(file) + " FROM " + QuoteString(source)
+	list := s.SelectList(file)
+	if list == "" {
+		return ""
+	}
+	return "SELECT " + list + " FROM " + QuoteString(source)
 }
 
 // Suggest turns changes (from Diff) into fixes for table, a table name such as
@@ -126,6 +133,9 @@ func Suggest(changes []Change, table string) Suggestion {
 		switch c := c.(type) {
 		case MissingInFile:
 			if !c.Table.Nullable {
+				// The projection supplies no value for it: only the table change, or a default
+				// the operator writes into the projection, settles it.
+				s.Complete = false
 				addDDL(fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL", qt, c.Path.SQL()))
 				s.Notes = append(s.Notes, fmt.Sprintf("%s is NOT NULL in the table and missing from the file: drop the constraint, or load through a projection that supplies a value (<default> AS %s)", c.Path, QuoteIdent(c.Table.Name)))
 			}

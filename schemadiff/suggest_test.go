@@ -29,7 +29,7 @@ func TestSuggest(t *testing.T) {
 		{name: "missing NOT NULL column",
 			file: col("id", LongType), table: col("id", LongType).Col("qty", IntegerType, NotNull),
 			wantDDL:    []string{"ALTER TABLE `main`.`sales`.`orders` ALTER COLUMN `qty` DROP NOT NULL"},
-			wantSelect: "`id`", complete: true,
+			wantSelect: "`id`", complete: false,
 			notes: []string{"qty is NOT NULL in the table and missing from the file"}},
 		{name: "missing nullable column needs nothing",
 			file: col("id", LongType), table: col("id", LongType).Col("note", StringType),
@@ -130,6 +130,31 @@ func TestSuggest(t *testing.T) {
 	}
 }
 
+// TestSuggestNotNullMissingIsIncomplete: the projection supplies no value for a NOT NULL
+// column or member the file lacks, so it does not settle the change on its own.
+func TestSuggestNotNullMissingIsIncomplete(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		file, table Schema
+	}{
+		{"column", col("id", LongType), col("id", LongType).Col("qty", IntegerType, NotNull)},
+		{"member", col("s", StructType(NewField("a", IntegerType))),
+			col("s", StructType(NewField("a", IntegerType), NewField("b", StringType, NotNull)))},
+		{"column, with a cast elsewhere", col("id", IntegerType),
+			col("id", LongType).Col("qty", IntegerType, NotNull)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			changes := Diff(tc.file, tc.table)
+			if Worst(changes) != Blocks {
+				t.Fatalf("verdict %s, want blocks%s", Worst(changes), dump(changes))
+			}
+			if s := Suggest(changes, "t"); s.Complete {
+				t.Errorf("Complete = true, but the projection %q gives the NOT NULL column no value", s.SelectList(tc.file))
+			}
+		})
+	}
+}
+
 func TestSuggestNestedNotNullMissing(t *testing.T) {
 	file := col("s", StructType(NewField("a", IntegerType)))
 	table := col("s", StructType(NewField("a", LongType), NewField("b", IntegerType, NotNull)))
@@ -173,6 +198,20 @@ func TestSuggestSelect(t *testing.T) {
 	}
 	if Suggest(Diff(table, table), "orders").NeedsProjection() {
 		t.Error("NeedsProjection for identical schemas")
+	}
+}
+
+// TestSuggestSelectNothingLeft: when no file column is in the table, the projection leaves
+// them all out and there is no source query to offer (an empty SELECT list is not SQL).
+func TestSuggestSelectNothingLeft(t *testing.T) {
+	file := col("a", IntegerType).Col("b", StringType)
+	table := col("x", DateType, NotNull)
+	s := Suggest(Diff(file, table), "t")
+	if got := s.Select(file, "s3://b/t/"); got != "" {
+		t.Errorf("Select = %q, want none", got)
+	}
+	if !reflect.DeepEqual(s.Omit, []string{"a", "b"}) {
+		t.Errorf("Omit = %q, want a and b", s.Omit)
 	}
 }
 

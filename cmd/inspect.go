@@ -65,7 +65,8 @@ list such as ` + "`zbrecover schema -o ddl`" + ` prints). When the root has no D
 --schema-file is given, inspect still reports the files and says that there is no table
 schema to compare with.
 
-Names and folders starting with "_" or "." are hidden (as Spark treats them) and, like other
+Names and folders starting with "." or "_" are hidden, as Spark (and so COPY INTO) treats
+them, except "_" names holding "=" (partition folders such as _p=1). Hidden objects, like other
 non-Parquet objects, are counted but not read. Inspect changes nothing.
 
 ` + targetHelp + `

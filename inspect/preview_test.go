@@ -214,6 +214,20 @@ func TestPreviewGroup(t *testing.T) {
 	}
 }
 
+// A column the group does not have is refused before any file is read, not once per file.
+func TestPreviewGroupUnknownColumnReadsNothing(t *testing.T) {
+	f := newFixture(t)
+	rep := run(t, f, inspect.Options{})
+	f.store.resetCounts()
+	_, err := inspect.PreviewGroup(context.Background(), f.store, rep, inspect.SchemaID(sparkA), inspect.PreviewOptions{Columns: []string{"nope"}})
+	if err == nil || !strings.Contains(err.Error(), `no column "nope"`) || !strings.Contains(err.Error(), "local_ts") {
+		t.Errorf("unknown column error: %v", err)
+	}
+	if got := f.store.reads.Load(); got != 0 {
+		t.Errorf("an unknown column cost %d reads, want 0", got)
+	}
+}
+
 func TestPreviewTimestampNTZAndUTC(t *testing.T) {
 	sc := arrow.NewSchema([]arrow.Field{
 		{Name: "utc_ms", Type: &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "America/New_York"}},

@@ -228,6 +228,29 @@ func TestPreviewGroupUnknownColumnReadsNothing(t *testing.T) {
 	}
 }
 
+// Spark timestamps hold microseconds: an INT96 value with nanoseconds (Impala, Hive) reads
+// truncated to the microsecond, and the preview shows it so.
+func TestPreviewInt96NanosShowMicroseconds(t *testing.T) {
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}},
+	}, nil)
+	s := newMemStore()
+	s.put(prefix+"t.parquet", mustBytes(t, sc, `[{"ts":"2024-05-01T12:34:56.123456789Z"},{"ts":"1969-12-31T23:59:59.999999999Z"}]`,
+		pqgen.Options{Int96: true}), t0)
+	res, err := inspect.Preview(context.Background(), s, "t.parquet", inspect.PreviewOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Columns[0].Type != "timestamp" {
+		t.Fatalf("type %s", res.Columns[0].Type)
+	}
+	for i, want := range []string{"2024-05-01T12:34:56.123456Z", "1969-12-31T23:59:59.999999Z"} {
+		if got := inspect.Text(res.Rows[i][0]); got != want {
+			t.Errorf("row %d: %s, want %s", i, got, want)
+		}
+	}
+}
+
 func TestPreviewTimestampNTZAndUTC(t *testing.T) {
 	sc := arrow.NewSchema([]arrow.Field{
 		{Name: "utc_ms", Type: &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "America/New_York"}},

@@ -65,7 +65,8 @@ list such as ` + "`zbrecover schema -o ddl`" + ` prints). When the root has no D
 --schema-file is given, inspect still reports the files and says that there is no table
 schema to compare with.
 
-Names and folders starting with "_" or "." are hidden (as Spark treats them) and, like other
+Names and folders starting with "." or "_" are hidden, as Spark (and so COPY INTO) treats
+them, except "_" names holding "=" (partition folders such as _p=1). Hidden objects, like other
 non-Parquet objects, are counted but not read. Inspect changes nothing.
 
 ` + targetHelp + `
@@ -156,10 +157,16 @@ func inspectRun(ctx context.Context, o *InspectOptions) error {
 	}
 
 	table, tableErr := fileTable, error(nil)
-	if table == nil && len(rep.Groups) > 0 {
+	switch {
+	case table == nil && len(rep.Groups) > 0:
 		table, tableErr = tableFromSource(ctx, src, &o.Target, tgt)
 		if tableErr != nil && ctx.Err() != nil {
 			return tableErr
+		}
+	case table == nil && rep.Totals.Files == 0 && rep.Totals.OtherObjects == 0:
+		// Nothing to recover: make sure that is not because the root is wrong.
+		if table, err = checkTableRoot(ctx, tgt); err != nil {
+			return err
 		}
 	}
 	if table != nil {
@@ -217,6 +224,26 @@ func tableFromSource(ctx context.Context, src SchemaSource, t *TargetOptions, tg
 	table := inspect.NewTable(ts.Source, ts.Schema)
 	table.Name, table.Location, table.Version, table.ColumnMappingMode = ts.Table, ts.Root, ts.Version, ts.ColumnMappingMode
 	return table, nil
+}
+
+// checkTableRoot is called when the fallback folder is empty or missing. It returns a table
+// note that says so when the root has no Delta log either (a mistyped root looks exactly like
+// a table with nothing to recover), and nil when it has one. One list request; an error only
+// when ctx ends.
+func checkTableRoot(ctx context.Context, tgt *ResolvedTarget) (*inspect.Table, error) {
+	errFound := errors.New("found")
+	err := tgt.Root.List(ctx, delta.LogDir, func(storage.ObjectInfo) error { return errFound })
+	switch {
+	case errors.Is(err, errFound):
+		return nil, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case err != nil:
+		// The fallback folder listed fine; a failure here says nothing about the root.
+		return nil, nil
+	}
+	return inspect.MissingTable(fmt.Sprintf("no table here: %s has no Delta log (%s) either: check that it is the table's storage root",
+		tgt.RootURL, delta.LogDir)), nil
 }
 
 // readSchemaFile reads --schema-file: a local path, or "-" for stdin.

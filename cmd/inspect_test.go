@@ -160,6 +160,30 @@ func TestInspectEmptyRootIsOK(t *testing.T) {
 	}
 }
 
+// With no fallback files, a root that has no Delta log either (a mistyped path, say) is named,
+// so that "nothing to recover" is not taken for a clean table; the exit status stays 0.
+func TestInspectNothingToRecoverChecksTheRoot(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "ordres")
+	code, out, _ := run(t, "inspect", missing)
+	if code != 0 || !strings.Contains(out, "nothing to recover") ||
+		!strings.Contains(out, "file://"+filepath.ToSlash(missing)+" has no Delta log (_delta_log/) either: check that it is the table's storage root") {
+		t.Errorf("missing root: exit %d\n%s", code, out)
+	}
+	code, out, _ = run(t, "-o", "json", "inspect", missing)
+	rep := decodeReport(t, out)
+	if code != 0 || rep.Table == nil || rep.Table.Source != "none" || !strings.Contains(rep.Table.Note, "storage root") {
+		t.Errorf("missing root, json: exit %d, table %+v", code, rep.Table)
+	}
+
+	// A table root with its Delta log and no fallback files: nothing to recover, no warning.
+	root := t.TempDir()
+	writeLog(t, root, ordersTable)
+	code, out, _ = run(t, "inspect", root)
+	if code != 0 || !strings.Contains(out, "nothing to recover") || strings.Contains(out, "no Delta log") {
+		t.Errorf("table root: exit %d\n%s", code, out)
+	}
+}
+
 func TestInspectProgressOnlyOnTerminal(t *testing.T) {
 	root := tableRoot(t, false)
 	for _, c := range []struct {

@@ -225,11 +225,12 @@ func (r *Report) Unreadable() []File {
 }
 
 // Classify tells what inspect does with a key relative to the fallback prefix: "parquet" for a
-// file it reads, "other" for everything else (non-Parquet names, and names or folders starting
-// with "_" or ".", which Spark treats as hidden).
+// file it reads, "other" for everything else (non-Parquet names, and names or folders that
+// Spark's file listing, and so COPY INTO, treats as hidden: those starting with ".", and those
+// starting with "_" unless they hold "=", as a partition folder such as "_p=1" does).
 func Classify(rel string) string {
 	for _, part := range strings.Split(rel, "/") {
-		if strings.HasPrefix(part, "_") || strings.HasPrefix(part, ".") {
+		if strings.HasPrefix(part, ".") || (strings.HasPrefix(part, "_") && !strings.Contains(part, "=")) {
 			return "other"
 		}
 	}

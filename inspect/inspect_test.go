@@ -301,6 +301,11 @@ func TestClassify(t *testing.T) {
 		"a_b.parquet":              "parquet",
 		"dir_/x.parquet":           "parquet",
 		"x/_committed_123.parquet": "other",
+		// Spark lists a "_" name that holds "=" (a partition folder such as _p=1) as data.
+		"_p=1/a.parquet":      "parquet",
+		"x/_k=v.parquet":      "parquet",
+		"_p=1/_tmp/a.parquet": "other",
+		".p=1/a.parquet":      "other",
 	} {
 		if got := inspect.Classify(rel); got != want {
 			t.Errorf("Classify(%q) = %s, want %s", rel, got, want)

@@ -113,6 +113,11 @@ func PreviewGroup(ctx context.Context, b storage.Backend, rep *Report, id string
 	if err != nil {
 		return nil, err
 	}
+	// Every file of the group has its schema: check the columns once, before reading.
+	sel, err := selectFields(g.Schema, opts.Columns)
+	if err != nil {
+		return nil, err
+	}
 	opts.Prefix = rep.Prefix
 	res := &PreviewResult{Root: b.Location(), SchemaID: g.SchemaID, Rows: []Row{}}
 	want := opts.rows()
@@ -133,16 +138,8 @@ func PreviewGroup(ctx context.Context, b storage.Backend, rep *Report, id string
 		res.Files = append(res.Files, pf)
 	}
 	if res.Columns == nil {
-		res.Columns = g.Columns
-		if len(opts.Columns) > 0 {
-			sel, err := selectFields(g.Schema, opts.Columns)
-			if err != nil {
-				return nil, err
-			}
-			res.Columns = nil
-			for _, i := range sel {
-				res.Columns = append(res.Columns, g.Columns[i])
-			}
+		for _, i := range sel {
+			res.Columns = append(res.Columns, g.Columns[i])
 		}
 	}
 	return res, nil

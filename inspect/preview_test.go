@@ -214,6 +214,43 @@ func TestPreviewGroup(t *testing.T) {
 	}
 }
 
+// A column the group does not have is refused before any file is read, not once per file.
+func TestPreviewGroupUnknownColumnReadsNothing(t *testing.T) {
+	f := newFixture(t)
+	rep := run(t, f, inspect.Options{})
+	f.store.resetCounts()
+	_, err := inspect.PreviewGroup(context.Background(), f.store, rep, inspect.SchemaID(sparkA), inspect.PreviewOptions{Columns: []string{"nope"}})
+	if err == nil || !strings.Contains(err.Error(), `no column "nope"`) || !strings.Contains(err.Error(), "local_ts") {
+		t.Errorf("unknown column error: %v", err)
+	}
+	if got := f.store.reads.Load(); got != 0 {
+		t.Errorf("an unknown column cost %d reads, want 0", got)
+	}
+}
+
+// Spark timestamps hold microseconds: an INT96 value with nanoseconds (Impala, Hive) reads
+// truncated to the microsecond, and the preview shows it so.
+func TestPreviewInt96NanosShowMicroseconds(t *testing.T) {
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}},
+	}, nil)
+	s := newMemStore()
+	s.put(prefix+"t.parquet", mustBytes(t, sc, `[{"ts":"2024-05-01T12:34:56.123456789Z"},{"ts":"1969-12-31T23:59:59.999999999Z"}]`,
+		pqgen.Options{Int96: true}), t0)
+	res, err := inspect.Preview(context.Background(), s, "t.parquet", inspect.PreviewOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Columns[0].Type != "timestamp" {
+		t.Fatalf("type %s", res.Columns[0].Type)
+	}
+	for i, want := range []string{"2024-05-01T12:34:56.123456Z", "1969-12-31T23:59:59.999999Z"} {
+		if got := inspect.Text(res.Rows[i][0]); got != want {
+			t.Errorf("row %d: %s, want %s", i, got, want)
+		}
+	}
+}
+
 func TestPreviewTimestampNTZAndUTC(t *testing.T) {
 	sc := arrow.NewSchema([]arrow.Field{
 		{Name: "utc_ms", Type: &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "America/New_York"}},

@@ -255,14 +255,9 @@ func convertGroup(g *schema.GroupNode, path string) (schemadiff.Type, error) {
 			}
 			return schemadiff.ArrayType(elem, false), nil
 		}
+		// 3-level list: the element's own type, nullable only when OPTIONAL (Spark converts a
+		// REPEATED element by its type alone, not as a nested array).
 		inner := rep.(*schema.GroupNode).Field(0)
-		if inner.RepetitionType() == parquet.Repetitions.Repeated {
-			elem, err := convertType(inner, path+".element")
-			if err != nil {
-				return schemadiff.Type{}, err
-			}
-			return schemadiff.ArrayType(schemadiff.ArrayType(elem, false), false), nil
-		}
 		elem, err := convertType(inner, path+".element")
 		if err != nil {
 			return schemadiff.Type{}, err

@@ -96,6 +96,9 @@ func TestSparkSchemaMapping(t *testing.T) {
 			group("list", rep, nil, prim("element", opt, schema.StringLogicalType{}, ba, -1))), "array<string>"},
 		{"3-level list, required elements", group("c", opt, schema.ListLogicalType{},
 			group("list", rep, nil, prim("element", req, schema.NoLogicalType{}, i64, -1))), "array<bigint> (elements not null)"},
+		// Spark converts the element by its type alone: a repeated element is not a nested array.
+		{"3-level list, repeated element", group("c", opt, schema.ListLogicalType{},
+			group("list", rep, nil, prim("element", rep, schema.NoLogicalType{}, i64, -1))), "array<bigint> (elements not null)"},
 		{"2-level list, primitive", groupConv("c", opt, schema.ConvertedTypes.List,
 			prim("element", rep, schema.NoLogicalType{}, i32, -1)), "array<int> (elements not null)"},
 		{"2-level list, group of two", groupConv("c", opt, schema.ConvertedTypes.List,

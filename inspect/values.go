@@ -69,8 +69,9 @@ const ntzLayout = "2006-01-02T15:04:05.999999999"
 // Value renders element i of arr, whose Spark type is t, as a JSON-ready value: nil for null;
 // bool; json.Number for integers, floats and decimals (decimals exactly, with their scale);
 // strings for text, JSON and ENUM columns; base64 strings for binary; "2006-01-02" dates;
-// RFC3339 timestamps, in UTC with "Z" for timestamp and without a zone for timestamp_ntz;
-// []any for arrays; Object for structs and string-keyed maps; []MapEntry for other maps.
+// RFC3339 timestamps to the microsecond, in UTC with "Z" for timestamp and without a zone for
+// timestamp_ntz; []any for arrays; Object for structs and string-keyed maps; []MapEntry for
+// other maps.
 // Non-finite floats become the strings "NaN", "Infinity" and "-Infinity".
 func Value(arr arrow.Array, i int, t schemadiff.Type) any {
 	if arr.IsNull(i) {
@@ -116,7 +117,8 @@ func Value(arr arrow.Array, i int, t schemadiff.Type) any {
 	case *array.Date32:
 		return a.Value(i).ToTime().Format(time.DateOnly)
 	case *array.Timestamp:
-		ts := a.Value(i).ToTime(a.DataType().(*arrow.TimestampType).Unit).UTC()
+		// Spark timestamps hold microseconds: finer digits (INT96 nanoseconds) are dropped.
+		ts := a.Value(i).ToTime(a.DataType().(*arrow.TimestampType).Unit).UTC().Truncate(time.Microsecond)
 		if t.Kind == schemadiff.TimestampNTZ {
 			return ts.Format(ntzLayout)
 		}

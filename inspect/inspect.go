@@ -230,7 +230,7 @@ func (r *Report) Unreadable() []File {
 // starting with "_" unless they hold "=", as a partition folder such as "_p=1" does).
 func Classify(rel string) string {
 	for _, part := range strings.Split(rel, "/") {
-		if strings.HasPrefix(part, ".") || (strings.HasPrefix(part, "_") && !strings.Contains(part, "=")) {
+		if Hidden(part) {
 			return "other"
 		}
 	}
@@ -238,6 +238,13 @@ func Classify(rel string) string {
 		return "parquet"
 	}
 	return "other"
+}
+
+// Hidden reports whether Spark's file listing (and so COPY INTO) skips a file or folder of this
+// name: names starting with ".", and names starting with "_" unless they hold "=" (a partition
+// folder such as "_p=1").
+func Hidden(name string) bool {
+	return strings.HasPrefix(name, ".") || (strings.HasPrefix(name, "_") && !strings.Contains(name, "="))
 }
 
 // Stream lists the fallback folder and reads the footer of every Parquet file with bounded

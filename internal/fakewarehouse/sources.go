@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/storage"
 )
 
@@ -127,7 +128,7 @@ func (e *DuckDB) openSource(ctx context.Context, url string) (*sourceDir, error)
 // hidden reports whether a relative path has a component Spark treats as hidden.
 func hidden(rel string) bool {
 	for _, part := range strings.Split(rel, "/") {
-		if strings.HasPrefix(part, "_") || strings.HasPrefix(part, ".") {
+		if inspect.Hidden(part) {
 			return true
 		}
 	}
@@ -160,7 +161,7 @@ func (s *sourceDir) walk(ctx context.Context, withHidden bool) ([]srcFile, bool,
 			}
 			rel := filepath.ToSlash(strings.TrimPrefix(p, s.local+string(filepath.Separator)))
 			name := d.Name()
-			if !withHidden && (strings.HasPrefix(name, "_") || strings.HasPrefix(name, ".")) {
+			if !withHidden && inspect.Hidden(name) {
 				if d.IsDir() {
 					return filepath.SkipDir
 				}

@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/zbrecover/zbrecover/internal/iostreams"
 	"github.com/zbrecover/zbrecover/storage"
@@ -74,7 +76,20 @@ func (f *Factory) OpenStorage(ctx context.Context, raw string) (storage.Backend,
 // OpenStorageWith opens a backend for a URL with the given settings (vended credentials, for
 // example), wrapped in the retry and concurrency-limit decorators.
 func (f *Factory) OpenStorageWith(ctx context.Context, raw string, cfg storage.Config) (storage.Backend, error) {
-	b, err := f.Registry().Open(ctx, raw, cfg)
+	loc, err := storage.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	// On an object store a wrong prefix cannot be told from an empty one; on the local file
+	// system it can, and a mistyped path gets an error instead of an empty report.
+	if loc.Scheme == "file" {
+		if fi, err := os.Stat(loc.Path); err != nil {
+			return nil, fmt.Errorf("local path %s: %w", loc.Path, err)
+		} else if !fi.IsDir() {
+			return nil, fmt.Errorf("local path %s is a file, not a directory", loc.Path)
+		}
+	}
+	b, err := f.Registry().OpenLocation(ctx, loc, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -160,19 +160,29 @@ func TestInspectEmptyRootIsOK(t *testing.T) {
 	}
 }
 
-// With no fallback files, a root that has no Delta log either (a mistyped path, say) is named,
-// so that "nothing to recover" is not taken for a clean table; the exit status stays 0.
+// With no fallback files, a root that has no Delta log either (a prefix that is not the table's
+// root, say) is named, so that "nothing to recover" is not taken for a clean table; the exit
+// status stays 0. A local path that does not exist is an error.
 func TestInspectNothingToRecoverChecksTheRoot(t *testing.T) {
-	missing := filepath.Join(t.TempDir(), "ordres")
-	code, out, _ := run(t, "inspect", missing)
-	if code != 0 || !strings.Contains(out, "nothing to recover") ||
-		!strings.Contains(out, "file://"+filepath.ToSlash(missing)+" has no Delta log (_delta_log/) either: check that it is the table's storage root") {
-		t.Errorf("missing root: exit %d\n%s", code, out)
+	notRoot := filepath.Join(t.TempDir(), "ordres")
+	if err := os.Mkdir(notRoot, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	code, out, _ = run(t, "-o", "json", "inspect", missing)
+	code, out, _ := run(t, "inspect", notRoot)
+	if code != 0 || !strings.Contains(out, "nothing to recover") ||
+		!strings.Contains(out, "file://"+filepath.ToSlash(notRoot)+" has no Delta log (_delta_log/) either: check that it is the table's storage root") {
+		t.Errorf("not a table root: exit %d\n%s", code, out)
+	}
+	code, out, _ = run(t, "-o", "json", "inspect", notRoot)
 	rep := decodeReport(t, out)
 	if code != 0 || rep.Table == nil || rep.Table.Source != "none" || !strings.Contains(rep.Table.Note, "storage root") {
-		t.Errorf("missing root, json: exit %d, table %+v", code, rep.Table)
+		t.Errorf("not a table root, json: exit %d, table %+v", code, rep.Table)
+	}
+
+	missing := filepath.Join(t.TempDir(), "missing")
+	code, out, errOut := run(t, "inspect", missing)
+	if code != ExitFailure || out != "" || !strings.Contains(errOut, "local path "+missing) || !strings.Contains(errOut, "no such file") {
+		t.Errorf("missing local root: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 
 	// A table root with its Delta log and no fallback files: nothing to recover, no warning.

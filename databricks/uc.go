@@ -57,7 +57,7 @@ func (t *TableInfo) CheckRecoverable() error {
 
 // Table looks a table up in Unity Catalog by its three-part name (backquotes allowed). Errors
 // wrap ErrNotFound (no such catalog, schema or table, or no privilege to see it),
-// ErrPermissionDenied, ErrUnauthenticated or ErrUnreachable.
+// ErrPermissionDenied, ErrUnauthenticated, ErrRejected or ErrUnreachable.
 func (c *Client) Table(ctx context.Context, name string) (*TableInfo, error) {
 	tn, err := ParseTableName(name)
 	if err != nil {
@@ -66,9 +66,11 @@ func (c *Client) Table(ctx context.Context, name string) (*TableInfo, error) {
 	op := "get table " + tn.String()
 	ti, err := c.tables.Get(ctx, catalog.GetTableRequest{FullName: tn.String()})
 	if err != nil {
-		return nil, classifyAPI(op, c.cfg.Host, c.cfg.AuthType, err,
-			"check the catalog, schema and table names; Unity Catalog also answers not found when the identity lacks USE CATALOG or USE SCHEMA",
-			"the identity needs USE CATALOG on the catalog, USE SCHEMA on the schema and SELECT on the table")
+		return nil, classifyAPI(op, c.cfg.Host, c.cfg.AuthType, err, apiHints{
+			notFound: "check the catalog, schema and table names; Unity Catalog also answers not found when the identity lacks USE CATALOG or USE SCHEMA",
+			denied:   "the identity needs USE CATALOG on the catalog, USE SCHEMA on the schema and SELECT on the table",
+			rejected: "Unity Catalog refuses the lookup of this name; check the catalog, schema and table names",
+		})
 	}
 	return tableInfoFrom(tn, ti)
 }

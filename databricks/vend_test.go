@@ -41,6 +41,8 @@ func TestTableCredentials(t *testing.T) {
 	srv.SetCredentials("main.sales.aad", uctest.Credentials{AzureAADToken: "eyJ-vended-aad-token"})
 	denied := srv.AddTable(uctest.Table{Catalog: "main", Schema: "sales", Name: "locked", StorageLocation: "s3://lake/locked"})
 	srv.DenyVending("main.sales.locked")
+	// No credentials configured: the fake answers 400 INVALID_PARAMETER_VALUE.
+	novend := srv.AddTable(uctest.Table{Catalog: "main", Schema: "sales", Name: "novend", StorageLocation: "s3://lake/novend"})
 
 	c := vendClient(t, srv, nil)
 	ctx := context.Background()
@@ -87,6 +89,14 @@ func TestTableCredentials(t *testing.T) {
 	_, err = c.TableCredentials(ctx, denied.TableID, OperationRead)
 	if !errors.Is(err, ErrPermissionDenied) || !strings.Contains(err.Error(), "EXTERNAL USE SCHEMA") {
 		t.Errorf("denied: err = %v", err)
+	}
+	// A request Unity Catalog refuses (400) is neither an unreachable workspace nor worth a
+	// retry: the error says so and names what to change.
+	_, err = c.TableCredentials(ctx, novend.TableID, OperationRead)
+	if !errors.Is(err, ErrRejected) || errors.Is(err, ErrUnreachable) ||
+		!strings.Contains(err.Error(), "INVALID_PARAMETER_VALUE") || !strings.Contains(err.Error(), "--storage-auth default") ||
+		strings.Contains(err.Error(), "retry") || strings.Contains(err.Error(), "unreachable") {
+		t.Errorf("refused vending: err = %v, want ErrRejected with the --storage-auth default way out", err)
 	}
 	_, err = c.TableCredentials(ctx, "00000000-0000-0000-0000-000000000000", OperationRead)
 	if !errors.Is(err, ErrNotFound) {

@@ -1,6 +1,7 @@
 package databricks
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -236,6 +237,54 @@ func TestUserAgentVersion(t *testing.T) {
 		}
 		if !semver.MatchString(userAgentVersion(in)) {
 			t.Errorf("userAgentVersion(%q) is not semver", in)
+		}
+	}
+}
+
+// TestCheckZerobusTarget: Zerobus Ingest writes only to Unity Catalog managed Delta tables, so a
+// view, a table in another format or an external table has no fallback files. Both table
+// sources (Unity Catalog and DESCRIBE … AS JSON) refuse them the same way, naming what was found.
+func TestCheckZerobusTarget(t *testing.T) {
+	tn := TableName{"main", "sales", "t"}
+	cases := []struct {
+		typ, format, location string
+		wantWords             []string // empty: accepted
+	}{
+		{"MANAGED", "DELTA", "s3://lake/t", nil},
+		{"MANAGED", "delta", "s3://lake/t", nil},
+		{"", "", "s3://lake/t", nil}, // not reported: let the storage answer
+		{"VIEW", "", "", []string{"main.sales.t", "view"}},
+		{"MATERIALIZED_VIEW", "", "", []string{"materialized view"}},
+		{"EXTERNAL", "CSV", "s3://lake/t", []string{"CSV", "Delta"}},
+		{"EXTERNAL", "DELTA", "s3://lake/t", []string{"external", "managed", "URL"}},
+		{"STREAMING_TABLE", "DELTA", "s3://lake/t", []string{"streaming table", "managed"}},
+		{"MANAGED", "DELTA", "", []string{"no storage location"}},
+	}
+	for _, c := range cases {
+		for _, src := range []string{"uc", "describe"} {
+			var err error
+			if src == "uc" {
+				ti := &TableInfo{Name: tn, TableType: c.typ, DataSourceFormat: c.format, StorageLocation: c.location}
+				err = ti.CheckRecoverable()
+			} else {
+				d := &TableDescription{Name: tn, Type: c.typ, Provider: strings.ToLower(c.format), Location: c.location}
+				err = d.CheckRecoverable()
+			}
+			if len(c.wantWords) == 0 {
+				if err != nil {
+					t.Errorf("%s %s/%s: %v", src, c.typ, c.format, err)
+				}
+				continue
+			}
+			if !errors.Is(err, ErrUnsupported) {
+				t.Errorf("%s %s/%s: err = %v, want ErrUnsupported", src, c.typ, c.format, err)
+				continue
+			}
+			for _, w := range c.wantWords {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%s %s/%s: %q does not say %q", src, c.typ, c.format, err, w)
+				}
+			}
 		}
 	}
 }

@@ -23,6 +23,9 @@ type DatabricksOptions struct {
 	client *databricks.Client
 	wh     *databricks.Warehouse
 	tables map[string]*databricks.TableInfo
+	// creds holds one vending provider per table id and operation, so that every open of
+	// the same target in a run shares the credentials already vended.
+	creds map[string]storage.CredentialProvider
 }
 
 // Databricks returns f's Databricks connection options. The first call (when the command tree
@@ -107,6 +110,23 @@ func (d *DatabricksOptions) Table(ctx context.Context, f *Factory, name string) 
 	return ti, nil
 }
 
+// credentials returns the run's credential provider for the table and operation, creating it
+// on first use.
+func (d *DatabricksOptions) credentials(c *databricks.Client, tableID string, op databricks.Operation) storage.CredentialProvider {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	key := tableID + "/" + string(op)
+	if p, ok := d.creds[key]; ok {
+		return p
+	}
+	if d.creds == nil {
+		d.creds = map[string]storage.CredentialProvider{}
+	}
+	p := c.CredentialProvider(tableID, op)
+	d.creds[key] = p
+	return p
+}
+
 // Warehouse returns the SQL warehouse session pool, opening it on first use.
 func (d *DatabricksOptions) Warehouse(ctx context.Context, f *Factory) (*databricks.Warehouse, error) {
 	c, err := d.Client(ctx, f)
@@ -182,7 +202,7 @@ func resolveDatabricksTable(ctx context.Context, f *Factory, t *TargetOptions, a
 			return nil, err
 		}
 		// Vend once now, so that a refusal is reported before any listing starts.
-		get := c.CredentialProvider(ti.TableID, op)
+		get := d.credentials(c, ti.TableID, op)
 		if _, err := get(ctx); err != nil {
 			if errors.Is(err, databricks.ErrPermissionDenied) && mode == databricks.StorageAuthAuto {
 				return nil, fmt.Errorf("table %s: %w (no %s credentials were found in the environment, so Unity Catalog vending was tried)", ti.Name, err, loc.Scheme)

@@ -230,6 +230,16 @@ func TestResolveTableVendedS3(t *testing.T) {
 	if n := srv.VendCount(tbl.TableID); n != 1 {
 		t.Errorf("vended %d times, want 1", n)
 	}
+	// inspect opens the target twice (the files, then the Delta log for the schema): the
+	// credentials vended for the first serve the second.
+	rec.mu.Unlock()
+	if _, err := f.openTarget(ctx, &TargetOptions{Table: "main.sales.orders"}, "READ"); err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	if n := srv.VendCount(tbl.TableID); n != 1 {
+		t.Errorf("after a second open of the target: vended %d times, want 1", n)
+	}
 	if log := errOut(); strings.Contains(log, vendedSecret) || strings.Contains(log, ucToken) || !strings.Contains(log, "credential vending") {
 		t.Errorf("-vv log leaks a secret or does not say vending was chosen:\n%s", log)
 	}

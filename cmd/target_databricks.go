@@ -61,6 +61,37 @@ func wireDatabricks(f *Factory, root *cobra.Command) {
 	pf.StringVar(&d.HTTPPath, "http-path", "", "SQL warehouse HTTP path, instead of --warehouse-id (default: DATABRICKS_HTTP_PATH)")
 	pf.StringVar(&d.StorageAuth, "storage-auth", "auto", "storage credentials for a --table target: auto, vended (Unity Catalog) or default (the store's chain)")
 	f.ResolveTable = resolveDatabricksTable
+	prev := root.PersistentPreRunE
+	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+		if prev != nil {
+			if err := prev(c, args); err != nil {
+				return err
+			}
+		}
+		return d.checkStorageAuth(c, args)
+	}
+}
+
+// checkStorageAuth validates --storage-auth before any work starts, whatever the target: an
+// unknown value is a usage error, and so is vended where no table is named (a storage URL,
+// or ls), since Unity Catalog vends credentials per table.
+func (d *DatabricksOptions) checkStorageAuth(c *cobra.Command, args []string) error {
+	mode, err := databricks.ParseStorageAuth(d.StorageAuth)
+	if err != nil {
+		return FlagErrorf("%v", err)
+	}
+	if mode != databricks.StorageAuthVended {
+		return nil
+	}
+	table := c.Flags().Lookup("table")
+	if table == nil && c.Name() != "ls" {
+		return nil // the command reads no storage
+	}
+	if table != nil && table.Value.String() != "" || len(args) > 0 && IsTableName(args[0]) {
+		return nil
+	}
+	return FlagErrorf("--storage-auth vended needs a table name (catalog.schema.table): Unity Catalog vends " +
+		"credentials per table, and a storage URL is read with the store's own credentials")
 }
 
 // Client returns the workspace client, creating it on first use.

@@ -214,6 +214,10 @@ func TestRedact(t *testing.T) {
 		"COPY INTO t FROM 's3://b/p' WITH (CREDENTIAL (AWS_SECRET_KEY = 'k3y/val', AWS_SESSION_TOKEN='tok'))": "k3y/val",
 		"Authorization: Bearer dapiabcdef0123456789abcdef":                                                    "dapiabcdef0123456789",
 		"https://acct.blob.core.windows.net/c?sv=1&sig=SIGSIG":                                                "SIGSIG",
+		// databricks-sql-go DSN parameters, and an OAuth secret never registered with this process.
+		"https://h:443/sql/1.0/warehouses/x?authType=OauthM2M&clientID=abc&clientSecret=s3cr3t-client-value": "s3cr3t-client-value",
+		"http://127.0.0.1:9/sql/1.0/warehouses/x?accessToken=tok-in-the-query&maxRows=5":                     "tok-in-the-query",
+		"client secret dose0123456789abcdef0123456789abcdef was rejected":                                    "dose0123456789abcdef",
 	} {
 		if out := Redact(in); strings.Contains(out, gone) || !strings.Contains(out, storage.Redacted) {
 			t.Errorf("Redact(%q) = %q", in, out)

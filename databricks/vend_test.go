@@ -226,3 +226,33 @@ func TestNoSecretInVerboseLog(t *testing.T) {
 		t.Logf("log:\n%s", out)
 	}
 }
+
+// TestRESTUserAgent: Unity Catalog calls name zbrecover and its version in the User-Agent, as
+// the SQL sessions do.
+func TestRESTUserAgent(t *testing.T) {
+	cleanEnv(t)
+	srv := newFake(t)
+	tbl := ordersTable(srv)
+	srv.SetCredentials("main.sales.orders", uctest.Credentials{AWSAccessKeyID: "AKIAUA", AWSSecretAccessKey: "ua-secret-key-000"})
+	t.Setenv("DATABRICKS_HOST", srv.URL)
+	t.Setenv("DATABRICKS_TOKEN", goodToken)
+	c, err := NewClient(context.Background(), Options{Version: "v2.3.4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Table(context.Background(), "main.sales.orders"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.TableCredentials(context.Background(), tbl.TableID, OperationRead); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) < 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	for _, r := range reqs {
+		if !strings.Contains(r.UserAgent, "zbrecover/2.3.4") {
+			t.Errorf("%s %s: user agent %q lacks zbrecover/2.3.4", r.Method, r.Path, r.UserAgent)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -51,7 +52,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 		args = []string{}
 	}
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	err := execute(ctx, root)
 	if err == nil {
 		return ExitOK
 	}
@@ -71,6 +72,13 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 		fmt.Fprintln(f.IO.ErrOut, string(b))
 		return code
 	}
+	var pe *panicError
+	if errors.As(err, &pe) {
+		fmt.Fprintln(f.IO.ErrOut, "Error: "+msg)
+		fmt.Fprintln(f.IO.ErrOut, "Stack trace, for the report:")
+		fmt.Fprint(f.IO.ErrOut, databricks.Redact(string(pe.stack)))
+		return code
+	}
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		if ee.Msg != "" {
@@ -84,6 +92,28 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 		fmt.Fprintln(f.IO.ErrOut, "Run with --help for usage.")
 	}
 	return code
+}
+
+// panicError is a panic raised while a command ran, turned into an error so that its text goes
+// through the same redaction and exit-code mapping as every other failure.
+type panicError struct {
+	val   any
+	stack []byte
+}
+
+func (e *panicError) Error() string {
+	return fmt.Sprintf("internal error (a bug in zbrecover or a library it uses; please report it): %v", e.val)
+}
+
+// execute runs the command tree, containing a panic of the command's goroutine: the runtime
+// would print its value unredacted.
+func execute(ctx context.Context, root *cobra.Command) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &panicError{val: r, stack: debug.Stack()}
+		}
+	}()
+	return root.ExecuteContext(ctx)
 }
 
 // NewRootCmd builds a fresh command tree over f.

@@ -26,13 +26,17 @@ type UCSchemaSource struct{ F *Factory }
 // Name implements SchemaSource.
 func (s *UCSchemaSource) Name() string { return "uc" }
 
-// TableSchema implements SchemaSource. It needs a table name.
+// TableSchema implements SchemaSource. It needs a table name, and refuses a table that cannot
+// be a Zerobus target (a view, a non-Delta or an external table).
 func (s *UCSchemaSource) TableSchema(ctx context.Context, t *TargetOptions) (*TableSchema, error) {
 	if t.Table == "" {
 		return nil, FlagErrorf("--from uc needs a table name: give catalog.schema.table or --table")
 	}
 	ti, err := s.F.Databricks().Table(ctx, s.F, t.Table)
 	if err != nil {
+		return nil, err
+	}
+	if err := ti.CheckRecoverable(); err != nil {
 		return nil, err
 	}
 	return &TableSchema{
@@ -52,7 +56,8 @@ type WarehouseSchemaSource struct{ F *Factory }
 // Name implements SchemaSource.
 func (s *WarehouseSchemaSource) Name() string { return "warehouse" }
 
-// TableSchema implements SchemaSource. It needs a table name.
+// TableSchema implements SchemaSource. It needs a table name, and refuses a table that cannot
+// be a Zerobus target (a view, a non-Delta or an external table).
 func (s *WarehouseSchemaSource) TableSchema(ctx context.Context, t *TargetOptions) (*TableSchema, error) {
 	if t.Table == "" {
 		return nil, FlagErrorf("--from warehouse needs a table name: give catalog.schema.table or --table")
@@ -63,6 +68,9 @@ func (s *WarehouseSchemaSource) TableSchema(ctx context.Context, t *TargetOption
 	}
 	d, err := w.DescribeTable(ctx, t.Table)
 	if err != nil {
+		return nil, err
+	}
+	if err := d.CheckRecoverable(); err != nil {
 		return nil, err
 	}
 	return &TableSchema{

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/zbrecover/zbrecover/databricks/uctest"
+	"github.com/zbrecover/zbrecover/schemadiff"
 )
 
 // TestSchemaFromUCMatchesDelta reads one table's schema from its Delta log (located through Unity
@@ -55,5 +56,25 @@ func TestSchemaFromUCMatchesDelta(t *testing.T) {
 	code, _, errOut := run(t, "schema", "--from", "uc", "main.sales.missing")
 	if code != ExitFailure || !strings.Contains(errOut, "TABLE_DOES_NOT_EXIST") {
 		t.Errorf("missing table: exit %d, %s", code, errOut)
+	}
+}
+
+// TestSchemaFromUCRefusesNonTargets: the schema of a view, a CSV table or an external table is
+// not one fallback files are compared with; the uc source refuses them as inspect does.
+func TestSchemaFromUCRefusesNonTargets(t *testing.T) {
+	srv := databricksEnv(t)
+	cols := uctest.ColumnsFromSchema(schemadiff.NewSchema().Col("id", schemadiff.LongType))
+	srv.AddTable(uctest.Table{Catalog: "main", Schema: "sales", Name: "v", TableType: "VIEW", Columns: cols})
+	srv.AddTable(uctest.Table{Catalog: "main", Schema: "sales", Name: "csv", TableType: "EXTERNAL", DataSourceFormat: "CSV",
+		StorageLocation: "s3://lake/csv", Columns: cols})
+	srv.AddTable(uctest.Table{Catalog: "main", Schema: "sales", Name: "ext", TableType: "EXTERNAL",
+		StorageLocation: "s3://lake/ext", Columns: cols})
+	for table, word := range map[string]string{"main.sales.v": "is a view", "main.sales.csv": "format CSV", "main.sales.ext": "external table"} {
+		for _, from := range []string{"uc", "delta"} {
+			code, out, errOut := run(t, "schema", "--from", from, table)
+			if code != ExitFailure || out != "" || !strings.Contains(errOut, word) {
+				t.Errorf("schema --from %s %s: exit %d, stdout %q, stderr %q; want exit 1 saying %q", from, table, code, out, errOut, word)
+			}
+		}
 	}
 }

@@ -23,6 +23,9 @@ type DatabricksOptions struct {
 	client *databricks.Client
 	wh     *databricks.Warehouse
 	tables map[string]*databricks.TableInfo
+	// creds holds one vending provider per table id and operation, so that every open of
+	// the same target in a run shares the credentials already vended.
+	creds map[string]storage.CredentialProvider
 }
 
 // Databricks returns f's Databricks connection options. The first call (when the command tree
@@ -58,6 +61,37 @@ func wireDatabricks(f *Factory, root *cobra.Command) {
 	pf.StringVar(&d.HTTPPath, "http-path", "", "SQL warehouse HTTP path, instead of --warehouse-id (default: DATABRICKS_HTTP_PATH)")
 	pf.StringVar(&d.StorageAuth, "storage-auth", "auto", "storage credentials for a --table target: auto, vended (Unity Catalog) or default (the store's chain)")
 	f.ResolveTable = resolveDatabricksTable
+	prev := root.PersistentPreRunE
+	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+		if prev != nil {
+			if err := prev(c, args); err != nil {
+				return err
+			}
+		}
+		return d.checkStorageAuth(c, args)
+	}
+}
+
+// checkStorageAuth validates --storage-auth before any work starts, whatever the target: an
+// unknown value is a usage error, and so is vended where no table is named (a storage URL,
+// or ls), since Unity Catalog vends credentials per table.
+func (d *DatabricksOptions) checkStorageAuth(c *cobra.Command, args []string) error {
+	mode, err := databricks.ParseStorageAuth(d.StorageAuth)
+	if err != nil {
+		return FlagErrorf("%v", err)
+	}
+	if mode != databricks.StorageAuthVended {
+		return nil
+	}
+	table := c.Flags().Lookup("table")
+	if table == nil && c.Name() != "ls" {
+		return nil // the command reads no storage
+	}
+	if table != nil && table.Value.String() != "" || len(args) > 0 && IsTableName(args[0]) {
+		return nil
+	}
+	return FlagErrorf("--storage-auth vended needs a table name (catalog.schema.table): Unity Catalog vends " +
+		"credentials per table, and a storage URL is read with the store's own credentials")
 }
 
 // Client returns the workspace client, creating it on first use.
@@ -105,6 +139,23 @@ func (d *DatabricksOptions) Table(ctx context.Context, f *Factory, name string) 
 	d.tables[name] = ti
 	d.mu.Unlock()
 	return ti, nil
+}
+
+// credentials returns the run's credential provider for the table and operation, creating it
+// on first use.
+func (d *DatabricksOptions) credentials(c *databricks.Client, tableID string, op databricks.Operation) storage.CredentialProvider {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	key := tableID + "/" + string(op)
+	if p, ok := d.creds[key]; ok {
+		return p
+	}
+	if d.creds == nil {
+		d.creds = map[string]storage.CredentialProvider{}
+	}
+	p := c.CredentialProvider(tableID, op)
+	d.creds[key] = p
+	return p
 }
 
 // Warehouse returns the SQL warehouse session pool, opening it on first use.
@@ -182,7 +233,7 @@ func resolveDatabricksTable(ctx context.Context, f *Factory, t *TargetOptions, a
 			return nil, err
 		}
 		// Vend once now, so that a refusal is reported before any listing starts.
-		get := c.CredentialProvider(ti.TableID, op)
+		get := d.credentials(c, ti.TableID, op)
 		if _, err := get(ctx); err != nil {
 			if errors.Is(err, databricks.ErrPermissionDenied) && mode == databricks.StorageAuthAuto {
 				return nil, fmt.Errorf("table %s: %w (no %s credentials were found in the environment, so Unity Catalog vending was tried)", ti.Name, err, loc.Scheme)

@@ -230,7 +230,44 @@ func TestResolveTableVendedS3(t *testing.T) {
 	if n := srv.VendCount(tbl.TableID); n != 1 {
 		t.Errorf("vended %d times, want 1", n)
 	}
+	// inspect opens the target twice (the files, then the Delta log for the schema): the
+	// credentials vended for the first serve the second.
+	rec.mu.Unlock()
+	if _, err := f.openTarget(ctx, &TargetOptions{Table: "main.sales.orders"}, "READ"); err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	if n := srv.VendCount(tbl.TableID); n != 1 {
+		t.Errorf("after a second open of the target: vended %d times, want 1", n)
+	}
 	if log := errOut(); strings.Contains(log, vendedSecret) || strings.Contains(log, ucToken) || !strings.Contains(log, "credential vending") {
 		t.Errorf("-vv log leaks a secret or does not say vending was chosen:\n%s", log)
+	}
+}
+
+// TestStorageAuthFlagChecked: --storage-auth is checked whatever the target, so a typo or a
+// vended request that cannot apply (a storage URL has no table to vend for) is a usage error
+// instead of being silently ignored.
+func TestStorageAuthFlagChecked(t *testing.T) {
+	databricksEnv(t)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"ls", dir, "--storage-auth", "keys"}, ExitUsage, "want auto, vended or default"},
+		{[]string{"inspect", dir, "--storage-auth", "Vendd"}, ExitUsage, "want auto, vended or default"},
+		{[]string{"inspect", dir, "--storage-auth", "vended"}, ExitUsage, "needs a table name"},
+		{[]string{"preview", "--root", dir, "--storage-auth", "vended"}, ExitUsage, "needs a table name"},
+		{[]string{"ls", dir, "--storage-auth", "vended"}, ExitUsage, "needs a table name"},
+		{[]string{"ls", dir, "--storage-auth", "default"}, ExitOK, ""},
+		{[]string{"ls", dir, "--storage-auth", "AUTO"}, ExitOK, ""},
+		{[]string{"version", "--storage-auth", "vended"}, ExitOK, ""},
+	} {
+		code, _, errOut := run(t, tc.args...)
+		if code != tc.code || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d saying %q", tc.args, code, errOut, tc.code, tc.want)
+		}
 	}
 }

@@ -18,6 +18,13 @@ type TableDescription struct {
 	Properties       map[string]string
 }
 
+// CheckRecoverable applies the rule of TableInfo.CheckRecoverable to what DESCRIBE reports
+// (type and provider): a view, a non-Delta or a non-managed table has no Zerobus fallback files.
+// The error wraps ErrUnsupported.
+func (d *TableDescription) CheckRecoverable() error {
+	return checkZerobusTarget(d.Name, d.Type, d.Provider, d.Location)
+}
+
 // DescribeTable reads a table's schema and location through the warehouse with
 // DESCRIBE TABLE EXTENDED <table> AS JSON (read with QueryContext; the report form is never
 // parsed, since it truncates wide structs). Errors from the statement are *SQLError; a document

@@ -22,8 +22,12 @@ var (
 	ErrPermissionDenied = errors.New("permission denied")
 	// ErrNotFound: the catalog, schema or table does not exist (HTTP 404).
 	ErrNotFound = errors.New("not found")
-	// ErrUnreachable: the workspace host could not be reached or did not answer as a workspace.
+	// ErrUnreachable: the workspace host could not be reached, did not answer as a workspace,
+	// or failed on its side (5xx, 429); retrying later may help.
 	ErrUnreachable = errors.New("workspace unreachable")
+	// ErrRejected: the workspace refused the request as it stands (HTTP 400, 409, …, such as
+	// INVALID_PARAMETER_VALUE); retrying does not help, a setting or the table must change.
+	ErrRejected = errors.New("request refused")
 	// ErrUnsupported: Databricks answered with something zbrecover cannot use (a view, a
 	// non-Delta table, a credential type without a storage mapping).
 	ErrUnsupported = errors.New("not supported")
@@ -75,9 +79,12 @@ func (e *APIError) Is(target error) bool { return target == e.Kind }
 
 func (e *APIError) Unwrap() error { return e.Err }
 
-// classifyAPI turns an SDK error into an *APIError. hints supply the per-operation advice for
-// not found and permission denied.
-func classifyAPI(op, host, authType string, err error, notFoundHint, deniedHint string) error {
+// apiHints are the per-operation advice classifyAPI attaches: for not found, for permission
+// denied, and for a request the workspace refuses (HTTP 4xx other than 401, 403, 404, 429).
+type apiHints struct{ notFound, denied, rejected string }
+
+// classifyAPI turns an SDK error into an *APIError.
+func classifyAPI(op, host, authType string, err error, h apiHints) error {
 	if err == nil {
 		return nil
 	}
@@ -99,14 +106,20 @@ func classifyAPI(op, host, authType string, err error, notFoundHint, deniedHint 
 			e.Hint = fmt.Sprintf("%s does not offer this Unity Catalog API; check that DATABRICKS_HOST (or the profile's host) is a workspace URL with Unity Catalog enabled", host)
 		case ae.StatusCode == 403 || ae.ErrorCode == "PERMISSION_DENIED":
 			e.Kind = ErrPermissionDenied
-			e.Hint = deniedHint
+			e.Hint = h.denied
 		case ae.StatusCode == 404 || strings.HasSuffix(ae.ErrorCode, "_DOES_NOT_EXIST") || ae.ErrorCode == "NOT_FOUND":
 			e.Kind = ErrNotFound
-			e.Hint = notFoundHint
+			e.Hint = h.notFound
 			if ae.ErrorCode == "" && ae.Message == "" || strings.Contains(lowMsg, "<html") {
 				// A 404 without a Databricks error body: the host serves something else.
 				e.Kind = ErrUnreachable
 				e.Hint = fmt.Sprintf("%s does not look like a Databricks workspace; check DATABRICKS_HOST or the profile's host", host)
+			}
+		case ae.StatusCode >= 400 && ae.StatusCode < 500 && ae.StatusCode != 408 && ae.StatusCode != 429:
+			e.Kind = ErrRejected
+			e.Hint = h.rejected
+			if e.Hint == "" {
+				e.Hint = "the request is refused as it stands; retrying will not help"
 			}
 		default:
 			e.Kind = ErrUnreachable

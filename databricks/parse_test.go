@@ -1,6 +1,7 @@
 package databricks
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -213,6 +214,10 @@ func TestRedact(t *testing.T) {
 		"COPY INTO t FROM 's3://b/p' WITH (CREDENTIAL (AWS_SECRET_KEY = 'k3y/val', AWS_SESSION_TOKEN='tok'))": "k3y/val",
 		"Authorization: Bearer dapiabcdef0123456789abcdef":                                                    "dapiabcdef0123456789",
 		"https://acct.blob.core.windows.net/c?sv=1&sig=SIGSIG":                                                "SIGSIG",
+		// databricks-sql-go DSN parameters, and an OAuth secret never registered with this process.
+		"https://h:443/sql/1.0/warehouses/x?authType=OauthM2M&clientID=abc&clientSecret=s3cr3t-client-value": "s3cr3t-client-value",
+		"http://127.0.0.1:9/sql/1.0/warehouses/x?accessToken=tok-in-the-query&maxRows=5":                     "tok-in-the-query",
+		"client secret dose0123456789abcdef0123456789abcdef was rejected":                                    "dose0123456789abcdef",
 	} {
 		if out := Redact(in); strings.Contains(out, gone) || !strings.Contains(out, storage.Redacted) {
 			t.Errorf("Redact(%q) = %q", in, out)
@@ -236,6 +241,54 @@ func TestUserAgentVersion(t *testing.T) {
 		}
 		if !semver.MatchString(userAgentVersion(in)) {
 			t.Errorf("userAgentVersion(%q) is not semver", in)
+		}
+	}
+}
+
+// TestCheckZerobusTarget: Zerobus Ingest writes only to Unity Catalog managed Delta tables, so a
+// view, a table in another format or an external table has no fallback files. Both table
+// sources (Unity Catalog and DESCRIBE … AS JSON) refuse them the same way, naming what was found.
+func TestCheckZerobusTarget(t *testing.T) {
+	tn := TableName{"main", "sales", "t"}
+	cases := []struct {
+		typ, format, location string
+		wantWords             []string // empty: accepted
+	}{
+		{"MANAGED", "DELTA", "s3://lake/t", nil},
+		{"MANAGED", "delta", "s3://lake/t", nil},
+		{"", "", "s3://lake/t", nil}, // not reported: let the storage answer
+		{"VIEW", "", "", []string{"main.sales.t", "view"}},
+		{"MATERIALIZED_VIEW", "", "", []string{"materialized view"}},
+		{"EXTERNAL", "CSV", "s3://lake/t", []string{"CSV", "Delta"}},
+		{"EXTERNAL", "DELTA", "s3://lake/t", []string{"external", "managed", "URL"}},
+		{"STREAMING_TABLE", "DELTA", "s3://lake/t", []string{"streaming table", "managed"}},
+		{"MANAGED", "DELTA", "", []string{"no storage location"}},
+	}
+	for _, c := range cases {
+		for _, src := range []string{"uc", "describe"} {
+			var err error
+			if src == "uc" {
+				ti := &TableInfo{Name: tn, TableType: c.typ, DataSourceFormat: c.format, StorageLocation: c.location}
+				err = ti.CheckRecoverable()
+			} else {
+				d := &TableDescription{Name: tn, Type: c.typ, Provider: strings.ToLower(c.format), Location: c.location}
+				err = d.CheckRecoverable()
+			}
+			if len(c.wantWords) == 0 {
+				if err != nil {
+					t.Errorf("%s %s/%s: %v", src, c.typ, c.format, err)
+				}
+				continue
+			}
+			if !errors.Is(err, ErrUnsupported) {
+				t.Errorf("%s %s/%s: err = %v, want ErrUnsupported", src, c.typ, c.format, err)
+				continue
+			}
+			for _, w := range c.wantWords {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%s %s/%s: %q does not say %q", src, c.typ, c.format, err, w)
+				}
+			}
 		}
 	}
 }

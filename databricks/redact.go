@@ -48,13 +48,18 @@ var (
 	jsonSecret = regexp.MustCompile(`(?i)("(?:secret_access_key|access_key_id|session_token|oauth_token|sas_token|aad_token|access_token|refresh_token|id_token|client_secret|token|password|token_value)"\s*:\s*)"(?:[^"\\]|\\.)*"`)
 	// sqlSecret matches inline temporary credentials in SQL text (COPY INTO … WITH (CREDENTIAL (…))).
 	sqlSecret = regexp.MustCompile(`(?i)('?(?:AWS_ACCESS_KEY|AWS_SECRET_KEY|AWS_SESSION_TOKEN|AZURE_SAS_TOKEN)'?\s*=\s*)'(?:[^']|'')*'`)
+	// paramSecret matches secret parameters of URLs and databricks-sql-go DSNs
+	// (?accessToken=…, &clientSecret=…).
+	paramSecret = regexp.MustCompile(`(?i)\b((?:accessToken|access_token|clientSecret|client_secret|token|password|pwd)=)[^&\s"'#]+`)
+	// oauthSecret matches Databricks OAuth client secrets (dose…), registered or not.
+	oauthSecret = regexp.MustCompile(`\bdose[0-9a-f]{16,}\b`)
 	// headerSecret matches Authorization-style headers in dumped requests.
 	headerSecret = regexp.MustCompile(`(?i)((?:authorization|x-databricks-azure-sp-management-token|x-databricks-gcp-sa-access-token)\s*:\s*)(?:\S+\s)?\S+`)
 )
 
 // Redact removes secrets from text: every token, client secret and vended credential this
 // process has seen, the secret fields of JSON documents, inline SQL credentials, authorization
-// headers, and whatever storage.Redact recognises (SAS signatures, bearer tokens, personal
+// headers, secret URL and DSN parameters, Databricks OAuth secrets (dose…), and whatever storage.Redact recognises (SAS signatures, bearer tokens, personal
 // access tokens, passwords in URLs). Use it on every log line and error message that may carry
 // Databricks or storage material.
 func Redact(s string) string {
@@ -66,6 +71,8 @@ func Redact(s string) string {
 	s = jsonSecret.ReplaceAllString(s, `${1}"`+storage.Redacted+`"`)
 	s = sqlSecret.ReplaceAllString(s, `${1}'`+storage.Redacted+`'`)
 	s = headerSecret.ReplaceAllString(s, "${1}"+storage.Redacted)
+	s = paramSecret.ReplaceAllString(s, "${1}"+storage.Redacted)
+	s = oauthSecret.ReplaceAllString(s, storage.Redacted)
 	return storage.Redact(s)
 }
 

@@ -132,7 +132,7 @@ func Classify(err error) *SQLError {
 			e.SQLState = m[1]
 		}
 	}
-	e.Message = Redact(strings.TrimSpace(driverNoiseRe.ReplaceAllString(driverPrefixRe.ReplaceAllString(msg, ""), "")))
+	e.Message = Redact(tidyMessage(msg, e.ErrorClass, e.SQLState))
 
 	switch {
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
@@ -157,6 +157,24 @@ func Classify(err error) *SQLError {
 		e.Hint = "cannot reach the SQL warehouse; check the workspace host, --warehouse-id / --http-path, and that the warehouse is running"
 	}
 	return e
+}
+
+// repeatedWrapRe matches the driver's doubled "failed to execute query: " wrapping.
+var repeatedWrapRe = regexp.MustCompile(`(failed to execute query: )+`)
+
+// tidyMessage leaves the server's words: it drops the driver's wrappers, and the [ERROR_CLASS]
+// prefix and SQLSTATE suffix that SQLError.Error already prints in its header.
+func tidyMessage(msg, errorClass, sqlState string) string {
+	msg = driverNoiseRe.ReplaceAllString(driverPrefixRe.ReplaceAllString(msg, ""), "")
+	msg = repeatedWrapRe.ReplaceAllString(msg, "$1")
+	if errorClass != "" {
+		msg = strings.Replace(msg, "["+errorClass+"] ", "", 1)
+		msg = strings.Replace(msg, "["+errorClass+"]", "", 1)
+	}
+	if sqlState != "" {
+		msg = regexp.MustCompile(`\s*SQLSTATE:?\s*`+regexp.QuoteMeta(sqlState)+`\b\.?`).ReplaceAllString(msg, "")
+	}
+	return strings.TrimSpace(msg)
 }
 
 func classifyServer(errorClass, sqlState string) (Class, string) {

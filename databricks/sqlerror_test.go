@@ -83,7 +83,19 @@ func TestClassify(t *testing.T) {
 			if strings.Contains(se.Error(), "unexpected operation state") {
 				t.Errorf("driver wrapping kept in %q", se.Error())
 			}
+			// The error class and SQLSTATE are said once, in the header, not again in the message.
+			if tc.errClass != "" && strings.Count(se.Error(), tc.errClass) != 1 {
+				t.Errorf("error class %s repeated in %q", tc.errClass, se.Error())
+			}
+			if tc.state != "" && strings.Count(se.Error(), tc.state) != 1 {
+				t.Errorf("SQLSTATE %s repeated in %q", tc.state, se.Error())
+			}
 		})
+	}
+	// The driver wraps a cancelled poll twice in the same words; the message says it once.
+	se0 := Classify(fmt.Errorf("databricks: execution error: failed to execute query: failed to execute query: %w", context.Canceled))
+	if strings.Count(se0.Error(), "failed to execute query") != 1 {
+		t.Errorf("repeated wrapping in %q", se0.Error())
 	}
 	if Classify(nil) != nil {
 		t.Errorf("Classify(nil) != nil")

@@ -39,25 +39,51 @@ func (t *TableInfo) Root() (storage.Location, error) {
 	return loc, nil
 }
 
-// CheckRecoverable reports why the table cannot hold Zerobus fallback files: a view or a
-// non-Delta table has none, and a table without a storage location cannot be reached.
+// CheckRecoverable reports why the table cannot hold Zerobus fallback files: Zerobus Ingest
+// writes only to Unity Catalog managed Delta tables, so a view, a table in another format or an
+// external table has none, and a table without a storage location cannot be reached. The error
+// wraps ErrUnsupported.
 func (t *TableInfo) CheckRecoverable() error {
-	switch strings.ToUpper(t.TableType) {
+	return checkZerobusTarget(t.Name, t.TableType, t.DataSourceFormat, t.StorageLocation)
+}
+
+// checkZerobusTarget holds the rule of CheckRecoverable for both table sources (Unity Catalog's
+// table_type and data_source_format, DESCRIBE … AS JSON's type and provider). Empty values are
+// not held against the table.
+func checkZerobusTarget(name TableName, tableType, format, location string) error {
+	typ := strings.ToUpper(strings.TrimSpace(tableType))
+	switch typ {
 	case "VIEW", "MATERIALIZED_VIEW", "METRIC_VIEW":
-		return fmt.Errorf("table %s is a %s: %w; name the Delta table Zerobus writes to", t.Name, strings.ToLower(t.TableType), ErrUnsupported)
+		return fmt.Errorf("table %s is %s: %w; name the Delta table Zerobus writes to", name, tableKind(typ), ErrUnsupported)
 	}
-	if f := strings.ToUpper(t.DataSourceFormat); f != "" && f != "DELTA" {
-		return fmt.Errorf("table %s has format %s: %w; Zerobus targets are Delta tables", t.Name, f, ErrUnsupported)
+	if f := strings.ToUpper(strings.TrimSpace(format)); f != "" && f != "DELTA" {
+		return fmt.Errorf("table %s has format %s: %w; Zerobus targets are Delta tables", name, f, ErrUnsupported)
 	}
-	if t.StorageLocation == "" {
-		return fmt.Errorf("table %s: %w: Unity Catalog reports no storage location", t.Name, ErrUnsupported)
+	if typ != "" && typ != "MANAGED" {
+		return fmt.Errorf("table %s is %s: %w; Zerobus Ingest writes only to Unity Catalog managed Delta tables, "+
+			"so only those have fallback files (to look at a storage location anyway, give its URL as TARGET)", name, tableKind(typ), ErrUnsupported)
+	}
+	if location == "" {
+		return fmt.Errorf("table %s: %w: Unity Catalog reports no storage location", name, ErrUnsupported)
 	}
 	return nil
 }
 
+// tableKind spells a table type for a sentence: "a view", "an external table".
+func tableKind(typ string) string {
+	s := strings.ToLower(strings.ReplaceAll(typ, "_", " "))
+	if !strings.HasSuffix(s, "view") && !strings.HasSuffix(s, "table") {
+		s += " table"
+	}
+	if strings.ContainsRune("aeiou", rune(s[0])) {
+		return "an " + s
+	}
+	return "a " + s
+}
+
 // Table looks a table up in Unity Catalog by its three-part name (backquotes allowed). Errors
 // wrap ErrNotFound (no such catalog, schema or table, or no privilege to see it),
-// ErrPermissionDenied, ErrUnauthenticated or ErrUnreachable.
+// ErrPermissionDenied, ErrUnauthenticated, ErrRejected or ErrUnreachable.
 func (c *Client) Table(ctx context.Context, name string) (*TableInfo, error) {
 	tn, err := ParseTableName(name)
 	if err != nil {
@@ -66,9 +92,11 @@ func (c *Client) Table(ctx context.Context, name string) (*TableInfo, error) {
 	op := "get table " + tn.String()
 	ti, err := c.tables.Get(ctx, catalog.GetTableRequest{FullName: tn.String()})
 	if err != nil {
-		return nil, classifyAPI(op, c.cfg.Host, c.cfg.AuthType, err,
-			"check the catalog, schema and table names; Unity Catalog also answers not found when the identity lacks USE CATALOG or USE SCHEMA",
-			"the identity needs USE CATALOG on the catalog, USE SCHEMA on the schema and SELECT on the table")
+		return nil, classifyAPI(op, c.cfg.Host, c.cfg.AuthType, err, apiHints{
+			notFound: "check the catalog, schema and table names; Unity Catalog also answers not found when the identity lacks USE CATALOG or USE SCHEMA",
+			denied:   "the identity needs USE CATALOG on the catalog, USE SCHEMA on the schema and SELECT on the table",
+			rejected: "Unity Catalog refuses the lookup of this name; check the catalog, schema and table names",
+		})
 	}
 	return tableInfoFrom(tn, ti)
 }

@@ -48,8 +48,11 @@ func (c *Client) TableCredentials(ctx context.Context, tableID string, op Operat
 	})
 	opName := fmt.Sprintf("vend %s storage credentials (table id %s)", op, tableID)
 	if err != nil {
-		return VendedCredentials{}, classifyAPI(opName, c.cfg.Host, c.cfg.AuthType, err,
-			"the table id is unknown to Unity Catalog; look the table up again", vendDeniedHint)
+		return VendedCredentials{}, classifyAPI(opName, c.cfg.Host, c.cfg.AuthType, err, apiHints{
+			notFound: "the table id is unknown to Unity Catalog; look the table up again",
+			denied:   vendDeniedHint,
+			rejected: "Unity Catalog does not vend credentials for this table; " + vendDeniedHint,
+		})
 	}
 	return vendedFrom(opName, resp)
 }

@@ -41,6 +41,8 @@ func TestTableCredentials(t *testing.T) {
 	srv.SetCredentials("main.sales.aad", uctest.Credentials{AzureAADToken: "eyJ-vended-aad-token"})
 	denied := srv.AddTable(uctest.Table{Catalog: "main", Schema: "sales", Name: "locked", StorageLocation: "s3://lake/locked"})
 	srv.DenyVending("main.sales.locked")
+	// No credentials configured: the fake answers 400 INVALID_PARAMETER_VALUE.
+	novend := srv.AddTable(uctest.Table{Catalog: "main", Schema: "sales", Name: "novend", StorageLocation: "s3://lake/novend"})
 
 	c := vendClient(t, srv, nil)
 	ctx := context.Background()
@@ -87,6 +89,14 @@ func TestTableCredentials(t *testing.T) {
 	_, err = c.TableCredentials(ctx, denied.TableID, OperationRead)
 	if !errors.Is(err, ErrPermissionDenied) || !strings.Contains(err.Error(), "EXTERNAL USE SCHEMA") {
 		t.Errorf("denied: err = %v", err)
+	}
+	// A request Unity Catalog refuses (400) is neither an unreachable workspace nor worth a
+	// retry: the error says so and names what to change.
+	_, err = c.TableCredentials(ctx, novend.TableID, OperationRead)
+	if !errors.Is(err, ErrRejected) || errors.Is(err, ErrUnreachable) ||
+		!strings.Contains(err.Error(), "INVALID_PARAMETER_VALUE") || !strings.Contains(err.Error(), "--storage-auth default") ||
+		strings.Contains(err.Error(), "retry") || strings.Contains(err.Error(), "unreachable") {
+		t.Errorf("refused vending: err = %v, want ErrRejected with the --storage-auth default way out", err)
 	}
 	_, err = c.TableCredentials(ctx, "00000000-0000-0000-0000-000000000000", OperationRead)
 	if !errors.Is(err, ErrNotFound) {
@@ -214,5 +224,35 @@ func TestNoSecretInVerboseLog(t *testing.T) {
 	}
 	if t.Failed() || testing.Verbose() {
 		t.Logf("log:\n%s", out)
+	}
+}
+
+// TestRESTUserAgent: Unity Catalog calls name zbrecover and its version in the User-Agent, as
+// the SQL sessions do.
+func TestRESTUserAgent(t *testing.T) {
+	cleanEnv(t)
+	srv := newFake(t)
+	tbl := ordersTable(srv)
+	srv.SetCredentials("main.sales.orders", uctest.Credentials{AWSAccessKeyID: "AKIAUA", AWSSecretAccessKey: "ua-secret-key-000"})
+	t.Setenv("DATABRICKS_HOST", srv.URL)
+	t.Setenv("DATABRICKS_TOKEN", goodToken)
+	c, err := NewClient(context.Background(), Options{Version: "v2.3.4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Table(context.Background(), "main.sales.orders"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.TableCredentials(context.Background(), tbl.TableID, OperationRead); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) < 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	for _, r := range reqs {
+		if !strings.Contains(r.UserAgent, "zbrecover/2.3.4") {
+			t.Errorf("%s %s: user agent %q lacks zbrecover/2.3.4", r.Method, r.Path, r.UserAgent)
+		}
 	}
 }

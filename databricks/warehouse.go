@@ -90,6 +90,7 @@ func OpenDSN(ctx context.Context, dsn string, opts Options) (*Warehouse, error) 
 		registerSecret(pw)
 	}
 	q := u.Query()
+	registerSecret(q.Get("accessToken"), q.Get("clientSecret"))
 	if q.Get("enableTelemetry") == "" {
 		q.Set("enableTelemetry", "false")
 	}

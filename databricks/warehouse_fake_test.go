@@ -197,6 +197,10 @@ func TestWarehouseErrorsClassified(t *testing.T) {
 	if !errors.As(err, &se) || se.Class != ClassCanceled || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("deadline: %v", err)
 	}
+	// The statement is cancelled on the warehouse too, not only abandoned by the client.
+	if n := srv.CountRequests("CancelOperation"); n != 1 {
+		t.Errorf("CancelOperation sent %d times after the deadline, want 1", n)
+	}
 
 	if strings.Contains(logBuf.String(), goodToken) {
 		t.Errorf("token in the verbose log")

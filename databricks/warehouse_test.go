@@ -111,3 +111,30 @@ func TestWarehouseNeedsAnEndpoint(t *testing.T) {
 		t.Errorf("HTTPPath = %q, %v", p, err)
 	}
 }
+
+// TestOpenDSNSecrets: the secrets a DSN carries in its query (accessToken, clientSecret) stay
+// out of the error and the log, and are registered for redaction everywhere else.
+func TestOpenDSNSecrets(t *testing.T) {
+	rec := &thriftRecorder{}
+	srv := httptest.NewServer(rec)
+	defer srv.Close()
+	const token = "pat-from-the-dsn-query-0042"
+	var logBuf bytes.Buffer
+	_, err := OpenDSN(context.Background(), srv.URL+"/sql/1.0/warehouses/x?accessToken="+token+"&maxRows=10",
+		Options{Log: slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	var se *SQLError
+	if !errors.As(err, &se) || se.Class != ClassAuth {
+		t.Fatalf("err = %v, want an authentication SQLError", err)
+	}
+	if strings.Contains(err.Error(), token) || strings.Contains(logBuf.String(), token) {
+		t.Errorf("DSN token leaked: %v\n%s", err, logBuf.String())
+	}
+	if got := Redact("echoed " + token); strings.Contains(got, token) {
+		t.Errorf("the DSN token is not registered as a secret: %q", got)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.reqs) == 0 || rec.reqs[0].Header.Get("Authorization") != "Bearer "+token {
+		t.Errorf("the DSN token did not reach the warehouse")
+	}
+}

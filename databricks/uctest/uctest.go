@@ -64,6 +64,8 @@ type Request struct {
 	Authorized bool
 	// Operation and TableID are set for credential vending.
 	Operation, TableID string
+	// UserAgent is the request's User-Agent header.
+	UserAgent string
 }
 
 // Server is the fake workspace. Configure it before use; all methods are safe for concurrent use.
@@ -230,7 +232,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.serveToken(w, r)
 		return
 	}
-	req := Request{Method: r.Method, Path: r.URL.Path}
+	req := Request{Method: r.Method, Path: r.URL.Path, UserAgent: r.UserAgent()}
 	tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 	s.mu.Lock()
 	req.Authorized = r.Header.Get("Authorization") != tok && s.tokens[tok]

@@ -89,6 +89,9 @@ func (f *Factory) OpenStorageWith(ctx context.Context, raw string, cfg storage.C
 			return nil, fmt.Errorf("local path %s is a file, not a directory", loc.Path)
 		}
 	}
+	if cfg.Logger == nil {
+		cfg.Logger = f.Logger
+	}
 	b, err := f.Registry().OpenLocation(ctx, loc, cfg)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -207,6 +208,9 @@ type Config struct {
 	// Transport, when set, carries the backend's HTTP requests (tests count or delay requests
 	// with it). Nil uses the SDK's default transport.
 	Transport http.RoundTripper
+	// Logger receives the SDKs' own log lines (at debug level); nil discards them, so an SDK
+	// never writes to the process's stderr by itself.
+	Logger *slog.Logger
 	// PageSize, when positive, caps the objects per list request (tests exercise pagination
 	// with it). Zero uses the store's maximum.
 	PageSize int

@@ -3,10 +3,14 @@
 package s3
 
 import (
+	"log/slog"
+	"strings"
+
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/aws/smithy-go/logging"
 	"io"
 	"net/http"
 	"time"
@@ -58,7 +62,7 @@ func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backen
 	if loc.Scheme != "s3" || loc.Bucket == "" {
 		return nil, fmt.Errorf("s3 backend: %s is not an s3://bucket/prefix location", loc)
 	}
-	var opts []func(*config.LoadOptions) error
+	opts := []func(*config.LoadOptions) error{config.WithLogger(sdkLogger(cfg.Logger))}
 	if cfg.Credentials != nil {
 		opts = append(opts, config.WithCredentialsProvider(aws.NewCredentialsCache(credentialsProvider(cfg.Credentials),
 			func(o *aws.CredentialsCacheOptions) { o.ExpiryWindow = time.Minute })))
@@ -388,6 +392,15 @@ func (b *Backend) classify(code string, status int, err error) (storage.ErrorCla
 	switch {
 	case code == "NoSuchBucket":
 		return storage.ClassPermanent, fmt.Sprintf("bucket %q does not exist", b.bucket)
+	case code == "" && strings.Contains(err.Error(), "get credentials"):
+		return storage.ClassPermanent, "no usable AWS credentials (set AWS_ACCESS_KEY_ID and " +
+			"AWS_SECRET_ACCESS_KEY, or AWS_PROFILE, or run where an instance role applies; or name the " +
+			"table with --table to use the credentials Unity Catalog vends for it)"
+	case code == "AccessDenied" || code == "AllAccessDisabled" || status == http.StatusForbidden:
+		return storage.ClassPermanent, "access denied: the credentials in use may not list or read this " +
+			"prefix (s3:ListBucket, s3:GetObject)"
+	case code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "ExpiredToken":
+		return storage.ClassPermanent, "the AWS credentials in use are not valid (" + code + ")"
 	case code == "NoSuchKey" || code == "NotFound" || status == http.StatusNotFound:
 		return storage.ClassNotExist, ""
 	case code == "PreconditionFailed" || status == http.StatusPreconditionFailed:
@@ -396,4 +409,14 @@ func (b *Backend) classify(code string, status int, err error) (storage.ErrorCla
 		return storage.ClassTransient, ""
 	}
 	return storage.ClassPermanent, ""
+}
+
+// sdkLogger routes the AWS SDK's log lines (such as its instance-metadata fallback warnings) to
+// l at debug level, redacted, instead of the process's stderr.
+func sdkLogger(l *slog.Logger) logging.Logger {
+	return logging.LoggerFunc(func(c logging.Classification, format string, v ...any) {
+		if l != nil {
+			l.Debug(storage.Redact(fmt.Sprintf(format, v...)), "sdk", "aws", "level", string(c))
+		}
+	})
 }

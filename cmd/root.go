@@ -192,5 +192,6 @@ var extraCommands []func(*Factory) *cobra.Command
 func printJSON(f *Factory, v any) error {
 	enc := json.NewEncoder(f.IO.Out)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // Spark types (array<int>) and SQL hold < and >
 	return enc.Encode(v)
 }

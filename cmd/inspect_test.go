@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -594,5 +596,30 @@ func TestInspectTakesTheSchemaFromTheSource(t *testing.T) {
 	code, stdout, stderr := run(t, "inspect", "--from", "uc", root)
 	if code != ExitUsage || stdout != "" || !strings.Contains(stderr, "--from uc needs a table name") {
 		t.Errorf("--from uc: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+// Ctrl-C (the root context cancelled) mid-inspect stops the run promptly with exit 130 and
+// says it was interrupted, in text and in JSON mode.
+func TestInspectInterrupted(t *testing.T) {
+	srv := s3test.NewServer(t, s3test.WithLatency(20*time.Millisecond))
+	data := pqgen.Must(pqgen.Bytes(ordersV1, `[{"id":1,"customer":"ann","amount":"10.50"}]`, pqgen.Options{}))
+	for i := 0; i < 400; i++ {
+		if err := srv.Put(fmt.Sprintf("orders/%spart-%03d.parquet", fallback, i), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKeyID)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretAccessKey)
+	for _, output := range []string{"text", "json"} {
+		ctx, cancel := context.WithCancel(context.Background())
+		io, _, _, errOut := iostreams.Test()
+		time.AfterFunc(150*time.Millisecond, cancel)
+		code := Run(ctx, NewFactory(io), []string{"inspect", "-o", output, "--concurrency", "2",
+			"--s3-endpoint", srv.Config().S3Endpoint, "--s3-region", s3test.Region, srv.URLFor("orders")})
+		cancel()
+		if code != ExitInterrupted || !strings.Contains(errOut.String(), "interrupted") {
+			t.Errorf("%s: exit %d, stderr %q", output, code, errOut.String())
+		}
 	}
 }

@@ -1,7 +1,7 @@
 # zbrecover: the two set-up commands are `make demo` and `make test`.
 GO        ?= go
 BIN       ?= bin/zbrecover
-TESTFLAGS ?= -race
+TESTFLAGS ?= -race -count=1
 # Tests that use the local SQL warehouse (DuckDB, cgo) need the duckdb build tag; the demo's
 # end-to-end test needs the demo tag.
 TAGS      ?= duckdb demo

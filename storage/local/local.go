@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -53,51 +54,78 @@ func info(key string, fi fs.FileInfo) storage.ObjectInfo {
 	return storage.ObjectInfo{Key: key, Size: fi.Size(), ModTime: fi.ModTime().UTC()}
 }
 
-// List implements storage.Backend.
+// List implements storage.Backend. Keys come in lexical order of the whole key, as object
+// stores list them ("a.txt" before "a/b"), and only regular files are objects. The root may be
+// a symbolic link to a directory; links inside the tree are not followed.
 func (b *Backend) List(ctx context.Context, prefix string, fn func(storage.ObjectInfo) error) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("list %s: %w", b.Location(), err)
 	}
-	// Walk only the deepest directory the prefix names, then filter by the full prefix.
-	start := b.root
+	// Start in the deepest directory the prefix names. A key never has an empty, "." or ".."
+	// segment (path refuses them), so a prefix whose folders have one matches nothing; this
+	// also keeps the walk inside the root.
+	dir, rel := b.root, ""
 	if i := strings.LastIndex(prefix, "/"); i >= 0 {
-		start = filepath.Join(b.root, filepath.FromSlash(prefix[:i]))
-	}
-	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
+		rel = prefix[:i+1]
+		for _, part := range strings.Split(prefix[:i], "/") {
+			if part == "" || part == "." || part == ".." || strings.Contains(part, "\x00") {
 				return nil
 			}
-			return err
 		}
+		dir = filepath.Join(b.root, filepath.FromSlash(prefix[:i]))
+	}
+	if err := b.walk(ctx, dir, rel, prefix, fn); err != nil {
+		return fmt.Errorf("list %s: %w", b.Location(), err)
+	}
+	return nil
+}
+
+// walk lists the directory dir, whose key prefix is rel ("" or ending in "/"), calling fn for
+// each regular file whose key starts with prefix, in key order, descending only into the
+// folders that can hold such keys.
+func (b *Backend) walk(ctx context.Context, dir, rel, prefix string, fn func(storage.ObjectInfo) error) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if notExist(err) {
+			return nil // the folder is not there (or went away): no keys under it
+		}
+		return err
+	}
+	// A folder's keys sort as its name followed by "/".
+	sortKey := func(e fs.DirEntry) string {
+		if e.IsDir() {
+			return e.Name() + "/"
+		}
+		return e.Name()
+	}
+	slices.SortFunc(entries, func(x, y fs.DirEntry) int { return strings.Compare(sortKey(x), sortKey(y)) })
+	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if d.IsDir() {
-			return nil
+		key := rel + e.Name()
+		if e.IsDir() {
+			sub := key + "/"
+			if strings.HasPrefix(sub, prefix) || strings.HasPrefix(prefix, sub) {
+				if err := b.walk(ctx, filepath.Join(dir, e.Name()), sub, prefix, fn); err != nil {
+					return err
+				}
+			}
+			continue
 		}
-		rel, err := filepath.Rel(b.root, p)
+		if !strings.HasPrefix(key, prefix) || !e.Type().IsRegular() {
+			continue
+		}
+		fi, err := e.Info()
 		if err != nil {
-			return err
-		}
-		key := filepath.ToSlash(rel)
-		if !strings.HasPrefix(key, prefix) {
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		fi, err := d.Info()
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
+			if notExist(err) {
+				continue
 			}
 			return err
 		}
-		return fn(info(key, fi))
-	})
-	if err != nil {
-		return fmt.Errorf("list %s: %w", b.Location(), err)
+		if err := fn(info(key, fi)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -120,6 +120,15 @@ func keys(objs []storage.ObjectInfo) []string {
 	return out
 }
 
+// listedOrder returns the keys of objs in the order they were listed.
+func listedOrder(objs []storage.ObjectInfo) []string {
+	out := make([]string, len(objs))
+	for i, o := range objs {
+		out[i] = o.Key
+	}
+	return out
+}
+
 func checkInfo(t *testing.T, what string, o storage.ObjectInfo, wantKey string, wantSize int64) {
 	t.Helper()
 	if o.Key != wantKey {
@@ -198,6 +207,11 @@ func (s *suite) testList(t *testing.T) {
 		got, want := keys(objs), wantKeys(prefix)
 		if !slices.Equal(got, want) {
 			t.Errorf("List(%q) = %q, want %q", prefix, got, want)
+		}
+		// Every store lists in lexical (byte) order of the whole key: "a/bc" after "a/b-x"
+		// and "a/b/3", "top" before "topaz/x/y", whatever folders the keys run through.
+		if order := listedOrder(objs); !slices.IsSorted(order) {
+			t.Errorf("List(%q) returned %q, not in lexical key order", prefix, order)
 		}
 		if len(objs) != len(got) {
 			t.Errorf("List(%q) returned %d objects for %d keys", prefix, len(objs), len(got))
@@ -310,6 +324,16 @@ func (s *suite) testRootIsolation(t *testing.T) {
 	}
 	if _, err := short.Stat(context.Background(), "x"); !errors.Is(err, storage.ErrNotExist) {
 		t.Errorf("Stat of a key under another root: %v, want ErrNotExist", err)
+	}
+	// A prefix is matched literally against keys: ".." climbs out of nothing.
+	for _, prefix := range []string{"../", "../ab/", "./../ab/x", "../ab/../ab/x"} {
+		objs, err := listAll(context.Background(), short, prefix)
+		if err != nil {
+			t.Errorf("List(%q): %v", prefix, err)
+		}
+		if len(objs) != 0 {
+			t.Errorf("backend rooted at %s lists %q for prefix %q: objects outside its root", short.Location(), keys(objs), prefix)
+		}
 	}
 }
 
@@ -664,6 +688,12 @@ var HostileKeys = []string{
 	"dots..dots/.hidden",
 	"mixed/ ?#%+&\"'",
 	"long/" + strings.Repeat("x", 200),
+	" leading space",
+	"trailing space ",
+	"nfc/caf\u00e9",  // é as one code point
+	"nfd/cafe\u0301", // é as e and a combining accent: a different key
+	"tab\there",
+	"very/" + strings.Repeat("long-segment-", 18) + "/" + strings.Repeat("y", 240) + "/" + strings.Repeat("z", 240) + "/" + strings.Repeat("w", 240),
 }
 
 func (s *suite) testHostileKeys(t *testing.T) {
@@ -682,6 +712,9 @@ func (s *suite) testHostileKeys(t *testing.T) {
 	sort.Strings(want)
 	if got := keys(objs); !slices.Equal(got, want) {
 		t.Fatalf("List = %q\nwant   %q", got, want)
+	}
+	if order := listedOrder(objs); !slices.IsSorted(order) {
+		t.Errorf("List returned %q, not in lexical key order", order)
 	}
 	for _, o := range objs {
 		k := o.Key

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -60,4 +61,14 @@ func FillETag(ctx context.Context, b Backend, key, where string, cond Preconditi
 	}
 	cond.ETag = cur.ETag
 	return cond, nil
+}
+
+// RangeLength returns the length a backend requests for ReadRange(off, n): n, or -1 ("to the
+// end") when n < 0 or off+n would pass the largest int64, so that the last byte of an
+// absolute range (off+n-1) never overflows into a negative number.
+func RangeLength(off, n int64) int64 {
+	if n < 0 || n > math.MaxInt64-off {
+		return -1
+	}
+	return n
 }

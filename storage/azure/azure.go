@@ -305,7 +305,7 @@ func (b *Backend) ReadRange(ctx context.Context, key string, off, n int64) (io.R
 		return io.NopCloser(bytes.NewReader(nil)), nil
 	}
 	rng := blob.HTTPRange{Offset: off} // Count 0: to the end
-	if n > 0 {
+	if n = storage.RangeLength(off, n); n > 0 {
 		rng.Count = n
 	}
 	resp, err := bc.DownloadStream(ctx, &blob.DownloadStreamOptions{Range: rng})

@@ -201,10 +201,7 @@ func (b *Backend) ReadRange(ctx context.Context, key string, off, n int64) (io.R
 	if n == 0 {
 		return io.NopCloser(bytes.NewReader(nil)), nil
 	}
-	if n < 0 {
-		n = -1
-	}
-	r, err := o.NewRangeReader(ctx, off, n)
+	r, err := o.NewRangeReader(ctx, off, storage.RangeLength(off, n))
 	if err != nil {
 		// 416: the object exists and the range starts at or past its end (or it is empty).
 		if code(err) == http.StatusRequestedRangeNotSatisfiable {

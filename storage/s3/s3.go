@@ -252,7 +252,7 @@ func (b *Backend) ReadRange(ctx context.Context, key string, off, n int64) (io.R
 		return io.NopCloser(bytes.NewReader(nil)), nil
 	}
 	rng := fmt.Sprintf("bytes=%d-", off)
-	if n > 0 {
+	if n = storage.RangeLength(off, n); n > 0 {
 		rng = fmt.Sprintf("bytes=%d-%d", off, off+n-1)
 	}
 	out, err := b.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(k), Range: aws.String(rng)})

@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand"
 	"regexp"
 	"slices"
@@ -413,6 +414,13 @@ func (s *suite) testReadRange(t *testing.T) {
 		}
 		if !bytes.Equal(got, data[lo:hi]) {
 			t.Errorf("ReadRange(%d, %d) = %d bytes, want bytes [%d, %d) of the object", c.off, c.n, len(got), lo, hi)
+		}
+	}
+	// A length that reaches past the largest offset ("everything from here") is clamped too.
+	for _, off := range []int64{0, 95, 100} {
+		got, err := readRange(ctx, b, "obj", off, math.MaxInt64)
+		if err != nil || !bytes.Equal(got, data[off:]) {
+			t.Errorf("ReadRange(%d, MaxInt64) = %d bytes, %v; want the %d bytes from %d to the end", off, len(got), err, 100-off, off)
 		}
 	}
 	if _, err := readRange(ctx, b, "obj", -1, 10); err == nil || errors.Is(err, storage.ErrNotExist) {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zbrecover/zbrecover/internal/iostreams"
 	"github.com/zbrecover/zbrecover/storage/s3/s3test"
@@ -195,5 +196,58 @@ func TestLsS3Emulator(t *testing.T) {
 	}
 	if strings.Contains(out+errOut, s3test.SecretAccessKey) {
 		t.Fatal("secret printed")
+	}
+}
+
+// Piped, ls prints one object per line as tab-separated fields (key, size, RFC 3339 time,
+// version) that a script can cut, keys with spaces included; on a terminal it is an aligned
+// table under a header.
+func TestLsPipedIsTabSeparated(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{"a.parquet": "12345", "sub/b c.parquet": "xy", "sub/tab\there": "z"}
+	for name, data := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := run(t, "ls", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	wantKeys := []string{"a.parquet", "sub/b c.parquet", `"sub/tab\there"`}
+	wantSizes := []string{"5", "2", "1"}
+	if len(lines) != len(wantKeys) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(wantKeys), out)
+	}
+	for i, line := range lines {
+		fields := strings.Split(line, "\t")
+		if len(fields) != 4 {
+			t.Errorf("line %q has %d tab-separated fields, want 4", line, len(fields))
+			continue
+		}
+		if fields[0] != wantKeys[i] || fields[1] != wantSizes[i] {
+			t.Errorf("line %d: key %q size %s, want %q size %s", i, fields[0], fields[1], wantKeys[i], wantSizes[i])
+		}
+		if _, err := time.Parse(time.RFC3339, fields[2]); err != nil {
+			t.Errorf("line %q: time %q is not RFC 3339", line, fields[2])
+		}
+		if fields[3] != "-" {
+			t.Errorf("line %q: version %q, want - for a local file", line, fields[3])
+		}
+	}
+
+	io, _, tout, _ := iostreams.Test()
+	io.SetStdoutTTY(true)
+	if code := Run(context.Background(), NewFactory(io), []string{"ls", dir}); code != 0 {
+		t.Fatalf("tty: exit %d", code)
+	}
+	tty := tout.String()
+	if !strings.HasPrefix(tty, "KEY ") || strings.Contains(tty, "\t") || !strings.Contains(tty, "sub/b c.parquet  ") {
+		t.Errorf("terminal output is not an aligned table:\n%s", tty)
 	}
 }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 	"github.com/zbrecover/zbrecover/storage"
@@ -50,6 +53,11 @@ hand before running inspect.
 
 Supported locations: ` + storage.SupportedSchemes + `.
 
+Text output on a terminal is an aligned table; piped, it is one line per object with the key,
+size, modification time (RFC 3339, UTC) and ETag or generation separated by tabs, in key order
+as the store lists it. A key that holds a tab, newline or other control character is printed
+as a Go-quoted string. The summary goes to stderr.
+
 Credentials come from each store's usual sources: the AWS default chain (environment, profile,
 instance role), Google Application Default Credentials, and for Azure AZURE_STORAGE_CONNECTION_STRING,
 AZURE_STORAGE_KEY, AZURE_STORAGE_SAS_TOKEN or the Azure default credential chain.
@@ -83,10 +91,14 @@ func lsRun(ctx context.Context, o *LsOptions) error {
 		return err
 	}
 	rep := LsReport{Location: b.Location(), Objects: []LsObject{}}
+	// Text: an aligned table on a terminal; piped, tab-separated lines written as they come.
+	var w io.Writer
 	var tw *tabwriter.Writer
 	if !f.Global.JSON() {
-		tw = tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
+		w = f.IO.Out
 		if f.IO.IsStdoutTTY() {
+			tw = tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
+			w = tw
 			fmt.Fprintln(tw, "KEY\tSIZE\tMODIFIED\tVERSION")
 		}
 	}
@@ -97,7 +109,7 @@ func lsRun(ctx context.Context, o *LsOptions) error {
 		}
 		rep.Count++
 		rep.Bytes += oi.Size
-		if tw != nil {
+		if w != nil {
 			ver := oi.ETag
 			if ver == "" {
 				ver = "-"
@@ -105,8 +117,8 @@ func lsRun(ctx context.Context, o *LsOptions) error {
 			if oi.Generation != 0 {
 				ver = strconv.FormatInt(oi.Generation, 10)
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", oi.Key, oi.Size, oi.ModTime.UTC().Format(time.RFC3339), ver)
-			return nil
+			_, err := fmt.Fprintf(w, "%s\t%d\t%s\t%s\n", textKey(oi.Key), oi.Size, oi.ModTime.UTC().Format(time.RFC3339), ver)
+			return err
 		}
 		rep.Objects = append(rep.Objects, LsObject{Key: oi.Key, Size: oi.Size, Modified: oi.ModTime.UTC(),
 			ETag: oi.ETag, Generation: oi.Generation})
@@ -115,13 +127,24 @@ func lsRun(ctx context.Context, o *LsOptions) error {
 	if err != nil && !errors.Is(err, errLimit) {
 		return err
 	}
-	if tw != nil {
-		if err := tw.Flush(); err != nil {
-			return err
+	if w != nil {
+		if tw != nil {
+			if err := tw.Flush(); err != nil {
+				return err
+			}
 		}
 		fmt.Fprintf(f.IO.ErrOut, "%d objects, %d bytes under %s%s\n", rep.Count, rep.Bytes, rep.Location,
 			map[bool]string{true: " (stopped at --limit)"}[rep.Truncated])
 		return nil
 	}
 	return printJSON(f, rep)
+}
+
+// textKey returns key as text output prints it: as it is, or Go-quoted when it holds a control
+// character (a tab or newline would break the line into false fields or lines).
+func textKey(key string) string {
+	if strings.IndexFunc(key, unicode.IsControl) >= 0 {
+		return strconv.Quote(key)
+	}
+	return key
 }

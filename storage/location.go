@@ -101,6 +101,14 @@ func Parse(raw string) (Location, error) {
 	}
 	if !strings.Contains(raw, "://") {
 		if i := strings.Index(raw, ":"); i > 1 && !strings.ContainsAny(raw[:i], `/\`) {
+			scheme := strings.ToLower(raw[:i])
+			if scheme == "file" && strings.HasPrefix(raw[i+1:], "/") {
+				return Parse("file://" + raw[i+1:]) // file:/abs/path, the short form of file:///abs/path
+			}
+			if knownSchemes[scheme] {
+				return Location{}, fmt.Errorf("storage location %q: %q must be followed by \"//\"; use %s",
+					Redact(raw), raw[:i+1], SupportedSchemes)
+			}
 			return Location{}, fmt.Errorf("unsupported storage location %q: unknown scheme %q; use %s",
 				Redact(raw), raw[:i], SupportedSchemes)
 		}
@@ -115,6 +123,15 @@ func Parse(raw string) (Location, error) {
 		return Location{}, fmt.Errorf("invalid storage URL %q: %v", Redact(raw), Redact(err.Error()))
 	}
 	scheme := strings.ToLower(u.Scheme)
+	// A "#" or a "?" in a path would be taken for a fragment or a query and silently cut the
+	// prefix short (s3://b/t#2 would list all of s3://b/t...): refuse them unless encoded.
+	// Azure URLs may carry a SAS token as their query.
+	if strings.Contains(raw, "#") {
+		return Location{}, fmt.Errorf("storage URL %q holds a \"#\"; write it as %%23 in a path", Redact(raw))
+	}
+	if (u.RawQuery != "" || u.ForceQuery) && knownSchemes[scheme] && !azureSchemes[scheme] {
+		return Location{}, fmt.Errorf("storage URL %q holds a \"?\"; %s:// URLs take no query, write it as %%3F in a path", Redact(raw), scheme)
+	}
 	loc := Location{Original: scheme, Query: u.Query()}
 	if len(loc.Query) == 0 {
 		loc.Query = nil
@@ -173,6 +190,14 @@ func Parse(raw string) (Location, error) {
 	}
 	return loc, nil
 }
+
+// knownSchemes are the URL schemes Parse accepts; azureSchemes are those of Azure, whose URLs
+// may carry a SAS token as their query.
+var (
+	knownSchemes = map[string]bool{"s3": true, "s3a": true, "gs": true, "file": true,
+		"abfss": true, "abfs": true, "wasbs": true, "wasb": true}
+	azureSchemes = map[string]bool{"abfss": true, "abfs": true, "wasbs": true, "wasb": true}
+)
 
 // Credentials are short-lived credentials for one store, such as those Unity Catalog vends for
 // a table. Only the fields of the location's store are set.

@@ -52,6 +52,9 @@ func TestParse(t *testing.T) {
 		{"/abs/dir", storage.Location{Scheme: "file", Path: "/abs/dir"}, "file:///abs/dir"},
 		{"rel/dir", storage.Location{Scheme: "file", Path: filepath.Join(cwd, "rel/dir")}, "file://" + filepath.ToSlash(filepath.Join(cwd, "rel/dir"))},
 		{"./with:colon", storage.Location{Scheme: "file", Path: filepath.Join(cwd, "with:colon")}, "file://" + filepath.ToSlash(filepath.Join(cwd, "with:colon"))},
+		// Encoded "#" and "?" are part of the path.
+		{"s3://bucket/t%232/q%3F", storage.Location{Scheme: "s3", Bucket: "bucket", Path: "t#2/q?", Original: "s3"}, "s3://bucket/t#2/q?"},
+		{"file:/tmp/short/form", storage.Location{Scheme: "file", Path: "/tmp/short/form", Original: "file"}, "file:///tmp/short/form"},
 	}
 	for _, c := range cases {
 		got, err := storage.Parse(c.raw)
@@ -85,6 +88,15 @@ func TestParseErrors(t *testing.T) {
 		{"file://server/share", []string{"has a host"}},
 		{"s3://AKIA123:verysecretkey@bucket/p", []string{"carries credentials"}},
 		{"abfss://c:hunter2pass@acct.dfs.core.windows.net/p", []string{"carries a password"}},
+		// "#" and "?" would cut the prefix short: s3://b/t#2 must not list all of s3://b/t...
+		{"s3://bucket/tables/t#2", []string{`holds a "#"`, "%23"}},
+		{"gs://bucket/dir?x=1", []string{`holds a "?"`, "%3F"}},
+		{"s3://bucket/dir?", []string{`holds a "?"`}},
+		{"file:///tmp/a?b", []string{`holds a "?"`}},
+		{"abfss://c@acct.dfs.core.windows.net/p#frag", []string{`holds a "#"`}},
+		// A known scheme without "//" is not an unknown scheme.
+		{"s3:/bucket/x", []string{`"s3:" must be followed by "//"`, "s3://bucket/prefix"}},
+		{"GS:bucket", []string{`"GS:" must be followed by "//"`}},
 	}
 	for _, c := range cases {
 		_, err := storage.Parse(c.raw)

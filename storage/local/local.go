@@ -187,7 +187,8 @@ func (b *Backend) ReadRange(ctx context.Context, key string, off, n int64) (io.R
 }
 
 // Delete implements storage.Backend. Without ETags, the precondition compares size and
-// modification time.
+// modification time. A folder is not an object: Delete leaves it (nil, or ErrNotExist with a
+// precondition).
 func (b *Backend) Delete(ctx context.Context, key string, cond storage.Precondition) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -196,11 +197,17 @@ func (b *Backend) Delete(ctx context.Context, key string, cond storage.Precondit
 	if err != nil {
 		return err
 	}
-	if !cond.IsZero() {
-		fi, err := os.Stat(p)
-		if err != nil {
-			return translate("delete", key, err)
+	fi, err := os.Stat(p)
+	if err == nil && fi.IsDir() {
+		err = fmt.Errorf("is a directory: %w", fs.ErrNotExist) // a folder is not an object: leave it
+	}
+	if err != nil {
+		if notExist(err) && cond.IsZero() {
+			return nil
 		}
+		return translate("delete", key, err)
+	}
+	if !cond.IsZero() {
 		if fi.Size() != cond.Size || (!cond.ModTime.IsZero() && !fi.ModTime().Equal(cond.ModTime)) {
 			return fmt.Errorf("delete %s: size %d, modified %s: %w", key, fi.Size(),
 				fi.ModTime().UTC().Format("2006-01-02T15:04:05.000Z07:00"), storage.ErrPreconditionFailed)

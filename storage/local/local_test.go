@@ -2,10 +2,12 @@ package local_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/storage/local"
@@ -52,5 +54,32 @@ func TestListSymlinkedRoot(t *testing.T) {
 	})
 	if err != nil || !slices.Equal(got, []string{"a.parquet", "sub/b.parquet"}) {
 		t.Fatalf("List through a linked root = %q, %v; want both files", got, err)
+	}
+}
+
+// A folder is not an object: deleting its name removes nothing, as on an object store.
+func TestDeleteFolderKeepsIt(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"empty", "full"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "full", "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := local.New(dir)
+	ctx := context.Background()
+	for _, key := range []string{"empty", "full"} {
+		if err := b.Delete(ctx, key, storage.Precondition{}); err != nil {
+			t.Errorf("Delete(%q), a folder: %v, want nil (no such object)", key, err)
+		}
+		if fi, err := os.Stat(filepath.Join(dir, key)); err != nil || !fi.IsDir() {
+			t.Errorf("folder %q after Delete: %v", key, err)
+		}
+		cond := storage.Precondition{Size: 1, ModTime: time.Now()}
+		if err := b.Delete(ctx, key, cond); !errors.Is(err, storage.ErrNotExist) {
+			t.Errorf("conditional Delete(%q), a folder: %v, want ErrNotExist", key, err)
+		}
 	}
 }

@@ -102,3 +102,26 @@ func TestCopyIntoSpecialCharactersInPathAndName(t *testing.T) {
 	_, err = db.ExecContext(ctx(t), "COPY INTO "+table+" FROM '"+dir+"' FILEFORMAT = PARQUET")
 	execError(t, err, "42601", "PARSE_SYNTAX_ERROR")
 }
+
+// TestFailedCreateOrReplaceKeepsTable: a CREATE OR REPLACE that fails leaves the existing
+// table, its rows and its history as they were (a failed statement commits nothing).
+func TestFailedCreateOrReplaceKeepsTable(t *testing.T) {
+	srv := fakewarehouse.New(t)
+	db := open(t, srv)
+	mustExec(t, db, "CREATE TABLE t (id INT)", "INSERT INTO t VALUES (1), (2)")
+	_, err := db.ExecContext(ctx(t), "CREATE OR REPLACE TABLE t (id INT) PARTITIONED BY (nope)")
+	execError(t, err, "42703", "DELTA_COLUMN_NOT_FOUND")
+	_, err = db.ExecContext(ctx(t), "CREATE OR REPLACE TABLE t AS SELECT nope FROM range(3)")
+	execError(t, err, "42703", "UNRESOLVED_COLUMN")
+	if n := count(t, db, "t"); n != 2 {
+		t.Errorf("table t has %d rows after failed replaces, want 2", n)
+	}
+	if h := describeHistory(t, db, "t"); len(h) != 2 {
+		t.Errorf("history has %d versions, want 2", len(h))
+	}
+	// A successful replace swaps the data.
+	mustExec(t, db, "CREATE OR REPLACE TABLE t (id INT, name STRING)")
+	if n := count(t, db, "t"); n != 0 {
+		t.Errorf("replaced table has %d rows, want 0", n)
+	}
+}

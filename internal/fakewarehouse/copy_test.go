@@ -588,3 +588,71 @@ func TestCopyIntoParquetTypeMapping(t *testing.T) {
 	_, err = copyInto(t, db, "COPY INTO legacy_ntz FROM '"+filepath.Join(dir, "int96")+"' FILEFORMAT = PARQUET")
 	execError(t, err, "22005", "DELTA_FAILED_TO_MERGE_FIELDS")
 }
+
+// TestCopyIntoNestedMembers: with mergeSchema = false, struct members are held to the table
+// as top-level columns are: an extra member is a schema mismatch (42KDG), a missing nullable
+// member is NULL, a missing NOT NULL member is a NOT NULL violation (23502), a member of
+// another type is a merge failure (22005); member names match case-insensitively.
+func TestCopyIntoNestedMembers(t *testing.T) {
+	srv := fakewarehouse.New(t)
+	db := open(t, srv)
+	dir := filepath.Join(t.TempDir(), "src")
+	member := func(name string, typ arrow.DataType) arrow.Field {
+		return arrow.Field{Name: name, Type: typ, Nullable: true}
+	}
+	file := func(name string, fields ...arrow.Field) string {
+		s := arrow.NewSchema([]arrow.Field{
+			{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+			{Name: "s", Type: arrow.StructOf(fields...), Nullable: true},
+		}, nil)
+		obj := "{"
+		for i, f := range fields {
+			if i > 0 {
+				obj += ","
+			}
+			if f.Type.ID() == arrow.STRING {
+				obj += `"` + f.Name + `":"v"`
+			} else {
+				obj += `"` + f.Name + `":7`
+			}
+		}
+		writeParquet(t, filepath.Join(dir, name), s, `[{"id":1,"s":`+obj+`}}]`)
+		return name
+	}
+	extra := file("extra.parquet", member("a", arrow.BinaryTypes.String), member("b", arrow.PrimitiveTypes.Int32), member("c", arrow.PrimitiveTypes.Int32))
+	missing := file("missing.parquet", member("B", arrow.PrimitiveTypes.Int32))
+	retyped := file("retyped.parquet", member("a", arrow.BinaryTypes.String), member("b", arrow.PrimitiveTypes.Int64))
+	load := func(table, f string) (copyCounts, error) {
+		return copyInto(t, db, "COPY INTO "+table+" FROM '"+dir+"' FILEFORMAT = PARQUET FILES = ('"+f+"') COPY_OPTIONS ('mergeSchema' = 'false')")
+	}
+	mustExec(t, db,
+		"CREATE TABLE nested (id BIGINT, s STRUCT<a: STRING, b: INT>)",
+		"CREATE TABLE nested_required (id BIGINT, s STRUCT<a: STRING NOT NULL, b: INT>)")
+
+	_, err := load("nested", extra)
+	msg := execError(t, err, "42KDG", "DELTA_METADATA_MISMATCH")
+	if !strings.Contains(msg, "|    |-- c: integer") {
+		t.Errorf("mismatch message does not show the extra member: %s", msg)
+	}
+	_, err = copyInto(t, db, "COPY INTO nested FROM '"+dir+"' FILEFORMAT = PARQUET FILES = ('"+extra+"') VALIDATE ALL")
+	execError(t, err, "42KDG", "DELTA_METADATA_MISMATCH")
+	_, err = load("nested", retyped)
+	execError(t, err, "22005", "DELTA_FAILED_TO_MERGE_FIELDS")
+	_, err = load("nested_required", missing)
+	msg = execError(t, err, "23502", "DELTA_NOT_NULL_CONSTRAINT_VIOLATED")
+	if !strings.Contains(msg, "s.a") {
+		t.Errorf("NOT NULL error does not name the member: %s", msg)
+	}
+	got, err := load("nested", missing)
+	if err != nil || got.inserted != 1 {
+		t.Fatalf("load with a missing nullable member: %+v %v", got, err)
+	}
+	var a sql.NullString
+	var b int64
+	if err := db.QueryRowContext(ctx(t), "SELECT s.a, s.b FROM nested WHERE id = 1").Scan(&a, &b); err != nil || a.Valid || b != 7 {
+		t.Errorf("s.a, s.b = %v, %d, %v; want NULL, 7", a, b, err)
+	}
+	if n := count(t, db, "nested_required"); n != 0 {
+		t.Errorf("nested_required has %d rows, want 0", n)
+	}
+}

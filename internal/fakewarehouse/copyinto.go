@@ -509,10 +509,19 @@ func (e *DuckDB) planCopyFile(ctx context.Context, sess *Session, t *tableMeta, 
 			return copyPlan{}, &SQLError{Class: "DELTA_DUPLICATE_COLUMNS_FOUND", SQLState: "42711",
 				Message: fmt.Sprintf("Found duplicate column(s) in the data to save: %s.", strings.ToLower(sc.Name))}
 		}
-		if !copyCompatible(sc.Type, t.cols[ti].Type) {
+		switch f, path := copyFit(sc.Type, t.cols[ti].Type); f {
+		case fitIncompatible:
 			return copyPlan{}, &SQLError{Class: "DELTA_FAILED_TO_MERGE_FIELDS", SQLState: "22005",
 				Message: fmt.Sprintf("Failed to merge fields '%s' and '%s'. Failed to merge incompatible data types %s and %s.",
 					t.cols[ti].Name, sc.Name, t.cols[ti].Type.Simple(), sc.Type.Simple())}
+		case fitExtraMember:
+			if mergeSchema {
+				return copyPlan{}, errUnsupported("mergeSchema adding struct member " + joinPath(t.cols[ti].Name, path))
+			}
+			return copyPlan{}, schemaMismatch(t, srcCols)
+		case fitMissingNotNull:
+			return copyPlan{}, &SQLError{Class: "DELTA_NOT_NULL_CONSTRAINT_VIOLATED", SQLState: "23502",
+				Message: fmt.Sprintf("NOT NULL constraint violated for column: %s.", joinPath(t.cols[ti].Name, path))}
 		}
 		matched[ti] = si
 	}
@@ -548,53 +557,104 @@ func schemaMismatch(t *tableMeta, data []Field) *SQLError {
 }
 
 // copyCompatible reports whether data of type src can be written to a column of type dst
-// without a schema change: the same type (struct fields matched by name, case-insensitively,
-// missing nullable fields allowed), NULL into anything, or a narrower integer of Parquet's
-// INT32 family (tinyint, smallint, int) into a wider one. Other widenings (int → bigint,
-// float → double, decimal changes) need an explicit CAST, as the table's type is not changed.
+// without a schema change (see copyFit).
 func copyCompatible(src, dst *Type) bool {
+	f, _ := copyFit(src, dst)
+	return f == fitOK
+}
+
+// fit is how data of one type fits a column of another under mergeSchema = false.
+type fit int
+
+const (
+	fitOK             fit = iota
+	fitMissingNotNull     // a NOT NULL struct member is absent from the data (NULL would be written)
+	fitExtraMember        // the data has a struct member the column lacks (a schema change)
+	fitIncompatible       // some type differs (Delta cannot merge the two)
+)
+
+// copyFit classifies how data of type src fits a column of type dst, as Delta's schema merge
+// does for an append with mergeSchema = false: the same type (struct members matched by name,
+// case-insensitively), NULL into anything, or a narrower integer of Parquet's INT32 family
+// (tinyint, smallint, int) into a wider one is fitOK; a type Delta cannot merge anywhere in
+// the tree is fitIncompatible (int → bigint, float → double and decimal changes included, as
+// the table's type is not changed); otherwise an extra member is fitExtraMember and a missing
+// NOT NULL member fitMissingNotNull. path names the offending member ("" for the column).
+func copyFit(src, dst *Type) (fit, string) {
 	if src.Kind == KindNull {
-		return true
+		return fitOK, ""
 	}
 	switch dst.Kind {
 	case KindStruct:
 		if src.Kind != KindStruct {
-			return false
+			return fitIncompatible, ""
+		}
+		worst, where := fitOK, ""
+		note := func(f fit, path string) {
+			if f > worst {
+				worst, where = f, path
+			}
 		}
 		used := map[int]bool{}
 		for _, sf := range src.Fields {
 			found := false
 			for di, df := range dst.Fields {
 				if strings.EqualFold(sf.Name, df.Name) {
-					if !copyCompatible(sf.Type, df.Type) {
-						return false
-					}
+					f, sub := copyFit(sf.Type, df.Type)
+					note(f, joinPath(df.Name, sub))
 					used[di], found = true, true
 					break
 				}
 			}
 			if !found {
-				return false
+				note(fitExtraMember, sf.Name)
 			}
 		}
 		for di, df := range dst.Fields {
 			if !used[di] && !df.Nullable {
-				return false
+				note(fitMissingNotNull, df.Name)
 			}
 		}
-		return true
+		return worst, where
 	case KindArray:
-		return src.Kind == KindArray && copyCompatible(src.Elem, dst.Elem)
+		if src.Kind != KindArray {
+			return fitIncompatible, ""
+		}
+		f, sub := copyFit(src.Elem, dst.Elem)
+		return f, joinPath("element", sub)
 	case KindMap:
-		return src.Kind == KindMap && copyCompatible(src.Key, dst.Key) && copyCompatible(src.Value, dst.Value)
+		if src.Kind != KindMap {
+			return fitIncompatible, ""
+		}
+		fk, subK := copyFit(src.Key, dst.Key)
+		fv, subV := copyFit(src.Value, dst.Value)
+		if fk >= fv {
+			return fk, joinPath("key", subK)
+		}
+		return fv, joinPath("value", subV)
 	case KindByte, KindShort, KindInt:
 		rank := map[Kind]int{KindByte: 1, KindShort: 2, KindInt: 3}
-		r, ok := rank[src.Kind]
-		return ok && r <= rank[dst.Kind]
+		if r, ok := rank[src.Kind]; ok && r <= rank[dst.Kind] {
+			return fitOK, ""
+		}
+		return fitIncompatible, ""
 	case KindDecimal:
-		return src.Kind == KindDecimal && src.Precision == dst.Precision && src.Scale == dst.Scale
+		if src.Kind == KindDecimal && src.Precision == dst.Precision && src.Scale == dst.Scale {
+			return fitOK, ""
+		}
+		return fitIncompatible, ""
 	}
-	return src.Kind == dst.Kind
+	if src.Kind == dst.Kind {
+		return fitOK, ""
+	}
+	return fitIncompatible, ""
+}
+
+func joinPath(name, sub string) string {
+	if sub == "" {
+		return name
+	}
+	return name + "." + sub
 }
 
 // describeSQL returns the output columns of a DuckDB query.

@@ -269,10 +269,19 @@ func (e *DuckDB) createTable(ctx context.Context, sess *Session, p *parser, orRe
 		// REPLACE keeps the table's identity, location and history.
 		t.id, t.location, t.managed, t.history, t.created = old.id, old.location, old.managed, old.history, old.created
 		t.foreignLog, t.lastProtocol, t.lastMetaData = old.foreignLog, old.lastProtocol, old.lastMetaData
+		// The old data goes only once the new table is in place: a failed REPLACE keeps it.
 		defer func(phys string) {
-			_, _ = e.duckExec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+duckIdent(phys))
+			if s.tables[name] == t {
+				_, _ = e.duckExec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+duckIdent(phys))
+			}
 		}(old.phys)
 	}
+	// A failed statement leaves no DuckDB table behind.
+	defer func() {
+		if t.phys != "" && s.tables[name] != t {
+			_, _ = e.duckExec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+duckIdent(t.phys))
+		}
+	}()
 	for _, pc := range t.partitionCols {
 		if !containsField(cols, pc) && asQuery == nil {
 			return nil, &SQLError{Class: "DELTA_COLUMN_NOT_FOUND", SQLState: "42703",

@@ -63,6 +63,8 @@
 // difference (int into bigint, a decimal change, timestamp versus timestamp_ntz) fails with
 // DELTA_FAILED_TO_MERGE_FIELDS (22005) and needs a CAST projection. Each file is checked on
 // its own, so files with different schemas in one statement are each held to the table.
+// Struct members follow the same rules (an extra member is DELTA_METADATA_MISMATCH, a missing
+// NOT NULL member DELTA_NOT_NULL_CONSTRAINT_VIOLATED); mergeSchema does not add members.
 // 'mergeSchema' = 'true' adds the missing columns. VALIDATE checks all of this, writes
 // nothing and returns up to 50 rows of preview in the table's schema. A corrupt file fails
 // the statement (FAILED_READ_FILE) unless FORMAT_OPTIONS ('ignoreCorruptFiles' = 'true'); a
@@ -95,7 +97,7 @@
 // data files and no add actions; a location that already holds a log is left alone; remote
 // locations get no log. The exact texts of some error
 // messages, the COPY INTO history parameters and the VALIDATE output shape are
-// approximations. Nested NOT NULL fields are recorded but not enforced. Not implemented
+// approximations. NULL values in nested NOT NULL fields are not rejected. Not implemented
 // (clear UNSUPPORTED_FEATURE errors): views, volumes, CSV/JSON sources, column DEFAULT and
 // GENERATED clauses, RENAME/DROP COLUMN, time travel.
 package fakewarehouse

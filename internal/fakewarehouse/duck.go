@@ -220,6 +220,9 @@ func (e *DuckDB) execute(ctx context.Context, sess *Session, stmt string, params
 	if err != nil {
 		return nil, err
 	}
+	if err := checkSingleStatement(p); err != nil {
+		return nil, err
+	}
 	if len(params) > 0 {
 		if err := bindParams(p, params); err != nil {
 			return nil, err

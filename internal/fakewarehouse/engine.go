@@ -140,6 +140,28 @@ func errInternal(err error) *SQLError {
 	return &SQLError{Class: "INTERNAL_ERROR", SQLState: "XX000", Message: err.Error()}
 }
 
+// checkSingleStatement rejects a second statement after ";", as Spark's parser does
+// (singleStatement: statement ';'* EOF). Semicolons inside string literals and quoted
+// identifiers are part of their tokens and do not count.
+func checkSingleStatement(p *parser) error {
+	for i, t := range p.toks {
+		if !t.isOp(";") {
+			continue
+		}
+		for j := i + 1; j < len(p.toks); j++ {
+			if p.toks[j].kind == tkEOF {
+				return nil
+			}
+			if !p.toks[j].isOp(";") {
+				return &SQLError{Class: "PARSE_SYNTAX_ERROR", SQLState: "42601",
+					Message: fmt.Sprintf("Syntax error at or near '%s' (one statement per request; a second statement follows ';').", p.toks[j].text())}
+			}
+		}
+		return nil
+	}
+	return nil
+}
+
 // quoteName renders a name as Databricks error messages do: `c`.`s`.`t`.
 func quoteName(parts ...string) string {
 	q := make([]string, len(parts))

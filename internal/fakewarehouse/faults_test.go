@@ -2,6 +2,7 @@ package fakewarehouse_test
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -275,5 +276,57 @@ func TestLogRedactsInlineCredentials(t *testing.T) {
 		if strings.Contains(all, secret) {
 			t.Errorf("log line leaks %q: %s", secret, all)
 		}
+	}
+}
+
+// TestConcurrentCopyIntoLoadsEachFileOnce: sessions running the same COPY INTO on one table
+// at once load every file exactly once; the others see the files as loaded (0/0/0), and the
+// history holds one COPY INTO commit whose metrics match the rows in the table.
+func TestConcurrentCopyIntoLoadsEachFileOnce(t *testing.T) {
+	srv := fakewarehouse.New(t)
+	dir := loadFixture(t, srv) // 5 rows in 2 files
+	const sessions = 4
+	dbs := make([]*sql.DB, sessions)
+	for i := range dbs {
+		dbs[i] = open(t, srv)
+		if err := dbs[i].PingContext(ctx(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One slow statement holds the others behind it while they are all in flight.
+	srv.Inject(fakewarehouse.Fault{Match: "COPY INTO", Delay: 50 * time.Millisecond})
+	stmt := "COPY INTO events FROM '" + dir + "' FILEFORMAT = PARQUET COPY_OPTIONS ('mergeSchema' = 'false')"
+	var wg sync.WaitGroup
+	results := make([]copyCounts, sessions)
+	errs := make([]error, sessions)
+	for i := range dbs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			results[i], errs[i] = copyInto(t, dbs[i], stmt)
+		}(i)
+	}
+	wg.Wait()
+	var inserted int64
+	for i := range results {
+		if errs[i] != nil {
+			t.Fatalf("session %d: %v", i, errs[i])
+		}
+		inserted += results[i].inserted
+	}
+	if inserted != 5 {
+		t.Errorf("sessions inserted %d rows in total (%+v), want 5", inserted, results)
+	}
+	if n := count(t, dbs[0], "events"); n != 5 {
+		t.Errorf("table has %d rows, want 5", n)
+	}
+	var copies []historyRow
+	for _, h := range describeHistory(t, dbs[0], "events") {
+		if h.operation == "COPY INTO" {
+			copies = append(copies, h)
+		}
+	}
+	if len(copies) != 1 || copies[0].metrics["numOutputRows"] != "5" || copies[0].metrics["numFiles"] != "2" {
+		t.Errorf("COPY INTO commits = %+v, want one with numOutputRows 5 and numFiles 2", copies)
 	}
 }

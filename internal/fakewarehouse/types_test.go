@@ -201,6 +201,22 @@ func TestTypeRules(t *testing.T) {
 			t.Errorf("copyCompatible(%s, %s) = %t", c.src, c.dst, got)
 		}
 	}
+	fits := []struct {
+		src, dst string
+		fit      fit
+		path     string
+	}{
+		{"STRUCT<b: INT, c: INT>", "STRUCT<b: INT>", fitExtraMember, "c"},
+		{"STRUCT<b: INT>", "STRUCT<a: STRING NOT NULL, b: INT>", fitMissingNotNull, "a"},
+		{"STRUCT<b: BIGINT, c: INT>", "STRUCT<b: INT>", fitIncompatible, "b"},
+		{"ARRAY<STRUCT<x: INT, y: INT>>", "ARRAY<STRUCT<X: INT>>", fitExtraMember, "element.y"},
+		{"MAP<STRING, STRUCT<x: INT>>", "MAP<STRING, STRUCT<x: INT, z: INT NOT NULL>>", fitMissingNotNull, "value.z"},
+	}
+	for _, c := range fits {
+		if got, path := copyFit(p(c.src), p(c.dst)); got != c.fit || path != c.path {
+			t.Errorf("copyFit(%s, %s) = %d %q, want %d %q", c.src, c.dst, got, path, c.fit, c.path)
+		}
+	}
 	widen := []struct {
 		from, to string
 		ok       bool

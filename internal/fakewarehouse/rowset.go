@@ -44,86 +44,52 @@ func rowSet(res *Result, from, to int) *tcli.TRowSet {
 	rs := &tcli.TRowSet{StartRowOffset: int64(from), Rows: []*tcli.TRow{}, Columns: make([]*tcli.TColumn, len(res.Columns))}
 	for ci, c := range res.Columns {
 		nulls := make([]byte, (n+7)/8)
-		isNull := func(r int) bool {
+		for r := range n {
 			if res.Rows[from+r][ci] == nil {
 				nulls[r/8] |= 1 << (uint(r) % 8)
-				return true
 			}
-			return false
 		}
+		cell := func(r int) any { return res.Rows[from+r][ci] }
 		col := &tcli.TColumn{}
 		switch c.Type.Kind {
 		case KindBoolean:
-			vals := make([]bool, n)
-			for r := range n {
-				if !isNull(r) {
-					vals[r], _ = res.Rows[from+r][ci].(bool)
-				}
-			}
-			col.BoolVal = &tcli.TBoolColumn{Values: vals, Nulls: nulls}
+			col.BoolVal = &tcli.TBoolColumn{Values: fill(n, cell, func(v any) bool { b, _ := v.(bool); return b }), Nulls: nulls}
 		case KindByte:
-			vals := make([]int8, n)
-			for r := range n {
-				if !isNull(r) {
-					vals[r] = int8(asInt64(res.Rows[from+r][ci]))
-				}
-			}
-			col.ByteVal = &tcli.TByteColumn{Values: vals, Nulls: nulls}
+			col.ByteVal = &tcli.TByteColumn{Values: fill(n, cell, func(v any) int8 { return int8(asInt64(v)) }), Nulls: nulls}
 		case KindShort:
-			vals := make([]int16, n)
-			for r := range n {
-				if !isNull(r) {
-					vals[r] = int16(asInt64(res.Rows[from+r][ci]))
-				}
-			}
-			col.I16Val = &tcli.TI16Column{Values: vals, Nulls: nulls}
+			col.I16Val = &tcli.TI16Column{Values: fill(n, cell, func(v any) int16 { return int16(asInt64(v)) }), Nulls: nulls}
 		case KindInt:
-			vals := make([]int32, n)
-			for r := range n {
-				if !isNull(r) {
-					vals[r] = int32(asInt64(res.Rows[from+r][ci]))
-				}
-			}
-			col.I32Val = &tcli.TI32Column{Values: vals, Nulls: nulls}
+			col.I32Val = &tcli.TI32Column{Values: fill(n, cell, func(v any) int32 { return int32(asInt64(v)) }), Nulls: nulls}
 		case KindLong:
-			vals := make([]int64, n)
-			for r := range n {
-				if !isNull(r) {
-					vals[r] = asInt64(res.Rows[from+r][ci])
-				}
-			}
-			col.I64Val = &tcli.TI64Column{Values: vals, Nulls: nulls}
+			col.I64Val = &tcli.TI64Column{Values: fill(n, cell, asInt64), Nulls: nulls}
 		case KindFloat, KindDouble:
-			vals := make([]float64, n)
-			for r := range n {
-				if !isNull(r) {
-					vals[r], _ = res.Rows[from+r][ci].(float64)
-				}
-			}
-			col.DoubleVal = &tcli.TDoubleColumn{Values: vals, Nulls: nulls}
+			col.DoubleVal = &tcli.TDoubleColumn{Values: fill(n, cell, func(v any) float64 { f, _ := v.(float64); return f }), Nulls: nulls}
 		case KindBinary:
-			vals := make([][]byte, n)
-			for r := range n {
-				if !isNull(r) {
-					vals[r], _ = res.Rows[from+r][ci].([]byte)
-				}
+			vals := fill(n, cell, func(v any) []byte { b, _ := v.([]byte); return b })
+			for r := range vals {
 				if vals[r] == nil {
 					vals[r] = []byte{}
 				}
 			}
 			col.BinaryVal = &tcli.TBinaryColumn{Values: vals, Nulls: nulls}
 		default:
-			vals := make([]string, n)
-			for r := range n {
-				if !isNull(r) {
-					vals[r] = formatValue(res.Rows[from+r][ci], c.Type)
-				}
-			}
-			col.StringVal = &tcli.TStringColumn{Values: vals, Nulls: nulls}
+			col.StringVal = &tcli.TStringColumn{Values: fill(n, cell, func(v any) string { return formatValue(v, c.Type) }), Nulls: nulls}
 		}
 		rs.Columns[ci] = col
 	}
 	return rs
+}
+
+// fill converts the n cells of a column with conv; a NULL cell keeps T's zero value (its
+// null bit is set by the caller).
+func fill[T any](n int, cell func(int) any, conv func(any) T) []T {
+	vals := make([]T, n)
+	for r := range n {
+		if v := cell(r); v != nil {
+			vals[r] = conv(v)
+		}
+	}
+	return vals
 }
 
 func asInt64(v any) int64 {

@@ -171,3 +171,30 @@ func ReadAll(ctx context.Context, b Backend, key string, off, n int64) ([]byte, 
 	defer rc.Close()
 	return io.ReadAll(rc)
 }
+
+// ErrExist is returned (wrapped) by a create-only Put when an object with that key already
+// exists. The existing object is left unchanged.
+var ErrExist = errors.New("object already exists")
+
+// PutOptions controls a Put.
+type PutOptions struct {
+	// CreateOnly makes the write fail with ErrExist when the key exists (S3 If-None-Match: *,
+	// GCS ifGenerationMatch=0, Azure If-None-Match: *, local O_EXCL). The check and the write
+	// are one atomic step on the store: of two writers, exactly one succeeds.
+	CreateOnly bool
+}
+
+// Putter is implemented by backends that write objects.
+type Putter interface {
+	// Put writes size bytes read from r as the object key and returns its info as stored
+	// (ETag / generation of the new object). The object is durable when Put returns nil.
+	Put(ctx context.Context, key string, r io.Reader, size int64, opts PutOptions) (ObjectInfo, error)
+}
+
+// Copier is implemented by backends that copy an object inside the store without moving its
+// bytes through the client (S3 CopyObject, GCS rewrite, Azure copy from URL, local file copy).
+type Copier interface {
+	// Copy copies srcKey to dstKey. With a non-zero cond, the source must still match it
+	// (ErrPreconditionFailed otherwise); with opts.CreateOnly, dstKey must not exist.
+	Copy(ctx context.Context, srcKey, dstKey string, cond Precondition, opts PutOptions) (ObjectInfo, error)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zbrecover/zbrecover/internal/redact"
 	"io"
 	"os"
 	"strings"
@@ -219,7 +220,7 @@ func tableFromSource(ctx context.Context, src SchemaSource, t *TargetOptions, tg
 			"pass --schema-file (a Delta schema JSON or a DDL column list) or --from warehouse|uc to diff the files against the table",
 			tgt.RootURL)), nil
 	case err != nil:
-		return inspect.MissingTable(fmt.Sprintf("no table schema: reading it from %s failed: %s", src.Name(), storage.Redact(err.Error()))), err
+		return inspect.MissingTable(fmt.Sprintf("no table schema: reading it from %s failed: %s", src.Name(), redact.String(err.Error()))), err
 	}
 	table := inspect.NewTable(ts.Source, ts.Schema)
 	table.Name, table.Location, table.Version, table.ColumnMappingMode = ts.Table, ts.Root, ts.Version, ts.ColumnMappingMode

@@ -3,16 +3,15 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"github.com/zbrecover/zbrecover/internal/redact"
 	"io"
 	"log/slog"
 	"strings"
 	"sync"
-
-	"github.com/zbrecover/zbrecover/databricks"
 )
 
 // redactingHandler writes log records as plain lines to stderr, only at -v (info) or -vv
-// (debug), with every message and attribute passed through storage.Redact.
+// (debug), with every message and attribute passed through internal/redact.
 type redactingHandler struct {
 	mu      *sync.Mutex
 	w       io.Writer
@@ -48,7 +47,7 @@ func (h *redactingHandler) Handle(_ context.Context, r slog.Record) error {
 		write(a)
 	}
 	r.Attrs(write)
-	line := databricks.Redact(b.String()) + "\n"
+	line := redact.String(b.String()) + "\n"
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	_, err := io.WriteString(h.w, line)

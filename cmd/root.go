@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/zbrecover/zbrecover/internal/redact"
 	"log"
 	"log/slog"
 	"os"
@@ -16,7 +17,6 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
-	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
 )
 
@@ -60,7 +60,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	if ctx.Err() != nil && code == ExitFailure {
 		code = ExitInterrupted
 	}
-	msg := databricks.Redact(err.Error())
+	msg := redact.String(err.Error())
 	if code == ExitInterrupted {
 		msg = "interrupted: " + msg
 	}
@@ -76,7 +76,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	if errors.As(err, &pe) {
 		fmt.Fprintln(f.IO.ErrOut, "Error: "+msg)
 		fmt.Fprintln(f.IO.ErrOut, "Stack trace, for the report:")
-		fmt.Fprint(f.IO.ErrOut, databricks.Redact(string(pe.stack)))
+		fmt.Fprint(f.IO.ErrOut, redact.String(string(pe.stack)))
 		return code
 	}
 	var ee *ExitError

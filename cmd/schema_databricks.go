@@ -2,8 +2,7 @@ package cmd
 
 import (
 	"context"
-
-	"github.com/zbrecover/zbrecover/storage"
+	"github.com/zbrecover/zbrecover/internal/redact"
 )
 
 // databricksSchemaSource returns the schema sources that need a Databricks connection:
@@ -42,7 +41,7 @@ func (s *UCSchemaSource) TableSchema(ctx context.Context, t *TargetOptions) (*Ta
 	return &TableSchema{
 		Source:            "uc",
 		Table:             ti.Name.String(),
-		Root:              storage.Redact(ti.StorageLocation),
+		Root:              redact.String(ti.StorageLocation),
 		Schema:            ti.Schema,
 		PartitionColumns:  ti.PartitionColumns,
 		ColumnMappingMode: ti.Properties["delta.columnMapping.mode"],
@@ -76,7 +75,7 @@ func (s *WarehouseSchemaSource) TableSchema(ctx context.Context, t *TargetOption
 	return &TableSchema{
 		Source:            "warehouse",
 		Table:             d.Name.String(),
-		Root:              storage.Redact(d.Location),
+		Root:              redact.String(d.Location),
 		Schema:            d.Schema,
 		PartitionColumns:  d.PartitionColumns,
 		ColumnMappingMode: d.Properties["delta.columnMapping.mode"],

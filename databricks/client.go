@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zbrecover/zbrecover/internal/redact"
 	"log/slog"
 	"net/http"
 	"os"
@@ -104,9 +105,9 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		return nil, err
 	}
 	if err := cfg.EnsureResolved(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrConfig, redactErr(err))
+		return nil, fmt.Errorf("%w: %v", ErrConfig, redact.Error(err))
 	}
-	registerSecret(cfg.Token, cfg.ClientSecret, cfg.AzureClientSecret, cfg.Password, cfg.GoogleCredentials)
+	redact.Register(cfg.Token, cfg.ClientSecret, cfg.AzureClientSecret, cfg.Password, cfg.GoogleCredentials)
 
 	if cfg.Host == "" && cfg.AzureResourceID == "" {
 		where := "the environment"
@@ -119,10 +120,10 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	// Resolve the credentials now, so that a missing token is reported before any work starts.
 	probe, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.CanonicalHostName(), "/")+"/", nil)
 	if err != nil {
-		return nil, fmt.Errorf("%w: workspace host %q: %v", ErrConfig, Redact(cfg.Host), err)
+		return nil, fmt.Errorf("%w: workspace host %q: %v", ErrConfig, redact.String(cfg.Host), err)
 	}
 	if err := cfg.Authenticate(probe); err != nil {
-		msg := Redact(err.Error())
+		msg := redact.String(err.Error())
 		if strings.Contains(msg, "cannot configure default credentials") {
 			return nil, fmt.Errorf("%w: no credentials for %s: %s (%s)", ErrConfig, cfg.Host, credentialsHint, debugSummary(cfg))
 		}
@@ -130,7 +131,7 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	}
 	api, err := client.New(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrConfig, redactErr(err))
+		return nil, fmt.Errorf("%w: %v", ErrConfig, redact.Error(err))
 	}
 	c := &Client{
 		cfg:    cfg,
@@ -162,7 +163,7 @@ func debugSummary(cfg *config.Config) string {
 	if s == "" {
 		return "no settings found"
 	}
-	return Redact(s)
+	return redact.String(s)
 }
 
 func orDefault(d, def time.Duration) time.Duration {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zbrecover/zbrecover/internal/redact"
 	"net"
 	"net/url"
 	"strings"
@@ -71,7 +72,7 @@ func (e *APIError) Error() string {
 		b.WriteString("; ")
 		b.WriteString(e.Hint)
 	}
-	return Redact(b.String())
+	return redact.String(b.String())
 }
 
 // Is reports the sentinel kind, so errors.Is(err, ErrNotFound) works.
@@ -91,10 +92,10 @@ func classifyAPI(op, host, authType string, err error, h apiHints) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	e := &APIError{Op: op, Host: host, Err: redactErr(err)}
+	e := &APIError{Op: op, Host: host, Err: redact.Error(err)}
 	var ae *apierr.APIError
 	if errors.As(err, &ae) {
-		e.StatusCode, e.ErrorCode, e.Message = ae.StatusCode, ae.ErrorCode, Redact(ae.Message)
+		e.StatusCode, e.ErrorCode, e.Message = ae.StatusCode, ae.ErrorCode, redact.String(ae.Message)
 		lowMsg := strings.ToLower(ae.Message)
 		switch {
 		case ae.StatusCode == 401 || ae.ErrorCode == "UNAUTHENTICATED" ||
@@ -132,7 +133,7 @@ func classifyAPI(op, host, authType string, err error, h apiHints) error {
 	var dnsErr *net.DNSError
 	if errors.As(err, &ue) || errors.As(err, &ne) || errors.As(err, &dnsErr) {
 		e.Kind = ErrUnreachable
-		e.Message = Redact(err.Error())
+		e.Message = redact.String(err.Error())
 		e.Hint = fmt.Sprintf("cannot reach the workspace %s; check DATABRICKS_HOST or the profile's host, and the network", host)
 		return e
 	}
@@ -140,19 +141,19 @@ func classifyAPI(op, host, authType string, err error, h apiHints) error {
 	if strings.Contains(msg, "default auth") || strings.Contains(msg, "cannot configure default credentials") ||
 		strings.Contains(msg, "failed during request visitor") {
 		e.Kind = ErrConfig
-		e.Message = Redact(msg)
+		e.Message = redact.String(msg)
 		e.Hint = credentialsHint
 		return e
 	}
 	if strings.Contains(msg, "invalid character") || strings.Contains(msg, "unexpected end of JSON") ||
 		strings.Contains(msg, "cannot unmarshal") || strings.Contains(msg, "HTML response") {
 		e.Kind = ErrUnreachable
-		e.Message = Redact(msg)
+		e.Message = redact.String(msg)
 		e.Hint = fmt.Sprintf("%s does not answer like a Databricks workspace; check DATABRICKS_HOST or the profile's host", host)
 		return e
 	}
 	e.Kind = ErrUnreachable
-	e.Message = Redact(msg)
+	e.Message = redact.String(msg)
 	e.Hint = fmt.Sprintf("check that %s is the workspace URL (DATABRICKS_HOST or the profile's host), or run with -v for the request log", host)
 	return e
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/zbrecover/zbrecover/internal/redact"
 	"io"
 	"log/slog"
 	"strings"
@@ -83,7 +84,7 @@ func (s sdkLog) logf(ctx context.Context, level sdklogger.Level, format string, 
 	if !l.Enabled(ctx, lv) {
 		return
 	}
-	l.Log(ctx, lv, Redact(fmt.Sprintf(format, v...)), "source", "databricks-sdk")
+	l.Log(ctx, lv, redact.String(fmt.Sprintf(format, v...)), "source", "databricks-sdk")
 }
 
 func (s sdkLog) Tracef(ctx context.Context, f string, v ...any) {
@@ -130,7 +131,7 @@ func (driverLogWriter) Write(p []byte) (int, error) {
 				}
 			}
 		}
-		l.Debug(Redact(strings.TrimSpace(msg)), "source", "databricks-sql-go", "driver_level", level)
+		l.Debug(redact.String(strings.TrimSpace(msg)), "source", "databricks-sql-go", "driver_level", level)
 	}
 	return len(p), nil
 }

@@ -3,6 +3,7 @@ package databricks
 import (
 	"context"
 	"errors"
+	"github.com/zbrecover/zbrecover/internal/redact"
 	"regexp"
 	"strings"
 
@@ -93,7 +94,7 @@ func (e *SQLError) Error() string {
 	if e.QueryID != "" {
 		b.WriteString(" [query id " + e.QueryID + "]")
 	}
-	return Redact(b.String())
+	return redact.String(b.String())
 }
 
 func (e *SQLError) Unwrap() error { return e.Err }
@@ -118,7 +119,7 @@ func Classify(err error) *SQLError {
 	if errors.As(err, &se) {
 		return se
 	}
-	e := &SQLError{Err: redactErr(err)}
+	e := &SQLError{Err: redact.Error(err)}
 	msg := err.Error()
 	var ee dbsqlerr.DBExecutionError
 	if errors.As(err, &ee) {
@@ -132,7 +133,7 @@ func Classify(err error) *SQLError {
 			e.SQLState = m[1]
 		}
 	}
-	e.Message = Redact(tidyMessage(msg, e.ErrorClass, e.SQLState))
+	e.Message = redact.String(tidyMessage(msg, e.ErrorClass, e.SQLState))
 
 	switch {
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):

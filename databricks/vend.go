@@ -3,6 +3,7 @@ package databricks
 import (
 	"context"
 	"fmt"
+	"github.com/zbrecover/zbrecover/internal/redact"
 	"sync"
 	"time"
 
@@ -65,7 +66,7 @@ func vendedFrom(op string, resp *catalog.GenerateTemporaryTableCredentialRespons
 	switch {
 	case resp.AwsTempCredentials != nil:
 		a := resp.AwsTempCredentials
-		registerSecret(a.SecretAccessKey, a.SessionToken)
+		redact.Register(a.SecretAccessKey, a.SessionToken)
 		if a.AccessKeyId == "" || a.SecretAccessKey == "" {
 			return VendedCredentials{}, fmt.Errorf("%s: Unity Catalog returned incomplete AWS credentials", op)
 		}
@@ -74,22 +75,22 @@ func vendedFrom(op string, resp *catalog.GenerateTemporaryTableCredentialRespons
 			logger().Debug("vended AWS credentials are scoped to an S3 access point", "access_point", a.AccessPoint)
 		}
 	case resp.GcpOauthToken != nil:
-		registerSecret(resp.GcpOauthToken.OauthToken)
+		redact.Register(resp.GcpOauthToken.OauthToken)
 		if resp.GcpOauthToken.OauthToken == "" {
 			return VendedCredentials{}, fmt.Errorf("%s: Unity Catalog returned an empty GCP OAuth token", op)
 		}
 		out.GCSOAuthToken = resp.GcpOauthToken.OauthToken
 	case resp.AzureUserDelegationSas != nil:
-		registerSecret(resp.AzureUserDelegationSas.SasToken)
+		redact.Register(resp.AzureUserDelegationSas.SasToken)
 		if resp.AzureUserDelegationSas.SasToken == "" {
 			return VendedCredentials{}, fmt.Errorf("%s: Unity Catalog returned an empty Azure SAS token", op)
 		}
 		out.AzureSASToken = resp.AzureUserDelegationSas.SasToken
 	case resp.AzureAad != nil:
-		registerSecret(resp.AzureAad.AadToken)
+		redact.Register(resp.AzureAad.AadToken)
 		return VendedCredentials{}, fmt.Errorf("%s: %w: Unity Catalog vended an Azure AD token, and zbrecover's Azure backend takes a SAS token; use --storage-auth default with Azure credentials", op, ErrUnsupported)
 	case resp.R2TempCredentials != nil:
-		registerSecret(resp.R2TempCredentials.SecretAccessKey, resp.R2TempCredentials.SessionToken)
+		redact.Register(resp.R2TempCredentials.SecretAccessKey, resp.R2TempCredentials.SessionToken)
 		return VendedCredentials{}, fmt.Errorf("%s: %w: Unity Catalog vended Cloudflare R2 credentials, which zbrecover does not support", op, ErrUnsupported)
 	default:
 		return VendedCredentials{}, fmt.Errorf("%s: %w: Unity Catalog returned no credentials", op, ErrUnsupported)
@@ -149,6 +150,6 @@ func (p *vendingProvider) get(ctx context.Context) (storage.Credentials, error) 
 		return storage.Credentials{}, err
 	}
 	p.cur, p.fetched, p.have = v.Credentials, now, true
-	logger().Debug("vended storage credentials", "url", Redact(v.URL), "expires", v.Expires)
+	logger().Debug("vended storage credentials", "url", redact.String(v.URL), "expires", v.Expires)
 	return p.cur, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/zbrecover/zbrecover/internal/redact"
 	"io"
 	"net/http"
 	"net/url"
@@ -37,7 +38,7 @@ func (c *Client) Warehouse(ctx context.Context) (*Warehouse, error) {
 	}
 	u, err := url.Parse(c.cfg.CanonicalHostName())
 	if err != nil || u.Hostname() == "" {
-		return nil, fmt.Errorf("%w: workspace host %q is not a URL", ErrConfig, Redact(c.cfg.Host))
+		return nil, fmt.Errorf("%w: workspace host %q is not a URL", ErrConfig, redact.String(c.cfg.Host))
 	}
 	scheme := u.Scheme
 	if scheme == "" {
@@ -49,7 +50,7 @@ func (c *Client) Warehouse(ctx context.Context) (*Warehouse, error) {
 	}
 	if p := u.Port(); p != "" {
 		if port, err = strconv.Atoi(p); err != nil {
-			return nil, fmt.Errorf("%w: workspace host %q: bad port", ErrConfig, Redact(c.cfg.Host))
+			return nil, fmt.Errorf("%w: workspace host %q: bad port", ErrConfig, redact.String(c.cfg.Host))
 		}
 	}
 	base := c.opts.Transport
@@ -84,13 +85,13 @@ func OpenDSN(ctx context.Context, dsn string, opts Options) (*Warehouse, error) 
 	installLogging(opts.Log)
 	u, err := url.Parse(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%w: invalid warehouse DSN: %v", ErrConfig, redactErr(err))
+		return nil, fmt.Errorf("%w: invalid warehouse DSN: %v", ErrConfig, redact.Error(err))
 	}
 	if pw, ok := u.User.Password(); ok {
-		registerSecret(pw)
+		redact.Register(pw)
 	}
 	q := u.Query()
-	registerSecret(q.Get("accessToken"), q.Get("clientSecret"))
+	redact.Register(q.Get("accessToken"), q.Get("clientSecret"))
 	if q.Get("enableTelemetry") == "" {
 		q.Set("enableTelemetry", "false")
 	}
@@ -109,7 +110,7 @@ func open(ctx context.Context, db *sql.DB, endpoint string) (*Warehouse, error) 
 	// Warehouse sessions expire after hours of idleness; a pool never keeps one that long.
 	db.SetConnMaxIdleTime(30 * time.Minute)
 	db.SetMaxIdleConns(4)
-	w := &Warehouse{db: db, endpoint: Redact(endpoint)}
+	w := &Warehouse{db: db, endpoint: redact.String(endpoint)}
 	if err := db.PingContext(ctx); err != nil {
 		_ = db.Close()
 		se := Classify(err)
@@ -199,7 +200,7 @@ func (w *Warehouse) QueryAll(ctx context.Context, stmt string, args ...any) (*Re
 func (w *Warehouse) fail(stmt string, err error) *SQLError {
 	se := Classify(err)
 	cp := *se
-	cp.Statement = Redact(stmt)
+	cp.Statement = redact.String(stmt)
 	logger().Debug("sql statement failed", "endpoint", w.endpoint, "class", cp.Class.String(),
 		"sqlstate", cp.SQLState, "error_class", cp.ErrorClass, "query_id", cp.QueryID, "statement", truncate(cp.Statement, 300))
 	return &cp
@@ -211,7 +212,7 @@ type sdkAuthenticator struct{ cfg *config.Config }
 
 func (a sdkAuthenticator) Authenticate(r *http.Request) error {
 	if err := a.cfg.Authenticate(r); err != nil {
-		return redactErr(err)
+		return redact.Error(err)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/zbrecover/zbrecover/internal/redact"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -129,7 +130,7 @@ func TestOpenDSNSecrets(t *testing.T) {
 	if strings.Contains(err.Error(), token) || strings.Contains(logBuf.String(), token) {
 		t.Errorf("DSN token leaked: %v\n%s", err, logBuf.String())
 	}
-	if got := Redact("echoed " + token); strings.Contains(got, token) {
+	if got := redact.String("echoed " + token); strings.Contains(got, token) {
 		t.Errorf("the DSN token is not registered as a secret: %q", got)
 	}
 	rec.mu.Lock()

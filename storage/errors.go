@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"syscall"
+
+	"github.com/zbrecover/zbrecover/internal/redact"
 )
 
 // Retryable marks err as transient (throttling, a 5xx answer, a dropped connection), so that
@@ -107,21 +109,4 @@ func RequestError(op, where string, err error, classify func(error) (ErrorClass,
 
 // RedactError returns err with Redact applied to its message. errors.Is and errors.As still
 // see the wrapped chain. Backends use it on SDK errors, whose messages may carry request URLs.
-func RedactError(err error) error {
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	if red := Redact(msg); red != msg {
-		return &redactedError{msg: red, err: err}
-	}
-	return err
-}
-
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
+func RedactError(err error) error { return redact.Error(err) }

@@ -7,10 +7,11 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/zbrecover/zbrecover/internal/redact"
 )
 
 // Location is a parsed storage URL.
@@ -328,38 +329,19 @@ func (r *Registry) OpenLocation(ctx context.Context, loc Location, cfg Config) (
 	return b, nil
 }
 
-// secretNames are the query parameters and key=value names whose values are secrets, in URLs
-// and in free text alike.
-var secretNames = []string{
-	"sig", "signature", "x-amz-signature", "x-amz-credential", "x-amz-security-token",
-	"x-goog-signature", "x-goog-credential", "access_token", "token", "accountkey",
-	"sharedaccesssignature", "password", "client_secret", "secret",
-}
-
-// secretParams are the query parameters whose values String redacts: the secret names, and
-// "code" and "key", which are secret in a URL's query but too common to redact in free text.
+// secretParams are the query parameters whose values String redacts: the secret names of the
+// redactor, and "code" and "key", which are secret in a URL's query but too common to redact in
+// free text.
 var secretParams = func() map[string]bool {
 	m := map[string]bool{"code": true, "key": true}
-	for _, n := range secretNames {
+	for _, n := range redact.SecretNames {
 		m[n] = true
 	}
 	return m
 }()
 
-// textSecrets are what Redact replaces, in order: key=value pairs, bearer tokens, Databricks
-// personal access tokens, and the password of user:password@ in URLs.
-var textSecrets = []struct {
-	re   *regexp.Regexp
-	repl string
-}{
-	{regexp.MustCompile(`(?i)\b(` + strings.Join(secretNames, "|") + `)=([^&\s;"']+)`), "${1}=" + Redacted},
-	{regexp.MustCompile(`(?i)(bearer\s+)([A-Za-z0-9\-._~+/]+=*)`), "${1}" + Redacted},
-	{regexp.MustCompile(`\b(dapi[0-9a-f]{16,})`), Redacted},
-	{regexp.MustCompile(`(?i)(://)([^/@\s:]*):([^/@\s]+)@`), "${1}${2}:" + Redacted + "@"},
-}
-
 // Redacted is what replaces a secret.
-const Redacted = "REDACTED"
+const Redacted = redact.Redacted
 
 func redactedQuery(q url.Values) string {
 	keys := make([]string, 0, len(q))
@@ -381,12 +363,7 @@ func redactedQuery(q url.Values) string {
 	return b.String()
 }
 
-// Redact removes secrets from a URL or any text that may contain one: SAS signatures and
-// tokens in query strings, user:password in URLs, bearer tokens and Databricks personal access
-// tokens. Use it on every URL and error text that is printed or logged.
-func Redact(s string) string {
-	for _, r := range textSecrets {
-		s = r.re.ReplaceAllString(s, r.repl)
-	}
-	return s
-}
+// Redact removes secrets from a URL or any text that may contain one. It is the process's one
+// redactor, internal/redact.String: registered secrets, SAS signatures and tokens in query
+// strings, user:password in URLs, bearer tokens, Databricks tokens and the like.
+func Redact(s string) string { return redact.String(s) }

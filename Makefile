@@ -2,8 +2,8 @@
 GO        ?= go
 BIN       ?= bin/zbrecover
 TESTFLAGS ?= -race -count=1
-# Tests that use the local SQL warehouse (DuckDB, cgo) need the duckdb build tag; the demo's
-# end-to-end test needs the demo tag.
+# The local SQL warehouse (DuckDB) needs cgo at run time and no tag; the demo tag adds the demo
+# command and its tests, the duckdb tag the DuckDB side-by-side benchmark of inspect.
 TAGS      ?= duckdb demo
 # Flags for `make demo`, for example DEMOFLAGS='--keep --files 500'.
 DEMOFLAGS ?=

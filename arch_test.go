@@ -1,50 +1,118 @@
 package main
 
 import (
+	"fmt"
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 )
 
-// TestImportRules keeps the import graph reading as the architecture:
-// cmd → reload, inspect → storage, schemadiff; domain packages never reach back up.
+// importRule says which imports of the module a package's non-test files may not have
+// (forbidden), or the only ones they may have (only; standard library always allowed).
+type importRule struct {
+	dir       string
+	forbidden []string
+	only      []string
+}
+
+const mod = "github.com/zbrecover/zbrecover/"
+
+// importRules keep the import graph reading as the architecture:
+// cmd → reload, inspect → storage, schemadiff; domain packages never reach back up. A
+// journal depends only on storage and the redactor; cleanup can justify a delete only by a
+// journal record, so it sees nothing else of the tool.
+var importRules = []importRule{
+	{dir: "schemadiff", forbidden: []string{mod + "storage", "database/sql", "net/http", "os", mod + "cmd", "github.com/spf13/cobra"}},
+	{dir: "storage", forbidden: []string{mod + "cmd", mod + "inspect", mod + "reload", mod + "databricks", mod + "target", mod + "journal", "github.com/spf13/cobra"}},
+	{dir: "inspect", forbidden: []string{mod + "cmd", mod + "reload", mod + "target", "github.com/spf13/cobra"}},
+	{dir: "delta", forbidden: []string{mod + "cmd", "github.com/spf13/cobra"}},
+	{dir: "databricks", forbidden: []string{mod + "cmd", mod + "target", mod + "reload", "github.com/spf13/cobra"}},
+	{dir: "target", forbidden: []string{mod + "cmd", mod + "inspect", mod + "reload", mod + "cleanup", mod + "journal", "github.com/spf13/cobra"}},
+	{dir: "reload", forbidden: []string{mod + "cmd", mod + "cleanup", "github.com/spf13/cobra"}},
+	{dir: "journal", only: []string{mod + "storage", mod + "internal/redact"}},
+	{dir: "cleanup", only: []string{mod + "journal", mod + "storage", mod + "internal/redact"}},
+	{dir: "internal/redact", only: []string{}},
+}
+
+// TestImportRules checks every rule against the tree.
 func TestImportRules(t *testing.T) {
-	const mod = "github.com/zbrecover/zbrecover/"
-	rules := []struct {
-		dir       string
-		forbidden []string
-	}{
-		{"schemadiff", []string{mod + "storage", "database/sql", "net/http", "os", mod + "cmd", "github.com/spf13/cobra"}},
-		{"storage", []string{mod + "cmd", mod + "inspect", mod + "reload", mod + "databricks", "github.com/spf13/cobra"}},
-		{"inspect", []string{mod + "cmd", "github.com/spf13/cobra"}},
-		{"delta", []string{mod + "cmd", "github.com/spf13/cobra"}},
-		{"databricks", []string{mod + "cmd", "github.com/spf13/cobra"}},
-		{"reload", []string{mod + "cmd", "github.com/spf13/cobra"}},
-		{"journal", []string{mod + "cmd", "github.com/spf13/cobra"}},
+	for _, r := range importRules {
+		for _, v := range checkImports(".", r) {
+			t.Error(v)
+		}
 	}
-	for _, r := range rules {
-		_ = filepath.WalkDir(r.dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-				return nil
+}
+
+// TestImportRulesCatchViolations is a test of the test: a package that breaks each kind of
+// rule is reported.
+func TestImportRulesCatchViolations(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, src string) {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("journal/j.go", "package journal\nimport (\n\t\"fmt\"\n\t\""+mod+"storage\"\n\t\""+mod+"databricks\"\n)\n")
+	write("cleanup/c.go", "package cleanup\nimport _ \""+mod+"inspect\"\n")
+	write("cleanup/c_test.go", "package cleanup\nimport _ \""+mod+"reload\"\n") // tests may import anything
+	write("target/t.go", "package target\nimport _ \""+mod+"inspect/sub\"\n")
+	for _, c := range []struct {
+		dir  string
+		want string
+	}{
+		{"journal", "journal/j.go imports " + mod + "databricks"},
+		{"cleanup", "cleanup/c.go imports " + mod + "inspect"},
+		{"target", "target/t.go imports " + mod + "inspect/sub"},
+	} {
+		var rule importRule
+		for _, r := range importRules {
+			if r.dir == c.dir {
+				rule = r
 			}
-			f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
-			if err != nil {
-				t.Errorf("%s: %v", p, err)
-				return nil
-			}
-			for _, imp := range f.Imports {
-				path, _ := strconv.Unquote(imp.Path.Value)
-				for _, bad := range r.forbidden {
-					if path == bad || strings.HasPrefix(path, bad+"/") {
-						t.Errorf("%s imports %s, which %s/ must not", p, path, r.dir)
-					}
+		}
+		got := checkImports(root, rule)
+		if len(got) != 1 || !strings.Contains(got[0], c.want) {
+			t.Errorf("%s: violations %q, want one naming %q", c.dir, got, c.want)
+		}
+	}
+}
+
+// checkImports returns the violations of r under base.
+func checkImports(base string, r importRule) []string {
+	var out []string
+	_ = filepath.WalkDir(filepath.Join(base, r.dir), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s: %v", p, err))
+			return nil
+		}
+		rel, _ := filepath.Rel(base, p)
+		rel = filepath.ToSlash(rel)
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			for _, bad := range r.forbidden {
+				if path == bad || strings.HasPrefix(path, bad+"/") {
+					out = append(out, fmt.Sprintf("%s imports %s, which %s/ must not", rel, path, r.dir))
 				}
 			}
-			return nil
-		})
-	}
+			if r.only != nil && strings.HasPrefix(path, mod) && !slices.Contains(r.only, path) {
+				out = append(out, fmt.Sprintf("%s imports %s; %s/ may import only %v of this module", rel, path, r.dir, r.only))
+			}
+		}
+		return nil
+	})
+	return out
 }

@@ -148,14 +148,18 @@ func TestTargetResolution(t *testing.T) {
 		wantUsage   bool
 	}{
 		{[]string{"main.sales.orders"}, "main.sales.orders", "", false},
-		{[]string{"main.`my sales`.orders"}, "main.`my sales`.orders", "", false},
+		{[]string{"main.`my-sales`.orders"}, "main.`my-sales`.orders", "", false},
+		{[]string{"main.ventes.commandes_été"}, "main.ventes.commandes_été", "", false},
+		{[]string{"main.`a``b`.orders"}, "main.`a``b`.orders", "", false},
+		// Unity Catalog names cannot hold a space: a quoted name with one is refused as a name.
+		{[]string{"main.`my sales`.orders"}, "", "", true},
 		{[]string{"s3://b/tables/orders"}, "", "s3://b/tables/orders", false},
 		{[]string{"./a.b.c"}, "", "./a.b.c", false},
 		{[]string{"a.b"}, "", "a.b", false},
 		{nil, "", "", true},
 	} {
 		o := &TargetOptions{}
-		err := o.resolve(c.args)
+		err := parseTarget(o, c.args)
 		if c.wantUsage {
 			if ExitCode(err) != ExitUsage {
 				t.Errorf("%v: want usage error, got %v", c.args, err)
@@ -167,7 +171,7 @@ func TestTargetResolution(t *testing.T) {
 		}
 	}
 	o := &TargetOptions{Table: "a.b.c"}
-	if err := o.resolve([]string{"s3://x/y"}); ExitCode(err) != ExitUsage {
+	if err := parseTarget(o, []string{"s3://x/y"}); ExitCode(err) != ExitUsage {
 		t.Errorf("TARGET with --table: %v", err)
 	}
 }

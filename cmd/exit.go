@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zbrecover/zbrecover/target"
 
 	"github.com/spf13/cobra"
 )
@@ -63,7 +64,7 @@ func ExitCode(err error) int {
 		return ExitOK
 	case errors.As(err, &ee):
 		return ee.Code
-	case errors.As(err, &fe):
+	case errors.As(err, &fe), target.IsUsage(err):
 		return ExitUsage
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted

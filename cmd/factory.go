@@ -2,9 +2,7 @@ package cmd
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"os"
 
 	"github.com/zbrecover/zbrecover/internal/iostreams"
 	"github.com/zbrecover/zbrecover/storage"
@@ -24,9 +22,9 @@ type Factory struct {
 	Global *GlobalOptions
 	// Logger writes -v output to stderr, with secrets redacted.
 	Logger *slog.Logger
-	// ResolveTable resolves catalog.schema.table to its storage root; nil without a
-	// Databricks connection.
-	ResolveTable TableResolver
+	// NoDatabricks makes table names fail with ErrNeedsDatabricks (tests of builds or
+	// configurations without a workspace).
+	NoDatabricks bool
 
 	// databricks is the workspace connection, created lazily (Databricks()).
 	databricks *DatabricksOptions
@@ -80,14 +78,14 @@ func (f *Factory) OpenStorageWith(ctx context.Context, raw string, cfg storage.C
 	if err != nil {
 		return nil, err
 	}
-	// On an object store a wrong prefix cannot be told from an empty one; on the local file
-	// system it can, and a mistyped path gets an error instead of an empty report.
-	if loc.Scheme == "file" {
-		if fi, err := os.Stat(loc.Path); err != nil {
-			return nil, fmt.Errorf("local path %s: %w", loc.Path, err)
-		} else if !fi.IsDir() {
-			return nil, fmt.Errorf("local path %s is a file, not a directory", loc.Path)
-		}
+	return f.openLocation(ctx, loc, cfg)
+}
+
+// openLocation opens a backend for a parsed location, decorated with retry and the
+// concurrency limit.
+func (f *Factory) openLocation(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
+	if err := checkLocalDir(loc); err != nil {
+		return nil, err
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = f.Logger

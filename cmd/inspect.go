@@ -2,19 +2,16 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"github.com/zbrecover/zbrecover/internal/redact"
+	"github.com/zbrecover/zbrecover/target"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/zbrecover/zbrecover/delta"
 	"github.com/zbrecover/zbrecover/inspect"
-	"github.com/zbrecover/zbrecover/schemadiff"
-	"github.com/zbrecover/zbrecover/storage"
 )
 
 // InspectOptions are the inputs of `zbrecover inspect`.
@@ -30,7 +27,7 @@ type InspectOptions struct {
 	// array of fields, or a DDL column list; "-" reads stdin). It replaces From.
 	SchemaFile string
 	// Source returns the schema source named by From; nil uses schemaSource.
-	Source func(name string) (SchemaSource, error)
+	Source func(name string) (target.Source, error)
 }
 
 // NewCmdInspect returns `zbrecover inspect`. runF replaces the run function in tests.
@@ -84,10 +81,10 @@ unreadable (the report lists them with the reason); when both apply, 3 wins.`,
   zbrecover inspect ./local/table --concurrency 16`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Target.resolve(args); err != nil {
+			if err := parseTarget(&o.Target, args); err != nil {
 				return err
 			}
-			if !contains(schemaSourceNames, o.From) {
+			if !slices.Contains(schemaSourceNames, o.From) {
 				return FlagErrorf("--from must be one of %s, not %q", strings.Join(schemaSourceNames, ", "), o.From)
 			}
 			if o.SchemaFile != "" && c.Flags().Changed("from") {
@@ -110,8 +107,8 @@ unreadable (the report lists them with the reason); when both apply, 3 wins.`,
 }
 
 // runInspect opens the target and inspects it, with a progress bar on a terminal.
-func runInspect(ctx context.Context, f *Factory, t *TargetOptions, prefix string) (*ResolvedTarget, *inspect.Report, error) {
-	tgt, err := f.openTarget(ctx, t, "READ")
+func runInspect(ctx context.Context, f *Factory, t *TargetOptions, prefix string) (*target.Target, *inspect.Report, error) {
+	tgt, err := f.openTarget(ctx, t, target.Read)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -123,9 +120,9 @@ func runInspect(ctx context.Context, f *Factory, t *TargetOptions, prefix string
 	})
 	bar.done(err == nil)
 	if err != nil {
-		return nil, nil, fmt.Errorf("inspect %s: %w", tgt.RootURL, err)
+		return nil, nil, fmt.Errorf("inspect %s: %w", tgt.Display(), err)
 	}
-	f.Logger.Info("inspected", "root", tgt.RootURL, "files", rep.Totals.Files, "unreadable", rep.Totals.Unreadable,
+	f.Logger.Info("inspected", "root", tgt.Display(), "files", rep.Totals.Files, "unreadable", rep.Totals.Unreadable,
 		"groups", rep.Totals.Groups)
 	return tgt, rep, nil
 }
@@ -135,7 +132,7 @@ func inspectRun(ctx context.Context, o *InspectOptions) error {
 	// A bad schema file or an unavailable source fails before anything is listed.
 	var (
 		fileTable *inspect.Table
-		src       SchemaSource
+		src       target.Source
 		err       error
 	)
 	if o.SchemaFile != "" {
@@ -145,7 +142,7 @@ func inspectRun(ctx context.Context, o *InspectOptions) error {
 	} else {
 		get := o.Source
 		if get == nil {
-			get = func(name string) (SchemaSource, error) { return schemaSource(f, name) }
+			get = func(name string) (target.Source, error) { return schemaSource(f, name) }
 		}
 		if src, err = get(o.From); err != nil {
 			return err
@@ -160,22 +157,26 @@ func inspectRun(ctx context.Context, o *InspectOptions) error {
 	table, tableErr := fileTable, error(nil)
 	switch {
 	case table == nil && len(rep.Groups) > 0:
-		table, tableErr = tableFromSource(ctx, src, &o.Target, tgt)
+		table, tableErr = tableFromSource(ctx, src, tgt)
 		if tableErr != nil && ctx.Err() != nil {
 			return tableErr
 		}
 	case table == nil && rep.Totals.Files == 0 && rep.Totals.OtherObjects == 0:
 		// Nothing to recover: make sure that is not because the root is wrong.
-		if table, err = checkTableRoot(ctx, tgt); err != nil {
+		note, err := target.CheckRoot(ctx, tgt)
+		if err != nil {
 			return err
+		}
+		if note != "" {
+			table = inspect.MissingTable(note)
 		}
 	}
 	if table != nil {
-		name := tgt.Table
+		name := tgt.TableName()
 		if name == "" {
 			name = table.Name
 		}
-		rep.Diff(table, inspect.DiffOptions{TableName: name})
+		rep.Diff(table, inspect.DiffOptions{TableName: name, Dir: tgt.Loc.Join(rep.Prefix)})
 		f.Logger.Info("diffed", "table", table.Source, "blocking_groups", len(rep.Blocking()))
 	}
 
@@ -208,43 +209,15 @@ func inspectRun(ctx context.Context, o *InspectOptions) error {
 	return nil
 }
 
-// tableFromSource reads the table schema from src. A root without a Delta log is not an
-// error: the result is a table without schema whose note says what to pass instead. Other
-// failures return the error and a table whose note reports it, so that the files are still
-// listed.
-func tableFromSource(ctx context.Context, src SchemaSource, t *TargetOptions, tgt *ResolvedTarget) (*inspect.Table, error) {
-	ts, err := src.TableSchema(ctx, t)
-	switch {
-	case errors.Is(err, delta.ErrNotDeltaTable):
-		return inspect.MissingTable(fmt.Sprintf("no table schema: %s has no Delta log (_delta_log/); "+
-			"pass --schema-file (a Delta schema JSON or a DDL column list) or --from warehouse|uc to diff the files against the table",
-			tgt.RootURL)), nil
-	case err != nil:
-		return inspect.MissingTable(fmt.Sprintf("no table schema: reading it from %s failed: %s", src.Name(), redact.String(err.Error()))), err
+// tableFromSource reads the table schema from src for the report: a missing schema is a
+// table whose note says why (the files are still listed), and an error is returned too when
+// reading failed.
+func tableFromSource(ctx context.Context, src target.Source, tgt *target.Target) (*inspect.Table, error) {
+	st, note, err := target.TableFor(ctx, src, tgt)
+	if st == nil {
+		return inspect.MissingTable(note), err
 	}
-	table := inspect.NewTable(ts.Source, ts.Schema)
-	table.Name, table.Location, table.Version, table.ColumnMappingMode = ts.Table, ts.Root, ts.Version, ts.ColumnMappingMode
-	return table, nil
-}
-
-// checkTableRoot is called when the fallback folder is empty or missing. It returns a table
-// note that says so when the root has no Delta log either (a mistyped root looks exactly like
-// a table with nothing to recover), and nil when it has one. One list request; an error only
-// when ctx ends.
-func checkTableRoot(ctx context.Context, tgt *ResolvedTarget) (*inspect.Table, error) {
-	errFound := errors.New("found")
-	err := tgt.Root.List(ctx, delta.LogDir, func(storage.ObjectInfo) error { return errFound })
-	switch {
-	case errors.Is(err, errFound):
-		return nil, nil
-	case ctx.Err() != nil:
-		return nil, ctx.Err()
-	case err != nil:
-		// The fallback folder listed fine; a failure here says nothing about the root.
-		return nil, nil
-	}
-	return inspect.MissingTable(fmt.Sprintf("no table here: %s has no Delta log (%s) either: check that it is the table's storage root",
-		tgt.RootURL, delta.LogDir)), nil
+	return inspect.NewTable(st), nil
 }
 
 // readSchemaFile reads --schema-file: a local path, or "-" for stdin.
@@ -261,14 +234,13 @@ func readSchemaFile(f *Factory, path string) (*inspect.Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--schema-file: %w", err)
 	}
-	s, err := schemadiff.ParseSchemaFile(data)
-	if err != nil {
-		return nil, fmt.Errorf("--schema-file %s: %w", path, err)
-	}
-	table := inspect.NewTable("schema-file", s)
-	table.Location = path
+	name := path
 	if path == "-" {
-		table.Location = "(stdin)"
+		name = "(stdin)"
 	}
-	return table, nil
+	st, err := target.ReadSchemaFile(name, data)
+	if err != nil {
+		return nil, err
+	}
+	return inspect.NewTable(st), nil
 }

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/zbrecover/zbrecover/target"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -276,7 +278,9 @@ type reportJSON struct {
 		} `json:"changes"`
 		Suggestion *struct {
 			DDL        []string `json:"ddl"`
-			Projection string   `json:"projection"`
+			Select     string   `json:"select"`
+			Source     string   `json:"source"`
+			Statements []string `json:"statements"`
 			Omit       []string `json:"omit"`
 			Confirm    bool     `json:"confirm"`
 			Complete   bool     `json:"complete"`
@@ -338,9 +342,14 @@ func TestInspectDiffNeedsCastIsNotBlocking(t *testing.T) {
 	if v1.Verdict != "needs-cast" || v1.Suggestion == nil {
 		t.Fatalf("v1 group: verdict %q suggestion %+v", v1.Verdict, v1.Suggestion)
 	}
-	want := "SELECT `id`, `customer`, CAST(`amount` AS DECIMAL(12,2)) AS `amount` FROM 'file://" + filepath.ToSlash(root) + "/" + fallback + "'"
-	if v1.Suggestion.Projection != want || len(v1.Suggestion.DDL) != 0 || !v1.Suggestion.Complete {
-		t.Errorf("v1 suggestion %+v, want projection %s", v1.Suggestion, want)
+	want := "`id`, `customer`, CAST(`amount` AS DECIMAL(12,2)) AS `amount`"
+	wantSrc := "file://" + filepath.ToSlash(root) + "/" + fallback
+	if v1.Suggestion.Select != want || v1.Suggestion.Source != wantSrc || len(v1.Suggestion.DDL) != 0 || !v1.Suggestion.Complete {
+		t.Errorf("v1 suggestion %+v, want select %s from %s", v1.Suggestion, want, wantSrc)
+	}
+	if len(v1.Suggestion.Statements) != 1 || !strings.HasPrefix(v1.Suggestion.Statements[0], "COPY INTO <table> FROM (SELECT "+want+" FROM '"+wantSrc) ||
+		!strings.Contains(v1.Suggestion.Statements[0], "FILES = (") {
+		t.Errorf("v1 statements %q", v1.Suggestion.Statements)
 	}
 	kinds := map[string]string{}
 	for _, c := range v1.Changes {
@@ -362,7 +371,8 @@ func TestInspectDiffNeedsCastIsNotBlocking(t *testing.T) {
 		"    amount: needs-cast: column amount is decimal(10,2) in the file and decimal(12,2) in the table",
 		"    tags: ok: column tags (array<string>) is in the table but not in the file: COPY INTO fills it with NULL",
 		"  Against the table: ok",
-		"    Projection, for COPY INTO … FROM (…):\n      SELECT `id`, `customer`, CAST(`amount` AS DECIMAL(12,2)) AS `amount` FROM ",
+		"    Projection, for COPY INTO … FROM (SELECT … FROM '<folder>'):\n      SELECT `id`, `customer`, CAST(`amount` AS DECIMAL(12,2)) AS `amount`\n",
+		"    To load this group's files, and only them:\n      COPY INTO <table> FROM (SELECT `id`, `customer`, CAST(`amount` AS DECIMAL(12,2)) AS `amount` FROM 'file://",
 	} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("exit %d, text lacks %q:\n%s", code, want, out)
@@ -395,7 +405,7 @@ func TestInspectDiffBlocksExit3WinsOver5(t *testing.T) {
 				extra = true
 			}
 		}
-		if !extra || g.Suggestion == nil || !contains(g.Suggestion.Omit, "customer") || len(g.Suggestion.DDL) != 1 ||
+		if !extra || g.Suggestion == nil || !slices.Contains(g.Suggestion.Omit, "customer") || len(g.Suggestion.DDL) != 1 ||
 			!strings.HasPrefix(g.Suggestion.DDL[0], "ALTER TABLE <table> ADD COLUMNS (`customer` STRING") {
 			t.Errorf("group %s: changes %+v suggestion %+v", g.SchemaID, g.Changes, g.Suggestion)
 		}
@@ -464,7 +474,7 @@ func TestInspectSchemaFile(t *testing.T) {
 		t.Errorf("table %+v", rep.Table)
 	}
 	for _, g := range rep.Groups {
-		if g.Verdict != "blocks" || g.Suggestion == nil || !contains(g.Suggestion.DDL, "ALTER TABLE <table> ALTER COLUMN `region` DROP NOT NULL") {
+		if g.Verdict != "blocks" || g.Suggestion == nil || !slices.Contains(g.Suggestion.DDL, "ALTER TABLE <table> ALTER COLUMN `region` DROP NOT NULL") {
 			t.Errorf("group %s: verdict %q suggestion %+v", g.SchemaID, g.Verdict, g.Suggestion)
 		}
 	}
@@ -528,7 +538,7 @@ func TestInspectColumnMappingComparesPhysicalNames(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("changes %v, want %v", got, want)
 	}
-	if g.Suggestion == nil || !strings.HasPrefix(g.Suggestion.Projection, "SELECT `col-1` AS `id`, `col-2` AS `customer_name` FROM ") {
+	if g.Suggestion == nil || !strings.HasPrefix(g.Suggestion.Select, "`col-1` AS `id`, `col-2` AS `customer_name`") {
 		t.Errorf("suggestion %+v", g.Suggestion)
 	}
 	_, out, _ = run(t, "inspect", root)
@@ -537,35 +547,35 @@ func TestInspectColumnMappingComparesPhysicalNames(t *testing.T) {
 	}
 }
 
-// fakeSource is a SchemaSource with a canned answer.
+// fakeSource is a target.Source with a canned answer.
 type fakeSource struct {
-	name string
-	ts   *TableSchema
+	name sd.Source
+	ts   *sd.Table
 	err  error
-	t    *TargetOptions
+	t    *target.Target
 }
 
-func (s *fakeSource) Name() string { return s.name }
-func (s *fakeSource) TableSchema(_ context.Context, t *TargetOptions) (*TableSchema, error) {
+func (s *fakeSource) Name() sd.Source { return s.name }
+func (s *fakeSource) Table(_ context.Context, t *target.Target) (*sd.Table, error) {
 	s.t = t
 	return s.ts, s.err
 }
 
 func TestInspectTakesTheSchemaFromTheSource(t *testing.T) {
 	root := tableRoot(t, false)
-	src := &fakeSource{name: "warehouse", ts: &TableSchema{Source: "warehouse", Table: "main.sales.orders",
+	src := &fakeSource{name: "warehouse", ts: &sd.Table{Source: "warehouse", Name: "main.sales.orders",
 		Schema: sd.NewSchema().Col("id", sd.LongType, sd.NotNull).Col("amount", sd.DecimalType(10, 2)).Col("tags", sd.ArrayType(sd.StringType, true))}}
 	io, _, out, errOut := iostreams.Test()
 	f := NewFactory(io)
 	f.Global.Output = "json"
-	o := &InspectOptions{F: f, Target: TargetOptions{Root: root}, From: "warehouse", Source: func(name string) (SchemaSource, error) {
+	o := &InspectOptions{F: f, Target: TargetOptions{Root: root}, From: "warehouse", Source: func(name string) (target.Source, error) {
 		if name != "warehouse" {
 			t.Errorf("source %q asked for", name)
 		}
 		return src, nil
 	}}
 	err := inspectRun(context.Background(), o)
-	if ExitCode(err) != ExitSchema || src.t != &o.Target {
+	if ExitCode(err) != ExitSchema || src.t == nil || src.t.Root == nil {
 		t.Fatalf("err %v, target passed %v", err, src.t)
 	}
 	rep := decodeReport(t, out.String())
@@ -573,7 +583,7 @@ func TestInspectTakesTheSchemaFromTheSource(t *testing.T) {
 		t.Errorf("table %+v", rep.Table)
 	}
 	for _, g := range rep.Groups {
-		if g.Suggestion == nil || !contains(g.Suggestion.DDL, "ALTER TABLE `main`.`sales`.`orders` ADD COLUMNS (`customer` STRING)") {
+		if g.Suggestion == nil || !slices.Contains(g.Suggestion.DDL, "ALTER TABLE `main`.`sales`.`orders` ADD COLUMNS (`customer` STRING)") {
 			t.Errorf("suggestion %+v", g.Suggestion)
 		}
 	}

@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"github.com/zbrecover/zbrecover/target"
 	"strconv"
 	"strings"
 
@@ -52,7 +53,7 @@ binary as base64, timestamps in RFC3339 (UTC with "Z"; timestamp_ntz without a z
   zbrecover preview ./table --file 2024/05/part-0001.parquet --format csv`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Target.resolve(args); err != nil {
+			if err := parseTarget(&o.Target, args); err != nil {
 				return err
 			}
 			if o.File != "" && o.Group != "" {
@@ -101,7 +102,7 @@ func previewRun(ctx context.Context, o *PreviewOptions) error {
 	popts := inspect.PreviewOptions{Rows: o.Rows, Columns: o.Columns, MaxBytes: o.MaxBytes, Prefix: o.Prefix}
 	var previews []*inspect.PreviewResult
 	if o.File != "" {
-		tgt, err := f.openTarget(ctx, &o.Target, "READ")
+		tgt, err := f.openTarget(ctx, &o.Target, target.Read)
 		if err != nil {
 			return err
 		}
@@ -123,7 +124,7 @@ func previewRun(ctx context.Context, o *PreviewOptions) error {
 			}
 		}
 		if len(ids) == 0 {
-			fmt.Fprintf(f.IO.ErrOut, "No readable fallback files under %s: nothing to preview.\n", tgt.RootURL)
+			fmt.Fprintf(f.IO.ErrOut, "No readable fallback files under %s: nothing to preview.\n", tgt.Display())
 		}
 		for _, id := range ids {
 			res, err := inspect.PreviewGroup(ctx, tgt.Root, rep, id, popts)

@@ -5,39 +5,28 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/zbrecover/zbrecover/target"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"github.com/zbrecover/zbrecover/delta"
 	"github.com/zbrecover/zbrecover/schemadiff"
 )
 
-// SchemaSource reads a table's current schema from one of its three sources: the Delta log in
-// storage, the SQL warehouse (DESCRIBE TABLE EXTENDED … AS JSON) or Unity Catalog (columns'
-// type_json). All three produce the same schemadiff.Schema.
-type SchemaSource interface {
-	// Name is the --from value: "delta", "warehouse" or "uc".
-	Name() string
-	// TableSchema reads the schema of the target.
-	TableSchema(ctx context.Context, t *TargetOptions) (*TableSchema, error)
-}
-
-// TableSchema is a table's schema as `zbrecover schema` reports it, and what inspect and
-// reload diff fallback files against.
-type TableSchema struct {
-	Source string `json:"source"`
-	Table  string `json:"table,omitempty"`
-	Root   string `json:"root,omitempty"` // redacted
+// schemaDoc is `zbrecover schema -o json`: a table's schema with its columns spelled out.
+type schemaDoc struct {
+	Source  schemadiff.Source `json:"source"`
+	Table   string            `json:"table,omitempty"`
+	TableID string            `json:"table_id,omitempty"`
+	Root    string            `json:"root,omitempty"` // redacted
 	// Version is the Delta table version the schema is from, when the source knows it.
-	Version           *int64            `json:"version,omitempty"`
-	Schema            schemadiff.Schema `json:"-"`
-	Columns           []SchemaColumn    `json:"columns"`
-	PartitionColumns  []string          `json:"partition_columns"`
-	ColumnMappingMode string            `json:"column_mapping_mode,omitempty"`
-	// Delta holds the log details when the source is the Delta log.
-	Delta *DeltaDetails `json:"delta,omitempty"`
+	Version           *int64                 `json:"version,omitempty"`
+	Columns           []SchemaColumn         `json:"columns"`
+	PartitionColumns  []string               `json:"partition_columns"`
+	ColumnMappingMode string                 `json:"column_mapping_mode,omitempty"`
+	Delta             *schemadiff.LogDetails `json:"delta,omitempty"`
 }
 
 // SchemaColumn is one top-level column in JSON output. Type is the Spark simpleString form;
@@ -52,16 +41,13 @@ type SchemaColumn struct {
 	DeltaType    json.RawMessage `json:"delta_type"`
 }
 
-// DeltaDetails are the Delta log facts behind a schema read from storage.
-type DeltaDetails struct {
-	CheckpointVersion *int64            `json:"checkpoint_version"`
-	MetaDataFile      string            `json:"metadata_file"`
-	MinReaderVersion  int               `json:"min_reader_version"`
-	MinWriterVersion  int               `json:"min_writer_version"`
-	ReaderFeatures    []string          `json:"reader_features"`
-	WriterFeatures    []string          `json:"writer_features"`
-	Configuration     map[string]string `json:"configuration"`
-	SchemaString      string            `json:"schema_string"`
+func newSchemaDoc(t *schemadiff.Table) *schemaDoc {
+	d := &schemaDoc{Source: t.Source, Table: t.Name, TableID: t.TableID, Root: t.Location, Version: t.Version,
+		Columns: schemaColumns(t.Schema), PartitionColumns: t.PartitionColumns, ColumnMappingMode: t.ColumnMappingMode, Delta: t.Log}
+	if d.PartitionColumns == nil {
+		d.PartitionColumns = []string{}
+	}
+	return d
 }
 
 // SchemaOptions are the inputs of `zbrecover schema`.
@@ -71,22 +57,33 @@ type SchemaOptions struct {
 	From   string
 	Output string // text, json or ddl
 	// Source returns the schema source named by --from; nil uses schemaSource.
-	Source func(name string) (SchemaSource, error)
+	Source func(name string) (target.Source, error)
 }
 
 // schemaSourceNames are the --from values, in help order.
-var schemaSourceNames = []string{"delta", "warehouse", "uc"}
+var schemaSourceNames = func() []string {
+	out := make([]string, len(schemadiff.Sources))
+	for i, s := range schemadiff.Sources {
+		out[i] = string(s)
+	}
+	return out
+}()
 
 // schemaSource returns the schema source for name.
-func schemaSource(f *Factory, name string) (SchemaSource, error) {
-	switch name {
-	case "delta":
-		return &DeltaSchemaSource{F: f}, nil
-	case "warehouse", "uc":
-		s, _ := databricksSchemaSource(f, name)
-		return s, nil
+func schemaSource(f *Factory, name string) (target.Source, error) {
+	return target.NewSource(name, f.workspace())
+}
+
+// tableForSource returns the target a source reads: the resolved storage root for the Delta
+// log, the table name alone for the warehouse and Unity Catalog (no storage is opened).
+func (f *Factory) tableForSource(ctx context.Context, src target.Source, t *TargetOptions) (*target.Target, error) {
+	if target.NeedsStorage(src) {
+		return f.openTarget(ctx, t, target.Read)
 	}
-	return nil, FlagErrorf("--from must be one of %s, not %q", strings.Join(schemaSourceNames, ", "), name)
+	if t.Table == "" {
+		return &target.Target{}, nil // the source says what it needs
+	}
+	return target.Named(*t)
 }
 
 // NewCmdSchema returns `zbrecover schema`. runF replaces the run function in tests.
@@ -114,7 +111,7 @@ only the JSON keeps column-mapping physical names, which fallback files may carr
   zbrecover schema abfss://lake@acct.dfs.core.windows.net/orders -o json`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.Target.resolve(args); err != nil {
+			if err := parseTarget(&o.Target, args); err != nil {
 				return err
 			}
 			switch o.Output {
@@ -125,7 +122,7 @@ only the JSON keeps column-mapping physical names, which fallback files may carr
 			if o.Output == "json" {
 				f.Global.Output = "json" // errors are printed as JSON too
 			}
-			if !contains(schemaSourceNames, o.From) {
+			if !slices.Contains(schemaSourceNames, o.From) {
 				return FlagErrorf("--from must be one of %s, not %q", strings.Join(schemaSourceNames, ", "), o.From)
 			}
 			if runF != nil {
@@ -141,49 +138,39 @@ only the JSON keeps column-mapping physical names, which fallback files may carr
 	return c
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 func schemaRun(ctx context.Context, o *SchemaOptions) error {
 	f := o.F
 	get := o.Source
 	if get == nil {
-		get = func(name string) (SchemaSource, error) { return schemaSource(f, name) }
+		get = func(name string) (target.Source, error) { return schemaSource(f, name) }
 	}
 	src, err := get(o.From)
 	if err != nil {
 		return err
 	}
-	ts, err := src.TableSchema(ctx, &o.Target)
+	tgt, err := f.tableForSource(ctx, src, &o.Target)
 	if err != nil {
 		return err
 	}
-	if ts.Columns == nil {
-		ts.Columns = schemaColumns(ts.Schema)
+	table, err := src.Table(ctx, tgt)
+	if err != nil {
+		return err
 	}
-	if ts.PartitionColumns == nil {
-		ts.PartitionColumns = []string{}
-	}
+	ts := newSchemaDoc(table)
 	switch o.Output {
 	case "json":
 		return printJSON(f, ts)
 	case "ddl":
-		if _, err := fmt.Fprintln(f.IO.Out, ts.Schema.DDL()); err != nil {
+		if _, err := fmt.Fprintln(f.IO.Out, table.Schema.DDL()); err != nil {
 			return err
 		}
-		if ts.Schema.HasColumnMapping() {
+		if table.Schema.HasColumnMapping() {
 			fmt.Fprintln(f.IO.ErrOut, "note: DDL has no column-mapping physical names; for inspect --schema-file, "+
 				"use --output json, which keeps them")
 		}
 		return nil
 	}
-	return printSchemaText(f, ts)
+	return printSchemaText(f, table, ts)
 }
 
 func schemaColumns(s schemadiff.Schema) []SchemaColumn {
@@ -195,7 +182,7 @@ func schemaColumns(s schemadiff.Schema) []SchemaColumn {
 	return cols
 }
 
-func printSchemaText(f *Factory, ts *TableSchema) error {
+func printSchemaText(f *Factory, table *schemadiff.Table, ts *schemaDoc) error {
 	mapping, comments := false, false
 	for _, c := range ts.Columns {
 		mapping = mapping || c.PhysicalName != ""
@@ -239,7 +226,7 @@ func printSchemaText(f *Factory, ts *TableSchema) error {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d columns from the %s", len(ts.Columns), sourceDesc(ts))
+	fmt.Fprintf(&b, "%d columns from the %s", len(ts.Columns), sourceDesc(table))
 	if ts.Version != nil {
 		fmt.Fprintf(&b, ", table version %d", *ts.Version)
 	}
@@ -260,56 +247,9 @@ func printSchemaText(f *Factory, ts *TableSchema) error {
 	return nil
 }
 
-func sourceDesc(ts *TableSchema) string {
-	switch ts.Source {
-	case "delta":
-		return "Delta log at " + ts.Root
-	case "warehouse":
-		return "warehouse (DESCRIBE TABLE EXTENDED " + ts.Table + " AS JSON)"
-	case "uc":
-		return "Unity Catalog entry of " + ts.Table
-	}
-	return ts.Source
-}
-
-// DeltaSchemaSource reads the schema from the table's Delta log in storage.
-type DeltaSchemaSource struct {
-	F    *Factory
-	Opts []delta.Option
-}
-
-// Name implements SchemaSource.
-func (s *DeltaSchemaSource) Name() string { return "delta" }
-
-// TableSchema implements SchemaSource. With a table name, the root comes from the table
-// resolver (Unity Catalog).
-func (s *DeltaSchemaSource) TableSchema(ctx context.Context, t *TargetOptions) (*TableSchema, error) {
-	rt, err := s.F.openTarget(ctx, t, "READ")
-	if err != nil {
-		return nil, err
-	}
-	snap, err := delta.Read(ctx, rt.Root, s.Opts...)
-	if err != nil {
-		return nil, err
-	}
-	v := snap.Version
-	return &TableSchema{
-		Source:            "delta",
-		Table:             rt.Table,
-		Root:              rt.RootURL,
-		Version:           &v,
-		Schema:            snap.Schema,
-		PartitionColumns:  snap.PartitionColumns,
-		ColumnMappingMode: snap.ColumnMappingMode,
-		Delta: &DeltaDetails{
-			CheckpointVersion: snap.CheckpointVersion,
-			MetaDataFile:      snap.MetaDataFile,
-			MinReaderVersion:  snap.MinReaderVersion,
-			MinWriterVersion:  snap.MinWriterVersion,
-			ReaderFeatures:    snap.ReaderFeatures,
-			WriterFeatures:    snap.WriterFeatures,
-			Configuration:     snap.Configuration,
-			SchemaString:      snap.SchemaString,
-		},
-	}, nil
+// sourceDesc names where the schema came from, without the version (printed after it).
+func sourceDesc(t *schemadiff.Table) string {
+	c := *t
+	c.Version = nil
+	return c.Describe()
 }

@@ -21,13 +21,13 @@ func TestSchemaFromUCMatchesDelta(t *testing.T) {
 		PartitionColumns: []string{"amount"},
 		Properties:       map[string]string{"delta.columnMapping.mode": "name"}})
 
-	get := func(from string) TableSchema {
+	get := func(from string) schemaDoc {
 		t.Helper()
 		code, out, errOut := run(t, "schema", "-o", "json", "--from", from, "main.sales.orders")
 		if code != 0 {
 			t.Fatalf("--from %s: exit %d: %s", from, code, errOut)
 		}
-		var ts TableSchema
+		var ts schemaDoc
 		if err := json.Unmarshal([]byte(out), &ts); err != nil {
 			t.Fatalf("--from %s: %v\n%s", from, err, out)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/zbrecover/zbrecover/target"
 	"os"
 	"path/filepath"
 	"strings"
@@ -218,17 +219,17 @@ func TestSchemaErrors(t *testing.T) {
 }
 
 // describeSource stands in for the warehouse source: it shows that a source plugs in through
-// SchemaSource and renders like the Delta one.
+// target.Source and renders like the Delta one.
 type describeSource struct{ doc string }
 
-func (describeSource) Name() string { return "warehouse" }
+func (describeSource) Name() sd.Source { return sd.SourceWarehouse }
 
-func (s describeSource) TableSchema(_ context.Context, t *TargetOptions) (*TableSchema, error) {
+func (s describeSource) Table(_ context.Context, t *target.Target) (*sd.Table, error) {
 	schema, err := sd.ParseDescribeJSON([]byte(s.doc))
 	if err != nil {
 		return nil, err
 	}
-	return &TableSchema{Source: "warehouse", Table: t.Table, Schema: schema}, nil
+	return &sd.Table{Source: "warehouse", Name: t.TableName(), Schema: schema}, nil
 }
 
 func TestSchemaPluggableSource(t *testing.T) {
@@ -236,7 +237,7 @@ func TestSchemaPluggableSource(t *testing.T) {
 	io.SetStdoutTTY(true)
 	f := NewFactory(io)
 	o := &SchemaOptions{F: f, From: "warehouse", Output: "text", Target: TargetOptions{Table: "main.sales.orders"},
-		Source: func(name string) (SchemaSource, error) {
+		Source: func(name string) (target.Source, error) {
 			return describeSource{doc: `{"columns":[{"name":"id","type":{"name":"bigint"},"nullable":false},` +
 				`{"name":"note","type":{"name":"varchar","length":20},"nullable":true,"comment":"free text"}]}`}, nil
 		}}

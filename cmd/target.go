@@ -2,23 +2,19 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"regexp"
-	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/storage"
+	"github.com/zbrecover/zbrecover/target"
 )
 
 // TargetOptions name the table whose fallback files a command works on: a storage root, a
 // Unity Catalog table name, or both.
-type TargetOptions struct {
-	Arg   string // the positional TARGET, if given
-	Table string // --table catalog.schema.table
-	Root  string // --root URL
-}
+type TargetOptions = target.Spec
 
 // addTargetFlags adds --table and --root to c.
 func addTargetFlags(c *cobra.Command, t *TargetOptions) {
@@ -30,73 +26,59 @@ const targetHelp = `TARGET is the table's storage root (s3://, gs://, abfss://, 
 whose fallback files are under <root>/_zerobus/table_rejected_parquets/, or a table name
 catalog.schema.table resolved through Unity Catalog. --table and --root name them explicitly.`
 
-// tableNameRE matches catalog.schema.table with plain or backquoted parts.
-var tableNameRE = regexp.MustCompile("^(`[^`]+`|[A-Za-z0-9_\\-]+)\\.(`[^`]+`|[A-Za-z0-9_\\-]+)\\.(`[^`]+`|[A-Za-z0-9_\\-]+)$")
+// IsTableName reports whether s reads as a three-part table name rather than a path.
+func IsTableName(s string) bool { return target.IsTableName(s) }
 
-// IsTableName reports whether s reads as a three-part table name rather than a path: it has
-// no "/" or "://", and is not an existing local path.
-func IsTableName(s string) bool {
-	if strings.Contains(s, "/") || strings.Contains(s, `\`) || strings.Contains(s, "://") {
-		return false
-	}
-	if _, err := os.Stat(s); err == nil {
-		return false
-	}
-	return tableNameRE.MatchString(s)
-}
-
-// resolve fills Table and Root from the positional argument and validates the combination.
-func (t *TargetOptions) resolve(args []string) error {
-	if len(args) > 0 {
-		t.Arg = args[0]
-	}
-	if t.Arg != "" {
-		if t.Table != "" || t.Root != "" {
-			return FlagErrorf("give TARGET or --table/--root, not both")
-		}
-		if IsTableName(t.Arg) {
-			t.Table = t.Arg
-		} else {
-			t.Root = t.Arg
-		}
-	}
-	if t.Table == "" && t.Root == "" {
-		return FlagErrorf("name the target: a storage root URL, or --table catalog.schema.table")
-	}
-	if t.Table != "" && !tableNameRE.MatchString(t.Table) {
-		return FlagErrorf("--table %q is not catalog.schema.table", t.Table)
-	}
-	return nil
-}
+// parseTarget fills t from the positional arguments and checks the combination.
+func parseTarget(t *TargetOptions, args []string) error { return t.Parse(args) }
 
 // ErrNeedsDatabricks is returned where a table name must be resolved but this build or
 // configuration has no Databricks connection.
-var ErrNeedsDatabricks = errors.New("resolving a table name needs a Databricks workspace connection")
+var ErrNeedsDatabricks = target.ErrNeedsDatabricks
 
-// ResolvedTarget is what a command works on: the table root's storage and, when known, the
-// table name.
-type ResolvedTarget struct {
-	Table   string
-	Root    storage.Backend
-	RootURL string // redacted
+// resolver returns the run's target resolver: storage opened with the global settings and
+// decorators, table names through the Databricks workspace.
+func (f *Factory) resolver() (*target.Resolver, error) {
+	d := f.Databricks()
+	mode, err := databricks.ParseStorageAuth(d.StorageAuth)
+	if err != nil {
+		return nil, FlagErrorf("%v", err)
+	}
+	return &target.Resolver{
+		Open: func(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
+			return f.openLocation(ctx, loc, cfg)
+		},
+		Config:      f.Global.StorageConfig,
+		Workspace:   f.workspace(),
+		StorageAuth: mode,
+		Env:         databricks.OSEnv(),
+		Log:         f.Logger,
+	}, nil
 }
 
-// TableResolver turns a table name into a storage root (and credentials); the Databricks
-// connection provides it.
-type TableResolver func(ctx context.Context, f *Factory, t *TargetOptions, access string) (*ResolvedTarget, error)
-
-// openTarget opens the storage root of the target. access is "READ" or "READ_WRITE", the
-// access a command needs (for vended credentials).
-func (f *Factory) openTarget(ctx context.Context, t *TargetOptions, access string) (*ResolvedTarget, error) {
-	if t.Table != "" {
-		if f.ResolveTable == nil {
-			return nil, fmt.Errorf("table %s: %w", t.Table, ErrNeedsDatabricks)
-		}
-		return f.ResolveTable(ctx, f, t, access)
-	}
-	b, err := f.OpenStorage(ctx, t.Root)
+// openTarget opens the storage root of the target with the access a command needs (for
+// vended credentials).
+func (f *Factory) openTarget(ctx context.Context, t *TargetOptions, access target.Access) (*target.Target, error) {
+	r, err := f.resolver()
 	if err != nil {
 		return nil, err
 	}
-	return &ResolvedTarget{Root: b, RootURL: b.Location()}, nil
+	return r.Resolve(ctx, *t, access)
+}
+
+// checkLocalDir turns a mistyped local path into an error instead of an empty report: on an
+// object store a wrong prefix cannot be told from an empty one, on the local file system it
+// can.
+func checkLocalDir(loc storage.Location) error {
+	if loc.Scheme != "file" {
+		return nil
+	}
+	fi, err := os.Stat(loc.Path)
+	switch {
+	case err != nil:
+		return fmt.Errorf("local path %s: %w", loc.Path, err)
+	case !fi.IsDir():
+		return fmt.Errorf("local path %s is a file, not a directory", loc.Path)
+	}
+	return nil
 }

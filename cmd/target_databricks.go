@@ -1,14 +1,9 @@
 package cmd
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"sync"
-
 	"github.com/spf13/cobra"
 	"github.com/zbrecover/zbrecover/databricks"
-	"github.com/zbrecover/zbrecover/storage"
+	"github.com/zbrecover/zbrecover/target"
 )
 
 // DatabricksOptions are the global flags of the Databricks workspace connection, and the
@@ -19,13 +14,7 @@ type DatabricksOptions struct {
 	HTTPPath    string
 	StorageAuth string
 
-	mu     sync.Mutex
-	client *databricks.Client
-	wh     *databricks.Warehouse
-	tables map[string]*databricks.TableInfo
-	// creds holds one vending provider per table id and operation, so that every open of
-	// the same target in a run shares the credentials already vended.
-	creds map[string]storage.CredentialProvider
+	ws *target.Workspace
 }
 
 // Databricks returns f's Databricks connection options. The first call (when the command tree
@@ -60,7 +49,6 @@ func wireDatabricks(f *Factory, root *cobra.Command) {
 	pf.StringVar(&d.WarehouseID, "warehouse-id", "", "SQL warehouse id (default: DATABRICKS_WAREHOUSE_ID)")
 	pf.StringVar(&d.HTTPPath, "http-path", "", "SQL warehouse HTTP path, instead of --warehouse-id (default: DATABRICKS_HTTP_PATH)")
 	pf.StringVar(&d.StorageAuth, "storage-auth", "auto", "storage credentials for a --table target: auto, vended (Unity Catalog) or default (the store's chain)")
-	f.ResolveTable = resolveDatabricksTable
 	prev := root.PersistentPreRunE
 	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
 		if prev != nil {
@@ -94,157 +82,23 @@ func (d *DatabricksOptions) checkStorageAuth(c *cobra.Command, args []string) er
 		"credentials per table, and a storage URL is read with the store's own credentials")
 }
 
-// Client returns the workspace client, creating it on first use.
-func (d *DatabricksOptions) Client(ctx context.Context, f *Factory) (*databricks.Client, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.client != nil {
-		return d.client, nil
+// workspace returns the run's Databricks connection, nil when f has none (NoDatabricks).
+func (f *Factory) workspace() *target.Workspace {
+	if f.NoDatabricks {
+		return nil
 	}
-	c, err := databricks.NewClient(ctx, databricks.Options{
-		Profile:     d.Profile,
-		WarehouseID: d.WarehouseID,
-		HTTPPath:    d.HTTPPath,
-		Version:     Version,
-		Log:         f.Logger,
-	})
-	if err != nil {
-		return nil, err
+	d := f.Databricks()
+	if d.ws == nil {
+		d.ws = target.NewWorkspace(databricks.Options{
+			Profile:     d.Profile,
+			WarehouseID: d.WarehouseID,
+			HTTPPath:    d.HTTPPath,
+			Version:     Version,
+			Log:         f.Logger,
+		})
 	}
-	f.Logger.Info("databricks workspace", "config", c.Describe(), "auth", c.AuthType())
-	d.client = c
-	return c, nil
-}
-
-// Table returns what Unity Catalog says about a table, looked up once per run.
-func (d *DatabricksOptions) Table(ctx context.Context, f *Factory, name string) (*databricks.TableInfo, error) {
-	c, err := d.Client(ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	d.mu.Lock()
-	ti, ok := d.tables[name]
-	d.mu.Unlock()
-	if ok {
-		return ti, nil
-	}
-	ti, err = c.Table(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	d.mu.Lock()
-	if d.tables == nil {
-		d.tables = map[string]*databricks.TableInfo{}
-	}
-	d.tables[name] = ti
-	d.mu.Unlock()
-	return ti, nil
-}
-
-// credentials returns the run's credential provider for the table and operation, creating it
-// on first use.
-func (d *DatabricksOptions) credentials(c *databricks.Client, tableID string, op databricks.Operation) storage.CredentialProvider {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	key := tableID + "/" + string(op)
-	if p, ok := d.creds[key]; ok {
-		return p
-	}
-	if d.creds == nil {
-		d.creds = map[string]storage.CredentialProvider{}
-	}
-	p := c.CredentialProvider(tableID, op)
-	d.creds[key] = p
-	return p
-}
-
-// Warehouse returns the SQL warehouse session pool, opening it on first use.
-func (d *DatabricksOptions) Warehouse(ctx context.Context, f *Factory) (*databricks.Warehouse, error) {
-	c, err := d.Client(ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.wh != nil {
-		return d.wh, nil
-	}
-	w, err := c.Warehouse(ctx)
-	if err != nil {
-		return nil, err
-	}
-	d.wh = w
-	return w, nil
+	return d.ws
 }
 
 // Close ends the warehouse sessions, if any were opened.
-func (d *DatabricksOptions) Close() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.wh == nil {
-		return nil
-	}
-	err := d.wh.Close()
-	d.wh = nil
-	return err
-}
-
-// resolveDatabricksTable is the Factory's TableResolver: it looks the table up in Unity
-// Catalog, takes its storage location (or --root), chooses the storage credentials by
-// --storage-auth, and opens the root. access is "READ" or "READ_WRITE".
-func resolveDatabricksTable(ctx context.Context, f *Factory, t *TargetOptions, access string) (*ResolvedTarget, error) {
-	d := f.Databricks()
-	mode, err := databricks.ParseStorageAuth(d.StorageAuth)
-	if err != nil {
-		return nil, FlagErrorf("%v", err)
-	}
-	op := databricks.OperationRead
-	switch access {
-	case "", "READ":
-	case "READ_WRITE":
-		op = databricks.OperationReadWrite
-	default:
-		return nil, fmt.Errorf("table %s: unknown access %q", t.Table, access)
-	}
-	ti, err := d.Table(ctx, f, t.Table)
-	if err != nil {
-		return nil, err
-	}
-	if err := ti.CheckRecoverable(); err != nil {
-		return nil, err
-	}
-	rootURL := ti.StorageLocation
-	if t.Root != "" {
-		rootURL = t.Root
-	}
-	loc, err := storage.Parse(rootURL)
-	if err != nil {
-		return nil, fmt.Errorf("table %s: %w", ti.Name, err)
-	}
-	vend, why, err := databricks.ChooseStorageAuth(mode, true, loc, databricks.OSEnv())
-	if err != nil {
-		return nil, FlagErrorf("%v", err)
-	}
-	f.Logger.Info("storage credentials", "table", ti.Name.String(), "root", loc.String(), "choice", why)
-	cfg := f.Global.StorageConfig()
-	if vend {
-		c, err := d.Client(ctx, f)
-		if err != nil {
-			return nil, err
-		}
-		// Vend once now, so that a refusal is reported before any listing starts.
-		get := d.credentials(c, ti.TableID, op)
-		if _, err := get(ctx); err != nil {
-			if errors.Is(err, databricks.ErrPermissionDenied) && mode == databricks.StorageAuthAuto {
-				return nil, fmt.Errorf("table %s: %w (no %s credentials were found in the environment, so Unity Catalog vending was tried)", ti.Name, err, loc.Scheme)
-			}
-			return nil, fmt.Errorf("table %s: %w", ti.Name, err)
-		}
-		cfg.Credentials = get
-	}
-	b, err := f.OpenStorageWith(ctx, rootURL, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &ResolvedTarget{Table: ti.Name.String(), Root: b, RootURL: b.Location()}, nil
-}
+func (d *DatabricksOptions) Close() error { return d.ws.Close() }

@@ -64,8 +64,8 @@ func TestDatabricksFlags(t *testing.T) {
 	if d.Profile != "staging" || d.WarehouseID != "wh1" || d.HTTPPath != "/sql/1.0/warehouses/wh2" || d.StorageAuth != "vended" {
 		t.Fatalf("options %+v", d)
 	}
-	if f.ResolveTable == nil {
-		t.Fatal("no table resolver installed")
+	if f.workspace() == nil {
+		t.Fatal("no Databricks workspace installed")
 	}
 }
 
@@ -86,8 +86,8 @@ func TestResolveTableToLocalRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rt.Table != "main.sales.orders" {
-		t.Errorf("table %q", rt.Table)
+	if rt.TableName() != "main.sales.orders" || rt.TableID == "" {
+		t.Errorf("table %q (id %q)", rt.TableName(), rt.TableID)
 	}
 	var keys []string
 	if err := rt.Root.List(context.Background(), "_zerobus/", func(o storage.ObjectInfo) error {

@@ -3,6 +3,8 @@ package databricks
 import (
 	"fmt"
 	"strings"
+
+	"github.com/zbrecover/zbrecover/schemadiff"
 )
 
 // TableName is a Unity Catalog three-part table name.
@@ -18,7 +20,7 @@ func (n TableName) SQL() string {
 	return quoteIdent(n.Catalog) + "." + quoteIdent(n.Schema) + "." + quoteIdent(n.Table)
 }
 
-func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
+func quoteIdent(s string) string { return schemadiff.QuoteIdent(s) }
 
 // ParseTableName parses catalog.schema.table. Each part may be quoted with backquotes
 // (`my-catalog`.sales.`orders`), a doubled backquote standing for one inside a quoted part.

@@ -122,10 +122,6 @@ func open(ctx context.Context, db *sql.DB, endpoint string) (*Warehouse, error) 
 
 func userAgentEntry(version string) string { return "zbrecover/" + userAgentVersion(version) }
 
-// DB returns the underlying pool, for callers that need database/sql directly. Errors from it
-// are not classified: pass them to Classify.
-func (w *Warehouse) DB() *sql.DB { return w.db }
-
 // Close ends every session.
 func (w *Warehouse) Close() error { return w.db.Close() }
 

@@ -2,36 +2,31 @@ package inspect
 
 import (
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/zbrecover/zbrecover/schemadiff"
+	"github.com/zbrecover/zbrecover/storage"
 )
 
 // NoTable is Table.Source when no table schema was found: the groups are listed but not
 // compared, and Table.Note says why.
-const NoTable = "none"
+const NoTable = schemadiff.SourceNone
 
-// TablePlaceholder stands for the table's name in suggested DDL when the name is not known
+// TablePlaceholder stands for the table's name in suggested SQL when the name is not known
 // (the target was given as a storage root).
 const TablePlaceholder = "<table>"
 
+// maxSuggestedStatements is the most COPY INTO statements a group's suggestion spells out;
+// a group that needs more is pointed at reload, which runs them.
+const maxSuggestedStatements = 3
+
 // Table is the table schema the schema groups are compared with, as reports show it.
 type Table struct {
-	// Source is where the schema comes from: "delta" (the Delta log at the root), "warehouse",
-	// "uc" or "schema-file"; NoTable when there is none.
-	Source string `json:"source"`
-	// Name is the table's name (catalog.schema.table), when known.
-	Name string `json:"name,omitempty"`
-	// Location is the root whose Delta log was read (secrets redacted), or the schema file.
-	Location string `json:"location,omitempty"`
-	// Version is the Delta table version the schema is from, when the source knows it.
-	Version           *int64        `json:"version,omitempty"`
-	ColumnMappingMode string        `json:"column_mapping_mode,omitempty"`
-	Columns           []TableColumn `json:"columns"`
+	schemadiff.Table
+	Columns []TableColumn `json:"columns"`
 	// Note explains a missing table schema.
 	Note string `json:"note,omitempty"`
-	// Schema is the table's schema, physical names included under column mapping.
-	Schema schemadiff.Schema `json:"-"`
 }
 
 // TableColumn is one top-level column of the table.
@@ -43,11 +38,15 @@ type TableColumn struct {
 	PhysicalName string `json:"physical_name,omitempty"`
 }
 
-// NewTable returns the Table for a schema read from source; the caller fills in the name,
-// location and version it knows.
-func NewTable(source string, s schemadiff.Schema) *Table {
-	t := &Table{Source: source, Schema: s, Columns: make([]TableColumn, len(s.Fields))}
-	for i, f := range s.Fields {
+// NewTable returns the report's Table for a table schema. The Delta log details are left
+// out: `zbrecover schema` shows them.
+func NewTable(st *schemadiff.Table) *Table {
+	t := &Table{Table: *st, Columns: make([]TableColumn, len(st.Schema.Fields))}
+	t.Log = nil
+	if t.PartitionColumns == nil {
+		t.PartitionColumns = []string{}
+	}
+	for i, f := range st.Schema.Fields {
 		t.Columns[i] = TableColumn{Name: f.Name, Type: f.Type.String(), Nullable: f.Nullable, PhysicalName: f.PhysicalName}
 	}
 	return t
@@ -56,40 +55,16 @@ func NewTable(source string, s schemadiff.Schema) *Table {
 // MissingTable returns the Table for a run without a table schema; note says why and what to
 // do about it.
 func MissingTable(note string) *Table {
-	return &Table{Source: NoTable, Columns: []TableColumn{}, Note: note}
+	return &Table{Table: schemadiff.Table{Source: NoTable, PartitionColumns: []string{}}, Columns: []TableColumn{}, Note: note}
 }
 
 // Known reports whether t holds a table schema the groups can be compared with.
-func (t *Table) Known() bool { return t != nil && t.Source != NoTable }
+func (t *Table) Known() bool { return t != nil && t.Table.Known() }
 
 // describe names the schema's origin for the text report.
 func (t *Table) describe() string {
 	var b strings.Builder
-	switch t.Source {
-	case "delta":
-		b.WriteString("Delta log")
-		if t.Location != "" {
-			b.WriteString(" at " + t.Location)
-		}
-	case "warehouse":
-		b.WriteString("warehouse (DESCRIBE TABLE EXTENDED")
-		if t.Name != "" {
-			b.WriteString(" " + t.Name)
-		}
-		b.WriteString(")")
-	case "uc":
-		b.WriteString("Unity Catalog")
-		if t.Name != "" {
-			b.WriteString(" entry of " + t.Name)
-		}
-	case "schema-file":
-		b.WriteString("schema file " + t.Location)
-	default:
-		b.WriteString(t.Source)
-	}
-	if t.Version != nil {
-		fmt.Fprintf(&b, ", version %d", *t.Version)
-	}
+	b.WriteString(t.Describe())
 	fmt.Fprintf(&b, " (%s", plural(len(t.Columns), "column"))
 	if t.Schema.HasColumnMapping() {
 		mode := t.ColumnMappingMode
@@ -107,9 +82,16 @@ func (t *Table) describe() string {
 type Suggestion struct {
 	// DDL are ALTER TABLE statements, in order.
 	DDL []string `json:"ddl"`
-	// Projection is the source query for COPY INTO t FROM (…): every file column, cast,
-	// renamed or left out as the table needs. Empty when the files load as they are.
-	Projection string `json:"projection,omitempty"`
+	// Select is the projection's select list for COPY INTO t FROM (SELECT … FROM '<folder>'):
+	// every file column, cast, renamed or left out as the table needs. Empty when the files
+	// load as they are.
+	Select string `json:"select,omitempty"`
+	// Source is the fallback folder the files are in (a URL without secrets).
+	Source string `json:"source"`
+	// Statements are the COPY INTO statements that load this group's files, and only them
+	// (one per folder, FILES of at most 1000 names), to run after the DDL. Empty when the
+	// group needs more than a few statements: reload runs those.
+	Statements []string `json:"statements"`
 	// Omit lists the file columns the projection leaves out (the table does not have them).
 	Omit []string `json:"omit,omitempty"`
 	// Notes explain what the statements and the projection do not settle on their own.
@@ -123,11 +105,13 @@ type Suggestion struct {
 
 // DiffOptions configure Report.Diff.
 type DiffOptions struct {
-	// TableName names the table in suggested DDL (catalog.schema.table); empty writes
+	// TableName names the table in suggested SQL (catalog.schema.table); empty writes
 	// TablePlaceholder.
 	TableName string
-	// Source is the folder the projection reads (FROM '…'); empty means the report's root
-	// joined with its prefix.
+	// Dir is the fallback folder's storage location (the root joined with the prefix). SQL
+	// names Dir.URL(), never a display string: a SAS or other secret never goes into SQL.
+	Dir storage.Location
+	// Source, when set, replaces Dir as the folder the statements read (a staging volume).
 	Source string
 }
 
@@ -142,8 +126,12 @@ func (r *Report) Diff(t *Table, opts DiffOptions) {
 		return
 	}
 	source := opts.Source
+	if source == "" && opts.Dir.Scheme != "" {
+		source = strings.TrimSuffix(opts.Dir.URL(), "/") + "/"
+	}
 	if source == "" {
-		source = strings.TrimSuffix(r.Root, "/") + "/" + r.Prefix
+		root, _, _ := strings.Cut(r.Root, "?") // never a redacted query in SQL
+		source = strings.TrimSuffix(root, "/") + "/" + r.Prefix
 	}
 	for i := range r.Groups {
 		g := &r.Groups[i]
@@ -153,18 +141,18 @@ func (r *Report) Diff(t *Table, opts DiffOptions) {
 		g.Changes = schemadiff.Infos(changes)
 		g.Suggestion = nil
 		if v != schemadiff.OK {
-			g.Suggestion = suggest(changes, g.Schema, opts.TableName, source)
+			g.Suggestion = suggest(changes, g.Schema, opts.TableName, source, r.GroupFiles(g.SchemaID))
 		}
 	}
 }
 
-func suggest(changes []schemadiff.Change, file schemadiff.Schema, table, source string) *Suggestion {
+func suggest(changes []schemadiff.Change, file schemadiff.Schema, table, source string, files []File) *Suggestion {
 	name := table
 	if name == "" {
 		name = TablePlaceholder
 	}
 	s := schemadiff.Suggest(changes, name)
-	out := &Suggestion{DDL: []string{}, Omit: s.Omit, Confirm: s.Confirm, Complete: s.Complete}
+	out := &Suggestion{DDL: []string{}, Source: source, Statements: []string{}, Omit: s.Omit, Confirm: s.Confirm, Complete: s.Complete}
 	unplace := func(x string) string {
 		if table != "" {
 			return x
@@ -178,12 +166,60 @@ func suggest(changes []schemadiff.Change, file schemadiff.Schema, table, source 
 		out.Notes = append(out.Notes, unplace(n))
 	}
 	if s.NeedsProjection() {
-		out.Projection = s.Select(file, source)
+		out.Select = s.SelectList(file)
 	}
-	if table == "" && len(out.DDL) > 0 {
+	if s.NeedsProjection() && out.Select == "" {
+		return out // nothing of the files would be loaded: no statement
+	}
+	batches := Batches(files, schemadiff.MaxCopyFiles)
+	if len(batches) <= maxSuggestedStatements {
+		qt := unplace(schemadiff.QuoteQualified(name))
+		for _, b := range batches {
+			out.Statements = append(out.Statements, schemadiff.CopyInto{
+				Table: qt, Folder: joinFolder(source, b.Folder), Select: out.Select, Files: b.Names,
+			}.SQL())
+		}
+	} else {
+		out.Notes = append(out.Notes, fmt.Sprintf("the group's %s need %d COPY INTO statements (one per folder and %d files): "+
+			"load them with zbrecover reload", plural(len(files), "file"), len(batches), schemadiff.MaxCopyFiles))
+	}
+	if table == "" && (len(out.DDL) > 0 || len(out.Statements) > 0) {
 		out.Notes = append(out.Notes, "replace "+TablePlaceholder+" with the table's name (catalog.schema.table)")
 	}
 	return out
+}
+
+// Batch is a set of files of one folder that one COPY INTO … FILES = (…) statement names.
+type Batch struct {
+	// Folder is the files' folder relative to the fallback prefix ("" for the prefix itself,
+	// else "2024/05/" with a trailing slash).
+	Folder string
+	// Names are the files' names relative to Folder, in key order.
+	Names []string
+	Files []File
+}
+
+// Batches splits files (in key order) into batches of at most max files of one folder each.
+func Batches(files []File, max int) []Batch {
+	var out []Batch
+	for _, f := range files {
+		dir, name := path.Split(f.Key)
+		if n := len(out); n == 0 || out[n-1].Folder != dir || len(out[n-1].Names) >= max {
+			out = append(out, Batch{Folder: dir})
+		}
+		b := &out[len(out)-1]
+		b.Names = append(b.Names, name)
+		b.Files = append(b.Files, f)
+	}
+	return out
+}
+
+// joinFolder joins a folder URL and a relative folder ("" or "a/b/").
+func joinFolder(base, rel string) string {
+	if rel == "" {
+		return base
+	}
+	return strings.TrimSuffix(base, "/") + "/" + rel
 }
 
 // Blocks reports whether the group's files cannot be loaded into the table as they are.
@@ -231,9 +267,9 @@ func writeGroupDiff(ew *errWriter, g *Group) {
 			ew.printf("      %s;\n", d)
 		}
 	}
-	if s.Projection != "" {
-		ew.printf("    Projection, for COPY INTO … FROM (…):\n")
-		ew.printf("      %s\n", s.Projection)
+	if s.Select != "" {
+		ew.printf("    Projection, for COPY INTO … FROM (SELECT … FROM '<folder>'):\n")
+		ew.printf("      SELECT %s\n", s.Select)
 		if len(s.Omit) > 0 {
 			ew.printf("      It leaves out %s, which the table does not have.\n", strings.Join(s.Omit, ", "))
 		}
@@ -242,6 +278,12 @@ func writeGroupDiff(ew *errWriter, g *Group) {
 		}
 		if !s.Complete {
 			ew.printf("      It does not settle every change on its own: see the notes.\n")
+		}
+	}
+	if len(s.Statements) > 0 {
+		ew.printf("    To load this group's files, and only them:\n")
+		for _, st := range s.Statements {
+			ew.printf("      %s;\n", st)
 		}
 	}
 	for _, n := range s.Notes {

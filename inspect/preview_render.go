@@ -11,22 +11,6 @@ import (
 	"unicode/utf8"
 )
 
-// PreviewFormats are the renderings Write accepts.
-var PreviewFormats = []string{"table", "json", "csv"}
-
-// Write renders the preview as "table", "json" or "csv".
-func (p *PreviewResult) Write(w io.Writer, format string) error {
-	switch format {
-	case "", "table":
-		return p.WriteTable(w)
-	case "json":
-		return p.WriteJSON(w)
-	case "csv":
-		return p.WriteCSV(w)
-	}
-	return fmt.Errorf("unknown preview format %q (use %s)", format, strings.Join(PreviewFormats, ", "))
-}
-
 // MarshalJSON writes the rows as objects keyed by column name, in column order.
 func (p *PreviewResult) MarshalJSON() ([]byte, error) {
 	rows := make([]Object, len(p.Rows))

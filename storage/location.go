@@ -61,6 +61,16 @@ func (l Location) String() string {
 	return s
 }
 
+// URL returns the location as a URL without its query: what SQL statements name (a COPY INTO
+// source folder, for example). The query holds secrets (an Azure SAS), which never go into SQL.
+func (l Location) URL() string {
+	q := l.Query
+	l.Query = nil
+	s := l.String()
+	l.Query = q
+	return s
+}
+
 // Join returns the location of rel, a "/"-separated path under l (leading and trailing "/"
 // ignored; "" gives l itself). The query is kept.
 func (l Location) Join(rel string) Location {

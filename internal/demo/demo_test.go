@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"github.com/zbrecover/zbrecover/schemadiff"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -242,8 +243,7 @@ func inspectJSON(t *testing.T, ex *demo.Example) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl := inspect.NewTable("delta", snap.Schema)
-	tbl.Version = &snap.Version
+	tbl := inspect.NewTable(&schemadiff.Table{Source: schemadiff.SourceDelta, Schema: snap.Schema, Version: &snap.Version})
 	rep.Diff(tbl, inspect.DiffOptions{TableName: demo.Table})
 	var ib bytes.Buffer
 	if err := rep.WriteJSON(&ib); err != nil {

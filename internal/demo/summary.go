@@ -58,9 +58,10 @@ type inspectDoc struct {
 		Verdict    string   `json:"verdict"`
 		Changes    []Change `json:"changes"`
 		Suggestion *struct {
-			DDL        []string `json:"ddl"`
-			Projection string   `json:"projection"`
-			Confirm    bool     `json:"confirm"`
+			DDL     []string `json:"ddl"`
+			Select  string   `json:"select"`
+			Source  string   `json:"source"`
+			Confirm bool     `json:"confirm"`
 		} `json:"suggestion"`
 	} `json:"groups"`
 	Totals inspect.Totals `json:"totals"`
@@ -86,7 +87,10 @@ func Summarize(inspectJSON []byte) (*Summary, error) {
 		gs := GroupSummary{SchemaID: g.SchemaID, Files: g.Files, Rows: g.Rows, FirstFile: g.FirstFile,
 			Columns: g.Columns, Verdict: g.Verdict, Changes: g.Changes}
 		if s := g.Suggestion; s != nil {
-			gs.DDL, gs.Projection, gs.Confirm = s.DDL, s.Projection, s.Confirm
+			gs.DDL, gs.Confirm = s.DDL, s.Confirm
+			if s.Select != "" {
+				gs.Projection = "SELECT " + s.Select + " FROM '" + s.Source + "'"
+			}
 		}
 		sum.Groups = append(sum.Groups, gs)
 	}

@@ -1,0 +1,170 @@
+package target
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/zbrecover/zbrecover/databricks"
+	"github.com/zbrecover/zbrecover/storage"
+)
+
+// Access is what a command does with the table's storage, for vended credentials.
+type Access string
+
+const (
+	// Read is enough to list and read fallback files (inspect, preview, reload).
+	Read Access = "READ"
+	// ReadWrite is needed to delete them (cleanup).
+	ReadWrite Access = "READ_WRITE"
+)
+
+// ErrNeedsDatabricks is returned where a table name must be resolved but this build or
+// configuration has no Databricks connection.
+var ErrNeedsDatabricks = errors.New("resolving a table name needs a Databricks workspace connection")
+
+// Target is what a command works on.
+type Target struct {
+	// Name is the table's name; HasName is false when only a storage root was given.
+	Name    databricks.TableName
+	HasName bool
+	// TableID is the Unity Catalog table_id when the table was resolved through Unity
+	// Catalog; Identify fills in the Delta log's metaData.id otherwise.
+	TableID string
+	// Info is the table's Unity Catalog entry, nil when the target is only a root.
+	Info *databricks.TableInfo
+	// Loc is the storage root, structured and with its secrets (a SAS query) kept: SQL and
+	// storage calls are built from it. Loc.String() redacts; Loc.URL() drops the query.
+	Loc storage.Location
+	// Root is the decorated backend rooted at Loc. Root.Location() is for display only.
+	Root storage.Backend
+	// Vended is true when Root reads with credentials Unity Catalog vended for the table.
+	Vended bool
+}
+
+// TableName returns catalog.schema.table, or "" when only a root was given.
+func (t *Target) TableName() string {
+	if !t.HasName {
+		return ""
+	}
+	return t.Name.String()
+}
+
+// Display returns the root as printed: the URL with secrets redacted.
+func (t *Target) Display() string { return t.Root.Location() }
+
+// Opener opens a backend for a location with the given settings, decorated as the run wants
+// (retry, concurrency limit).
+type Opener func(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error)
+
+// Resolver turns a Spec into a Target.
+type Resolver struct {
+	// Open opens storage.
+	Open Opener
+	// Config returns the base storage settings (endpoints, region, user agent).
+	Config func() storage.Config
+	// Workspace is the Databricks connection; nil when this build or run has none, and
+	// table names then fail with ErrNeedsDatabricks.
+	Workspace *Workspace
+	// StorageAuth chooses between vended and the store's own credentials for a table.
+	StorageAuth databricks.StorageAuth
+	// Env is the environment ChooseStorageAuth looks at (databricks.OSEnv() in production).
+	Env databricks.Env
+	// Log receives the choices made, at info level.
+	Log *slog.Logger
+}
+
+func (r *Resolver) log() *slog.Logger {
+	if r.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return r.Log
+}
+
+func (r *Resolver) config() storage.Config {
+	if r.Config == nil {
+		return storage.Config{}
+	}
+	return r.Config()
+}
+
+// Resolve opens the target's storage root: for a table name, the location Unity Catalog
+// reports (or s.Root), with credentials chosen by StorageAuth and access; for a root alone,
+// the root with the store's own credentials.
+func (r *Resolver) Resolve(ctx context.Context, s Spec, access Access) (*Target, error) {
+	if s.Table != "" {
+		return r.resolveTable(ctx, s, access)
+	}
+	loc, err := storage.Parse(s.Root)
+	if err != nil {
+		return nil, err
+	}
+	b, err := r.Open(ctx, loc, r.config())
+	if err != nil {
+		return nil, err
+	}
+	return &Target{Loc: loc, Root: b}, nil
+}
+
+func (r *Resolver) resolveTable(ctx context.Context, s Spec, access Access) (*Target, error) {
+	name, ok := s.Name()
+	if !ok {
+		return nil, usagef("--table %q is not catalog.schema.table", s.Table)
+	}
+	if r.Workspace == nil {
+		return nil, fmt.Errorf("table %s: %w", name, ErrNeedsDatabricks)
+	}
+	op := databricks.OperationRead
+	switch access {
+	case "", Read:
+	case ReadWrite:
+		op = databricks.OperationReadWrite
+	default:
+		return nil, fmt.Errorf("table %s: unknown access %q", name, access)
+	}
+	ti, err := r.Workspace.Table(ctx, s.Table)
+	if err != nil {
+		return nil, err
+	}
+	if err := ti.CheckRecoverable(); err != nil {
+		return nil, err
+	}
+	rootURL := ti.StorageLocation
+	if s.Root != "" {
+		rootURL = s.Root
+	}
+	loc, err := storage.Parse(rootURL)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", ti.Name, err)
+	}
+	mode := r.StorageAuth
+	if mode == "" {
+		mode = databricks.StorageAuthAuto
+	}
+	vend, why, err := databricks.ChooseStorageAuth(mode, true, loc, r.Env)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	r.log().Info("storage credentials", "table", ti.Name.String(), "root", loc.String(), "choice", why)
+	cfg := r.config()
+	if vend {
+		get, err := r.Workspace.Credentials(ctx, ti.TableID, op)
+		if err != nil {
+			return nil, err
+		}
+		// Vend once now, so that a refusal is reported before any listing starts.
+		if _, err := get(ctx); err != nil {
+			if errors.Is(err, databricks.ErrPermissionDenied) && mode == databricks.StorageAuthAuto {
+				return nil, fmt.Errorf("table %s: %w (no %s credentials were found in the environment, so Unity Catalog vending was tried)", ti.Name, err, loc.Scheme)
+			}
+			return nil, fmt.Errorf("table %s: %w", ti.Name, err)
+		}
+		cfg.Credentials = get
+	}
+	b, err := r.Open(ctx, loc, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Target{Name: ti.Name, HasName: true, TableID: ti.TableID, Info: ti, Loc: loc, Root: b, Vended: vend}, nil
+}

@@ -233,7 +233,7 @@ func (s *suite) testList(t *testing.T) {
 // testListPages checks the page size of Pager backends: 9 objects in pages of 2 is 5 pages.
 func (s *suite) testListPages(t *testing.T) {
 	b, put := s.backend(t)
-	p, ok := b.(storage.Pager)
+	p, ok := storage.AsPager(b)
 	if !ok {
 		t.Skip("backend lists without pages (no storage.Pager)")
 	}
@@ -562,7 +562,7 @@ func (s *suite) testDeletePrecondition(t *testing.T) {
 
 func (s *suite) testDeleteBatch(t *testing.T) {
 	b, put := s.backend(t)
-	bd, ok := b.(storage.BatchDeleter)
+	bd, ok := storage.AsBatchDeleter(b)
 	if !ok {
 		t.Skip("backend has no batch delete")
 	}
@@ -646,7 +646,7 @@ func (s *suite) testCancel(t *testing.T) {
 	if err := b.Delete(ctx, "x/obj", storage.Precondition{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Delete with a cancelled context: %v", err)
 	}
-	if bd, ok := b.(storage.BatchDeleter); ok {
+	if bd, ok := storage.AsBatchDeleter(b); ok {
 		if _, err := bd.DeleteBatch(ctx, []storage.DeleteRequest{{Key: "x/obj"}}); !errors.Is(err, context.Canceled) {
 			t.Errorf("DeleteBatch with a cancelled context: %v", err)
 		}

@@ -51,6 +51,9 @@ type ObjectInfo struct {
 	ModTime    time.Time // last modification, UTC
 	ETag       string    // quoted entity tag where the store has one ("" for local)
 	Generation int64     // GCS object generation; 0 elsewhere
+	// MD5 is the hex MD5 of the content where the store reports one (GCS, Azure, the local
+	// and mem backends' writes); "" otherwise. It is not a version: an ETag or a generation is.
+	MD5 string
 }
 
 // Version returns the identity that a conditional delete checks: the generation on GCS, the
@@ -67,6 +70,21 @@ type Precondition struct {
 	// Size and ModTime are checked only by backends without ETags (local).
 	Size    int64
 	ModTime time.Time
+}
+
+// Matches reports whether the object o satisfies p, as a backend that checks the
+// precondition itself would decide: the ETag and the generation when both p and o carry one;
+// the size when p names one; the modification time only when o has neither ETag nor
+// generation (the local file system). The zero Precondition matches everything.
+func (p Precondition) Matches(o ObjectInfo) bool {
+	switch {
+	case p.ETag != "" && o.ETag != "" && p.ETag != o.ETag,
+		p.Generation != 0 && o.Generation != 0 && p.Generation != o.Generation,
+		!p.IsZero() && p.Size != o.Size,
+		!p.ModTime.IsZero() && o.ETag == "" && o.Generation == 0 && !p.ModTime.Equal(o.ModTime):
+		return false
+	}
+	return true
 }
 
 // IsZero reports whether p checks nothing.

@@ -4,8 +4,9 @@
 // TransportFunc).
 //
 // A backend's test calls Run with a function that opens the backend on a fresh root and
-// returns a Put that writes objects under that root with the store's own SDK (or os), because
-// Backend has no write method:
+// returns a Put that writes objects under that root with the store's own SDK (or os), so that
+// the read tests do not depend on the backend's own writes (storage.Putter, which the Put and
+// Copy tests check):
 //
 //	func TestConformance(t *testing.T) {
 //		dir := t.TempDir()
@@ -71,6 +72,14 @@ func Run(t *testing.T, name string, open Open) {
 		t.Run("Cancel", s.testCancel)
 		t.Run("CancelDuringList", s.testCancelDuringList)
 		t.Run("HostileKeys", s.testHostileKeys)
+		t.Run("PutCreateOnly", s.testPutCreateOnly)
+		t.Run("PutOverwrite", s.testPutOverwrite)
+		t.Run("PutWrongSize", s.testPutWrongSize)
+		t.Run("PutHostileKeys", s.testPutHostileKeys)
+		t.Run("Copy", s.testCopy)
+		t.Run("CopyPrecondition", s.testCopyPrecondition)
+		t.Run("CopyCreateOnly", s.testCopyCreateOnly)
+		t.Run("CopyObject", s.testCopyObject)
 	})
 }
 

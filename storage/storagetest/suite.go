@@ -73,6 +73,7 @@ func Run(t *testing.T, name string, open Open) {
 		t.Run("CancelDuringList", s.testCancelDuringList)
 		t.Run("HostileKeys", s.testHostileKeys)
 		t.Run("PutCreateOnly", s.testPutCreateOnly)
+		t.Run("PutCreateOnlyRace", s.testPutCreateOnlyRace)
 		t.Run("PutOverwrite", s.testPutOverwrite)
 		t.Run("PutWrongSize", s.testPutWrongSize)
 		t.Run("PutHostileKeys", s.testPutHostileKeys)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"testing/iotest"
 
@@ -106,15 +107,18 @@ func (s *suite) testPutCreateOnly(t *testing.T) {
 	if got := mustRead(t, b, "other"); string(got) != "there" {
 		t.Errorf("existing object changed to %q", got)
 	}
-	// A name that is only a folder of other keys is free; an empty object is an object.
-	if _, err := p.Put(ctx, "journal", strings.NewReader(""), 0, storage.PutOptions{CreateOnly: true}); err != nil {
+	// An empty object is an object.
+	if _, err := p.Put(ctx, "empty", strings.NewReader(""), 0, storage.PutOptions{CreateOnly: true}); err != nil {
 		t.Errorf("create-only Put of an empty object: %v", err)
+	}
+	if _, err := p.Put(ctx, "empty", strings.NewReader(""), 0, storage.PutOptions{CreateOnly: true}); !errors.Is(err, storage.ErrExist) {
+		t.Errorf("second create-only Put of an empty object: %v, want ErrExist", err)
 	}
 	objs, err := listAll(ctx, b, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := keys(objs); !slices.Equal(got, []string{"journal", "journal/000001-intent.json", "other"}) {
+	if got := keys(objs); !slices.Equal(got, []string{"empty", "journal/000001-intent.json", "other"}) {
 		t.Errorf("List = %q", got)
 	}
 	if _, err := p.Put(ctx, "", strings.NewReader(""), 0, storage.PutOptions{CreateOnly: true}); err == nil {
@@ -127,6 +131,46 @@ func (s *suite) testPutCreateOnly(t *testing.T) {
 	}
 	if _, err := b.Stat(ctx, "cancelled"); !errors.Is(err, storage.ErrNotExist) {
 		t.Errorf("a cancelled Put left an object: %v", err)
+	}
+}
+
+// Of several create-only writers of one key, exactly one succeeds and the object holds its
+// data; the others get ErrExist.
+func (s *suite) testPutCreateOnlyRace(t *testing.T) {
+	b, _ := s.backend(t)
+	p := putter(t, b)
+	ctx := context.Background()
+	const writers = 6
+	errs := make([]error, writers)
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			data := content(int64(40+i), 2000+i)
+			_, errs[i] = p.Put(ctx, "lock", bytes.NewReader(data), int64(len(data)), storage.PutOptions{CreateOnly: true})
+		}()
+	}
+	wg.Wait()
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner >= 0:
+			t.Errorf("writers %d and %d both created the object", winner, i)
+		case err == nil:
+			winner = i
+		case !errors.Is(err, storage.ErrExist):
+			t.Errorf("writer %d: %v, want ErrExist", i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no writer created the object")
+	}
+	if got := mustRead(t, b, "lock"); !bytes.Equal(got, content(int64(40+winner), 2000+winner)) {
+		t.Errorf("the object holds %d bytes, not the winner's data", len(got))
+	}
+	if objs, err := listAll(ctx, b, ""); err != nil || len(objs) != 1 {
+		t.Errorf("List after the race = %q, %v; want the one object", keys(objs), err)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/storage/local"
+	"github.com/zbrecover/zbrecover/storage/mem"
 	"github.com/zbrecover/zbrecover/storage/mock"
 	"github.com/zbrecover/zbrecover/storage/s3"
 	"github.com/zbrecover/zbrecover/storage/s3/s3test"
@@ -569,5 +570,116 @@ func TestRedactError(t *testing.T) {
 	}
 	if !errors.Is(err, storage.ErrNotExist) {
 		t.Error("RedactError lost the wrapped sentinel")
+	}
+}
+
+// A Put is retried only when its data can be read again, from where it started; an ErrExist
+// after a lost answer says that an earlier try was made.
+func TestRetryPut(t *testing.T) {
+	var calls int
+	var got []string
+	m := &mock.Backend{PutFn: func(_ context.Context, _ string, r io.Reader, _ int64, opts storage.PutOptions) (storage.ObjectInfo, error) {
+		calls++
+		data, _ := io.ReadAll(r)
+		got = append(got, string(data))
+		switch {
+		case calls == 1:
+			return storage.ObjectInfo{}, errTransient
+		case opts.CreateOnly:
+			return storage.ObjectInfo{}, fmt.Errorf("put k: %w", storage.ErrExist)
+		}
+		return storage.ObjectInfo{Key: "k", Size: int64(len(data))}, nil
+	}}
+	b, _ := storage.AsPutter(storage.WithRetry(m, policy(&noSleep{})))
+	ctx := context.Background()
+	r := strings.NewReader("xxdata")
+	r.Seek(2, io.SeekStart)
+	if o, err := b.Put(ctx, "k", r, 4, storage.PutOptions{}); err != nil || o.Size != 4 {
+		t.Fatalf("Put = %+v, %v", o, err)
+	}
+	if strings.Join(got, ",") != "data,data" {
+		t.Errorf("tries read %q, want the data twice from its start", got)
+	}
+	calls, got = 0, nil
+	if _, err := b.Put(ctx, "k", io.MultiReader(strings.NewReader("data")), 4, storage.PutOptions{}); !errors.Is(err, errTransient) || storage.IsRetryable(err) || calls != 1 {
+		t.Errorf("Put from a plain reader: %v after %d calls; want the first error, not retried", err, calls)
+	}
+	calls = 0
+	_, err := b.Put(ctx, "k", strings.NewReader("data"), 4, storage.PutOptions{CreateOnly: true})
+	if !errors.Is(err, storage.ErrExist) || !strings.Contains(err.Error(), "earlier try") {
+		t.Errorf("create-only Put after a lost answer: %v", err)
+	}
+}
+
+func TestLimitCoversWrites(t *testing.T) {
+	var inFlight, peak atomic.Int64
+	hold := func() {
+		n := inFlight.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+		inFlight.Add(-1)
+	}
+	m := &mock.Backend{
+		PutFn: func(context.Context, string, io.Reader, int64, storage.PutOptions) (storage.ObjectInfo, error) {
+			hold()
+			return storage.ObjectInfo{}, nil
+		},
+		CopyFn: func(context.Context, string, string, storage.Precondition, storage.PutOptions) (storage.ObjectInfo, error) {
+			hold()
+			return storage.ObjectInfo{}, nil
+		},
+	}
+	b := storage.WithLimit(m, 2)
+	p, _ := storage.AsPutter(b)
+	c, _ := storage.AsCopier(b)
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			_, _ = p.Put(context.Background(), "k", bytes.NewReader(nil), 0, storage.PutOptions{})
+		}()
+		go func() {
+			defer wg.Done()
+			_, _ = c.Copy(context.Background(), "a", "b", storage.Precondition{}, storage.PutOptions{})
+		}()
+	}
+	wg.Wait()
+	if peak.Load() != 2 {
+		t.Errorf("%d puts and copies at once under a limit of 2", peak.Load())
+	}
+}
+
+func TestCountingWrites(t *testing.T) {
+	m := mem.New()
+	b, counter := storage.WithCounting(m)
+	p, _ := storage.AsPutter(b)
+	ctx := context.Background()
+	if _, err := p.Put(ctx, "a", strings.NewReader("x"), 1, storage.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := storage.CopyObject(ctx, b, "a", b, "b", storage.Precondition{}, storage.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := storage.ReadAll(ctx, b, "b", 0, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := storage.RequestCounts{Puts: 1, Copies: 1, ReadRanges: 3}
+	if got := counter.Counts(); got != want || got.Total() != 5 {
+		t.Errorf("counted %s, want %s", got, want)
+	}
+	if counter.ReadsOf("b") != 3 || counter.ReadsOf("a") != 0 {
+		t.Errorf("ReadsOf: b %d, a %d", counter.ReadsOf("b"), counter.ReadsOf("a"))
+	}
+	counter.Reset()
+	if counter.ReadsOf("b") != 0 {
+		t.Error("Reset kept the reads by key")
 	}
 }

@@ -35,6 +35,9 @@ func IsRetryable(err error) bool {
 		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
+	if errors.As(err, new(unretryable)) {
+		return false // a decorator decided that this one is not to be repeated
+	}
 	var r *retryableError
 	return errors.As(err, &r)
 }

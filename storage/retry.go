@@ -148,6 +148,7 @@ func (r *retrying) List(ctx context.Context, prefix string, fn func(ObjectInfo) 
 type unretryable struct{ err error }
 
 func (u unretryable) Error() string { return u.err.Error() }
+func (u unretryable) Unwrap() error { return u.err }
 
 func (r *retrying) ListPage(ctx context.Context, prefix, token string) (page []ObjectInfo, next string, err error) {
 	err = r.do(ctx, "list", func() error {

@@ -85,6 +85,12 @@ func (b *Backend) Sub(prefix string) *Backend {
 	return &Backend{st: b.st, root: root, pageSize: b.pageSize}
 }
 
+// Paged returns a backend on the same objects and root that lists n objects per page (a
+// storage.Pager), or, with n <= 0, in one go.
+func (b *Backend) Paged(n int) *Backend {
+	return &Backend{st: b.st, root: b.root, pageSize: n}
+}
+
 // Set writes an object directly, replacing any object with that key, with the given
 // modification time: test setup. It panics on an invalid key.
 func (b *Backend) Set(key string, data []byte, modTime time.Time) {

@@ -20,6 +20,8 @@ import (
 // does), and the source must still be the stat'ed version once the bytes are read. A failed
 // verification removes the new object again (conditionally on its version) and fails.
 //
+// The returned info carries the MD5 of the bytes copied when the stream path was taken.
+//
 // With a non-zero cond the source must match it (ErrPreconditionFailed otherwise); with
 // opts.CreateOnly the destination must not exist (ErrExist). A missing source gives
 // ErrNotExist; a dst that cannot write gives ErrNotSupported.

@@ -13,7 +13,8 @@ import (
 // CopyObject copies srcKey of src to dstKey of dst and returns the new object's info.
 //
 // When src and dst are the same backend value and it is a Copier, the store copies the
-// object itself (no bytes through the client). Otherwise CopyObject stats the source, checks
+// object itself (no bytes through the client), unless that Copy fails with ErrNotSupported.
+// Otherwise CopyObject stats the source, checks
 // cond against it, streams it with one ReadRange into dst's Put with the stat'ed size, and
 // verifies the copy: the bytes read and the size written must be the source's size, the MD5
 // of the bytes read must match the MD5 that the source or the destination reports (where one
@@ -28,7 +29,11 @@ import (
 func CopyObject(ctx context.Context, src Backend, srcKey string, dst Backend, dstKey string, cond Precondition, opts PutOptions) (ObjectInfo, error) {
 	if sameBackend(src, dst) {
 		if c, ok := AsCopier(dst); ok {
-			return c.Copy(ctx, srcKey, dstKey, cond, opts)
+			o, err := c.Copy(ctx, srcKey, dstKey, cond, opts)
+			if !errors.Is(err, ErrNotSupported) {
+				return o, err
+			}
+			// The store cannot copy this object itself (too large for one request): stream it.
 		}
 	}
 	p, ok := AsPutter(dst)

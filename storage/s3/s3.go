@@ -498,10 +498,10 @@ func remaining(rs io.ReadSeeker) (int64, error) {
 }
 
 // writeFailed translates a failed write. A 412 to a create-only write is storage.ErrExist.
-func (b *Backend) writeFailed(op, key string, err error, opts storage.PutOptions) error {
-	err = b.fail(op, key, err)
+func (b *Backend) writeFailed(op, key string, sdkErr error, opts storage.PutOptions) error {
+	err := b.fail(op, key, sdkErr)
 	if opts.CreateOnly && errors.Is(err, storage.ErrPreconditionFailed) {
-		return fmt.Errorf("%s %s: %w (%v)", op, b.url(key), storage.ErrExist, storage.RedactError(errors.Unwrap(err)))
+		return fmt.Errorf("%s %s: %w: %w", op, b.url(key), storage.ErrExist, storage.RedactError(sdkErr))
 	}
 	return err
 }

@@ -289,3 +289,17 @@ func TestWriteHeaders(t *testing.T) {
 			cp.Get("If-None-Match"), cp.Get("X-Amz-Copy-Source"), cp.Get("X-Amz-Copy-Source-If-Match"))
 	}
 }
+
+// A refused create-only put says so once, names the object and keeps the SDK error.
+func TestCreateOnlyError(t *testing.T) {
+	srv := s3test.NewServer(t)
+	b := open(t, srv, srv.URLFor("p"), nil)
+	storagetest.MustPut(t, srv.Put, "p/k", []byte("x"))
+	_, err := b.Put(context.Background(), "k", strings.NewReader("y"), 1, storage.PutOptions{CreateOnly: true})
+	if !errors.Is(err, storage.ErrExist) || errors.Is(err, storage.ErrPreconditionFailed) {
+		t.Fatalf("create-only Put over an object: %v, want ErrExist only", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "s3://"+srv.Bucket+"/p/k") || !strings.Contains(msg, "PreconditionFailed") || strings.Contains(msg, "<nil>") {
+		t.Errorf("error %q", msg)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"strings"
 )
 
+// noCapability is the error of an optional method called on a decorator whose wrapped
+// backend lacks it.
 func noCapability(inner Backend, method string) error {
 	return fmt.Errorf("%s on %s: %w", method, inner.Location(), ErrNotSupported)
 }

@@ -51,7 +51,7 @@ func TestCorruptFilesAreUnreadable(t *testing.T) {
 		"encrypted footer":     append(pqgen.Truncate(good, 4), "PARE"...),
 		"not parquet":          []byte("id,name\n1,alpha\n2,beta\n"),
 	}
-	s := newMemStore()
+	s := newStore()
 	for name, data := range cases {
 		s.put(prefix+name+".parquet", data, t0)
 	}
@@ -83,7 +83,7 @@ func TestCorruptDataFailsPreview(t *testing.T) {
 	for i := 4; i < fs; i++ {
 		zeroed[i] = 0
 	}
-	s := newMemStore()
+	s := newStore()
 	s.put(prefix+"zeroed.parquet", zeroed, t0)
 	rep, err := inspect.Run(context.Background(), s, inspect.Options{})
 	if err != nil {
@@ -122,7 +122,7 @@ func TestRandomCorruptionNeverPanics(t *testing.T) {
 	bases := [][]byte{f.a1, f.a2, f.b}
 	rng := rand.New(rand.NewSource(20240501))
 	const n = 600
-	s := newMemStore()
+	s := newStore()
 	kinds := map[string]string{}
 	for i := 0; i < n; i++ {
 		data, kind := mutate(rng, bases[i%len(bases)])
@@ -180,7 +180,7 @@ func FuzzFooter(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s := newMemStore()
+		s := newStore()
 		s.put(prefix+"f.parquet", data, t0)
 		rep, err := inspect.Run(context.Background(), s, inspect.Options{Concurrency: 1})
 		if err != nil {
@@ -221,7 +221,7 @@ func TestFooterPanicsAreContained(t *testing.T) {
 		"logical type":   {fs + 27, 156, "invalid logical type"},
 		"timestamp unit": {fs + 120, 1, "TimeUnit must be one of"},
 	}
-	s := newMemStore()
+	s := newStore()
 	for name, c := range cases {
 		d := append([]byte(nil), f.a2...)
 		d[c.off] = c.val

@@ -115,7 +115,7 @@ const rowsB = `[
 ]`
 
 type fixture struct {
-	store *memStore
+	store *store
 	a1    []byte // a.parquet
 	a2    []byte // sub/2024/b.parquet
 	empty []byte // empty.parquet (0 rows, schema A)
@@ -135,7 +135,7 @@ func mustBytes(t testing.TB, sc *arrow.Schema, rows string, opts pqgen.Options) 
 // newFixture builds a table root with fallback files, hidden and foreign objects.
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	f := &fixture{store: newMemStore()}
+	f := &fixture{store: newStore()}
 	f.a1 = mustBytes(t, schemaA, rowsA1, pqgen.Options{
 		RowGroupRows: 2, Compression: compress.Codecs.Snappy, CreatedBy: "zerobus-writer 0.9",
 		KeyValue: []pqgen.KV{{Key: "zerobus.stream", Value: "s-1"}},

@@ -160,7 +160,7 @@ func TestNullCountsFromFooterStatistics(t *testing.T) {
 	}
 
 	// Without statistics the count is unknown, and that spreads to the whole group.
-	s := newMemStore()
+	s := newStore()
 	s.put(prefix+"1.parquet", mustBytes(t, schemaA, rowsA2, pqgen.Options{}), t0)
 	s.put(prefix+"2.parquet", mustBytes(t, schemaA, rowsA2, pqgen.Options{NoStats: true}), t0)
 	rep2, err := inspect.Run(context.Background(), s, inspect.Options{})
@@ -267,7 +267,7 @@ func TestReportText(t *testing.T) {
 }
 
 func TestEmptyFolder(t *testing.T) {
-	s := newMemStore()
+	s := newStore()
 	s.put("_delta_log/0.json", []byte("{}"), t0)
 	rep, err := inspect.Run(context.Background(), s, inspect.Options{})
 	if err != nil {
@@ -386,8 +386,8 @@ func TestSchemaIDStableAndSensitive(t *testing.T) {
 
 func TestManyFilesOneGroup(t *testing.T) {
 	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
-	s := newMemStore()
-	s.pageSize = 7
+	s := newStore()
+	s.setPageSize(7)
 	var rows int64
 	for i := 0; i < 50; i++ {
 		n := i % 5
@@ -433,7 +433,7 @@ func TestFindGroup(t *testing.T) {
 func TestLongKeyValueIsCut(t *testing.T) {
 	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
 	long := strings.Repeat("é", 3000) // 6,000 bytes
-	s := newMemStore()
+	s := newStore()
 	for i := 0; i < 3; i++ {
 		s.put(fmt.Sprintf("%s%d.parquet", prefix, i), mustBytes(t, sc, `[{"id":1}]`, pqgen.Options{
 			KeyValue: []pqgen.KV{{Key: "short", Value: "v"}, {Key: "schema", Value: long}},

@@ -165,7 +165,7 @@ func TestPreviewByteCap(t *testing.T) {
 	if _, err := inspect.Preview(context.Background(), f.store, "a.parquet", inspect.PreviewOptions{MaxBytes: 100}); err == nil {
 		t.Fatal("no error")
 	}
-	if got := f.store.reads.Load(); got != 1 {
+	if got := f.store.counts().ReadRanges; got != 1 {
 		t.Errorf("a refused preview made %d reads, want 1 (the footer only)", got)
 	}
 }
@@ -220,7 +220,7 @@ func TestPreviewGroupUnknownColumnReadsNothing(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `no column "nope"`) || !strings.Contains(err.Error(), "local_ts") {
 		t.Errorf("unknown column error: %v", err)
 	}
-	if got := f.store.reads.Load(); got != 0 {
+	if got := f.store.counts().ReadRanges; got != 0 {
 		t.Errorf("an unknown column cost %d reads, want 0", got)
 	}
 }
@@ -231,7 +231,7 @@ func TestPreviewInt96NanosShowMicroseconds(t *testing.T) {
 	sc := arrow.NewSchema([]arrow.Field{
 		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}},
 	}, nil)
-	s := newMemStore()
+	s := newStore()
 	s.put(prefix+"t.parquet", mustBytes(t, sc, `[{"ts":"2024-05-01T12:34:56.123456789Z"},{"ts":"1969-12-31T23:59:59.999999999Z"}]`,
 		pqgen.Options{Int96: true}), t0)
 	res, err := inspect.Preview(context.Background(), s, "t.parquet", inspect.PreviewOptions{})
@@ -253,7 +253,7 @@ func TestPreviewTimestampNTZAndUTC(t *testing.T) {
 		{Name: "utc_ms", Type: &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "America/New_York"}},
 		{Name: "ntz_us", Type: &arrow.TimestampType{Unit: arrow.Microsecond}},
 	}, nil)
-	s := newMemStore()
+	s := newStore()
 	s.put(prefix+"t.parquet", mustBytes(t, sc, `[{"utc_ms":"2024-03-10T01:30:00.250-05:00","ntz_us":"2024-03-10T01:30:00.000007"}]`, pqgen.Options{}), t0)
 	res, err := inspect.Preview(context.Background(), s, "t.parquet", inspect.PreviewOptions{})
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
-	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/storage/all"
 	"github.com/zbrecover/zbrecover/storage/s3/s3test"
 )
@@ -29,7 +28,7 @@ func wideSchema(n int) *arrow.Schema {
 func TestInspectRequestsPerFile(t *testing.T) {
 	f := newFixture(t)
 	s := f.store
-	s.pageSize = 7
+	s.setPageSize(7)
 	for i := 0; i < 40; i++ {
 		s.put(fmt.Sprintf("%sday=%02d/part-%03d.parquet", prefix, i%4, i), f.a2, t0)
 	}
@@ -47,23 +46,21 @@ func TestInspectRequestsPerFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objects := 0
-	s.List(context.Background(), prefix, func(storage.ObjectInfo) error { objects++; return nil })
+	objects := s.objects(prefix)
 	pages := int64((objects + s.pageSize - 1) / s.pageSize)
-	s.listPages.Add(-pages) // the count above
 
 	parquet := rep.Totals.Files
 	if parquet != 46 {
 		t.Fatalf("%d Parquet files", parquet)
 	}
-	if got := s.listPages.Load(); got != pages {
+	if got := s.counts().ListPages; got != pages {
 		t.Errorf("%d list pages for %d objects at 7 per page, want %d", got, objects, pages)
 	}
-	if got := s.stats.Load(); got != 0 {
+	if got := s.counts().Stats; got != 0 {
 		t.Errorf("%d Stat calls, want 0", got)
 	}
 	// One read per file, plus one for the wide file's footer.
-	if got, want := s.reads.Load(), int64(parquet+1); got != want {
+	if got, want := s.counts().ReadRanges, int64(parquet+1); got != want {
 		t.Errorf("%d reads for %d files, want %d", got, parquet, want)
 	}
 	for _, fi := range rep.Files {
@@ -120,7 +117,7 @@ func TestPreviewRequests(t *testing.T) {
 	if _, err := inspect.PreviewObject(context.Background(), s, fileByKey(t, rep, "c.parquet").Object(prefix), inspect.PreviewOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if r, st := s.reads.Load(), s.stats.Load(); r != 2 || st != 0 {
+	if r, st := s.counts().ReadRanges, s.counts().Stats; r != 2 || st != 0 {
 		t.Errorf("PreviewObject: %d reads, %d stats; want 2, 0", r, st)
 	}
 
@@ -129,7 +126,7 @@ func TestPreviewRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, st := s.reads.Load(), s.stats.Load(); r != 2 || st != 1 {
+	if r, st := s.counts().ReadRanges, s.counts().Stats; r != 2 || st != 1 {
 		t.Errorf("Preview by key: %d reads, %d stats; want 2, 1", r, st)
 	}
 	if res.Files[0].Requests != 2 {
@@ -137,7 +134,7 @@ func TestPreviewRequests(t *testing.T) {
 	}
 
 	// A group of many single-row-group files: 2 reads per file previewed, nothing else.
-	g := newMemStore()
+	g := newStore()
 	for i := 0; i < 10; i++ {
 		g.put(fmt.Sprintf("%sf%02d.parquet", prefix, i), f.a2, t0)
 	}
@@ -153,7 +150,7 @@ func TestPreviewRequests(t *testing.T) {
 	if len(pg.Rows) != 7 || len(pg.Files) != 4 {
 		t.Errorf("%d rows from %d files", len(pg.Rows), len(pg.Files))
 	}
-	if r, st, l := g.reads.Load(), g.stats.Load(), g.listPages.Load(); r != 8 || st != 0 || l != 0 {
+	if r, st, l := g.counts().ReadRanges, g.counts().Stats, g.counts().ListPages; r != 8 || st != 0 || l != 0 {
 		t.Errorf("group preview of 4 files: %d reads, %d stats, %d list pages; want 8, 0, 0", r, st, l)
 	}
 }

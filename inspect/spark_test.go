@@ -161,7 +161,7 @@ func TestUnsupportedColumnMakesFileUnreadable(t *testing.T) {
 	if err := pqarrow.WriteTable(mustTable(t, sc), &buf, 10, nil, pqarrow.DefaultWriterProps()); err != nil {
 		t.Fatal(err)
 	}
-	s := newMemStore()
+	s := newStore()
 	s.put(prefix+"nanos.parquet", buf.Bytes(), t0)
 	rep, err := inspect.Run(context.Background(), s, inspect.Options{})
 	if err != nil {
@@ -198,7 +198,7 @@ func TestLegacyListFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newMemStore()
+	s := newStore()
 	s.put(prefix+"legacy.parquet", data, t0)
 	r, err := inspect.Run(context.Background(), s, inspect.Options{})
 	if err != nil {

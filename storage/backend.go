@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 )
@@ -71,4 +72,50 @@ func RangeLength(off, n int64) int64 {
 		return -1
 	}
 	return n
+}
+
+// ExactReader returns a reader over r that yields exactly size bytes: it fails with an error
+// wrapping io.ErrUnexpectedEOF when r ends early, and with an error when r holds more, so
+// that a backend's Put fails (and stores nothing) instead of storing an object of another
+// size than announced.
+func ExactReader(r io.Reader, size int64) io.Reader {
+	return &exactReader{r: r, left: size, size: size}
+}
+
+type exactReader struct {
+	r          io.Reader
+	left, size int64
+}
+
+func (e *exactReader) Read(p []byte) (int, error) {
+	if e.left <= 0 {
+		var one [1]byte
+		for {
+			n, err := e.r.Read(one[:])
+			if n > 0 {
+				return 0, fmt.Errorf("the data is longer than the %d bytes announced", e.size)
+			}
+			if err == io.EOF {
+				return 0, io.EOF
+			}
+			if err != nil {
+				return 0, err
+			}
+		}
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if int64(len(p)) > e.left {
+		p = p[:e.left]
+	}
+	n, err := e.r.Read(p)
+	e.left -= int64(n)
+	if err == io.EOF {
+		if e.left > 0 {
+			return n, fmt.Errorf("the data ended after %d of the %d bytes announced: %w", e.size-e.left, e.size, io.ErrUnexpectedEOF)
+		}
+		err = nil
+	}
+	return n, err
 }

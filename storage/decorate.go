@@ -2,68 +2,74 @@ package storage
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"io"
+	"reflect"
 	"strings"
 )
 
-// decorator is what every decorator implements. expose hides the optional methods that the
-// decorated backend lacks, so that type assertions on the result stay truthful.
-type decorator interface {
-	Backend
-	BatchDeleter
-	Pager
+// noCapability is the error of an optional method called on a decorator whose wrapped
+// backend lacks it.
+func noCapability(inner Backend, method string) error {
+	return fmt.Errorf("%s on %s: %w", method, inner.Location(), ErrNotSupported)
 }
 
-type (
-	plainBackend struct{ Backend }
-	batchBackend struct {
-		Backend
-		BatchDeleter
-	}
-	pagedBackend struct {
-		Backend
-		Pager
-	}
-)
-
-func expose(inner Backend, d decorator) Backend {
-	_, batch := inner.(BatchDeleter)
-	_, paged := inner.(Pager)
-	switch {
-	case batch && paged:
-		return d
-	case batch:
-		return batchBackend{d, d}
-	case paged:
-		return pagedBackend{d, d}
-	}
-	return plainBackend{d}
-}
-
-var errNoCapability = errors.New("the decorated backend does not implement this method")
-
-// innerListPage calls inner's ListPage; expose makes sure only Pagers are asked.
+// innerListPage calls inner's ListPage, or fails with ErrNotSupported when inner lists
+// without pages.
 func innerListPage(ctx context.Context, inner Backend, prefix, token string) ([]ObjectInfo, string, error) {
-	p, ok := inner.(Pager)
+	p, ok := AsPager(inner)
 	if !ok {
-		return nil, "", errNoCapability
+		return nil, "", noCapability(inner, "ListPage")
 	}
 	return p.ListPage(ctx, prefix, token)
 }
 
 func innerBatch(inner Backend) (BatchDeleter, error) {
-	bd, ok := inner.(BatchDeleter)
+	bd, ok := AsBatchDeleter(inner)
 	if !ok {
-		return nil, errNoCapability
+		return nil, noCapability(inner, "DeleteBatch")
 	}
 	return bd, nil
 }
 
+func innerPutter(inner Backend) (Putter, error) {
+	p, ok := AsPutter(inner)
+	if !ok {
+		return nil, noCapability(inner, "Put")
+	}
+	return p, nil
+}
+
+func innerCopier(inner Backend) (Copier, error) {
+	c, ok := AsCopier(inner)
+	if !ok {
+		return nil, noCapability(inner, "Copy")
+	}
+	return c, nil
+}
+
 func maxBatch(inner Backend) int {
-	if bd, ok := inner.(BatchDeleter); ok {
+	if bd, ok := AsBatchDeleter(inner); ok {
 		return bd.MaxBatchDelete()
 	}
 	return 0
+}
+
+// rewindable returns a function that sets r back to where it is now, for a write that is
+// tried again, or nil when r cannot seek.
+func rewindable(r io.Reader) func() error {
+	s, ok := r.(io.Seeker)
+	if !ok {
+		return nil
+	}
+	pos, err := s.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return nil
+	}
+	return func() error {
+		_, err := s.Seek(pos, io.SeekStart)
+		return err
+	}
 }
 
 // ObjectURL returns the URL of one object of b, for messages: b's (redacted) location joined
@@ -75,4 +81,26 @@ func ObjectURL(b Backend, key string) string {
 		u += "?" + query
 	}
 	return u
+}
+
+// sameBackend reports whether a and b are the same backend value (never panicking on
+// backends of an uncomparable type).
+func sameBackend(a, b Backend) bool {
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	if ta != tb || ta == nil || !ta.Comparable() {
+		return false
+	}
+	return a == b
+}
+
+// decorator is what every decorator implements: Backend and every optional interface, with
+// Capabilities saying which of them work (those of the wrapped backend). A decorator is one
+// type whatever it wraps, so adding a capability adds one method to each decorator.
+type decorator interface {
+	Backend
+	Capable
+	BatchDeleter
+	Pager
+	Putter
+	Copier
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/storage/local"
+	"github.com/zbrecover/zbrecover/storage/mem"
 	"github.com/zbrecover/zbrecover/storage/mock"
 	"github.com/zbrecover/zbrecover/storage/s3"
 	"github.com/zbrecover/zbrecover/storage/s3/s3test"
@@ -198,7 +199,7 @@ func TestRetryBatchRepeatsOnlyRetryableKeys(t *testing.T) {
 		return res, nil
 	}}
 	b := storage.WithRetry(m, policy(&noSleep{}))
-	bd, ok := b.(storage.BatchDeleter)
+	bd, ok := storage.AsBatchDeleter(b)
 	if !ok {
 		t.Fatal("WithRetry dropped BatchDeleter")
 	}
@@ -361,6 +362,14 @@ func TestDryRun(t *testing.T) {
 				t.Error("dry run deleted")
 				return nil
 			},
+			PutFn: func(context.Context, string, io.Reader, int64, storage.PutOptions) (storage.ObjectInfo, error) {
+				t.Error("dry run wrote")
+				return storage.ObjectInfo{}, nil
+			},
+			CopyFn: func(context.Context, string, string, storage.Precondition, storage.PutOptions) (storage.ObjectInfo, error) {
+				t.Error("dry run copied")
+				return storage.ObjectInfo{}, nil
+			},
 		},
 		DeleteBatchFn: func(context.Context, []storage.DeleteRequest) ([]storage.DeleteResult, error) {
 			t.Error("dry run deleted a batch")
@@ -375,14 +384,31 @@ func TestDryRun(t *testing.T) {
 	if err := b.Delete(ctx, "dir/a.parquet", storage.Precondition{ETag: `"e1"`, Size: 10}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := b.(storage.BatchDeleter).DeleteBatch(ctx, []storage.DeleteRequest{{Key: "b"}, {Key: "c", Cond: storage.Precondition{Generation: 42, Size: 5}}})
+	bd, _ := storage.AsBatchDeleter(b)
+	res, err := bd.DeleteBatch(ctx, []storage.DeleteRequest{{Key: "b"}, {Key: "c", Cond: storage.Precondition{Generation: 42, Size: 5}}})
 	if err != nil || len(res) != 2 || res[0].Key != "b" || res[1].Err != nil {
 		t.Fatalf("DeleteBatch = %+v, %v", res, err)
+	}
+	p, ok := storage.AsPutter(b)
+	if !ok {
+		t.Fatal("DryRun over a Putter is not a Putter")
+	}
+	if o, err := p.Put(ctx, "new/f", strings.NewReader("0123456789"), 10, storage.PutOptions{CreateOnly: true}); err != nil || o.Key != "new/f" || o.Size != 10 {
+		t.Errorf("dry-run Put = %+v, %v", o, err)
+	}
+	c, ok := storage.AsCopier(b)
+	if !ok {
+		t.Fatal("DryRun over a Copier is not a Copier")
+	}
+	if o, err := c.Copy(ctx, "a", "archive/a", storage.Precondition{ETag: `"e2"`, Size: 4}, storage.PutOptions{}); err != nil || o.Key != "archive/a" {
+		t.Errorf("dry-run Copy = %+v, %v", o, err)
 	}
 	want := []string{
 		`would delete s3://bucket/root/dir/a.parquet (size 10, ETag "e1")`,
 		`would delete s3://bucket/root/b`,
 		`would delete s3://bucket/root/c (size 5, generation 42)`,
+		`would write s3://bucket/root/new/f (size 10, create-only)`,
+		`would copy s3://bucket/root/a (size 4, ETag "e2") to s3://bucket/root/archive/a`,
 	}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("log:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
@@ -390,9 +416,22 @@ func TestDryRun(t *testing.T) {
 }
 
 func TestDecoratorsKeepCapabilities(t *testing.T) {
-	plain := &mock.Backend{}
-	batch := &mock.BatchBackend{}
-	paged := &mock.PagedBackend{}
+	put := func(context.Context, string, io.Reader, int64, storage.PutOptions) (storage.ObjectInfo, error) {
+		return storage.ObjectInfo{}, nil
+	}
+	cp := func(context.Context, string, string, storage.Precondition, storage.PutOptions) (storage.ObjectInfo, error) {
+		return storage.ObjectInfo{}, nil
+	}
+	inners := []storage.Backend{
+		&mock.Backend{},
+		&mock.BatchBackend{},
+		&mock.PagedBackend{},
+		&mock.Backend{PutFn: put},
+		&mock.Backend{CopyFn: cp},
+		&mock.BatchBackend{Backend: mock.Backend{PutFn: put, CopyFn: cp}},
+		&mock.PagedBackend{Backend: mock.Backend{PutFn: put}},
+		local.New(t.TempDir()),
+	}
 	wrap := map[string]func(storage.Backend) storage.Backend{
 		"limit":    func(b storage.Backend) storage.Backend { return storage.WithLimit(b, 2) },
 		"retry":    func(b storage.Backend) storage.Backend { return storage.WithRetry(b, storage.RetryPolicy{}) },
@@ -400,15 +439,38 @@ func TestDecoratorsKeepCapabilities(t *testing.T) {
 		"latency":  func(b storage.Backend) storage.Backend { return storage.WithLatency(b, 0) },
 		"dry run":  func(b storage.Backend) storage.Backend { return storage.DryRun(b, nil) },
 	}
+	ctx := context.Background()
 	for name, w := range wrap {
-		for _, inner := range []storage.Backend{plain, batch, paged} {
-			_, wantBatch := inner.(storage.BatchDeleter)
-			_, wantPager := inner.(storage.Pager)
+		for _, inner := range inners {
+			want := storage.CapabilitiesOf(inner)
 			got := w(w(inner))
-			_, gotBatch := got.(storage.BatchDeleter)
-			_, gotPager := got.(storage.Pager)
-			if gotBatch != wantBatch || gotPager != wantPager {
-				t.Errorf("%s over %T: BatchDeleter %v, Pager %v; want %v, %v", name, inner, gotBatch, gotPager, wantBatch, wantPager)
+			if c := storage.CapabilitiesOf(got); c != want {
+				t.Errorf("%s over %T (%s): capabilities %s", name, inner, want, c)
+			}
+			_, batch := storage.AsBatchDeleter(got)
+			_, pager := storage.AsPager(got)
+			_, putter := storage.AsPutter(got)
+			_, copier := storage.AsCopier(got)
+			if batch != want.Has(storage.CanBatchDelete) || pager != want.Has(storage.CanListPages) ||
+				putter != want.Has(storage.CanPut) || copier != want.Has(storage.CanCopy) {
+				t.Errorf("%s over %T (%s): As helpers say batch %v, pager %v, putter %v, copier %v",
+					name, inner, want, batch, pager, putter, copier)
+			}
+			// A method the inner backend lacks fails with ErrNotSupported, without a request.
+			if !want.Has(storage.CanPut) {
+				if _, err := got.(storage.Putter).Put(ctx, "k", strings.NewReader(""), 0, storage.PutOptions{}); !errors.Is(err, storage.ErrNotSupported) {
+					t.Errorf("%s over %T: Put = %v, want ErrNotSupported", name, inner, err)
+				}
+			}
+			if !want.Has(storage.CanCopy) {
+				if _, err := got.(storage.Copier).Copy(ctx, "a", "b", storage.Precondition{}, storage.PutOptions{}); !errors.Is(err, storage.ErrNotSupported) {
+					t.Errorf("%s over %T: Copy = %v, want ErrNotSupported", name, inner, err)
+				}
+			}
+			if !want.Has(storage.CanBatchDelete) {
+				if _, err := got.(storage.BatchDeleter).DeleteBatch(ctx, []storage.DeleteRequest{{Key: "k"}}); !errors.Is(err, storage.ErrNotSupported) {
+					t.Errorf("%s over %T: DeleteBatch = %v, want ErrNotSupported", name, inner, err)
+				}
 			}
 		}
 	}
@@ -434,7 +496,8 @@ func TestCountingMatchesTheWire(t *testing.T) {
 	if err := b.Delete(ctx, objs[0].Key, objs[0].Version()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.(storage.BatchDeleter).DeleteBatch(ctx, []storage.DeleteRequest{{Key: objs[1].Key}, {Key: objs[2].Key}}); err != nil {
+	bd, _ := storage.AsBatchDeleter(b)
+	if _, err := bd.DeleteBatch(ctx, []storage.DeleteRequest{{Key: objs[1].Key}, {Key: objs[2].Key}}); err != nil {
 		t.Fatal(err)
 	}
 	got, wire := counter.Counts(), srv.Counts()
@@ -507,5 +570,116 @@ func TestRedactError(t *testing.T) {
 	}
 	if !errors.Is(err, storage.ErrNotExist) {
 		t.Error("RedactError lost the wrapped sentinel")
+	}
+}
+
+// A Put is retried only when its data can be read again, from where it started; an ErrExist
+// after a lost answer says that an earlier try was made.
+func TestRetryPut(t *testing.T) {
+	var calls int
+	var got []string
+	m := &mock.Backend{PutFn: func(_ context.Context, _ string, r io.Reader, _ int64, opts storage.PutOptions) (storage.ObjectInfo, error) {
+		calls++
+		data, _ := io.ReadAll(r)
+		got = append(got, string(data))
+		switch {
+		case calls == 1:
+			return storage.ObjectInfo{}, errTransient
+		case opts.CreateOnly:
+			return storage.ObjectInfo{}, fmt.Errorf("put k: %w", storage.ErrExist)
+		}
+		return storage.ObjectInfo{Key: "k", Size: int64(len(data))}, nil
+	}}
+	b, _ := storage.AsPutter(storage.WithRetry(m, policy(&noSleep{})))
+	ctx := context.Background()
+	r := strings.NewReader("xxdata")
+	r.Seek(2, io.SeekStart)
+	if o, err := b.Put(ctx, "k", r, 4, storage.PutOptions{}); err != nil || o.Size != 4 {
+		t.Fatalf("Put = %+v, %v", o, err)
+	}
+	if strings.Join(got, ",") != "data,data" {
+		t.Errorf("tries read %q, want the data twice from its start", got)
+	}
+	calls, got = 0, nil
+	if _, err := b.Put(ctx, "k", io.MultiReader(strings.NewReader("data")), 4, storage.PutOptions{}); !errors.Is(err, errTransient) || storage.IsRetryable(err) || calls != 1 {
+		t.Errorf("Put from a plain reader: %v after %d calls; want the first error, not retried", err, calls)
+	}
+	calls = 0
+	_, err := b.Put(ctx, "k", strings.NewReader("data"), 4, storage.PutOptions{CreateOnly: true})
+	if !errors.Is(err, storage.ErrExist) || !strings.Contains(err.Error(), "earlier try") {
+		t.Errorf("create-only Put after a lost answer: %v", err)
+	}
+}
+
+func TestLimitCoversWrites(t *testing.T) {
+	var inFlight, peak atomic.Int64
+	hold := func() {
+		n := inFlight.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+		inFlight.Add(-1)
+	}
+	m := &mock.Backend{
+		PutFn: func(context.Context, string, io.Reader, int64, storage.PutOptions) (storage.ObjectInfo, error) {
+			hold()
+			return storage.ObjectInfo{}, nil
+		},
+		CopyFn: func(context.Context, string, string, storage.Precondition, storage.PutOptions) (storage.ObjectInfo, error) {
+			hold()
+			return storage.ObjectInfo{}, nil
+		},
+	}
+	b := storage.WithLimit(m, 2)
+	p, _ := storage.AsPutter(b)
+	c, _ := storage.AsCopier(b)
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			_, _ = p.Put(context.Background(), "k", bytes.NewReader(nil), 0, storage.PutOptions{})
+		}()
+		go func() {
+			defer wg.Done()
+			_, _ = c.Copy(context.Background(), "a", "b", storage.Precondition{}, storage.PutOptions{})
+		}()
+	}
+	wg.Wait()
+	if peak.Load() != 2 {
+		t.Errorf("%d puts and copies at once under a limit of 2", peak.Load())
+	}
+}
+
+func TestCountingWrites(t *testing.T) {
+	m := mem.New()
+	b, counter := storage.WithCounting(m)
+	p, _ := storage.AsPutter(b)
+	ctx := context.Background()
+	if _, err := p.Put(ctx, "a", strings.NewReader("x"), 1, storage.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := storage.CopyObject(ctx, b, "a", b, "b", storage.Precondition{}, storage.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := storage.ReadAll(ctx, b, "b", 0, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := storage.RequestCounts{Puts: 1, Copies: 1, ReadRanges: 3}
+	if got := counter.Counts(); got != want || got.Total() != 5 {
+		t.Errorf("counted %s, want %s", got, want)
+	}
+	if counter.ReadsOf("b") != 3 || counter.ReadsOf("a") != 0 {
+		t.Errorf("ReadsOf: b %d, a %d", counter.ReadsOf("b"), counter.ReadsOf("a"))
+	}
+	counter.Reset()
+	if counter.ReadsOf("b") != 0 {
+		t.Error("Reset kept the reads by key")
 	}
 }

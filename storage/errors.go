@@ -29,11 +29,16 @@ func (e *retryableError) Unwrap() error { return e.err }
 
 // IsRetryable reports whether a request that failed with err is worth repeating: a backend
 // marked err (or an error it wraps) with Retryable, and it is none of ErrNotExist,
-// ErrPreconditionFailed, context.Canceled or context.DeadlineExceeded, which are never retried.
+// ErrPreconditionFailed, ErrExist, ErrNotSupported, context.Canceled or
+// context.DeadlineExceeded, which are never retried.
 func IsRetryable(err error) bool {
 	if err == nil || errors.Is(err, ErrNotExist) || errors.Is(err, ErrPreconditionFailed) ||
+		errors.Is(err, ErrExist) || errors.Is(err, ErrNotSupported) ||
 		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
+	}
+	if errors.As(err, new(unretryable)) {
+		return false // a decorator decided that this one is not to be repeated
 	}
 	var r *retryableError
 	return errors.As(err, &r)
@@ -75,6 +80,7 @@ const (
 	ClassNotExist                             // wrapped with ErrNotExist
 	ClassPreconditionFailed                   // wrapped with ErrPreconditionFailed
 	ClassTransient                            // marked Retryable
+	ClassExist                                // wrapped with ErrExist (a create-only write found the key)
 )
 
 // RequestError returns the error a backend reports when request op ("stat", "read", "delete",
@@ -101,6 +107,8 @@ func RequestError(op, where string, err error, classify func(error) (ErrorClass,
 		return fmt.Errorf("%s: %w: %w", prefix, ErrNotExist, err)
 	case ClassPreconditionFailed:
 		return fmt.Errorf("%s: %w: %w", prefix, ErrPreconditionFailed, err)
+	case ClassExist:
+		return fmt.Errorf("%s: %w: %w", prefix, ErrExist, err)
 	case ClassTransient:
 		return fmt.Errorf("%s: %w", prefix, Retryable(err))
 	}

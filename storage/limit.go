@@ -14,7 +14,7 @@ func WithLimit(b Backend, n int) Backend {
 	if n < 1 {
 		n = 1
 	}
-	return expose(b, &limited{inner: b, sem: make(chan struct{}, n)})
+	return &limited{inner: b, sem: make(chan struct{}, n)}
 }
 
 type limited struct {
@@ -22,7 +22,7 @@ type limited struct {
 	sem   chan struct{}
 }
 
-var _ Backend = (*limited)(nil)
+var _ decorator = (*limited)(nil)
 
 func (l *limited) acquire(ctx context.Context) error {
 	select {
@@ -37,8 +37,11 @@ func (l *limited) release() { <-l.sem }
 
 func (l *limited) Location() string { return l.inner.Location() }
 
+// Capabilities implements Capable: those of the wrapped backend.
+func (l *limited) Capabilities() Capabilities { return CapabilitiesOf(l.inner) }
+
 func (l *limited) List(ctx context.Context, prefix string, fn func(ObjectInfo) error) error {
-	if _, ok := l.inner.(Pager); ok {
+	if CapabilitiesOf(l.inner).Has(CanListPages) {
 		return ListPages(ctx, l, prefix, fn)
 	}
 	return l.inner.List(ctx, prefix, fn)
@@ -105,3 +108,27 @@ func (l *limited) DeleteBatch(ctx context.Context, reqs []DeleteRequest) ([]Dele
 }
 
 func (l *limited) MaxBatchDelete() int { return maxBatch(l.inner) }
+
+func (l *limited) Put(ctx context.Context, key string, r io.Reader, size int64, opts PutOptions) (ObjectInfo, error) {
+	p, err := innerPutter(l.inner)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	if err := l.acquire(ctx); err != nil {
+		return ObjectInfo{}, err
+	}
+	defer l.release()
+	return p.Put(ctx, key, r, size, opts)
+}
+
+func (l *limited) Copy(ctx context.Context, srcKey, dstKey string, cond Precondition, opts PutOptions) (ObjectInfo, error) {
+	c, err := innerCopier(l.inner)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	if err := l.acquire(ctx); err != nil {
+		return ObjectInfo{}, err
+	}
+	defer l.release()
+	return c.Copy(ctx, srcKey, dstKey, cond, opts)
+}

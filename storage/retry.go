@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -88,10 +89,13 @@ func (p RetryPolicy) pause(ctx context.Context, op string, attempt int, err erro
 // page by page; a ReadRange whose stream breaks resumes where it stopped; a batch delete
 // repeats only the keys that failed with a retryable error.
 //
-// A retried conditional Delete whose first try succeeded but whose answer was lost reports
-// ErrNotExist: the object is gone either way.
+// A Put is tried again only when its reader can seek back (an io.Seeker, such as
+// *bytes.Reader or *os.File); a Copy always. A retried conditional Delete whose first try
+// succeeded but whose answer was lost reports ErrNotExist: the object is gone either way. In
+// the same way, a retried create-only Put or Copy can report ErrExist for the object its own
+// lost try wrote; the error then says that an earlier try was made.
 func WithRetry(b Backend, policy RetryPolicy) Backend {
-	return expose(b, &retrying{inner: b, p: policy.withDefaults()})
+	return &retrying{inner: b, p: policy.withDefaults()}
 }
 
 type retrying struct {
@@ -99,7 +103,7 @@ type retrying struct {
 	p     RetryPolicy
 }
 
-var _ Backend = (*retrying)(nil)
+var _ decorator = (*retrying)(nil)
 
 // do runs fn until it succeeds, fails for good, or the tries are used up.
 func (r *retrying) do(ctx context.Context, op string, fn func() error) error {
@@ -119,8 +123,11 @@ func (r *retrying) do(ctx context.Context, op string, fn func() error) error {
 
 func (r *retrying) Location() string { return r.inner.Location() }
 
+// Capabilities implements Capable: those of the wrapped backend.
+func (r *retrying) Capabilities() Capabilities { return CapabilitiesOf(r.inner) }
+
 func (r *retrying) List(ctx context.Context, prefix string, fn func(ObjectInfo) error) error {
-	if _, ok := r.inner.(Pager); ok {
+	if CapabilitiesOf(r.inner).Has(CanListPages) {
 		return ListPages(ctx, r, prefix, fn)
 	}
 	// Without pages, a listing can be repeated only while nothing was handed to fn.
@@ -141,6 +148,7 @@ func (r *retrying) List(ctx context.Context, prefix string, fn func(ObjectInfo) 
 type unretryable struct{ err error }
 
 func (u unretryable) Error() string { return u.err.Error() }
+func (u unretryable) Unwrap() error { return u.err }
 
 func (r *retrying) ListPage(ctx context.Context, prefix, token string) (page []ObjectInfo, next string, err error) {
 	err = r.do(ctx, "list", func() error {
@@ -280,3 +288,49 @@ func (r *retrying) DeleteBatch(ctx context.Context, reqs []DeleteRequest) ([]Del
 }
 
 func (r *retrying) MaxBatchDelete() int { return maxBatch(r.inner) }
+
+func (r *retrying) Put(ctx context.Context, key string, rd io.Reader, size int64, opts PutOptions) (o ObjectInfo, err error) {
+	p, err := innerPutter(r.inner)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	rewind := rewindable(rd)
+	tries := 0
+	err = r.do(ctx, "put", func() error {
+		if tries > 0 {
+			if rerr := rewind(); rerr != nil {
+				return fmt.Errorf("put %s: rewind the data for another try: %w", ObjectURL(r.inner, key), rerr)
+			}
+		}
+		tries++
+		o, err = p.Put(ctx, key, rd, size, opts)
+		if err != nil && rewind == nil && IsRetryable(err) {
+			return fmt.Errorf("%w (not retried: the data cannot be read again)", unretryable{err})
+		}
+		return err
+	})
+	return o, afterRetries(err, tries, opts)
+}
+
+func (r *retrying) Copy(ctx context.Context, srcKey, dstKey string, cond Precondition, opts PutOptions) (o ObjectInfo, err error) {
+	c, err := innerCopier(r.inner)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	tries := 0
+	err = r.do(ctx, "copy", func() error {
+		tries++
+		o, err = c.Copy(ctx, srcKey, dstKey, cond, opts)
+		return err
+	})
+	return o, afterRetries(err, tries, opts)
+}
+
+// afterRetries notes on an ErrExist that follows a failed try that the failed try may have
+// written the object itself.
+func afterRetries(err error, tries int, opts PutOptions) error {
+	if tries > 1 && opts.CreateOnly && errors.Is(err, ErrExist) {
+		return fmt.Errorf("%w (after %d tries: an earlier try whose answer was lost may have written it)", err, tries)
+	}
+	return err
+}

@@ -6,26 +6,41 @@
 //
 // How to add a backend:
 //
-//  1. Create a package under storage/ (storage/foo) with a type that implements Backend, and
-//     optionally BatchDeleter (one request deletes many objects) and Pager (one request per
-//     list page; List is then ListPages over it, and the decorators act per page).
-//  2. Translate the SDK's "not found" into ErrNotExist and its "precondition failed" into
-//     ErrPreconditionFailed (wrap them with %w, keep the SDK error for the message), mark
-//     throttling, 5xx answers and dropped connections with Retryable, and pass SDK error
-//     texts through RedactError: RequestError does all of it given the backend's
-//     classification of its SDK's errors. CheckKey, ListedKey, QuoteETag and FillETag hold
+//  1. Teach the URL grammar the new scheme. It lives in one place, storage.Parse
+//     (location.go): add the scheme (and its aliases) to knownSchemes, map it to a
+//     Location (Scheme, Bucket, Path, and any host or query the backend needs) in Parse,
+//     give it a String form that redacts secrets, and add it to SupportedSchemes and to
+//     location_test.go. No backend parses URLs itself.
+//  2. Create a package under storage/ (storage/foo) with a type that implements Backend, and
+//     the optional interfaces the store supports: BatchDeleter (one request deletes many
+//     objects), Pager (one request per list page; List is then ListPages over it, and the
+//     decorators act per page), Putter (Put, plain and create-only: CreateOnly must be one
+//     atomic check-and-write on the store, failing with ErrExist) and Copier (a copy inside
+//     the store, with the source precondition and CreateOnly checked by the store). A type
+//     whose optional methods work only sometimes also implements Capable.
+//  3. Translate the SDK's "not found" into ErrNotExist, its "precondition failed" into
+//     ErrPreconditionFailed and a create-only write's "already exists" into ErrExist (wrap
+//     them with %w, keep the SDK error for the message), mark throttling, 5xx answers and
+//     dropped connections with Retryable, and pass SDK error texts through RedactError:
+//     RequestError does all of it given the backend's classification of its SDK's errors.
+//     CheckKey, ListedKey, QuoteETag, FillETag, ExactReader and Precondition.Matches hold
 //     the other rules that object-store backends share.
-//  3. Honour Config: Credentials (refreshed before they expire), Transport, PageSize,
+//  4. Honour Config: Credentials (refreshed before they expire), Transport, PageSize,
 //     MaxAttempts and the endpoint override that points the SDK at an emulator.
-//  4. Export NewFactory() storage.Factory, built with NewFactory(scheme, New), and register
+//  5. Export NewFactory() storage.Factory, built with NewFactory(scheme, New), and register
 //     it in storage/all.
-//  5. Run the conformance suite against it in the package's tests, with a local emulator, and
+//  6. Run the conformance suite against it in the package's tests, with a local emulator, and
 //     put the emulator's setup in a footest helper package that other packages' tests can use
 //     (see s3/s3test, gcs/gcstest, azure/azuretest); a helper whose Server is a
-//     storagetest.Emulator runs the suite with storagetest.RunOn.
+//     storagetest.Emulator runs the suite with storagetest.RunOn. Where the emulator ignores a
+//     condition the real store checks, the helper checks it in front of the emulator.
 //
-// Cross-cutting behaviour comes from decorators that keep the optional interfaces of the
-// backend they wrap: WithLimit, WithRetry, WithCounting, WithLatency and DryRun.
+// Optional capabilities are asked for with CapabilitiesOf or the As helpers (AsBatchDeleter,
+// AsPager, AsPutter, AsCopier), never with a type assertion: the decorators that add
+// cross-cutting behaviour (WithLimit, WithRetry, WithCounting, WithLatency and DryRun) are
+// one type each, carry every optional method and report the capabilities of the backend they
+// wrap; a method that backend lacks fails with ErrNotSupported. CopyObject copies between any
+// two backends, server-side when it can. storage/mem is an in-memory backend for tests.
 package storage
 
 import (
@@ -41,7 +56,8 @@ import (
 var ErrNotExist = errors.New("object does not exist")
 
 // ErrPreconditionFailed is returned (wrapped) by Delete when the object exists but no longer
-// matches the precondition (its ETag or generation changed). The object is kept.
+// matches the precondition (its ETag or generation changed), and by Copy and CopyObject when
+// the source does not. The object is kept; a copy writes nothing.
 var ErrPreconditionFailed = errors.New("object changed since it was listed (precondition failed)")
 
 // ObjectInfo describes one object as listed or stat'ed.
@@ -51,6 +67,9 @@ type ObjectInfo struct {
 	ModTime    time.Time // last modification, UTC
 	ETag       string    // quoted entity tag where the store has one ("" for local)
 	Generation int64     // GCS object generation; 0 elsewhere
+	// MD5 is the hex MD5 of the content where the store reports one (GCS, Azure, the local
+	// and mem backends' writes); "" otherwise. It is not a version: an ETag or a generation is.
+	MD5 string
 }
 
 // Version returns the identity that a conditional delete checks: the generation on GCS, the
@@ -67,6 +86,21 @@ type Precondition struct {
 	// Size and ModTime are checked only by backends without ETags (local).
 	Size    int64
 	ModTime time.Time
+}
+
+// Matches reports whether the object o satisfies p, as a backend that checks the
+// precondition itself would decide: the ETag and the generation when both p and o carry one;
+// the size when p names one; the modification time only when o has neither ETag nor
+// generation (the local file system). The zero Precondition matches everything.
+func (p Precondition) Matches(o ObjectInfo) bool {
+	switch {
+	case p.ETag != "" && o.ETag != "" && p.ETag != o.ETag,
+		p.Generation != 0 && o.Generation != 0 && p.Generation != o.Generation,
+		!p.IsZero() && p.Size != o.Size,
+		!p.ModTime.IsZero() && o.ETag == "" && o.Generation == 0 && !p.ModTime.Equal(o.ModTime):
+		return false
+	}
+	return true
 }
 
 // IsZero reports whether p checks nothing.
@@ -194,7 +228,9 @@ type Putter interface {
 // Copier is implemented by backends that copy an object inside the store without moving its
 // bytes through the client (S3 CopyObject, GCS rewrite, Azure copy from URL, local file copy).
 type Copier interface {
-	// Copy copies srcKey to dstKey. With a non-zero cond, the source must still match it
-	// (ErrPreconditionFailed otherwise); with opts.CreateOnly, dstKey must not exist.
+	// Copy copies srcKey to dstKey and returns the new object's info. With a non-zero cond,
+	// the source must still match it (ErrPreconditionFailed otherwise); with opts.CreateOnly,
+	// dstKey must not exist (ErrExist otherwise). A missing source gives ErrNotExist. A failed
+	// condition writes nothing.
 	Copy(ctx context.Context, srcKey, dstKey string, cond Precondition, opts PutOptions) (ObjectInfo, error)
 }

@@ -6,6 +6,7 @@ package azure
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/zbrecover/zbrecover/storage"
@@ -67,7 +69,13 @@ var (
 	_ storage.Backend      = (*Backend)(nil)
 	_ storage.BatchDeleter = (*Backend)(nil)
 	_ storage.Pager        = (*Backend)(nil)
+	_ storage.Putter       = (*Backend)(nil)
+	_ storage.Copier       = (*Backend)(nil)
 )
+
+// copyPoll is how often Copy asks for the state of a copy that the service runs in the
+// background.
+const copyPoll = 200 * time.Millisecond
 
 // New opens a backend for loc.
 //
@@ -475,4 +483,146 @@ func deref[T any](p *T, zero T) T {
 		return zero
 	}
 	return *p
+}
+
+// Put implements storage.Putter with blockblob UploadStream: one Put Blob request for a small
+// object, staged blocks and one Put Block List beyond; the blob appears only when the last
+// request commits it. CreateOnly sends If-None-Match: *, which Azure answers with 409
+// BlobAlreadyExists or 412 ConditionNotMet when the blob exists (storage.ErrExist). Data that
+// fails or is not the size announced is never committed.
+func (b *Backend) Put(ctx context.Context, key string, r io.Reader, size int64, opts storage.PutOptions) (storage.ObjectInfo, error) {
+	if err := storage.CheckKey(key, b.loc); err != nil {
+		return storage.ObjectInfo{}, err
+	}
+	if size < 0 {
+		return storage.ObjectInfo{}, fmt.Errorf("put %s: negative size %d", b.url(key), size)
+	}
+	cc, err := b.client(ctx)
+	if err != nil {
+		return storage.ObjectInfo{}, err
+	}
+	uo := &blockblob.UploadStreamOptions{
+		BlockSize:   4 << 20,
+		Concurrency: 1,
+		HTTPHeaders: &blob.HTTPHeaders{BlobContentType: to.Ptr("application/octet-stream")},
+	}
+	if opts.CreateOnly {
+		uo.AccessConditions = &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{
+			IfNoneMatch: to.Ptr(azcore.ETagAny),
+		}}
+	}
+	resp, err := cc.NewBlockBlobClient(b.root+key).UploadStream(ctx, storage.ExactReader(r, size), uo)
+	if err != nil {
+		return storage.ObjectInfo{}, b.writeFailed("put", key, err, opts)
+	}
+	o := storage.ObjectInfo{
+		Key:     key,
+		Size:    size,
+		ModTime: deref(resp.LastModified, time.Time{}).UTC(),
+		ETag:    etag(resp.ETag),
+	}
+	if len(resp.ContentMD5) == 16 {
+		o.MD5 = hex.EncodeToString(resp.ContentMD5)
+	}
+	return o, nil
+}
+
+// writeFailed translates a failed write: an existing blob under a create-only write (409
+// BlobAlreadyExists, or 412) is storage.ErrExist.
+func (b *Backend) writeFailed(op, key string, err error, opts storage.PutOptions) error {
+	if opts.CreateOnly && (bloberror.HasCode(err, bloberror.BlobAlreadyExists, bloberror.ConditionNotMet) ||
+		status(err) == http.StatusPreconditionFailed || status(err) == http.StatusConflict) {
+		return fmt.Errorf("%s %s: %w (%v)", op, b.url(key), storage.ErrExist, storage.RedactError(err))
+	}
+	return b.fail(op, key, err, opts.CreateOnly)
+}
+
+// Copy implements storage.Copier with Copy Blob (server-side, from the source's URL in the
+// same account), waiting for a copy the service finishes in the background. The source's
+// ETag is sent as x-ms-source-if-match (a precondition without an ETag is compared with the
+// source's properties first, which give the ETag), and CreateOnly sends If-None-Match: *
+// for the destination. Both failures are 412; one properties request of the source tells
+// them apart.
+func (b *Backend) Copy(ctx context.Context, srcKey, dstKey string, cond storage.Precondition, opts storage.PutOptions) (storage.ObjectInfo, error) {
+	src, err := b.blob(ctx, srcKey)
+	if err != nil {
+		return storage.ObjectInfo{}, err
+	}
+	dst, err := b.blob(ctx, dstKey)
+	if err != nil {
+		return storage.ObjectInfo{}, err
+	}
+	where := b.url(srcKey) + " to " + b.url(dstKey)
+	if !cond.IsZero() && cond.ETag == "" {
+		cur, err := b.Stat(ctx, srcKey)
+		if err != nil {
+			return storage.ObjectInfo{}, fmt.Errorf("copy: %w", err)
+		}
+		if !cond.Matches(cur) {
+			return storage.ObjectInfo{}, fmt.Errorf("copy %s: ETag %s, size %d: %w", where, cur.ETag, cur.Size, storage.ErrPreconditionFailed)
+		}
+		cond.ETag = cur.ETag
+	}
+	co := &blob.StartCopyFromURLOptions{}
+	if cond.ETag != "" {
+		co.SourceModifiedAccessConditions = &blob.SourceModifiedAccessConditions{SourceIfMatch: to.Ptr(azcore.ETag(cond.ETag))}
+	}
+	if opts.CreateOnly {
+		co.AccessConditions = &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{
+			IfNoneMatch: to.Ptr(azcore.ETagAny),
+		}}
+	}
+	resp, err := dst.StartCopyFromURL(ctx, src.URL(), co)
+	if err != nil {
+		return storage.ObjectInfo{}, b.copyFailed(ctx, srcKey, where, cond, opts, err)
+	}
+	state := deref(resp.CopyStatus, blob.CopyStatusTypeSuccess)
+	for state == blob.CopyStatusTypePending {
+		t := time.NewTimer(copyPoll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			if resp.CopyID != nil {
+				_, _ = dst.AbortCopyFromURL(context.WithoutCancel(ctx), *resp.CopyID, nil)
+			}
+			return storage.ObjectInfo{}, fmt.Errorf("copy %s: %w", where, ctx.Err())
+		case <-t.C:
+		}
+		p, err := dst.GetProperties(ctx, nil)
+		if err != nil {
+			return storage.ObjectInfo{}, b.fail("copy", dstKey, err, false)
+		}
+		state = deref(p.CopyStatus, blob.CopyStatusTypeSuccess)
+		if state != blob.CopyStatusTypePending && state != blob.CopyStatusTypeSuccess {
+			return storage.ObjectInfo{}, fmt.Errorf("copy %s: the copy ended %s: %s", where, state, deref(p.CopyStatusDescription, ""))
+		}
+	}
+	if state != blob.CopyStatusTypeSuccess {
+		return storage.ObjectInfo{}, fmt.Errorf("copy %s: the copy ended %s", where, state)
+	}
+	o, err := b.Stat(ctx, dstKey)
+	if err != nil {
+		return storage.ObjectInfo{}, fmt.Errorf("copy %s: %w", where, err)
+	}
+	return o, nil
+}
+
+func (b *Backend) copyFailed(ctx context.Context, srcKey, where string, cond storage.Precondition, opts storage.PutOptions, err error) error {
+	failed := b.fail("copy", srcKey, err, true)
+	if !errors.Is(failed, storage.ErrPreconditionFailed) && !errors.Is(failed, storage.ErrNotExist) &&
+		!(opts.CreateOnly && (bloberror.HasCode(err, bloberror.BlobAlreadyExists) || status(err) == http.StatusConflict)) {
+		return failed
+	}
+	cur, serr := b.Stat(ctx, srcKey)
+	switch {
+	case errors.Is(serr, storage.ErrNotExist):
+		return fmt.Errorf("copy %s: %w", where, storage.ErrNotExist)
+	case serr != nil:
+		return serr
+	case cond.ETag != "" && cur.ETag != cond.ETag:
+		return fmt.Errorf("copy %s: the source has ETag %s, not %s: %w", where, cur.ETag, cond.ETag, storage.ErrPreconditionFailed)
+	case opts.CreateOnly:
+		return fmt.Errorf("copy %s: %w", where, storage.ErrExist)
+	}
+	return failed
 }

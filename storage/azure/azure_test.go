@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -191,5 +192,38 @@ func TestBatchRefusedFallsBack(t *testing.T) {
 	}
 	if c := srv.Counts(); c.BatchDeletes != 1 || c.Deletes != 3 {
 		t.Errorf("requests %s; want the refused batch, then 3 single deletes", c)
+	}
+}
+
+// The errors of writes made with a SAS in the URL do not show its signature.
+func TestWriteErrorsHideTheSAS(t *testing.T) {
+	srv := azuretest.NewServer(t)
+	storagetest.MustPut(t, srv.Put, "p/k", []byte("data"))
+	tok, err := srv.SAS(time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := url.ParseQuery(tok)
+	if err != nil || q.Get("sig") == "" {
+		t.Fatalf("SAS %v, %v", q, err)
+	}
+	b := open(t, srv, srv.URLFor("p")+"?"+tok, func(c *storage.Config) { c.Credentials = nil })
+	ctx := context.Background()
+	_, perr := b.Put(ctx, "k", strings.NewReader("new"), 3, storage.PutOptions{CreateOnly: true})
+	_, cerr := b.Copy(ctx, "missing", "k2", storage.Precondition{}, storage.PutOptions{})
+	_, xerr := b.Copy(ctx, "k", "k", storage.Precondition{ETag: `"0x0"`}, storage.PutOptions{})
+	for name, err := range map[string]error{"create-only put": perr, "copy of a missing blob": cerr, "copy with a stale ETag": xerr} {
+		if err == nil {
+			t.Errorf("%s succeeded", name)
+			continue
+		}
+		for _, secret := range []string{q.Get("sig"), url.QueryEscape(q.Get("sig"))} {
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("%s: error shows the SAS signature: %v", name, err)
+			}
+		}
+	}
+	if !errors.Is(perr, storage.ErrExist) || !errors.Is(cerr, storage.ErrNotExist) || !errors.Is(xerr, storage.ErrPreconditionFailed) {
+		t.Errorf("errors %v; %v; %v", perr, cerr, xerr)
 	}
 }

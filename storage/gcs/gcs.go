@@ -5,6 +5,8 @@ package gcs
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -42,6 +44,8 @@ type Backend struct {
 var (
 	_ storage.Backend = (*Backend)(nil)
 	_ storage.Pager   = (*Backend)(nil)
+	_ storage.Putter  = (*Backend)(nil)
+	_ storage.Copier  = (*Backend)(nil)
 )
 
 // New opens a backend for loc.
@@ -133,13 +137,17 @@ func (b *Backend) object(key string) (*gstorage.ObjectHandle, error) {
 }
 
 func (b *Backend) info(key string, a *gstorage.ObjectAttrs) storage.ObjectInfo {
-	return storage.ObjectInfo{
+	o := storage.ObjectInfo{
 		Key:        key,
 		Size:       a.Size,
 		ModTime:    a.Updated.UTC(),
 		ETag:       storage.QuoteETag(a.Etag),
 		Generation: a.Generation,
 	}
+	if len(a.MD5) == md5.Size {
+		o.MD5 = hex.EncodeToString(a.MD5)
+	}
+	return o
 }
 
 // List implements storage.Backend.
@@ -290,4 +298,101 @@ func (b *Backend) fail(op, key string, err error, conditional bool) error {
 		}
 		return storage.ClassPermanent, ""
 	})
+}
+
+// Put implements storage.Putter with one upload (a single request up to the writer's chunk
+// size, a resumable upload beyond). CreateOnly sends ifGenerationMatch=0, which GCS answers
+// with 412 when the object exists (storage.ErrExist). When the data fails or is not the size
+// announced, the upload is cancelled before it is finalized, so no object appears.
+func (b *Backend) Put(ctx context.Context, key string, r io.Reader, size int64, opts storage.PutOptions) (storage.ObjectInfo, error) {
+	o, err := b.object(key)
+	if err != nil {
+		return storage.ObjectInfo{}, err
+	}
+	if size < 0 {
+		return storage.ObjectInfo{}, fmt.Errorf("put %s: negative size %d", b.url(key), size)
+	}
+	if err := ctx.Err(); err != nil {
+		return storage.ObjectInfo{}, fmt.Errorf("put %s: %w", b.url(key), err)
+	}
+	if opts.CreateOnly {
+		o = o.If(gstorage.Conditions{DoesNotExist: true})
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w := o.NewWriter(wctx)
+	w.ContentType = "application/octet-stream"
+	if size < int64(w.ChunkSize) {
+		w.ChunkSize = int(size) + 1 // one request, and no larger buffer than the object
+	}
+	if _, err := io.Copy(w, storage.ExactReader(r, size)); err != nil {
+		cancel() // abort the upload: nothing is finalized
+		_ = w.Close()
+		return storage.ObjectInfo{}, fmt.Errorf("put %s: %w", b.url(key), storage.RedactError(err))
+	}
+	if err := w.Close(); err != nil {
+		err = b.fail("put", key, err, true)
+		if opts.CreateOnly && errors.Is(err, storage.ErrPreconditionFailed) {
+			return storage.ObjectInfo{}, fmt.Errorf("put %s: %w", b.url(key), storage.ErrExist)
+		}
+		return storage.ObjectInfo{}, err
+	}
+	return b.info(key, w.Attrs()), nil
+}
+
+// Copy implements storage.Copier with objects.rewrite (server-side, repeated by the client
+// library until done). A precondition pins the source to its generation (sourceGeneration
+// plus ifSourceGenerationMatch, as Delete does; without a generation the source's metadata is
+// compared first); CreateOnly sends ifGenerationMatch=0 for the destination. A failed
+// condition is told apart with one metadata request of the source.
+func (b *Backend) Copy(ctx context.Context, srcKey, dstKey string, cond storage.Precondition, opts storage.PutOptions) (storage.ObjectInfo, error) {
+	src, err := b.object(srcKey)
+	if err != nil {
+		return storage.ObjectInfo{}, err
+	}
+	dst, err := b.object(dstKey)
+	if err != nil {
+		return storage.ObjectInfo{}, err
+	}
+	gen := cond.Generation
+	if !cond.IsZero() && gen == 0 {
+		cur, err := b.Stat(ctx, srcKey)
+		if err != nil {
+			return storage.ObjectInfo{}, fmt.Errorf("copy: %w", err)
+		}
+		if !cond.Matches(cur) {
+			return storage.ObjectInfo{}, fmt.Errorf("copy %s: ETag %s, size %d: %w", b.url(srcKey), cur.ETag, cur.Size, storage.ErrPreconditionFailed)
+		}
+		gen = cur.Generation
+	}
+	if gen != 0 {
+		src = src.Generation(gen).If(gstorage.Conditions{GenerationMatch: gen})
+	}
+	if opts.CreateOnly {
+		dst = dst.If(gstorage.Conditions{DoesNotExist: true})
+	}
+	c := dst.CopierFrom(src)
+	c.ContentType = "application/octet-stream"
+	a, err := c.Run(ctx)
+	if err == nil {
+		return b.info(dstKey, a), nil
+	}
+	where := b.url(srcKey) + " to " + b.url(dstKey)
+	err = b.fail("copy", srcKey, err, true)
+	if !errors.Is(err, storage.ErrNotExist) && !errors.Is(err, storage.ErrPreconditionFailed) {
+		return storage.ObjectInfo{}, err
+	}
+	// A missing or changed source, or an existing destination: say which.
+	cur, serr := b.Stat(ctx, srcKey)
+	switch {
+	case errors.Is(serr, storage.ErrNotExist):
+		return storage.ObjectInfo{}, fmt.Errorf("copy %s: %w", where, storage.ErrNotExist)
+	case serr != nil:
+		return storage.ObjectInfo{}, serr
+	case gen != 0 && cur.Generation != gen:
+		return storage.ObjectInfo{}, fmt.Errorf("copy %s: generation %d is no longer live (now %d): %w", where, gen, cur.Generation, storage.ErrPreconditionFailed)
+	case opts.CreateOnly && errors.Is(err, storage.ErrPreconditionFailed):
+		return storage.ObjectInfo{}, fmt.Errorf("copy %s: %w", where, storage.ErrExist)
+	}
+	return storage.ObjectInfo{}, err
 }

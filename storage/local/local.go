@@ -3,6 +3,8 @@ package local
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -29,7 +31,15 @@ type Backend struct {
 	root string
 }
 
-var _ storage.Backend = (*Backend)(nil)
+var (
+	_ storage.Backend = (*Backend)(nil)
+	_ storage.Putter  = (*Backend)(nil)
+	_ storage.Copier  = (*Backend)(nil)
+)
+
+// tempPrefix starts the names of the files a Put writes before they take the key's name. No
+// key's last segment may start with it, and List never shows such files.
+const tempPrefix = ".zbrecover-put-"
 
 // New returns a backend rooted at dir.
 func New(dir string) *Backend { return &Backend{root: filepath.Clean(dir)} }
@@ -46,6 +56,9 @@ func (b *Backend) path(key string) (string, error) {
 		if part == ".." || part == "." || part == "" {
 			return "", fmt.Errorf("invalid key %q", key)
 		}
+	}
+	if strings.HasPrefix(key[strings.LastIndex(key, "/")+1:], tempPrefix) {
+		return "", fmt.Errorf("invalid key %q: names starting with %q are the backend's temporary files", key, tempPrefix)
 	}
 	return filepath.Join(b.root, filepath.FromSlash(key)), nil
 }
@@ -113,7 +126,7 @@ func (b *Backend) walk(ctx context.Context, dir, rel, prefix string, fn func(sto
 			}
 			continue
 		}
-		if !strings.HasPrefix(key, prefix) || !e.Type().IsRegular() {
+		if !strings.HasPrefix(key, prefix) || !e.Type().IsRegular() || strings.HasPrefix(e.Name(), tempPrefix) {
 			continue
 		}
 		fi, err := e.Info()
@@ -233,4 +246,144 @@ func translate(op, key string, err error) error {
 		return fmt.Errorf("%s %s: %w", op, key, storage.ErrNotExist)
 	}
 	return fmt.Errorf("%s %s: %w", op, key, err)
+}
+
+// Put implements storage.Putter. The data goes to a temporary file in the key's folder, which
+// is synced and then takes the key's name: with a hard link for a create-only put (which fails
+// when the name exists, so of two writers exactly one wins), with a rename otherwise. The
+// folder is synced too, so the object is durable when Put returns, and no reader ever sees it
+// half-written. Folders on the way are created.
+func (b *Backend) Put(ctx context.Context, key string, r io.Reader, size int64, opts storage.PutOptions) (storage.ObjectInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return storage.ObjectInfo{}, fmt.Errorf("put %s: %w", key, err)
+	}
+	p, err := b.path(key)
+	if err != nil {
+		return storage.ObjectInfo{}, err
+	}
+	if size < 0 {
+		return storage.ObjectInfo{}, fmt.Errorf("put %s: negative size %d", key, size)
+	}
+	sum, err := b.write(ctx, p, r, size, opts.CreateOnly)
+	if err != nil {
+		return storage.ObjectInfo{}, fmt.Errorf("put %s: %w", key, err)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return storage.ObjectInfo{}, translate("put", key, err)
+	}
+	o := info(key, fi)
+	o.MD5 = sum
+	return o, nil
+}
+
+func (b *Backend) write(ctx context.Context, p string, r io.Reader, size int64, createOnly bool) (string, error) {
+	dir := filepath.Dir(p)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	if createOnly {
+		// Refuse early, before reading the data; the link below is what decides.
+		if _, err := os.Lstat(p); err == nil {
+			return "", storage.ErrExist
+		}
+	}
+	tmp, err := os.CreateTemp(dir, tempPrefix+"*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name()) // gone after the rename; after the link, the extra name
+	h := md5.New()
+	_, err = io.Copy(io.MultiWriter(tmp, h), &ctxReader{ctx: ctx, r: storage.ExactReader(r, size)})
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", err
+	}
+	if createOnly {
+		if err := os.Link(tmp.Name(), p); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return "", storage.ErrExist
+			}
+			return "", err
+		}
+	} else if err := os.Rename(tmp.Name(), p); err != nil {
+		return "", err
+	}
+	if err := syncDir(dir); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// syncDir makes a new name in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) {
+		return nil // the file system does not sync folders
+	}
+	return err
+}
+
+// ctxReader stops a copy once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// Copy implements storage.Copier: the source file is opened, checked against cond (size and
+// modification time, with storage.Precondition.Matches) and written to dstKey as Put does.
+func (b *Backend) Copy(ctx context.Context, srcKey, dstKey string, cond storage.Precondition, opts storage.PutOptions) (storage.ObjectInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return storage.ObjectInfo{}, fmt.Errorf("copy %s: %w", srcKey, err)
+	}
+	sp, err := b.path(srcKey)
+	if err != nil {
+		return storage.ObjectInfo{}, err
+	}
+	if _, err := b.path(dstKey); err != nil {
+		return storage.ObjectInfo{}, err
+	}
+	f, err := os.Open(sp)
+	if err != nil {
+		return storage.ObjectInfo{}, translate("copy", srcKey, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err == nil && fi.IsDir() {
+		err = fmt.Errorf("is a directory: %w", storage.ErrNotExist)
+	}
+	if err != nil {
+		return storage.ObjectInfo{}, fmt.Errorf("copy %s: %w", srcKey, err)
+	}
+	if !cond.Matches(info(srcKey, fi)) {
+		return storage.ObjectInfo{}, fmt.Errorf("copy %s: size %d, modified %s: %w", srcKey, fi.Size(),
+			fi.ModTime().UTC().Format("2006-01-02T15:04:05.000Z07:00"), storage.ErrPreconditionFailed)
+	}
+	o, err := b.Put(ctx, dstKey, f, fi.Size(), opts)
+	if err != nil {
+		return storage.ObjectInfo{}, fmt.Errorf("copy %s: %w", srcKey, err)
+	}
+	return o, nil
 }

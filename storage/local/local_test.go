@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,5 +82,39 @@ func TestDeleteFolderKeepsIt(t *testing.T) {
 		if err := b.Delete(ctx, key, cond); !errors.Is(err, storage.ErrNotExist) {
 			t.Errorf("conditional Delete(%q), a folder: %v, want ErrNotExist", key, err)
 		}
+	}
+}
+
+// A failed or refused Put leaves no temporary file behind, and the temporary names are not
+// keys.
+func TestPutLeavesNoTemporaryFiles(t *testing.T) {
+	dir := t.TempDir()
+	b := local.New(dir)
+	ctx := context.Background()
+	if _, err := b.Put(ctx, "d/k", strings.NewReader("abc"), 3, storage.PutOptions{CreateOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Put(ctx, "d/k", strings.NewReader("abcd"), 4, storage.PutOptions{CreateOnly: true}); !errors.Is(err, storage.ErrExist) {
+		t.Fatalf("second create-only Put: %v", err)
+	}
+	if _, err := b.Put(ctx, "d/short", strings.NewReader("ab"), 3, storage.PutOptions{}); err == nil {
+		t.Fatal("short Put succeeded")
+	}
+	if _, err := b.Put(ctx, "d/k/under-a-file", strings.NewReader("x"), 1, storage.PutOptions{}); err == nil {
+		t.Fatal("Put under a file succeeded")
+	}
+	entries, err := os.ReadDir(filepath.Join(dir, "d"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Name() != "k" {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("folder holds %q, want only k", names)
+	}
+	if _, err := b.Put(ctx, "d/.zbrecover-put-1", strings.NewReader("x"), 1, storage.PutOptions{}); err == nil {
+		t.Error("Put of a temporary file's name succeeded")
 	}
 }

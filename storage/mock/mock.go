@@ -1,6 +1,7 @@
 // Package mock provides storage backends whose methods call func fields, so that a test can
 // script one failure ("delete fails on the third file") in a line. A method whose field is nil
-// fails with an error naming it.
+// fails with an error naming it. Backend has Put and Copy methods, but reports them as
+// capabilities (storage.AsPutter, storage.AsCopier) only when PutFn or CopyFn is set.
 //
 //	b := &mock.Backend{StatFn: func(ctx context.Context, key string) (storage.ObjectInfo, error) {
 //		return storage.ObjectInfo{}, storage.ErrNotExist
@@ -22,9 +23,44 @@ type Backend struct {
 	StatFn      func(ctx context.Context, key string) (storage.ObjectInfo, error)
 	ReadRangeFn func(ctx context.Context, key string, off, n int64) (io.ReadCloser, error)
 	DeleteFn    func(ctx context.Context, key string, cond storage.Precondition) error
+	PutFn       func(ctx context.Context, key string, r io.Reader, size int64, opts storage.PutOptions) (storage.ObjectInfo, error)
+	CopyFn      func(ctx context.Context, srcKey, dstKey string, cond storage.Precondition, opts storage.PutOptions) (storage.ObjectInfo, error)
 }
 
-var _ storage.Backend = (*Backend)(nil)
+var (
+	_ storage.Backend = (*Backend)(nil)
+	_ storage.Putter  = (*Backend)(nil)
+	_ storage.Copier  = (*Backend)(nil)
+	_ storage.Capable = (*Backend)(nil)
+)
+
+// Capabilities implements storage.Capable: put and copy when PutFn and CopyFn are set.
+func (m *Backend) Capabilities() storage.Capabilities {
+	var c storage.Capabilities
+	if m.PutFn != nil {
+		c |= storage.CanPut
+	}
+	if m.CopyFn != nil {
+		c |= storage.CanCopy
+	}
+	return c
+}
+
+// Put implements storage.Putter.
+func (m *Backend) Put(ctx context.Context, key string, r io.Reader, size int64, opts storage.PutOptions) (storage.ObjectInfo, error) {
+	if m.PutFn == nil {
+		return storage.ObjectInfo{}, notSet("PutFn")
+	}
+	return m.PutFn(ctx, key, r, size, opts)
+}
+
+// Copy implements storage.Copier.
+func (m *Backend) Copy(ctx context.Context, srcKey, dstKey string, cond storage.Precondition, opts storage.PutOptions) (storage.ObjectInfo, error) {
+	if m.CopyFn == nil {
+		return storage.ObjectInfo{}, notSet("CopyFn")
+	}
+	return m.CopyFn(ctx, srcKey, dstKey, cond, opts)
+}
 
 func notSet(name string) error { return fmt.Errorf("mock: %s is not set", name) }
 
@@ -78,6 +114,11 @@ type BatchBackend struct {
 
 var _ storage.BatchDeleter = (*BatchBackend)(nil)
 
+// Capabilities implements storage.Capable: batch delete, and those of Backend.
+func (m *BatchBackend) Capabilities() storage.Capabilities {
+	return m.Backend.Capabilities() | storage.CanBatchDelete
+}
+
 // DeleteBatch implements storage.BatchDeleter.
 func (m *BatchBackend) DeleteBatch(ctx context.Context, reqs []storage.DeleteRequest) ([]storage.DeleteResult, error) {
 	if m.DeleteBatchFn == nil {
@@ -102,6 +143,11 @@ type PagedBackend struct {
 }
 
 var _ storage.Pager = (*PagedBackend)(nil)
+
+// Capabilities implements storage.Capable: list pages, and those of Backend.
+func (m *PagedBackend) Capabilities() storage.Capabilities {
+	return m.Backend.Capabilities() | storage.CanListPages
+}
 
 // ListPage implements storage.Pager.
 func (m *PagedBackend) ListPage(ctx context.Context, prefix, token string) ([]storage.ObjectInfo, string, error) {

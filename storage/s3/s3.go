@@ -17,6 +17,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -43,13 +44,20 @@ type Backend struct {
 	region   string
 	pageSize int32
 	loc      string
+	// plainHTTP is set for an endpoint without TLS (an emulator).
+	plainHTTP bool
 }
 
 var (
 	_ storage.Backend      = (*Backend)(nil)
 	_ storage.BatchDeleter = (*Backend)(nil)
 	_ storage.Pager        = (*Backend)(nil)
+	_ storage.Putter       = (*Backend)(nil)
+	_ storage.Copier       = (*Backend)(nil)
 )
+
+// MaxPutSize is the largest object one PutObject or CopyObject request writes (5 GiB).
+const MaxPutSize = 5 << 30
 
 // New opens a backend for loc.
 //
@@ -108,6 +116,8 @@ func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backen
 		region: region,
 		root:   loc.KeyPrefix(),
 		loc:    loc.String(),
+
+		plainHTTP: strings.HasPrefix(strings.ToLower(cfg.S3Endpoint), "http://"),
 	}
 	if cfg.PageSize > 0 {
 		b.pageSize = int32(min(cfg.PageSize, 1000))
@@ -405,6 +415,9 @@ func (b *Backend) classify(code string, status int, err error) (storage.ErrorCla
 		return storage.ClassNotExist, ""
 	case code == "PreconditionFailed" || status == http.StatusPreconditionFailed:
 		return storage.ClassPreconditionFailed, ""
+	case code == "ConditionalRequestConflict":
+		// A conditional write raced another write of the key; S3 asks to try again.
+		return storage.ClassTransient, ""
 	case retryableCodes[code] || storage.RetryableStatus(status) || storage.IsTransientNetwork(err):
 		return storage.ClassTransient, ""
 	}
@@ -419,4 +432,154 @@ func sdkLogger(l *slog.Logger) logging.Logger {
 			l.Debug(storage.Redact(fmt.Sprintf(format, v...)), "sdk", "aws", "level", string(c))
 		}
 	})
+}
+
+// Put implements storage.Putter with one PutObject request; CreateOnly sends If-None-Match: *,
+// which S3 answers with 412 when the key exists (reported as storage.ErrExist). Objects
+// larger than MaxPutSize (which would need a multipart upload) are refused. A reader that
+// can seek (an io.ReadSeeker) lets the SDK sign the payload and repeat the request; any other
+// reader is sent as it comes, which needs HTTPS for the SDK's streaming checksum.
+func (b *Backend) Put(ctx context.Context, key string, r io.Reader, size int64, opts storage.PutOptions) (storage.ObjectInfo, error) {
+	k, err := b.key(key)
+	if err != nil {
+		return storage.ObjectInfo{}, err
+	}
+	if size < 0 || size > MaxPutSize {
+		return storage.ObjectInfo{}, fmt.Errorf("put %s: size %d is outside the 0 to %d bytes one request writes", b.url(key), size, int64(MaxPutSize))
+	}
+	in := &s3.PutObjectInput{
+		Bucket:        aws.String(b.bucket),
+		Key:           aws.String(k),
+		ContentLength: aws.Int64(size),
+		ContentType:   aws.String("application/octet-stream"),
+	}
+	if opts.CreateOnly {
+		in.IfNoneMatch = aws.String("*")
+	}
+	var optFns []func(*s3.Options)
+	if rs, ok := r.(io.ReadSeeker); ok {
+		if n, err := remaining(rs); err != nil || n != size {
+			return storage.ObjectInfo{}, fmt.Errorf("put %s: the data holds %d bytes, not the %d announced (%v)", b.url(key), n, size, err)
+		}
+		in.Body = rs // the SDK rewinds it to retry and hashes it to sign
+	} else {
+		in.Body = storage.ExactReader(r, size)
+		if b.plainHTTP {
+			// Without TLS the SDK can neither hash a stream it cannot rewind nor send it with
+			// a trailing checksum: send it unsigned, without a checksum (emulators only).
+			optFns = append(optFns, func(o *s3.Options) {
+				o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+				o.APIOptions = append(o.APIOptions, v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware)
+			})
+		}
+	}
+	out, err := b.client.PutObject(ctx, in, optFns...)
+	if err != nil {
+		return storage.ObjectInfo{}, b.writeFailed("put", key, err, opts)
+	}
+	return storage.ObjectInfo{Key: key, Size: size, ETag: storage.QuoteETag(aws.ToString(out.ETag))}, nil
+}
+
+// remaining returns the number of bytes from rs's position to its end, leaving the position
+// where it was.
+func remaining(rs io.ReadSeeker) (int64, error) {
+	cur, err := rs.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return 0, err
+	}
+	end, err := rs.Seek(0, io.SeekEnd)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := rs.Seek(cur, io.SeekStart); err != nil {
+		return 0, err
+	}
+	return end - cur, nil
+}
+
+// writeFailed translates a failed write. A 412 to a create-only write is storage.ErrExist.
+func (b *Backend) writeFailed(op, key string, sdkErr error, opts storage.PutOptions) error {
+	err := b.fail(op, key, sdkErr)
+	if opts.CreateOnly && errors.Is(err, storage.ErrPreconditionFailed) {
+		return fmt.Errorf("%s %s: %w: %w", op, b.url(key), storage.ErrExist, storage.RedactError(sdkErr))
+	}
+	return err
+}
+
+// Copy implements storage.Copier with HeadObject on the source (its size and ETag) and one
+// CopyObject request that carries the ETag as x-amz-copy-source-if-match, so the copy is of
+// exactly the version that cond names (or that was seen), and If-None-Match: * for
+// CreateOnly. S3 answers both failed conditions with 412; one more HeadObject of the source
+// tells them apart. Sources larger than MaxPutSize fail with storage.ErrNotSupported (a
+// multipart copy would be needed; storage.CopyObject then streams instead).
+func (b *Backend) Copy(ctx context.Context, srcKey, dstKey string, cond storage.Precondition, opts storage.PutOptions) (storage.ObjectInfo, error) {
+	sk, err := b.key(srcKey)
+	if err != nil {
+		return storage.ObjectInfo{}, err
+	}
+	dk, err := b.key(dstKey)
+	if err != nil {
+		return storage.ObjectInfo{}, err
+	}
+	src, err := b.Stat(ctx, srcKey)
+	if err != nil {
+		return storage.ObjectInfo{}, fmt.Errorf("copy: %w", err)
+	}
+	if !cond.Matches(src) {
+		return storage.ObjectInfo{}, fmt.Errorf("copy %s: ETag %s, size %d: %w", b.url(srcKey), src.ETag, src.Size, storage.ErrPreconditionFailed)
+	}
+	if src.Size > MaxPutSize {
+		return storage.ObjectInfo{}, fmt.Errorf("copy %s: %d bytes, more than one CopyObject request copies: %w", b.url(srcKey), src.Size, storage.ErrNotSupported)
+	}
+	in := &s3.CopyObjectInput{
+		Bucket:            aws.String(b.bucket),
+		Key:               aws.String(dk),
+		CopySource:        aws.String(copySource(b.bucket, sk)),
+		CopySourceIfMatch: aws.String(src.ETag),
+	}
+	if opts.CreateOnly {
+		in.IfNoneMatch = aws.String("*")
+	}
+	out, err := b.client.CopyObject(ctx, in)
+	if err != nil {
+		err = b.fail("copy", srcKey, err)
+		if !errors.Is(err, storage.ErrPreconditionFailed) {
+			return storage.ObjectInfo{}, err
+		}
+		now, serr := b.Stat(ctx, srcKey)
+		switch {
+		case errors.Is(serr, storage.ErrNotExist):
+			return storage.ObjectInfo{}, fmt.Errorf("copy %s: the source went away: %w", b.url(srcKey), storage.ErrNotExist)
+		case serr == nil && now.ETag != src.ETag:
+			return storage.ObjectInfo{}, fmt.Errorf("copy %s: the source changed (ETag %s, was %s): %w", b.url(srcKey), now.ETag, src.ETag, storage.ErrPreconditionFailed)
+		case opts.CreateOnly:
+			return storage.ObjectInfo{}, fmt.Errorf("copy %s to %s: %w", b.url(srcKey), b.url(dstKey), storage.ErrExist)
+		}
+		return storage.ObjectInfo{}, err
+	}
+	o := storage.ObjectInfo{Key: dstKey, Size: src.Size}
+	if res := out.CopyObjectResult; res != nil {
+		o.ETag = storage.QuoteETag(aws.ToString(res.ETag))
+		o.ModTime = aws.ToTime(res.LastModified).UTC()
+	}
+	return o, nil
+}
+
+// copySource is the x-amz-copy-source value: bucket/key with every byte of the key but
+// unreserved characters and "/" percent-encoded, which S3 and S3-compatible stores decode
+// alike ("+" stays a plus, "?" does not start a version id).
+func copySource(bucket, key string) string {
+	var sb strings.Builder
+	sb.WriteString(bucket)
+	sb.WriteByte('/')
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_', c == '.', c == '~', c == '/':
+			sb.WriteByte(c)
+		default:
+			fmt.Fprintf(&sb, "%%%02X", c)
+		}
+	}
+	return sb.String()
 }

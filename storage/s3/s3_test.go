@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -253,5 +254,52 @@ func TestOpenRejectsOtherSchemes(t *testing.T) {
 	}
 	if _, err := s3.New(context.Background(), loc, storage.Config{}); err == nil {
 		t.Error("s3.New accepted a gs:// location")
+	}
+}
+
+// TestWriteHeaders checks what S3 itself relies on, as the SDK sends it: If-None-Match: * on
+// a create-only put and copy, and the source's ETag as x-amz-copy-source-if-match.
+func TestWriteHeaders(t *testing.T) {
+	srv := s3test.NewServer(t)
+	var mu sync.Mutex
+	seen := map[string]http.Header{}
+	rt := storagetest.TransportFunc(func(r *http.Request) (*http.Response, error) {
+		if r.Method == http.MethodPut {
+			mu.Lock()
+			seen[r.URL.Path] = r.Header.Clone()
+			mu.Unlock()
+		}
+		return http.DefaultTransport.RoundTrip(r)
+	})
+	b := open(t, srv, srv.URLFor("p"), func(c *storage.Config) { c.Transport = rt })
+	ctx := context.Background()
+	if _, err := b.Put(ctx, "a", strings.NewReader("data"), 4, storage.PutOptions{CreateOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Copy(ctx, "a", "b", storage.Precondition{}, storage.PutOptions{CreateOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	put, cp := seen["/"+srv.Bucket+"/p/a"], seen["/"+srv.Bucket+"/p/b"]
+	if put.Get("If-None-Match") != "*" {
+		t.Errorf("create-only PutObject sent If-None-Match %q", put.Get("If-None-Match"))
+	}
+	if cp.Get("If-None-Match") != "*" || cp.Get("X-Amz-Copy-Source-If-Match") != s3test.ETagOf([]byte("data")) ||
+		cp.Get("X-Amz-Copy-Source") != srv.Bucket+"/p/a" {
+		t.Errorf("CopyObject sent If-None-Match %q, x-amz-copy-source %q, x-amz-copy-source-if-match %q",
+			cp.Get("If-None-Match"), cp.Get("X-Amz-Copy-Source"), cp.Get("X-Amz-Copy-Source-If-Match"))
+	}
+}
+
+// A refused create-only put says so once, names the object and keeps the SDK error.
+func TestCreateOnlyError(t *testing.T) {
+	srv := s3test.NewServer(t)
+	b := open(t, srv, srv.URLFor("p"), nil)
+	storagetest.MustPut(t, srv.Put, "p/k", []byte("x"))
+	_, err := b.Put(context.Background(), "k", strings.NewReader("y"), 1, storage.PutOptions{CreateOnly: true})
+	if !errors.Is(err, storage.ErrExist) || errors.Is(err, storage.ErrPreconditionFailed) {
+		t.Fatalf("create-only Put over an object: %v, want ErrExist only", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "s3://"+srv.Bucket+"/p/k") || !strings.Contains(msg, "PreconditionFailed") || strings.Contains(msg, "<nil>") {
+		t.Errorf("error %q", msg)
 	}
 }

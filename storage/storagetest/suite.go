@@ -4,8 +4,9 @@
 // TransportFunc).
 //
 // A backend's test calls Run with a function that opens the backend on a fresh root and
-// returns a Put that writes objects under that root with the store's own SDK (or os), because
-// Backend has no write method:
+// returns a Put that writes objects under that root with the store's own SDK (or os), so that
+// the read tests do not depend on the backend's own writes (storage.Putter, which the Put and
+// Copy tests check):
 //
 //	func TestConformance(t *testing.T) {
 //		dir := t.TempDir()
@@ -71,6 +72,15 @@ func Run(t *testing.T, name string, open Open) {
 		t.Run("Cancel", s.testCancel)
 		t.Run("CancelDuringList", s.testCancelDuringList)
 		t.Run("HostileKeys", s.testHostileKeys)
+		t.Run("PutCreateOnly", s.testPutCreateOnly)
+		t.Run("PutCreateOnlyRace", s.testPutCreateOnlyRace)
+		t.Run("PutOverwrite", s.testPutOverwrite)
+		t.Run("PutWrongSize", s.testPutWrongSize)
+		t.Run("PutHostileKeys", s.testPutHostileKeys)
+		t.Run("Copy", s.testCopy)
+		t.Run("CopyPrecondition", s.testCopyPrecondition)
+		t.Run("CopyCreateOnly", s.testCopyCreateOnly)
+		t.Run("CopyObject", s.testCopyObject)
 	})
 }
 
@@ -233,7 +243,7 @@ func (s *suite) testList(t *testing.T) {
 // testListPages checks the page size of Pager backends: 9 objects in pages of 2 is 5 pages.
 func (s *suite) testListPages(t *testing.T) {
 	b, put := s.backend(t)
-	p, ok := b.(storage.Pager)
+	p, ok := storage.AsPager(b)
 	if !ok {
 		t.Skip("backend lists without pages (no storage.Pager)")
 	}
@@ -562,7 +572,7 @@ func (s *suite) testDeletePrecondition(t *testing.T) {
 
 func (s *suite) testDeleteBatch(t *testing.T) {
 	b, put := s.backend(t)
-	bd, ok := b.(storage.BatchDeleter)
+	bd, ok := storage.AsBatchDeleter(b)
 	if !ok {
 		t.Skip("backend has no batch delete")
 	}
@@ -646,7 +656,7 @@ func (s *suite) testCancel(t *testing.T) {
 	if err := b.Delete(ctx, "x/obj", storage.Precondition{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Delete with a cancelled context: %v", err)
 	}
-	if bd, ok := b.(storage.BatchDeleter); ok {
+	if bd, ok := storage.AsBatchDeleter(b); ok {
 		if _, err := bd.DeleteBatch(ctx, []storage.DeleteRequest{{Key: "x/obj"}}); !errors.Is(err, context.Canceled) {
 			t.Errorf("DeleteBatch with a cancelled context: %v", err)
 		}

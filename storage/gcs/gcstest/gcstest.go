@@ -8,13 +8,18 @@
 //
 // fake-gcs-server ignores ifGenerationMatch on reads and deletes but honours generation=,
 // which is what the gcs backend's conditional delete relies on (a mismatch gives 404 there,
-// 412 on GCS; the backend treats both as "changed or gone").
+// 412 on GCS; the backend treats both as "changed or gone"). It honours ifGenerationMatch on
+// uploads (ifGenerationMatch=0: create-only) but ignores the conditions of objects.rewrite;
+// the front checks those as GCS does: ifGenerationMatch on the destination and
+// ifSourceGenerationMatch on the source, 412 when one fails.
 package gcstest
 
 import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -56,6 +61,9 @@ type Server struct {
 
 	mu      sync.Mutex
 	lastGen int64
+	// writes makes the rewrite conditions checked here and the write they guard one step
+	// with respect to uploads.
+	writes sync.Mutex
 }
 
 var _ storagetest.Emulator = (*Server)(nil)
@@ -72,7 +80,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		t.Fatalf("gcstest: %v", err)
 	}
 	s := &Server{Bucket: o.bucket, fake: fake}
-	s.Front = storagetest.NewFront(fake.HTTPHandler(), classify, errorBody)
+	s.Front = storagetest.NewFront(s.conditional(fake.HTTPHandler()), classify, errorBody)
 	s.Front.SetLatency(o.latency)
 	ts := httptest.NewServer(s.Front)
 	t.Cleanup(func() {
@@ -146,4 +154,71 @@ func errorBody(status int) (string, []byte) {
 		"errors": []map[string]any{{"reason": reason, "message": "injected by gcstest"}},
 	}})
 	return "application/json", body
+}
+
+// conditional checks the conditions of objects.rewrite that fake-gcs-server ignores, and
+// serialises uploads and rewrites so that a check and its write are one step.
+func (s *Server) conditional(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.EscapedPath()
+		switch {
+		case r.Method == http.MethodPost && strings.HasPrefix(p, "/storage/v1/b/") &&
+			(strings.Contains(p, "/rewriteTo/b/") || strings.Contains(p, "/copyTo/b/")):
+			s.writes.Lock()
+			defer s.writes.Unlock()
+			if s.rewriteConditions(w, r, p) {
+				next.ServeHTTP(w, r)
+			}
+		case strings.HasPrefix(p, "/upload/"):
+			s.writes.Lock()
+			defer s.writes.Unlock()
+			next.ServeHTTP(w, r)
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// rewriteConditions answers 412 and returns false when a condition of the rewrite at the
+// escaped path p does not hold.
+func (s *Server) rewriteConditions(w http.ResponseWriter, r *http.Request, p string) bool {
+	rest := strings.TrimPrefix(p, "/storage/v1/b/")
+	sep := "/rewriteTo/b/"
+	if !strings.Contains(rest, sep) {
+		sep = "/copyTo/b/"
+	}
+	from, to, _ := strings.Cut(rest, sep)
+	srcBucket, srcName, _ := strings.Cut(from, "/o/")
+	dstBucket, dstName, _ := strings.Cut(to, "/o/")
+	unescape := func(v string) string { u, _ := url.PathUnescape(v); return u }
+	gen := func(bucket, name string) int64 {
+		o, err := s.fake.GetObject(unescape(bucket), unescape(name))
+		if err != nil {
+			return 0 // absent
+		}
+		return o.Generation
+	}
+	q := r.URL.Query()
+	failed := false
+	if v := q.Get("ifGenerationMatch"); v != "" {
+		want, _ := strconv.ParseInt(v, 10, 64)
+		failed = gen(dstBucket, dstName) != want
+	}
+	if v := q.Get("ifSourceGenerationMatch"); v != "" && !failed {
+		want, _ := strconv.ParseInt(v, 10, 64)
+		if cur := gen(srcBucket, srcName); cur != 0 {
+			failed = cur != want
+		}
+	}
+	if failed {
+		body, _ := json.Marshal(map[string]any{"error": map[string]any{
+			"code": http.StatusPreconditionFailed, "message": "At least one of the pre-conditions you specified did not hold.",
+			"errors": []map[string]any{{"reason": "conditionNotMet", "message": "Precondition Failed"}},
+		}})
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusPreconditionFailed)
+		_, _ = w.Write(body)
+		return false
+	}
+	return true
 }

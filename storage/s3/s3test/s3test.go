@@ -1,7 +1,10 @@
 // Package s3test runs an in-process S3 emulator for tests: gofakes3 (in memory) behind a
 // front that counts requests by kind, adds latency, injects failures and fills the gaps of
 // gofakes3 that matter to zbrecover: If-Match on GET, HEAD and DELETE (412
-// PreconditionFailed), and per-object ETags in DeleteObjects.
+// PreconditionFailed), per-object ETags in DeleteObjects, and the conditions of a
+// CopyObject (x-amz-copy-source-if-match on the source, If-None-Match: * on the destination),
+// which gofakes3 1.2.0 ignores; If-None-Match: * on PutObject is checked here as well (S3
+// supports conditional writes; gofakes3 checks that one too).
 //
 //	srv := s3test.NewServer(t)
 //	srv.Put("root/_zerobus/table_rejected_parquets/f.parquet", data)
@@ -18,6 +21,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -253,14 +257,55 @@ func (s *Server) conditional(next http.Handler) http.Handler {
 			default:
 				next.ServeHTTP(w, r)
 			}
-		case key != "" && r.Method == http.MethodPut:
+		case key != "" && r.Method == http.MethodPut && !r.URL.Query().Has("uploadId"):
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			next.ServeHTTP(w, r)
+			if s.putConditions(w, r, bucket, key) {
+				next.ServeHTTP(w, r)
+			}
 		default:
 			next.ServeHTTP(w, r)
 		}
 	})
+}
+
+// putConditions checks, for a PutObject or a CopyObject, the conditions gofakes3 1.2.0 does
+// not check itself: If-None-Match: * on a copy's destination (it checks it on PutObject, and
+// checking it here too keeps both in one place) and x-amz-copy-source-if-match on a copy's
+// source, as S3 does (412 PreconditionFailed, or 404 for a missing source). It writes the
+// error and returns false when a condition fails. The caller holds s.mu, so the check and the
+// write are one step, as S3 makes them.
+func (s *Server) putConditions(w http.ResponseWriter, r *http.Request, bucket, key string) bool {
+	if src := r.Header.Get("X-Amz-Copy-Source"); src != "" {
+		if want := r.Header.Get("X-Amz-Copy-Source-If-Match"); want != "" {
+			dec, err := url.PathUnescape(strings.TrimPrefix(src, "/"))
+			srcBucket, srcKey, ok := strings.Cut(dec, "/")
+			if err != nil || !ok {
+				writeError(w, http.StatusBadRequest, "InvalidArgument", "bad x-amz-copy-source")
+				return false
+			}
+			cur, err := s.etag(srcBucket, srcKey)
+			switch {
+			case err != nil:
+				writeError(w, http.StatusNotFound, "NoSuchBucket", "The specified bucket does not exist")
+				return false
+			case cur == "":
+				writeError(w, http.StatusNotFound, "NoSuchKey", "The specified key does not exist.")
+				return false
+			case !etagMatch(want, cur):
+				writeError(w, http.StatusPreconditionFailed, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold")
+				return false
+			}
+		}
+	}
+	if r.Header.Get("If-None-Match") == "*" {
+		cur, err := s.etag(bucket, key)
+		if err == nil && cur != "" {
+			writeError(w, http.StatusPreconditionFailed, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold")
+			return false
+		}
+	}
+	return true
 }
 
 func etagMatch(header, cur string) bool {

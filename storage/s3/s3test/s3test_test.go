@@ -3,6 +3,7 @@ package s3test_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,5 +54,46 @@ func TestLatency(t *testing.T) {
 	}
 	if d := time.Since(start); d < 30*time.Millisecond {
 		t.Errorf("request took %v with 30ms of injected latency", d)
+	}
+}
+
+// TestCopyConditions checks the copy conditions gofakes3 ignores: a wrong
+// x-amz-copy-source-if-match and If-None-Match: * on an existing destination are refused with
+// 412, and nothing is written.
+func TestCopyConditions(t *testing.T) {
+	srv := s3test.NewServer(t)
+	cli := srv.Client()
+	ctx := context.Background()
+	if err := srv.Put("src+1", []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Put("dst", []byte("keep")); err != nil {
+		t.Fatal(err)
+	}
+	src := aws.String(srv.Bucket + "/src%2B1")
+	cases := map[string]*s3.CopyObjectInput{
+		"wrong source ETag": {Bucket: aws.String(srv.Bucket), Key: aws.String("new"), CopySource: src, CopySourceIfMatch: aws.String(`"0000"`)},
+		"existing target":   {Bucket: aws.String(srv.Bucket), Key: aws.String("dst"), CopySource: src, IfNoneMatch: aws.String("*")},
+	}
+	for name, in := range cases {
+		_, err := cli.CopyObject(ctx, in)
+		var ae smithy.APIError
+		if !errors.As(err, &ae) || ae.ErrorCode() != "PreconditionFailed" {
+			t.Errorf("%s: %v, want PreconditionFailed", name, err)
+		}
+	}
+	if _, err := cli.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(srv.Bucket), Key: aws.String("new")}); err == nil {
+		t.Error("a refused copy wrote its destination")
+	}
+	in := &s3.CopyObjectInput{Bucket: aws.String(srv.Bucket), Key: aws.String("new"), CopySource: src,
+		CopySourceIfMatch: aws.String(s3test.ETagOf([]byte("hello"))), IfNoneMatch: aws.String("*")}
+	if _, err := cli.CopyObject(ctx, in); err != nil {
+		t.Fatalf("copy with conditions that hold: %v", err)
+	}
+	_, err := cli.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(srv.Bucket), Key: aws.String("new"),
+		Body: strings.NewReader("x"), IfNoneMatch: aws.String("*")})
+	var ae smithy.APIError
+	if !errors.As(err, &ae) || ae.ErrorCode() != "PreconditionFailed" {
+		t.Errorf("create-only PutObject over an object: %v, want PreconditionFailed", err)
 	}
 }

@@ -183,6 +183,9 @@ type Target struct {
 	Root    string // the fallback root, for display (redacted when written)
 }
 
+// now is the clock of writers and locks; tests set it.
+var now = time.Now
+
 // Writer appends the records of one run, numbering them. It is safe for concurrent use.
 type Writer struct {
 	s    Store
@@ -199,7 +202,7 @@ func Start(ctx context.Context, s Store, t Target, run string, h Header) (*Write
 	if run == "" {
 		run = NewRunID(time.Now())
 	}
-	w := &Writer{s: s, t: t, run: run, next: 1, now: time.Now}
+	w := &Writer{s: s, t: t, run: run, next: 1, now: now}
 	if err := w.Append(ctx, Record{Kind: KindRun, Header: &h}); err != nil {
 		return nil, err
 	}
@@ -210,7 +213,7 @@ func Start(ctx context.Context, s Store, t Target, run string, h Header) (*Write
 // returns a writer for what follows. The caller holds the table's lock; if another process
 // has written to the run since, the error wraps ErrRunConflict.
 func Continue(ctx context.Context, s Store, st *State, h Header) (*Writer, error) {
-	w := &Writer{s: s, t: Target{TableID: st.TableID, Table: st.Table, Root: st.Root}, run: st.Run, next: st.LastSeq + 1, now: time.Now}
+	w := &Writer{s: s, t: Target{TableID: st.TableID, Table: st.Table, Root: st.Root}, run: st.Run, next: st.LastSeq + 1, now: now}
 	if err := w.Append(ctx, Record{Kind: KindRun, Header: &h}); err != nil {
 		return nil, err
 	}

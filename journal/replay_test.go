@@ -327,8 +327,8 @@ func TestReplay(t *testing.T) {
 			wantErr: "run r1: seq 4 appears twice",
 		},
 		{
-			name: "classification without an intent",
-			recs: func(*testing.T) []Record { return twoBatches().outcome(1, BatchVerified).records() },
+			name:    "classification without an intent",
+			recs:    func(*testing.T) []Record { return twoBatches().outcome(1, BatchVerified).records() },
 			wantErr: "run r1 seq 3 (outcome): classification of batch 1 without an intent",
 		},
 		{
@@ -344,8 +344,10 @@ func TestReplay(t *testing.T) {
 			wantErr: "result for batch 1, which is loaded after its intent (seq 3)",
 		},
 		{
-			name:    "intent for a batch no plan names",
-			recs:    func(*testing.T) []Record { return twoBatches().add(Record{Kind: KindIntent, Intent: &Intent{Batch: 7}}).records() },
+			name: "intent for a batch no plan names",
+			recs: func(*testing.T) []Record {
+				return twoBatches().add(Record{Kind: KindIntent, Intent: &Intent{Batch: 7}}).records()
+			},
 			wantErr: "intent for batch 7, which no plan names",
 		},
 		{

@@ -61,10 +61,18 @@ func TestDirDurability(t *testing.T) {
 		t.Errorf("a failed append left bytes behind:\n%s", again)
 	}
 	syncFile = func(f *os.File) error { return f.Sync() }
-	must(t, w.Append(ctx, Record{Kind: KindEnd, End: &End{State: RunPlanned}}))
+	// The writer stops; a new process continues the run from what is stored.
+	if err := w.Append(ctx, Record{Kind: KindEnd, End: &End{State: RunPlanned}}); err == nil || !strings.Contains(err.Error(), "continue the run in a new process") {
+		t.Fatalf("append after a failed append: %v", err)
+	}
 	st, err := ReadState(ctx, d, target.TableID, "run-1")
 	must(t, err)
-	if st.LastSeq != 4 || st.End == nil {
+	w2, err := Continue(ctx, d, st, Header{Command: "re-run"})
+	must(t, err)
+	must(t, w2.Append(ctx, Record{Kind: KindEnd, End: &End{State: RunPlanned}}))
+	st, err = ReadState(ctx, d, target.TableID, "run-1")
+	must(t, err)
+	if st.LastSeq != 5 || st.End == nil || len(st.Processes) != 2 {
 		t.Errorf("after recovery: last seq %d, end %v", st.LastSeq, st.End)
 	}
 }

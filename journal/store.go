@@ -193,6 +193,7 @@ type Writer struct {
 	run  string
 	mu   sync.Mutex
 	next int
+	err  error // the first failed Append: the writer stops there
 	now  func() time.Time
 }
 
@@ -231,9 +232,17 @@ func (w *Writer) Seq() int {
 }
 
 // Append fills in r's header (version, run, seq, time, table) and writes it durably.
+//
+// After a failed write, whether the record was stored is unknown (a lost answer, a failed
+// fsync), so the writer stops: every later Append fails, and the run is continued by a new
+// process that reads what was stored. Records refused before any write (invalid ones) do
+// not stop the writer.
 func (w *Writer) Append(ctx context.Context, r Record) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.err != nil {
+		return fmt.Errorf("journal: run %s: an earlier record could not be written (%v); continue the run in a new process", w.run, w.err)
+	}
 	r.V, r.Run, r.Seq, r.TableID = Version, w.run, w.next, w.t.TableID
 	if r.Table == "" {
 		r.Table = w.t.Table
@@ -244,7 +253,11 @@ func (w *Writer) Append(ctx context.Context, r Record) error {
 	if r.Time.IsZero() {
 		r.Time = w.now().UTC()
 	}
+	if err := r.Validate(); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
 	if err := w.s.Append(ctx, r); err != nil {
+		w.err = err
 		return err
 	}
 	w.next++

@@ -1,0 +1,111 @@
+// Package journal keeps zbrecover's durable, append-only run records: what each reload,
+// verify and cleanup meant to do, started, got back and concluded, so that a re-run after a
+// crash knows what the crashed process did, cleanup deletes only what was verified, and
+// history can show every file's fate.
+//
+// # Records
+//
+// A run is the work on one set of fallback files of one table. Its records are numbered
+// 1, 2, … (Seq) and versioned ("v": 1). Every record carries the run id, the time, the kind,
+// the table's identity (TableID: the Unity Catalog table_id, else the Delta metaData.id, so a
+// table dropped and recreated under the same name never inherits a run), the table name
+// and the root (for display). Exactly one payload goes with each kind:
+//
+//	run            Header: OS user, Databricks identity, host, pid, command line, tool version
+//	plan           Plan: batches (number, schema group, folder, files, expected rows, SQL)
+//	intent         Intent: batch, files (key, size, ETag, generation, modtime, rows),
+//	               expected rows, the statement as sent, start time
+//	result         Result: inserted rows (nil when none came back), query id, table
+//	               version if known, end time, error text
+//	outcome        Outcome: verified | unknown | mismatch | failed, reason
+//	verification   Verification: per batch expected, inserted and history rows
+//	staging        Staging: original key → staged copy, size, checksum
+//	delete_intent  Deletion.Files: the verified files about to be deleted
+//	deleted        Deletion.Results: deleted | skipped (changed) | gone | failed, reason
+//	end            End: the state the process left the run in
+//
+// Every string of a record passes through internal/redact before it is stored: SQL, error
+// texts, the root, the command line, keys. The caller's record is not changed.
+//
+// # Re-runs continue the run
+//
+// A process that continues a run (a re-run of reload, verify, cleanup) appends to the same
+// run, after its own run record: LatestUnfinished finds the newest unfinished run of the
+// table on the same root, Continue writes the new process's run record after the last one
+// read, and the process settles the open batches before it sends anything else. A run's
+// records are therefore the whole story of its files, whichever processes wrote them, and
+// two processes can never both continue a run: the record number they both want exists
+// once (create-only on object stores, checked under the lock locally) and the second gets
+// ErrRunConflict.
+//
+// # Layouts
+//
+// Local directory (the default; DefaultDir is $XDG_STATE_HOME/zbrecover, else
+// ~/.local/state/zbrecover):
+//
+//	<dir>/<table_id>/<run_id>.jsonl   one record per line
+//	<dir>/<table_id>/lock.json        the table's lock (flock), holding its holder
+//
+// Any writable storage URL (`--journal URL`), one object per record because object stores
+// cannot append:
+//
+//	<prefix>/<table_id>/runs/<run_id>/<seq:08d>-<kind>.json
+//	<prefix>/<table_id>/lock.json
+//
+// A journal kept under a table's storage root goes in HiddenDir (`<root>/_zbrecover/`):
+// names starting with "_" are skipped by Spark's file listing, so COPY INTO and inspect never
+// see it.
+//
+// # Durability
+//
+// Append returns only when the record is durable. Locally the line is written with one
+// write to a file opened O_APPEND and fsynced; creating a run file fsyncs its folder, and
+// creating a table folder fsyncs the journal directory. On an object store the record is a
+// create-only Put, durable when acknowledged. A crash in the middle of a local write leaves
+// a torn last line (no newline): readers leave it out with a warning, and the next process
+// to append cuts it off first, so that a torn line is never followed by another. Any other
+// damage is an error naming the run and line: the journal never guesses.
+//
+// # Locks
+//
+// A per-table lock keeps two reloads, or a reload and a cleanup, of one table from
+// overlapping. Take it before Start or Continue and hold it until the last record.
+//
+//   - Local: an exclusive, non-blocking flock on lock.json, which records pid, host, user,
+//     command and time. The kernel releases it when the holder exits or dies, so it is never
+//     stale. (Systems without flock use a create-exclusive file with the object-store rule.)
+//   - Object store: a create-only lock.json with the holder and the time, released by a
+//     delete with the object's version as precondition, after checking it is still the
+//     holder's. Object stores have no lease and cannot tell that a holder died, so a lock
+//     outlives a crashed holder; it can be broken only when it is older than the TTL
+//     (DefaultLockTTL unless given) and Force is set, because breaking the lock of a process
+//     that is still working would let two runs overlap.
+//
+// A lock held by another process gives a *LockedError (errors.Is ErrLocked) that says who
+// holds it, from where, running what, and since when.
+//
+// # Replay
+//
+// Replay turns a run's records into its State with no I/O:
+//
+//   - records are taken in seq order; a gap, a duplicate, a record of another run or table,
+//     or a first record other than run is an error naming the run;
+//   - a record of a kind this version does not know is kept (State.Unknown) and reported
+//     (State.Warnings), not fatal;
+//   - a batch is planned; open after an intent (and stays open after a result without a row
+//     count: an error, a lost response or an interrupt, since the statement may have
+//     committed); loaded after a result with a count; then verified, unknown, mismatch or
+//     failed by its latest outcome. An outcome needs an intent; a result needs an open
+//     intent; a new intent is allowed only for a planned, failed or unknown batch, or an
+//     open one whose statement returned an error (settled from history by the caller);
+//   - a delete intent may name only files of verified batches, with the verified version;
+//     a deleted record only files with a delete intent;
+//   - the run is cleaned when every verified file is deleted or gone, partially cleaned when
+//     some are; otherwise mismatch, loading (work pending and the last process wrote no
+//     end), unknown, failed, planned or verified, the first that applies.
+//
+// State.OpenBatches are what a re-run settles from the table's history first;
+// State.Remaining what it sends; State.VerifiedFiles the only files cleanup may delete,
+// each with its precondition; LoadedKeys (over every run of a table) the files a re-run or
+// staging must not load again, or through a second path.
+package journal

@@ -1,0 +1,74 @@
+//go:build !unix
+
+package journal
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+	"time"
+)
+
+// lockFile creates path exclusively with the holder in it. Without flock a dead holder's lock
+// stays behind, so it follows the object-store rule: older than the TTL and Force, or kept.
+func lockFile(tableID, path string, o LockOptions) (Lock, error) {
+	ttl := o.TTL
+	if ttl <= 0 {
+		ttl = DefaultLockTTL
+	}
+	h := o.Owner.filled(time.Now())
+	data, _ := json.Marshal(h)
+	for attempt := 0; ; attempt++ {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			_, err = f.Write(data)
+			if err == nil {
+				err = syncFile(f)
+			}
+			f.Close()
+			if err != nil {
+				os.Remove(path)
+				return nil, fmt.Errorf("journal: lock %s: %w", path, err)
+			}
+			return &fileLock{path: path, token: h.Token}, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("journal: lock %s: %w", path, err)
+		}
+		le := &LockedError{TableID: tableID, Where: path, TTL: ttl}
+		if b, err := os.ReadFile(path); err == nil {
+			_ = json.Unmarshal(b, &le.Holder)
+		}
+		le.Stale = !le.Holder.Since.IsZero() && time.Since(le.Holder.Since) > ttl
+		if !le.Stale || !o.Force || attempt > 0 {
+			return nil, le
+		}
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("journal: break lock %s: %w", path, err)
+		}
+	}
+}
+
+type fileLock struct {
+	path, token string
+	once        sync.Once
+	err         error
+}
+
+// Close removes the lock file if it is still this process's.
+func (l *fileLock) Close() error {
+	l.once.Do(func() {
+		var h Holder
+		if b, err := os.ReadFile(l.path); err == nil && json.Unmarshal(b, &h) == nil && h.Token != l.token {
+			l.err = fmt.Errorf("journal: lock %s was broken and taken by %s", l.path, h)
+			return
+		}
+		if err := os.Remove(l.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			l.err = err
+		}
+	})
+	return l.err
+}

@@ -1,0 +1,68 @@
+//go:build unix
+
+package journal
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// lockFile takes an exclusive flock on path and writes the holder into it. The kernel drops
+// the lock when the holding process dies, so a crashed holder never leaves a stale lock and
+// TTL and Force are not needed.
+func lockFile(tableID, path string, o LockOptions) (Lock, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("journal: lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		defer f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			le := &LockedError{TableID: tableID, Where: path}
+			if data, err := readAll(f); err == nil {
+				_ = json.Unmarshal(data, &le.Holder)
+			}
+			return nil, le
+		}
+		return nil, fmt.Errorf("journal: lock %s: %w", path, err)
+	}
+	h := o.Owner.filled(time.Now())
+	data, _ := json.Marshal(h)
+	if err := writeHolder(f, data); err != nil {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+		return nil, fmt.Errorf("journal: lock %s: %w", path, err)
+	}
+	return &flockLock{f: f}, nil
+}
+
+func writeHolder(f *os.File, data []byte) error {
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(data, 0); err != nil {
+		return err
+	}
+	return syncFile(f)
+}
+
+type flockLock struct {
+	f    *os.File
+	once sync.Once
+	err  error
+}
+
+// Close empties the lock file and releases the flock; a second Close does nothing.
+func (l *flockLock) Close() error {
+	l.once.Do(func() {
+		_ = l.f.Truncate(0)
+		err := syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+		l.err = errors.Join(err, l.f.Close())
+	})
+	return l.err
+}

@@ -1,0 +1,349 @@
+package journal
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/zbrecover/zbrecover/internal/redact"
+	"github.com/zbrecover/zbrecover/storage"
+)
+
+// Version is the record format this package writes ("v" in every record). Readers keep the
+// records of newer versions they do not understand and report them.
+const Version = 1
+
+// Kind says what a record records, and so which payload field it carries.
+type Kind string
+
+// The record kinds, each with its payload field.
+const (
+	KindRun          Kind = "run"           // Header: a process starts or continues the run
+	KindPlan         Kind = "plan"          // Plan: the batches the run means to load
+	KindIntent       Kind = "intent"        // Intent: a statement is about to be sent
+	KindResult       Kind = "result"        // Result: what the statement returned
+	KindOutcome      Kind = "outcome"       // Outcome: the batch's classification
+	KindVerification Kind = "verification"  // Verification: counts checked per batch
+	KindStaging      Kind = "staging"       // Staging: original → staged copies
+	KindDeleteIntent Kind = "delete_intent" // Deletion.Files: files about to be deleted
+	KindDeleted      Kind = "deleted"       // Deletion.Results: what each delete did
+	KindEnd          Kind = "end"           // End: the process is done with the run
+)
+
+// Known reports whether this version of the package understands kind k.
+func (k Kind) Known() bool {
+	switch k {
+	case KindRun, KindPlan, KindIntent, KindResult, KindOutcome, KindVerification, KindStaging,
+		KindDeleteIntent, KindDeleted, KindEnd:
+		return true
+	}
+	return false
+}
+
+// Record is one line of the journal (one object on an object store). The header fields are
+// set on every record; exactly one payload field, the one named by Kind, is set.
+type Record struct {
+	V       int       `json:"v"`
+	Run     string    `json:"run"`
+	Seq     int       `json:"seq"` // 1, 2, … without gaps within a run
+	Time    time.Time `json:"time"`
+	Kind    Kind      `json:"kind"`
+	TableID string    `json:"table_id"`        // UC table_id, else Delta metaData.id: the key
+	Table   string    `json:"table,omitempty"` // catalog.schema.table, when known
+	Root    string    `json:"root,omitempty"`  // the fallback root, redacted, for display
+
+	Header       *Header       `json:"header,omitempty"`
+	Plan         *Plan         `json:"plan,omitempty"`
+	Intent       *Intent       `json:"intent,omitempty"`
+	Result       *Result       `json:"result,omitempty"`
+	Outcome      *Outcome      `json:"outcome,omitempty"`
+	Verification *Verification `json:"verification,omitempty"`
+	Staging      *Staging      `json:"staging,omitempty"`
+	Deletion     *Deletion     `json:"deletion,omitempty"`
+	End          *End          `json:"end,omitempty"`
+
+	// Raw holds a record of a kind this version does not know, as it was read.
+	Raw json.RawMessage `json:"-"`
+}
+
+// Header says who works on a run, from where, with what. The first run record opens the run;
+// every later process that continues it (a re-run, verify, cleanup) writes its own.
+type Header struct {
+	User        string `json:"user,omitempty"`     // operating system user
+	Identity    string `json:"identity,omitempty"` // Databricks identity, as the caller knows it
+	Host        string `json:"host,omitempty"`
+	PID         int    `json:"pid,omitempty"`
+	Command     string `json:"command,omitempty"` // the command line
+	ToolVersion string `json:"tool_version,omitempty"`
+}
+
+// File is one source file as the journal knows it: enough to name it, check it is unchanged
+// and count its rows.
+type File struct {
+	Key        string    `json:"key"` // relative to the run's root
+	Size       int64     `json:"size"`
+	ETag       string    `json:"etag,omitempty"`
+	Generation int64     `json:"generation,omitempty"`
+	ModTime    time.Time `json:"mod_time,omitzero"`
+	Rows       int64     `json:"rows"` // from the footer's num_rows
+}
+
+// Precondition is the version of the file a conditional delete requires.
+func (f File) Precondition() storage.Precondition {
+	return storage.ObjectInfo{Key: f.Key, Size: f.Size, ETag: f.ETag, Generation: f.Generation, ModTime: f.ModTime}.Version()
+}
+
+// FileOf returns the journal's view of a listed object with rows rows.
+func FileOf(o storage.ObjectInfo, rows int64) File {
+	return File{Key: o.Key, Size: o.Size, ETag: o.ETag, Generation: o.Generation, ModTime: o.ModTime, Rows: rows}
+}
+
+// Plan lists the batches a run means to load. A run may carry several plan records (a re-run
+// that found new files adds batches); a batch number is planned once.
+type Plan struct {
+	Batches []PlanBatch `json:"batches"`
+}
+
+// PlanBatch is one planned statement: one schema group, one folder, at most 1000 files.
+type PlanBatch struct {
+	Batch        int    `json:"batch"` // 1, 2, … unique within the run
+	Group        string `json:"group"` // schema group id
+	Folder       string `json:"folder"`
+	Files        []File `json:"files"`
+	ExpectedRows int64  `json:"expected_rows"`
+	SQL          string `json:"sql"`
+}
+
+// Intent is written, durably, before a batch's statement is sent.
+type Intent struct {
+	Batch        int       `json:"batch"`
+	Files        []File    `json:"files"`
+	ExpectedRows int64     `json:"expected_rows"`
+	SQL          string    `json:"sql"` // the statement as sent
+	Started      time.Time `json:"started"`
+}
+
+// Result is what the statement of the batch's latest intent returned. Inserted is nil when
+// no row count came back (an error, a lost response, an interrupt): the outcome is then
+// unknown until settled from the table's history.
+type Result struct {
+	Batch    int       `json:"batch"`
+	Inserted *int64    `json:"inserted,omitempty"`
+	QueryID  string    `json:"query_id,omitempty"`
+	Version  *int64    `json:"version,omitempty"` // table version of the commit, if known
+	Ended    time.Time `json:"ended"`
+	Err      string    `json:"error,omitempty"`
+}
+
+// Outcome classifies a batch. A later outcome for the same batch replaces an earlier one
+// (verify may settle an unknown batch).
+type Outcome struct {
+	Batch   int         `json:"batch"`
+	Status  BatchStatus `json:"status"` // verified, unknown, mismatch or failed
+	Reason  string      `json:"reason,omitempty"`
+	Version *int64      `json:"version,omitempty"` // the history version that settled it
+}
+
+// Verification is a check of counts, per batch.
+type Verification struct {
+	Checks []Check `json:"checks"`
+}
+
+// Check compares the rows a batch should have loaded with what the statement and the table's
+// history say it did.
+type Check struct {
+	Batch    int    `json:"batch"`
+	Expected int64  `json:"expected"`
+	Inserted *int64 `json:"inserted,omitempty"`
+	History  *int64 `json:"history,omitempty"`
+	OK       bool   `json:"ok"`
+	Note     string `json:"note,omitempty"`
+}
+
+// Staging maps original files to the copies a statement reads instead.
+type Staging struct {
+	Location string   `json:"location"` // the staging root, redacted
+	Files    []Staged `json:"files"`
+}
+
+// Staged is one verified copy.
+type Staged struct {
+	Source   string `json:"source"` // original key, relative to the run's root
+	Key      string `json:"key"`    // the copy's key, relative to Staging.Location
+	Size     int64  `json:"size"`
+	Checksum string `json:"checksum,omitempty"` // as the store gives it, e.g. "md5:…"
+}
+
+// DeleteStatus is what one delete did.
+type DeleteStatus string
+
+// The outcomes of a delete.
+const (
+	Deleted      DeleteStatus = "deleted"
+	DeleteSkip   DeleteStatus = "skipped" // changed since verified: kept
+	DeleteGone   DeleteStatus = "gone"    // already absent
+	DeleteFailed DeleteStatus = "failed"  // the store refused or failed; may be retried
+)
+
+// Deletion is the payload of delete_intent (Files) and deleted (Results) records.
+type Deletion struct {
+	Files   []File          `json:"files,omitempty"`
+	Results []DeletedResult `json:"results,omitempty"`
+}
+
+// DeletedResult is the outcome of deleting one file.
+type DeletedResult struct {
+	Key    string       `json:"key"`
+	Status DeleteStatus `json:"status"`
+	Reason string       `json:"reason,omitempty"`
+}
+
+// End closes a process's work on a run, with the state it left the run in.
+type End struct {
+	State RunStatus `json:"state"`
+	Err   string    `json:"error,omitempty"`
+}
+
+// Int64 returns a pointer to n, for Result.Inserted and the like.
+func Int64(n int64) *int64 { return &n }
+
+// Validate checks the header fields and that exactly the payload named by Kind is set.
+// Records of unknown kinds pass when their header is valid.
+func (r *Record) Validate() error {
+	if r.V < 1 {
+		return fmt.Errorf("record %d of run %s: version %d", r.Seq, r.Run, r.V)
+	}
+	if err := checkName("run id", r.Run); err != nil {
+		return err
+	}
+	if err := checkName("table id", r.TableID); err != nil {
+		return err
+	}
+	if r.Seq < 1 {
+		return fmt.Errorf("run %s: record seq %d (seqs start at 1)", r.Run, r.Seq)
+	}
+	if r.Kind == "" {
+		return fmt.Errorf("run %s seq %d: record has no kind", r.Run, r.Seq)
+	}
+	if !r.Kind.Known() {
+		return nil
+	}
+	set := map[Kind]bool{
+		KindRun: r.Header != nil, KindPlan: r.Plan != nil, KindIntent: r.Intent != nil,
+		KindResult: r.Result != nil, KindOutcome: r.Outcome != nil, KindVerification: r.Verification != nil,
+		KindStaging: r.Staging != nil, KindEnd: r.End != nil,
+		KindDeleteIntent: r.Deletion != nil && r.Kind == KindDeleteIntent,
+		KindDeleted:      r.Deletion != nil && r.Kind == KindDeleted,
+	}
+	for k, ok := range set {
+		if ok && k != r.Kind {
+			return fmt.Errorf("run %s seq %d: a %s record carries a %s payload", r.Run, r.Seq, r.Kind, k)
+		}
+	}
+	if !set[r.Kind] {
+		return fmt.Errorf("run %s seq %d: %s record without its payload", r.Run, r.Seq, r.Kind)
+	}
+	if r.Outcome != nil {
+		switch r.Outcome.Status {
+		case BatchVerified, BatchUnknown, BatchMismatch, BatchFailed:
+		default:
+			return fmt.Errorf("run %s seq %d: outcome %q (want verified, unknown, mismatch or failed)", r.Run, r.Seq, r.Outcome.Status)
+		}
+	}
+	return nil
+}
+
+// checkName accepts the run and table ids the journal uses as file and key names: letters,
+// digits, '-', '_' and '.', not starting with '.', at most 200 bytes.
+func checkName(what, s string) error {
+	if s == "" {
+		return fmt.Errorf("empty %s", what)
+	}
+	if len(s) > 200 || strings.HasPrefix(s, ".") {
+		return fmt.Errorf("invalid %s %q", what, s)
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return fmt.Errorf("invalid %s %q: only letters, digits, '-', '_' and '.'", what, s)
+		}
+	}
+	return nil
+}
+
+// encode returns r as one JSON line (with its newline), every string field redacted. r itself
+// is not changed.
+func encode(r Record) ([]byte, error) {
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	if !r.Kind.Known() {
+		return nil, fmt.Errorf("run %s seq %d: cannot write a record of unknown kind %q", r.Run, r.Seq, r.Kind)
+	}
+	// A deep copy through JSON, so that redacting never touches the caller's slices.
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	var c Record
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, err
+	}
+	redactStrings(reflect.ValueOf(&c).Elem())
+	b, err = json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// redactStrings replaces every settable string reachable from v with its redacted form.
+func redactStrings(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.String:
+		if v.CanSet() {
+			v.SetString(redact.String(v.String()))
+		}
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			redactStrings(v.Elem())
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				redactStrings(v.Field(i))
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			redactStrings(v.Index(i))
+		}
+	case reflect.Map:
+		for _, k := range v.MapKeys() {
+			e := reflect.New(v.Type().Elem()).Elem()
+			e.Set(v.MapIndex(k))
+			redactStrings(e)
+			v.SetMapIndex(k, e)
+		}
+	}
+}
+
+// errNotRecord marks bytes that do not decode as a record.
+var errNotRecord = errors.New("not a journal record")
+
+// decode parses one record. A record of an unknown kind is returned with Raw set.
+func decode(b []byte) (Record, error) {
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return Record{}, fmt.Errorf("%w: %v", errNotRecord, err)
+	}
+	if err := r.Validate(); err != nil {
+		return Record{}, fmt.Errorf("%w: %v", errNotRecord, err)
+	}
+	if !r.Kind.Known() {
+		r.Raw = append(json.RawMessage(nil), b...)
+	}
+	return r, nil
+}

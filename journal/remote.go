@@ -1,0 +1,284 @@
+package journal
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zbrecover/zbrecover/storage"
+)
+
+// ObjectStore is what a journal on object storage needs from a backend: the Backend methods
+// and create-only writes.
+type ObjectStore interface {
+	storage.Backend
+	storage.Putter
+}
+
+// Remote is a journal on any storage backend that writes (`--journal URL`): one object per
+// record, <table_id>/runs/<run_id>/<seq:08d>-<kind>.json, written create-only, and a lock
+// object <table_id>/lock.json. Under a table's root, root the backend at HiddenDir.
+type Remote struct {
+	b   storage.Backend
+	put storage.Putter
+	now func() time.Time
+}
+
+var _ Store = (*Remote)(nil)
+
+// readConcurrency bounds the GETs of one Read.
+const readConcurrency = 8
+
+// OpenRemote returns the journal kept in b, which must be able to write objects.
+func OpenRemote(b storage.Backend) (*Remote, error) {
+	p, ok := storage.AsPutter(b)
+	if !ok {
+		return nil, fmt.Errorf("journal: %s cannot write objects, so it cannot hold a journal", b.Location())
+	}
+	return &Remote{b: b, put: p, now: func() time.Time { return now() }}, nil
+}
+
+// Location implements Store.
+func (j *Remote) Location() string { return j.b.Location() }
+
+func recordKey(tableID, run string, seq int, kind Kind) string {
+	return fmt.Sprintf("%s/runs/%s/%08d-%s.json", tableID, run, seq, kind)
+}
+
+// Append implements Store with a create-only Put: of two processes writing the same record
+// number, one gets storage.ErrExist, and Append returns an error wrapping ErrRunConflict. An
+// object already holding exactly this record (a retried Put whose first answer was lost)
+// counts as written.
+func (j *Remote) Append(ctx context.Context, r Record) error {
+	line, err := encode(r)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	key := recordKey(r.TableID, r.Run, r.Seq, r.Kind)
+	_, err = j.put.Put(ctx, key, bytes.NewReader(line), int64(len(line)), storage.PutOptions{CreateOnly: true})
+	if errors.Is(err, storage.ErrExist) {
+		if have, rerr := storage.ReadAll(ctx, j.b, key, 0, -1); rerr == nil && bytes.Equal(have, line) {
+			return nil
+		}
+		return fmt.Errorf("journal: run %s: record %d already exists (%s in %s): %w", r.Run, r.Seq, key, j.b.Location(), errors.Join(ErrRunConflict, err))
+	}
+	if err != nil {
+		return fmt.Errorf("journal: write %s: %w", key, err)
+	}
+	return nil
+}
+
+// parseRecordName splits "<seq:08d>-<kind>.json".
+func parseRecordName(name string) (int, Kind, bool) {
+	base, ok := strings.CutSuffix(name, ".json")
+	seqText, kind, ok2 := strings.Cut(base, "-")
+	if !ok || !ok2 || len(seqText) < 8 || kind == "" {
+		return 0, "", false
+	}
+	seq, err := strconv.Atoi(seqText)
+	if err != nil || seq < 1 {
+		return 0, "", false
+	}
+	return seq, Kind(kind), true
+}
+
+// Read implements Store. Objects are written whole, so there are no torn records; an object
+// that does not decode, or whose name disagrees with its content, is an error.
+func (j *Remote) Read(ctx context.Context, tableID, run string) (*Log, error) {
+	if err := checkName("table id", tableID); err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	if err := checkName("run id", run); err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	prefix := tableID + "/runs/" + run + "/"
+	var keys []string
+	if err := j.b.List(ctx, prefix, func(o storage.ObjectInfo) error {
+		keys = append(keys, o.Key)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("journal: list %s: %w", prefix, err)
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("journal: table %s has no run %s in %s: %w", tableID, run, j.b.Location(), storage.ErrNotExist)
+	}
+	recs := make([]Record, len(keys))
+	errs := make([]error, len(keys))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, readConcurrency)
+	for i, key := range keys {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			recs[i], errs[i] = j.readRecord(ctx, key, run, strings.TrimPrefix(key, prefix))
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(recs, func(a, b int) bool { return recs[a].Seq < recs[b].Seq })
+	return &Log{TableID: tableID, Run: run, Records: recs}, nil
+}
+
+func (j *Remote) readRecord(ctx context.Context, key, run, name string) (Record, error) {
+	seq, kind, ok := parseRecordName(name)
+	if !ok {
+		return Record{}, fmt.Errorf("journal: %s is not a record name (<seq>-<kind>.json)", key)
+	}
+	data, err := storage.ReadAll(ctx, j.b, key, 0, -1)
+	if err != nil {
+		return Record{}, fmt.Errorf("journal: read %s: %w", key, err)
+	}
+	r, err := decode(bytes.TrimSuffix(data, []byte("\n")))
+	if err != nil {
+		return Record{}, fmt.Errorf("journal: %s: %w", key, err)
+	}
+	if r.Run != run || r.Seq != seq || r.Kind != kind {
+		return Record{}, fmt.Errorf("journal: %s holds record %d (%s) of run %s", key, r.Seq, r.Kind, r.Run)
+	}
+	return r, nil
+}
+
+// RunIDs implements Store.
+func (j *Remote) RunIDs(ctx context.Context, tableID string) ([]string, error) {
+	if err := checkName("table id", tableID); err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	prefix := tableID + "/runs/"
+	seen := map[string]bool{}
+	var ids []string
+	err := j.b.List(ctx, prefix, func(o storage.ObjectInfo) error {
+		id, _, ok := strings.Cut(strings.TrimPrefix(o.Key, prefix), "/")
+		if ok && !seen[id] && checkName("run id", id) == nil {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("journal: list %s: %w", prefix, err)
+	}
+	return ids, nil
+}
+
+// Tables implements Store. It lists the whole journal.
+func (j *Remote) Tables(ctx context.Context) ([]string, error) {
+	seen := map[string]bool{}
+	var ids []string
+	err := j.b.List(ctx, "", func(o storage.ObjectInfo) error {
+		id, rest, ok := strings.Cut(o.Key, "/")
+		if ok && (rest == "lock.json" || strings.HasPrefix(rest, "runs/")) && !seen[id] && checkName("table id", id) == nil {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("journal: list %s: %w", j.b.Location(), err)
+	}
+	return ids, nil
+}
+
+// Lock implements Store with a create-only lock object <table_id>/lock.json holding the
+// owner and the time. Object stores have no lease and no way to tell that a holder died, so
+// a lock stays until its holder deletes it: a lock older than o.TTL is broken (deleted with
+// its version as precondition, then taken) only when o.Force is set, because breaking the
+// lock of a process that is still working would let two runs overlap.
+func (j *Remote) Lock(ctx context.Context, tableID string, o LockOptions) (Lock, error) {
+	if err := checkName("table id", tableID); err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	ttl := o.TTL
+	if ttl <= 0 {
+		ttl = DefaultLockTTL
+	}
+	key := tableID + "/lock.json"
+	h := o.Owner.filled(j.now())
+	data, _ := json.Marshal(h)
+	for attempt := 0; ; attempt++ {
+		_, err := j.put.Put(ctx, key, bytes.NewReader(data), int64(len(data)), storage.PutOptions{CreateOnly: true})
+		if err == nil {
+			return &remoteLock{j: j, key: key, token: h.Token}, nil
+		}
+		if !errors.Is(err, storage.ErrExist) {
+			return nil, fmt.Errorf("journal: lock %s: %w", key, err)
+		}
+		info, held, err := j.holder(ctx, key)
+		if errors.Is(err, storage.ErrNotExist) && attempt == 0 {
+			continue // released between the Put and the read
+		}
+		if err != nil {
+			return nil, fmt.Errorf("journal: lock %s: %w", key, err)
+		}
+		since := held.Since
+		if info.ModTime.After(since) {
+			since = info.ModTime // the store's clock, when it is later than the holder's
+		}
+		le := &LockedError{TableID: tableID, Where: j.b.Location() + "/" + key, Holder: held, TTL: ttl,
+			Stale: !since.IsZero() && j.now().Sub(since) > ttl}
+		if !le.Stale || !o.Force || attempt > 0 {
+			return nil, le
+		}
+		err = j.b.Delete(ctx, key, info.Version())
+		if err != nil && !errors.Is(err, storage.ErrNotExist) {
+			return nil, fmt.Errorf("journal: break lock %s: %w", key, err)
+		}
+	}
+}
+
+// holder reads the lock object and its version.
+func (j *Remote) holder(ctx context.Context, key string) (storage.ObjectInfo, Holder, error) {
+	info, err := j.b.Stat(ctx, key)
+	if err != nil {
+		return info, Holder{}, err
+	}
+	data, err := storage.ReadAll(ctx, j.b, key, 0, -1)
+	if err != nil {
+		return info, Holder{}, err
+	}
+	var h Holder
+	if err := json.Unmarshal(data, &h); err != nil {
+		return info, Holder{}, fmt.Errorf("lock object is not a journal lock: %v", err)
+	}
+	return info, h, nil
+}
+
+type remoteLock struct {
+	j     *Remote
+	key   string
+	token string
+	once  sync.Once
+	err   error
+}
+
+// Close deletes the lock object if it is still this process's (same token), with the
+// version just read as precondition, so a lock broken and taken by another process is
+// left alone. A second Close does nothing.
+func (l *remoteLock) Close() error {
+	l.once.Do(func() {
+		ctx := context.Background()
+		info, h, err := l.j.holder(ctx, l.key)
+		switch {
+		case errors.Is(err, storage.ErrNotExist):
+			l.err = fmt.Errorf("journal: lock %s was already gone (broken by another process?)", l.key)
+		case err != nil:
+			l.err = fmt.Errorf("journal: release lock %s: %w", l.key, err)
+		case h.Token != l.token:
+			l.err = fmt.Errorf("journal: lock %s was broken and is now held by %s", l.key, h)
+		default:
+			if err := l.j.b.Delete(ctx, l.key, info.Version()); err != nil {
+				l.err = fmt.Errorf("journal: release lock %s: %w", l.key, err)
+			}
+		}
+	})
+	return l.err
+}

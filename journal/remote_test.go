@@ -1,0 +1,269 @@
+package journal
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"github.com/zbrecover/zbrecover/storage/local"
+	"github.com/zbrecover/zbrecover/storage/mem"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zbrecover/zbrecover/storage"
+)
+
+// memStore is an in-memory object store with ETags, create-only Put and conditional Delete,
+// enough for the journal's tests.
+type memStore struct {
+	mu   sync.Mutex
+	objs map[string]memObject
+	n    int
+	puts int
+	// lostAnswer makes the next Put store the object and then fail, as a lost response does.
+	lostAnswer bool
+}
+
+type memObject struct {
+	data []byte
+	info storage.ObjectInfo
+}
+
+func newMemStore(*testing.T) ObjectStore { return &memStore{objs: map[string]memObject{}} }
+
+func (m *memStore) Location() string { return "mem://journal" }
+
+func (m *memStore) List(ctx context.Context, prefix string, fn func(storage.ObjectInfo) error) error {
+	m.mu.Lock()
+	var infos []storage.ObjectInfo
+	for k, o := range m.objs {
+		if strings.HasPrefix(k, prefix) {
+			infos = append(infos, o.info)
+		}
+	}
+	m.mu.Unlock()
+	sort.Slice(infos, func(i, j int) bool { return infos[i].Key < infos[j].Key })
+	for _, o := range infos {
+		if err := fn(o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *memStore) Stat(ctx context.Context, key string) (storage.ObjectInfo, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o, ok := m.objs[key]
+	if !ok {
+		return storage.ObjectInfo{}, fmt.Errorf("stat %s: %w", key, storage.ErrNotExist)
+	}
+	return o.info, nil
+}
+
+func (m *memStore) ReadRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o, ok := m.objs[key]
+	if !ok {
+		return nil, fmt.Errorf("read %s: %w", key, storage.ErrNotExist)
+	}
+	data := o.data[min(off, int64(len(o.data))):]
+	if n >= 0 && n < int64(len(data)) {
+		data = data[:n]
+	}
+	return io.NopCloser(bytes.NewReader(data)), nil
+}
+
+func (m *memStore) Delete(ctx context.Context, key string, cond storage.Precondition) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o, ok := m.objs[key]
+	if !ok {
+		if cond.IsZero() {
+			return nil
+		}
+		return fmt.Errorf("delete %s: %w", key, storage.ErrNotExist)
+	}
+	if cond.ETag != "" && cond.ETag != o.info.ETag {
+		return fmt.Errorf("delete %s: %w", key, storage.ErrPreconditionFailed)
+	}
+	delete(m.objs, key)
+	return nil
+}
+
+func (m *memStore) Put(ctx context.Context, key string, r io.Reader, size int64, opts storage.PutOptions) (storage.ObjectInfo, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return storage.ObjectInfo{}, err
+	}
+	if int64(len(data)) != size {
+		return storage.ObjectInfo{}, fmt.Errorf("put %s: %d bytes, size says %d", key, len(data), size)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.puts++
+	if _, ok := m.objs[key]; ok && opts.CreateOnly {
+		return storage.ObjectInfo{}, fmt.Errorf("put %s: %w", key, storage.ErrExist)
+	}
+	m.n++
+	info := storage.ObjectInfo{Key: key, Size: size, ModTime: now().UTC(), ETag: fmt.Sprintf(`"%d"`, m.n)}
+	m.objs[key] = memObject{data: data, info: info}
+	if m.lostAnswer {
+		m.lostAnswer = false
+		return storage.ObjectInfo{}, storage.Retryable(errors.New("connection reset after the write"))
+	}
+	return info, nil
+}
+
+// remoteOpener returns an openStore over any backend that can write, so that the suite runs
+// against every store that gets Put.
+func remoteOpener(newBackend func(t *testing.T) ObjectStore) openStore {
+	return func(t *testing.T) testStore {
+		be := newBackend(t)
+		a, err := OpenRemote(be)
+		must(t, err)
+		b, err := OpenRemote(be)
+		must(t, err)
+		raw := func() []byte {
+			var all []byte
+			ctx := context.Background()
+			must(t, be.List(ctx, "", func(o storage.ObjectInfo) error {
+				data, err := storage.ReadAll(ctx, be, o.Key, 0, -1)
+				all = append(all, data...)
+				return err
+			}))
+			return all
+		}
+		plant := func(r Record) error {
+			data, err := json.Marshal(r)
+			if err != nil {
+				return err
+			}
+			_, err = be.Put(context.Background(), recordKey(r.TableID, r.Run, r.Seq, r.Kind), bytes.NewReader(data), int64(len(data)), storage.PutOptions{})
+			return err
+		}
+		return testStore{a: a, b: b, raw: raw, plant: plant}
+	}
+}
+
+// runRemoteSuite runs the store suite and the object-store tests on fresh backends from
+// newBackend; any backend that implements storage.Putter can be passed.
+func runRemoteSuite(t *testing.T, newBackend func(t *testing.T) ObjectStore) {
+	runStoreSuite(t, remoteOpener(newBackend))
+	ctx := context.Background()
+
+	t.Run("layout", func(t *testing.T) {
+		be := newBackend(t)
+		j, err := OpenRemote(be)
+		must(t, err)
+		writeRun(t, j, target, "run-1", t0, [][]string{{"a"}}, 1)
+		l, err := j.Lock(ctx, target.TableID, LockOptions{})
+		must(t, err)
+		defer l.Close()
+		var ks []string
+		must(t, be.List(ctx, "", func(o storage.ObjectInfo) error { ks = append(ks, o.Key); return nil }))
+		want := []string{"lock.json", "runs/run-1/00000001-run.json", "runs/run-1/00000002-plan.json",
+			"runs/run-1/00000003-intent.json", "runs/run-1/00000004-result.json", "runs/run-1/00000005-outcome.json", "runs/run-1/00000006-end.json"}
+		for i := range want {
+			want[i] = target.TableID + "/" + want[i]
+		}
+		if strings.Join(ks, " ") != strings.Join(want, " ") {
+			t.Errorf("objects:\n%s\nwant:\n%s", strings.Join(ks, "\n"), strings.Join(want, "\n"))
+		}
+	})
+
+	t.Run("a record under the wrong name is an error", func(t *testing.T) {
+		be := newBackend(t)
+		j, err := OpenRemote(be)
+		must(t, err)
+		writeRun(t, j, target, "run-1", t0, [][]string{{"a"}}, 0)
+		data := []byte(`{"v":1,"run":"run-1","seq":3,"kind":"end","table_id":"x","end":{"state":"failed"}}`)
+		_, err = be.Put(ctx, target.TableID+"/runs/run-1/00000004-end.json", bytes.NewReader(data), int64(len(data)), storage.PutOptions{CreateOnly: true})
+		must(t, err)
+		if _, err := j.Read(ctx, target.TableID, "run-1"); err == nil || !strings.Contains(err.Error(), "holds record 3") {
+			t.Errorf("read: %v", err)
+		}
+	})
+
+	t.Run("stale lock is broken only with force", func(t *testing.T) {
+		be := newBackend(t)
+		j, err := OpenRemote(be)
+		must(t, err)
+		old, err := j.Lock(ctx, target.TableID, LockOptions{Owner: Holder{User: "gone"}})
+		must(t, err)
+		later := time.Now().Add(2 * time.Hour)
+		j2, err := OpenRemote(be)
+		must(t, err)
+		j2.now = func() time.Time { return later }
+		_, err = j2.Lock(ctx, target.TableID, LockOptions{TTL: 3 * time.Hour, Force: true})
+		var le *LockedError
+		if !errors.As(err, &le) || le.Stale {
+			t.Fatalf("young lock with force: %v", err)
+		}
+		_, err = j2.Lock(ctx, target.TableID, LockOptions{TTL: time.Hour})
+		if !errors.As(err, &le) || !le.Stale || le.Holder.User != "gone" || !strings.Contains(err.Error(), "break the lock with force") {
+			t.Fatalf("stale lock without force: %v", err)
+		}
+		l, err := j2.Lock(ctx, target.TableID, LockOptions{TTL: time.Hour, Force: true, Owner: Holder{User: "new"}})
+		must(t, err)
+		// The broken holder's Close leaves the new lock alone and says so.
+		if err := old.Close(); err == nil || !strings.Contains(err.Error(), "new@") {
+			t.Errorf("close of a broken lock: %v", err)
+		}
+		if _, err := j.Lock(ctx, target.TableID, LockOptions{}); !errors.Is(err, ErrLocked) {
+			t.Errorf("lock after the broken holder's close: %v", err)
+		}
+		must(t, l.Close())
+	})
+}
+
+func TestRemoteStore(t *testing.T) { runRemoteSuite(t, newMemStore) }
+
+func TestRemoteStoreOnMem(t *testing.T) {
+	runRemoteSuite(t, func(*testing.T) ObjectStore { return mem.New() })
+}
+
+func TestRemoteStoreOnLocal(t *testing.T) {
+	runRemoteSuite(t, func(t *testing.T) ObjectStore { return local.New(t.TempDir()) })
+}
+
+func TestRemoteLostAnswer(t *testing.T) {
+	be := &memStore{objs: map[string]memObject{}}
+	j, err := OpenRemote(be)
+	must(t, err)
+	ctx := context.Background()
+	_, err = Start(ctx, j, target, "run-1", Header{})
+	must(t, err)
+	// The Put stores the record, its answer is lost; the retry finds the same bytes.
+	be.lostAnswer = true
+	rec := Record{V: 1, Run: "run-1", Seq: 2, TableID: target.TableID, Time: t0, Kind: KindEnd, End: &End{State: RunPlanned}}
+	if err := j.Append(ctx, rec); err == nil {
+		t.Fatal("the lost answer was not reported")
+	}
+	must(t, j.Append(ctx, rec))
+	// Other bytes under the same number are a conflict.
+	rec.End.State = RunFailed
+	if err := j.Append(ctx, rec); !errors.Is(err, ErrRunConflict) || !errors.Is(err, storage.ErrExist) {
+		t.Errorf("different record under the same seq: %v", err)
+	}
+	log, err := j.Read(ctx, target.TableID, "run-1")
+	must(t, err)
+	if len(log.Records) != 2 || log.Records[1].End.State != RunPlanned {
+		t.Errorf("records: %+v", log.Records)
+	}
+}
+
+// readOnly is a backend without Put.
+type readOnly struct{ storage.Backend }
+
+func TestOpenRemoteNeedsPut(t *testing.T) {
+	if _, err := OpenRemote(readOnly{newMemStore(t)}); err == nil || !strings.Contains(err.Error(), "cannot write objects") {
+		t.Errorf("OpenRemote on a read-only backend: %v", err)
+	}
+}

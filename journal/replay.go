@@ -1,0 +1,472 @@
+package journal
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// BatchStatus is where one batch stands.
+type BatchStatus string
+
+// The states of a batch. The last four are also the classifications an outcome record gives.
+const (
+	BatchPlanned  BatchStatus = "planned"  // planned, no statement sent
+	BatchOpen     BatchStatus = "open"     // intent without a row count: needs settling from history
+	BatchLoaded   BatchStatus = "loaded"   // the statement returned a row count, not yet classified
+	BatchVerified BatchStatus = "verified" // inserted rows match the expected rows
+	BatchUnknown  BatchStatus = "unknown"  // may or may not be loaded; never verified
+	BatchMismatch BatchStatus = "mismatch" // rows were loaded, not the expected number
+	BatchFailed   BatchStatus = "failed"   // the statement did not commit: safe to send again
+)
+
+// PossiblyLoaded reports whether a batch in status s may have put rows in the table.
+func (s BatchStatus) PossiblyLoaded() bool {
+	switch s {
+	case BatchOpen, BatchLoaded, BatchVerified, BatchUnknown, BatchMismatch:
+		return true
+	}
+	return false
+}
+
+// RunStatus is where a run stands, as history shows it.
+type RunStatus string
+
+// The states of a run, in the order Replay decides them (the first that applies wins).
+const (
+	RunCleaned          RunStatus = "cleaned"           // every verified file deleted (or gone)
+	RunPartiallyCleaned RunStatus = "partially_cleaned" // some verified files deleted, not all
+	RunMismatch         RunStatus = "mismatch"          // a batch loaded the wrong number of rows
+	RunLoading          RunStatus = "loading"           // work in progress (or a crashed process)
+	RunUnknown          RunStatus = "unknown"           // a batch's outcome is not settled
+	RunFailed           RunStatus = "failed"            // a batch failed, or the run stopped early
+	RunPlanned          RunStatus = "planned"           // nothing sent yet
+	RunVerified         RunStatus = "verified"          // every batch verified
+)
+
+// Process is one process's run record.
+type Process struct {
+	Seq  int
+	Time time.Time
+	Header
+}
+
+// BatchState is one batch after replay.
+type BatchState struct {
+	Batch        int
+	Group        string
+	Folder       string
+	Files        []File // from the latest intent, else from the plan
+	ExpectedRows int64
+	SQL          string
+	Status       BatchStatus
+	Attempts     int      // intents written
+	Intent       *Intent  // the latest
+	IntentSeq    int      // seq of the latest intent
+	Result       *Result  // for the latest intent
+	Outcome      *Outcome // the latest classification
+	OutcomeTime  time.Time
+	Check        *Check // the latest verification
+}
+
+// Open reports whether the batch's statement may have run with no row count known: an intent
+// without a result, or a result without a row count, and no classification since.
+func (b *BatchState) Open() bool { return b.Status == BatchOpen }
+
+// FileState is one file of a run after replay.
+type FileState struct {
+	File
+	Run          string
+	Root         string // the run's root, for display
+	Batch        int
+	Status       BatchStatus // the status of its batch
+	Staged       string      // key of its staged copy, if any
+	DeleteIntent bool        // a delete intent names it
+	Delete       DeleteStatus
+	DeleteReason string
+}
+
+// State is a run after replay.
+type State struct {
+	Run, TableID, Table, Root string
+	Started                   time.Time
+	LastSeq                   int
+	Processes                 []Process
+	Batches                   []*BatchState // by batch number
+	Staging                   []Staging
+	End                       *End     // of the last process, if it wrote one
+	Unknown                   []Record // records of kinds this version does not know
+	Warnings                  []string // unknown kinds, torn lines, … (never fatal)
+	Status                    RunStatus
+
+	files []*FileState // in batch order, then the batch's file order
+	byKey map[string]*FileState
+}
+
+// Replay turns a run's records into its state. It is pure: no I/O, no clock.
+//
+// Records are taken in seq order; they must all belong to one run and one table, with seqs
+// 1, 2, … without gap or duplicate, and start with a run record. An intent names a planned
+// batch in a state that allows a (new) statement: planned, failed, unknown, or open with an
+// error result. A result follows its batch's intent; an outcome needs an intent; a delete
+// intent names files of verified batches with the verified version; a deleted record names
+// files with a delete intent. Records of unknown kinds are kept in Unknown and reported in
+// Warnings.
+func Replay(recs []Record) (*State, error) {
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("replay: no records")
+	}
+	rs := append([]Record(nil), recs...)
+	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Seq < rs[j].Seq })
+	s := &State{Run: rs[0].Run, TableID: rs[0].TableID, byKey: map[string]*FileState{}}
+	batches := map[int]*BatchState{}
+	lastRun, lastEnd := 0, 0
+	for i, r := range rs {
+		if r.Run != s.Run {
+			return nil, fmt.Errorf("run %s: seq %d belongs to run %s", s.Run, r.Seq, r.Run)
+		}
+		if r.TableID != s.TableID {
+			return nil, fmt.Errorf("run %s seq %d: table id %s, the run's is %s", s.Run, r.Seq, r.TableID, s.TableID)
+		}
+		if i > 0 && r.Seq == rs[i-1].Seq {
+			return nil, fmt.Errorf("run %s: seq %d appears twice", s.Run, r.Seq)
+		}
+		if r.Seq != i+1 {
+			return nil, fmt.Errorf("run %s: seq %d follows seq %d (records %d to %d are missing)", s.Run, r.Seq, i, i+1, r.Seq-1)
+		}
+		if i == 0 && r.Kind != KindRun {
+			return nil, fmt.Errorf("run %s: first record is %s, not run", s.Run, r.Kind)
+		}
+		if s.Table == "" {
+			s.Table = r.Table
+		}
+		if s.Root == "" {
+			s.Root = r.Root
+		}
+		s.LastSeq = r.Seq
+		if err := s.apply(r, batches); err != nil {
+			return nil, fmt.Errorf("run %s seq %d (%s): %w", s.Run, r.Seq, r.Kind, err)
+		}
+		switch r.Kind {
+		case KindRun:
+			lastRun = r.Seq
+			if i == 0 {
+				s.Started = r.Time
+			}
+		case KindEnd:
+			lastEnd = r.Seq
+		}
+	}
+	if lastEnd < lastRun {
+		s.End = nil // the last process wrote no end
+	}
+	s.Status = s.status(lastEnd > lastRun)
+	return s, nil
+}
+
+func (s *State) apply(r Record, batches map[int]*BatchState) error {
+	switch r.Kind {
+	case KindRun:
+		s.Processes = append(s.Processes, Process{Seq: r.Seq, Time: r.Time, Header: *r.Header})
+	case KindPlan:
+		for _, pb := range r.Plan.Batches {
+			if pb.Batch < 1 {
+				return fmt.Errorf("batch number %d", pb.Batch)
+			}
+			if _, dup := batches[pb.Batch]; dup {
+				return fmt.Errorf("batch %d is planned twice", pb.Batch)
+			}
+			b := &BatchState{Batch: pb.Batch, Group: pb.Group, Folder: pb.Folder, Files: pb.Files,
+				ExpectedRows: pb.ExpectedRows, SQL: pb.SQL, Status: BatchPlanned}
+			batches[pb.Batch] = b
+			s.Batches = append(s.Batches, b)
+			if err := s.addFiles(b); err != nil {
+				return err
+			}
+		}
+		sort.Slice(s.Batches, func(i, j int) bool { return s.Batches[i].Batch < s.Batches[j].Batch })
+	case KindIntent:
+		b := batches[r.Intent.Batch]
+		if b == nil {
+			return fmt.Errorf("intent for batch %d, which no plan names", r.Intent.Batch)
+		}
+		if !b.mayStart() {
+			return fmt.Errorf("intent for batch %d, which is %s", b.Batch, b.Status)
+		}
+		for _, f := range r.Intent.Files {
+			if o := s.byKey[f.Key]; o == nil || o.Batch != b.Batch {
+				return fmt.Errorf("intent for batch %d names %s, which its plan does not", b.Batch, f.Key)
+			}
+		}
+		in := *r.Intent
+		b.Intent, b.IntentSeq, b.Result, b.Status = &in, r.Seq, nil, BatchOpen
+		b.Files, b.ExpectedRows, b.SQL = in.Files, in.ExpectedRows, in.SQL
+		b.Attempts++
+		// The intent's files are the versions the statement read: they replace the plan's.
+		for _, f := range in.Files {
+			s.byKey[f.Key].File = f
+		}
+	case KindResult:
+		b := batches[r.Result.Batch]
+		if b == nil || b.Intent == nil {
+			return fmt.Errorf("result for batch %d, which has no intent", r.Result.Batch)
+		}
+		if b.Result != nil || b.Status != BatchOpen {
+			return fmt.Errorf("result for batch %d, which is %s after its intent (seq %d)", b.Batch, b.Status, b.IntentSeq)
+		}
+		res := *r.Result
+		b.Result = &res
+		if res.Inserted != nil {
+			b.Status = BatchLoaded
+		}
+	case KindOutcome:
+		b := batches[r.Outcome.Batch]
+		if b == nil || b.Intent == nil {
+			return fmt.Errorf("classification of batch %d without an intent", r.Outcome.Batch)
+		}
+		o := *r.Outcome
+		b.Outcome, b.OutcomeTime, b.Status = &o, r.Time, o.Status
+	case KindVerification:
+		for _, c := range r.Verification.Checks {
+			b := batches[c.Batch]
+			if b == nil {
+				return fmt.Errorf("verification of batch %d, which no plan names", c.Batch)
+			}
+			c := c
+			b.Check = &c
+		}
+	case KindStaging:
+		s.Staging = append(s.Staging, *r.Staging)
+		for _, st := range r.Staging.Files {
+			if f := s.byKey[st.Source]; f != nil {
+				f.Staged = st.Key
+			}
+		}
+	case KindDeleteIntent:
+		for _, f := range r.Deletion.Files {
+			fs := s.byKey[f.Key]
+			if fs == nil || batches[fs.Batch].Status != BatchVerified {
+				return fmt.Errorf("delete intent for %s, which no verified batch holds", f.Key)
+			}
+			if !samePrecondition(f, fs.File) {
+				return fmt.Errorf("delete intent for %s with another version than the verified one", f.Key)
+			}
+			fs.DeleteIntent = true
+		}
+	case KindDeleted:
+		for _, d := range r.Deletion.Results {
+			fs := s.byKey[d.Key]
+			if fs == nil || !fs.DeleteIntent {
+				return fmt.Errorf("deletion of %s without a delete intent", d.Key)
+			}
+			switch d.Status {
+			case Deleted, DeleteSkip, DeleteGone, DeleteFailed:
+			default:
+				return fmt.Errorf("deletion of %s: status %q", d.Key, d.Status)
+			}
+			fs.Delete, fs.DeleteReason = d.Status, d.Reason
+		}
+	case KindEnd:
+		e := *r.End
+		s.End = &e
+	default:
+		s.Unknown = append(s.Unknown, r)
+		s.Warnings = append(s.Warnings, fmt.Sprintf("run %s seq %d: record of unknown kind %q (format v%d), kept unread", s.Run, r.Seq, r.Kind, r.V))
+	}
+	return nil
+}
+
+// mayStart reports whether a new statement may be sent for the batch: it is planned, it
+// failed, its outcome is unknown, or its last statement returned an error without a count
+// (the caller settles that from history first; the journal cannot).
+func (b *BatchState) mayStart() bool {
+	switch b.Status {
+	case BatchPlanned, BatchFailed, BatchUnknown:
+		return true
+	case BatchOpen:
+		return b.Result != nil && b.Result.Err != ""
+	}
+	return false
+}
+
+func (s *State) addFiles(b *BatchState) error {
+	for _, f := range b.Files {
+		if o := s.byKey[f.Key]; o != nil {
+			return fmt.Errorf("file %s is in batch %d and batch %d", f.Key, o.Batch, b.Batch)
+		}
+		fs := &FileState{File: f, Run: s.Run, Root: s.Root, Batch: b.Batch}
+		s.byKey[f.Key] = fs
+		s.files = append(s.files, fs)
+	}
+	return nil
+}
+
+func samePrecondition(a, b File) bool {
+	pa, pb := a.Precondition(), b.Precondition()
+	return pa.ETag == pb.ETag && pa.Generation == pb.Generation && pa.Size == pb.Size && pa.ModTime.Equal(pb.ModTime)
+}
+
+func (s *State) status(ended bool) RunStatus {
+	verified, removed := 0, 0
+	for _, f := range s.files {
+		if s.batch(f.Batch).Status == BatchVerified {
+			verified++
+			if f.Delete == Deleted || f.Delete == DeleteGone {
+				removed++
+			}
+		}
+	}
+	if removed > 0 {
+		if removed == verified {
+			return RunCleaned
+		}
+		return RunPartiallyCleaned
+	}
+	count := map[BatchStatus]int{}
+	attempted := false
+	for _, b := range s.Batches {
+		count[b.Status]++
+		attempted = attempted || b.Attempts > 0
+	}
+	pending := count[BatchPlanned] + count[BatchOpen] + count[BatchLoaded] + count[BatchFailed]
+	switch {
+	case count[BatchMismatch] > 0:
+		return RunMismatch
+	case !ended && attempted && pending > 0:
+		return RunLoading
+	case count[BatchOpen]+count[BatchLoaded]+count[BatchUnknown] > 0:
+		return RunUnknown
+	case count[BatchFailed] > 0 || (attempted && count[BatchPlanned] > 0):
+		return RunFailed
+	case count[BatchPlanned] > 0 || (len(s.Batches) == 0 && !ended):
+		return RunPlanned
+	}
+	return RunVerified
+}
+
+func (s *State) batch(n int) *BatchState {
+	i := sort.Search(len(s.Batches), func(i int) bool { return s.Batches[i].Batch >= n })
+	if i < len(s.Batches) && s.Batches[i].Batch == n {
+		return s.Batches[i]
+	}
+	return nil
+}
+
+// Batch returns batch n, or nil.
+func (s *State) Batch(n int) *BatchState { return s.batch(n) }
+
+// Unfinished reports whether a re-run has work to do on this run: a batch planned, open,
+// loaded but not classified, or failed. Unknown batches are left to verify.
+func (s *State) Unfinished() bool {
+	for _, b := range s.Batches {
+		switch b.Status {
+		case BatchPlanned, BatchOpen, BatchLoaded, BatchFailed:
+			return true
+		}
+	}
+	return false
+}
+
+// OpenBatches returns the batches whose statement may have run without a known row count:
+// an intent without a result, or a result without a count, and no classification since.
+// A re-run settles them from the table's history before anything else.
+func (s *State) OpenBatches() []*BatchState { return s.batchesIn(BatchOpen) }
+
+// Unclassified returns the batches with a row count but no classification yet.
+func (s *State) Unclassified() []*BatchState { return s.batchesIn(BatchLoaded) }
+
+// Remaining returns the batches a re-run sends (again): planned or failed.
+func (s *State) Remaining() []*BatchState { return s.batchesIn(BatchPlanned, BatchFailed) }
+
+func (s *State) batchesIn(st ...BatchStatus) []*BatchState {
+	var out []*BatchState
+	for _, b := range s.Batches {
+		for _, x := range st {
+			if b.Status == x {
+				out = append(out, b)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Files returns every file of the run, in batch order.
+func (s *State) Files() []FileState {
+	out := make([]FileState, 0, len(s.files))
+	for _, f := range s.files {
+		out = append(out, s.view(f))
+	}
+	return out
+}
+
+// File returns the state of the file with key, if the run has it.
+func (s *State) File(key string) (FileState, bool) {
+	f := s.byKey[key]
+	if f == nil {
+		return FileState{}, false
+	}
+	return s.view(f), true
+}
+
+func (s *State) view(f *FileState) FileState {
+	v := *f
+	v.Status = s.batch(f.Batch).Status
+	return v
+}
+
+// VerifiedFiles returns the files of verified batches, each with the version that was
+// verified (FileState.Precondition), including those already deleted (see Delete). It is
+// the only list cleanup may delete from.
+func (s *State) VerifiedFiles() []FileState {
+	var out []FileState
+	for _, f := range s.files {
+		if v := s.view(f); v.Status == BatchVerified {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// LoadedKeys returns the files of this run that are verified or may be loaded (open, loaded,
+// unknown, mismatch), by key.
+func (s *State) LoadedKeys() map[string]FileState {
+	out := map[string]FileState{}
+	for _, f := range s.files {
+		if v := s.view(f); v.Status.PossiblyLoaded() {
+			out[f.Key] = v
+		}
+	}
+	return out
+}
+
+// Deleted returns the files a deleted record names, with their latest delete status.
+func (s *State) Deleted() []FileState {
+	var out []FileState
+	for _, f := range s.files {
+		if f.Delete != "" {
+			out = append(out, s.view(f))
+		}
+	}
+	return out
+}
+
+// ExpectedRows is the sum of the expected rows of every batch.
+func (s *State) ExpectedRows() int64 {
+	var n int64
+	for _, b := range s.Batches {
+		n += b.ExpectedRows
+	}
+	return n
+}
+
+// InsertedRows is the sum of the row counts the batches' latest statements returned.
+func (s *State) InsertedRows() int64 {
+	var n int64
+	for _, b := range s.Batches {
+		if b.Result != nil && b.Result.Inserted != nil {
+			n += *b.Result.Inserted
+		}
+	}
+	return n
+}

@@ -1,0 +1,384 @@
+package journal
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/zbrecover/zbrecover/internal/redact"
+)
+
+// HiddenDir is the folder name to use for a journal placed under a table's storage root
+// (`<root>/_zbrecover/`): Spark's file listing, and so COPY INTO and inspect, skip names that
+// start with "_".
+const HiddenDir = "_zbrecover"
+
+// ErrRunConflict is returned (wrapped) by Append when another process has written the same
+// record number of the run: two processes are writing one run.
+var ErrRunConflict = errors.New("another process is writing this run")
+
+// ErrLocked is returned (wrapped, in a *LockedError) by Lock when another process holds the
+// table's lock.
+var ErrLocked = errors.New("the table is locked by another process")
+
+// Store keeps the runs of every table. Dir (a local directory) and Remote (any storage
+// backend that can write) implement it.
+type Store interface {
+	// Location names the store for messages.
+	Location() string
+	// Append writes r durably: when it returns nil the record survives a crash. Every string
+	// field is redacted. r.Seq must be the run's next record number; if another process
+	// wrote that number, the error wraps ErrRunConflict and nothing is overwritten.
+	Append(ctx context.Context, r Record) error
+	// Read returns a run's records in seq order. A last record torn by a crash is left out
+	// and reported in Log.Warnings; damage anywhere else is an error.
+	Read(ctx context.Context, tableID, run string) (*Log, error)
+	// RunIDs returns the ids of a table's runs, in no particular order.
+	RunIDs(ctx context.Context, tableID string) ([]string, error)
+	// Tables returns the table ids that have runs or a lock.
+	Tables(ctx context.Context) ([]string, error)
+	// Lock takes the table's lock, or fails with a *LockedError naming the holder.
+	Lock(ctx context.Context, tableID string, o LockOptions) (Lock, error)
+}
+
+// Log is a run's records as read.
+type Log struct {
+	TableID, Run string
+	Records      []Record
+	Warnings     []string
+}
+
+// Lock is a held table lock. Close releases it.
+type Lock interface {
+	Close() error
+}
+
+// DefaultLockTTL is how old an object-store lock must be before Force may break it.
+const DefaultLockTTL = 24 * time.Hour
+
+// LockOptions say who takes a lock and how to treat a stale one.
+type LockOptions struct {
+	Owner Holder // zero fields are filled in: user, host, pid, time
+	// TTL and Force apply to locks that cannot detect a dead holder (object stores, and the
+	// local directory on systems without flock): a lock older than TTL (DefaultLockTTL when
+	// zero) is broken when Force is set, and never otherwise.
+	TTL   time.Duration
+	Force bool
+}
+
+// Holder is who holds a lock, as written in the lock.
+type Holder struct {
+	User    string    `json:"user,omitempty"`
+	Host    string    `json:"host,omitempty"`
+	PID     int       `json:"pid,omitempty"`
+	Command string    `json:"command,omitempty"`
+	Since   time.Time `json:"since"`
+	Token   string    `json:"token,omitempty"` // tells the holder its own lock from a successor's
+}
+
+func (h Holder) String() string {
+	who := h.User
+	if who == "" {
+		who = "unknown user"
+	}
+	if h.Host != "" {
+		who += "@" + h.Host
+	}
+	if h.PID != 0 {
+		who += fmt.Sprintf(" (pid %d)", h.PID)
+	}
+	if h.Command != "" {
+		who += fmt.Sprintf(" running %q", h.Command)
+	}
+	if !h.Since.IsZero() {
+		who += " since " + h.Since.UTC().Format(time.RFC3339)
+	}
+	return who
+}
+
+// LockedError says who holds a table's lock. It wraps ErrLocked.
+type LockedError struct {
+	TableID string
+	Where   string // the lock file or object
+	Holder  Holder // zero when the holder could not be read
+	Stale   bool   // older than the TTL: Force would break it
+	TTL     time.Duration
+}
+
+func (e *LockedError) Error() string {
+	msg := fmt.Sprintf("table %s is locked by %s (%s): another reload or cleanup of this table is running", e.TableID, e.Holder, e.Where)
+	if e.Stale {
+		msg += fmt.Sprintf("; the lock is older than %s: if that process is gone, break the lock with force", e.TTL)
+	}
+	return redact.String(msg)
+}
+
+func (e *LockedError) Unwrap() error { return ErrLocked }
+
+// filled returns h with its empty fields set from the process.
+func (h Holder) filled(now time.Time) Holder {
+	if h.User == "" {
+		h.User = currentUser()
+	}
+	if h.Host == "" {
+		h.Host, _ = os.Hostname()
+	}
+	if h.PID == 0 {
+		h.PID = os.Getpid()
+	}
+	if h.Since.IsZero() {
+		h.Since = now.UTC()
+	}
+	if h.Token == "" {
+		h.Token = randomHex(8)
+	}
+	h.Command = redact.String(h.Command)
+	return h
+}
+
+func currentUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return os.Getenv("USER")
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	return hex.EncodeToString(b)
+}
+
+// NewRunID returns a new run id: the UTC start time and a random suffix, so that ids sort by
+// time and two runs started in the same second differ ("20250102T030405Z-1a2b3c4d").
+func NewRunID(t time.Time) string {
+	return t.UTC().Format("20060102T150405Z") + "-" + randomHex(4)
+}
+
+// DefaultDir is the local journal directory: $XDG_STATE_HOME/zbrecover when XDG_STATE_HOME
+// is an absolute path (the XDG base directory rule), else ~/.local/state/zbrecover.
+func DefaultDir() (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "zbrecover"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("journal directory: %w (set XDG_STATE_HOME or pass a journal location)", err)
+	}
+	return filepath.Join(home, ".local", "state", "zbrecover"), nil
+}
+
+// Target is what a run is about.
+type Target struct {
+	TableID string // UC table_id, else Delta metaData.id
+	Table   string // catalog.schema.table, when known
+	Root    string // the fallback root, for display (redacted when written)
+}
+
+// now is the clock of writers and locks; tests set it.
+var now = time.Now
+
+// Writer appends the records of one run, numbering them. It is safe for concurrent use.
+type Writer struct {
+	s    Store
+	t    Target
+	run  string
+	mu   sync.Mutex
+	next int
+	err  error // the first failed Append: the writer stops there
+	now  func() time.Time
+}
+
+// Start opens a new run on t with id run (NewRunID when empty) and writes its run record.
+// The caller holds the table's lock.
+func Start(ctx context.Context, s Store, t Target, run string, h Header) (*Writer, error) {
+	if run == "" {
+		run = NewRunID(time.Now())
+	}
+	w := &Writer{s: s, t: t, run: run, next: 1, now: now}
+	if err := w.Append(ctx, Record{Kind: KindRun, Header: &h}); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// Continue writes a run record for this process after the records st was replayed from and
+// returns a writer for what follows. The caller holds the table's lock; if another process
+// has written to the run since, the error wraps ErrRunConflict.
+func Continue(ctx context.Context, s Store, st *State, h Header) (*Writer, error) {
+	w := &Writer{s: s, t: Target{TableID: st.TableID, Table: st.Table, Root: st.Root}, run: st.Run, next: st.LastSeq + 1, now: now}
+	if err := w.Append(ctx, Record{Kind: KindRun, Header: &h}); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// Run returns the run id.
+func (w *Writer) Run() string { return w.run }
+
+// Seq returns the number of the last record written.
+func (w *Writer) Seq() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.next - 1
+}
+
+// Append fills in r's header (version, run, seq, time, table) and writes it durably.
+//
+// After a failed write, whether the record was stored is unknown (a lost answer, a failed
+// fsync), so the writer stops: every later Append fails, and the run is continued by a new
+// process that reads what was stored. Records refused before any write (invalid ones) do
+// not stop the writer.
+func (w *Writer) Append(ctx context.Context, r Record) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return fmt.Errorf("journal: run %s: an earlier record could not be written (%v); continue the run in a new process", w.run, w.err)
+	}
+	r.V, r.Run, r.Seq, r.TableID = Version, w.run, w.next, w.t.TableID
+	if r.Table == "" {
+		r.Table = w.t.Table
+	}
+	if r.Root == "" {
+		r.Root = w.t.Root
+	}
+	if r.Time.IsZero() {
+		r.Time = w.now().UTC()
+	}
+	if err := r.Validate(); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	if err := w.s.Append(ctx, r); err != nil {
+		w.err = err
+		return err
+	}
+	w.next++
+	return nil
+}
+
+// RunSummary is one line of history.
+type RunSummary struct {
+	TableID, Table, Root, Run string
+	Started                   time.Time
+	Command, User             string
+	Status                    RunStatus
+	Batches, Files            int
+	ExpectedRows              int64
+	InsertedRows              int64
+	Problem                   string // why the run could not be read or replayed; Status is then ""
+}
+
+// Runs returns the summaries of a table's runs, newest first. A run that cannot be read or
+// replayed is listed with its Problem, not dropped.
+func Runs(ctx context.Context, s Store, tableID string) ([]RunSummary, error) {
+	ids, err := s.RunIDs(ctx, tableID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]RunSummary, 0, len(ids))
+	for _, id := range ids {
+		sum := RunSummary{TableID: tableID, Run: id}
+		st, err := ReadState(ctx, s, tableID, id)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			sum.Problem = redact.String(err.Error())
+			out = append(out, sum)
+			continue
+		}
+		sum.Table, sum.Root, sum.Started, sum.Status = st.Table, st.Root, st.Started, st.Status
+		if len(st.Processes) > 0 {
+			sum.Command, sum.User = st.Processes[0].Command, st.Processes[0].User
+		}
+		sum.Batches, sum.Files = len(st.Batches), len(st.files)
+		sum.ExpectedRows, sum.InsertedRows = st.ExpectedRows(), st.InsertedRows()
+		out = append(out, sum)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Started.Equal(out[j].Started) {
+			return out[i].Started.After(out[j].Started)
+		}
+		return out[i].Run > out[j].Run
+	})
+	return out, nil
+}
+
+// ReadState reads a run and replays it; the read's warnings join the state's.
+func ReadState(ctx context.Context, s Store, tableID, run string) (*State, error) {
+	log, err := s.Read(ctx, tableID, run)
+	if err != nil {
+		return nil, err
+	}
+	if len(log.Records) == 0 {
+		return nil, fmt.Errorf("run %s of table %s has no records", run, tableID)
+	}
+	st, err := Replay(log.Records)
+	if err != nil {
+		return nil, err
+	}
+	st.Warnings = append(log.Warnings, st.Warnings...)
+	return st, nil
+}
+
+// LatestUnfinished returns the newest run of the table on root (compared redacted) that a
+// re-run continues (State.Unfinished), or nil when there is none. A run of the table that
+// cannot be read or replayed is an error: what it did is unknown.
+func LatestUnfinished(ctx context.Context, s Store, tableID, root string) (*State, error) {
+	sums, err := Runs(ctx, s, tableID)
+	if err != nil {
+		return nil, err
+	}
+	root = redact.String(root)
+	for _, sum := range sums {
+		if sum.Problem != "" {
+			return nil, fmt.Errorf("run %s of table %s cannot be replayed: %s", sum.Run, tableID, sum.Problem)
+		}
+	}
+	for _, sum := range sums {
+		if sum.Root != root {
+			continue
+		}
+		st, err := ReadState(ctx, s, tableID, sum.Run)
+		if err != nil {
+			return nil, err
+		}
+		if st.Unfinished() {
+			return st, nil
+		}
+	}
+	return nil, nil
+}
+
+// LoadedKeys returns every file that any run of the table shows verified or possibly loaded
+// (FileState.Run and FileState.Root say where), so that a re-run or staging can refuse to load
+// a file a second time or through a second path. A run that cannot be replayed is an error,
+// since what it loaded is unknown.
+func LoadedKeys(ctx context.Context, s Store, tableID string) ([]FileState, error) {
+	ids, err := s.RunIDs(ctx, tableID)
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(ids)
+	var out []FileState
+	for _, id := range ids {
+		st, err := ReadState(ctx, s, tableID, id)
+		if err != nil {
+			return nil, fmt.Errorf("run %s of table %s: %w", id, tableID, err)
+		}
+		for _, f := range st.files {
+			if v := st.view(f); v.Status.PossiblyLoaded() {
+				out = append(out, v)
+			}
+		}
+	}
+	return out, nil
+}

@@ -179,6 +179,7 @@ record that Zerobus both published and parked can end up twice.
 		NewCmdInspect(f, nil),
 		NewCmdPreview(f, nil),
 		NewCmdSchema(f, nil),
+		NewCmdReload(f, nil),
 	)
 	for _, add := range extraCommands {
 		root.AddCommand(add(f))

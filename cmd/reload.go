@@ -1,0 +1,482 @@
+package cmd
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zbrecover/zbrecover/databricks"
+	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/journal"
+	"github.com/zbrecover/zbrecover/reload"
+	"github.com/zbrecover/zbrecover/schemadiff"
+	"github.com/zbrecover/zbrecover/storage"
+	"github.com/zbrecover/zbrecover/target"
+)
+
+// ReloadOptions are the inputs of `zbrecover reload`.
+type ReloadOptions struct {
+	F          *Factory
+	Target     TargetOptions
+	Prefix     string
+	From       string
+	SchemaFile string
+	Renames    []string
+	BatchFiles int
+	DryRun     bool
+	Yes        bool
+	NoValidate bool
+	Journal    string
+}
+
+// NewCmdReload returns `zbrecover reload`. runF replaces the run function in tests.
+func NewCmdReload(f *Factory, runF func(context.Context, *ReloadOptions) error) *cobra.Command {
+	o := &ReloadOptions{F: f}
+	c := &cobra.Command{
+		Use:   "reload TARGET",
+		Short: "Load the fallback files into the table with COPY INTO, then verify the row counts",
+		Long: `Reload loads the readable fallback files into the table with COPY INTO over the SQL
+warehouse, and proves what it did, file by file, in the journal.
+
+It inspects the fallback folder, diffs every schema group against the table (--from warehouse
+by default) and plans one statement per schema group and folder, naming at most 1000 files
+(FILES = (…), bare names relative to the folder):
+
+  COPY INTO <table> FROM (SELECT <projection> FROM '<folder>') FILEFORMAT = PARQUET
+    FILES = ('part-1.parquet', …) COPY_OPTIONS ('mergeSchema' = 'false')
+
+The projection casts every column whose type differs losslessly and applies the renames you
+confirm with --rename old=new. A group that still blocks (a column the table lacks, an unsafe
+type change, NULLs for a NOT NULL column) stops the reload before anything runs, with the
+suggested ALTER TABLE statements: the tool never changes the table.
+
+Before loading, VALIDATE ALL checks every statement (--no-validate skips it). Unity Catalog
+refuses path reads inside a managed table's storage (LOCATION_OVERLAP): reload then stops
+before loading and says how to stage the files.
+
+Each batch is journaled before and after its statement: intent (files, sizes, ETags, expected
+rows, the SQL), result (rows inserted), outcome. A batch is verified when it inserted exactly
+the rows its files' footers hold. After a crash, a lost answer or Ctrl-C, run reload again:
+it continues the same run, settles the batch in flight from the table's history (or by
+sending it again: COPY INTO skips files it already loaded) and goes on. Files an earlier run
+loaded are not planned again.
+
+What is guaranteed: each file is loaded at most once. Rows are not deduplicated: Zerobus
+delivery is at-least-once, so records Zerobus also published may now be in the table twice.
+
+On a terminal, reload shows the plan and asks before the first load; without one it needs
+--yes. --dry-run prints the plan and every statement and runs nothing.
+
+` + targetHelp + `
+
+The journal is kept in ` + "`$XDG_STATE_HOME/zbrecover`" + ` (or ~/.local/state/zbrecover), or at
+--journal URL on any store that can write (one object per record, created once).
+` + exitCodesHelp + `
+
+Reload exits 3 when a schema group blocks the load, 4 when a batch inserted another number of
+rows than its files hold, 5 when some files are unreadable or some batch could not be
+verified, 130 when interrupted.`,
+		Example: `  zbrecover reload main.sales.orders --dry-run
+  zbrecover reload main.sales.orders --rename customer_id=customer_key --yes
+  zbrecover reload --table main.sales.orders --root s3://lake/orders --yes -o json`,
+		Args: maxArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := parseTarget(&o.Target, args); err != nil {
+				return err
+			}
+			if o.Target.Table == "" {
+				return FlagErrorf("reload needs the table's name: give catalog.schema.table, or --table with --root")
+			}
+			if !slicesContains(schemaSourceNames, o.From) {
+				return FlagErrorf("--from must be one of %s, not %q", strings.Join(schemaSourceNames, ", "), o.From)
+			}
+			if o.SchemaFile != "" && c.Flags().Changed("from") {
+				return FlagErrorf("give --schema-file or --from, not both")
+			}
+			if o.BatchFiles < 1 || o.BatchFiles > schemadiff.MaxCopyFiles {
+				return FlagErrorf("--batch-files must be between 1 and %d, not %d", schemadiff.MaxCopyFiles, o.BatchFiles)
+			}
+			if _, err := parseRenames(o.Renames); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(c.Context(), o)
+			}
+			return reloadRun(c.Context(), o)
+		},
+	}
+	addTargetFlags(c, &o.Target)
+	fl := c.Flags()
+	fl.StringVar(&o.Prefix, "prefix", inspect.FallbackPrefix, "the fallback folder under the table root")
+	fl.StringVar(&o.From, "from", "warehouse", "where to read the table schema: warehouse, uc or delta")
+	fl.StringVar(&o.SchemaFile, "schema-file", "", "read the table schema from this file instead (as inspect)")
+	fl.StringArrayVar(&o.Renames, "rename", nil, "confirm a rename: load file column OLD into table column NEW (OLD=NEW; repeatable)")
+	fl.IntVar(&o.BatchFiles, "batch-files", schemadiff.MaxCopyFiles, "the most files one COPY INTO names")
+	fl.BoolVar(&o.DryRun, "dry-run", false, "print the plan and every statement; run nothing")
+	fl.BoolVarP(&o.Yes, "yes", "y", false, "load without asking")
+	fl.BoolVar(&o.NoValidate, "no-validate", false, "skip the VALIDATE ALL preflight (a path-access probe still runs)")
+	fl.StringVar(&o.Journal, "journal", "", "keep the journal at this storage URL (default: the local state directory)")
+	return c
+}
+
+func slicesContains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func parseRenames(list []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, r := range list {
+		old, nw, ok := strings.Cut(r, "=")
+		old, nw = strings.TrimSpace(old), strings.TrimSpace(nw)
+		if !ok || old == "" || nw == "" {
+			return nil, FlagErrorf("--rename %q: want OLD=NEW (the file's column and the table's)", r)
+		}
+		out[old] = nw
+	}
+	return out, nil
+}
+
+// openJournal opens --journal, or the local state directory.
+func (f *Factory) openJournal(ctx context.Context, url string) (journal.Store, error) {
+	if url == "" {
+		dir, err := journal.DefaultDir()
+		if err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("journal directory %s: %w", dir, err)
+		}
+		return journal.OpenDir(dir)
+	}
+	loc, err := storage.Parse(url)
+	if err != nil {
+		return nil, fmt.Errorf("--journal: %w", err)
+	}
+	if loc.Scheme == "file" {
+		if err := os.MkdirAll(loc.Path, 0o700); err != nil {
+			return nil, fmt.Errorf("--journal %s: %w", loc.Path, err)
+		}
+		return journal.OpenDir(loc.Path)
+	}
+	b, err := f.openLocation(ctx, loc, f.Global.StorageConfig())
+	if err != nil {
+		return nil, fmt.Errorf("--journal: %w", err)
+	}
+	return journal.OpenRemote(b)
+}
+
+// header is this process's journal run record.
+func header(identity string) journal.Header {
+	h := journal.Header{Identity: identity, PID: os.Getpid(), Command: strings.Join(os.Args, " "), ToolVersion: Version}
+	if u, err := user.Current(); err == nil {
+		h.User = u.Username
+	}
+	h.Host, _ = os.Hostname()
+	return h
+}
+
+func reloadRun(ctx context.Context, o *ReloadOptions) error {
+	f := o.F
+	renames, _ := parseRenames(o.Renames)
+
+	// The table schema first: a bad schema file or an unavailable warehouse fails before
+	// anything is listed.
+	ws := f.workspace()
+	if ws == nil {
+		return fmt.Errorf("table %s: %w", o.Target.Table, ErrNeedsDatabricks)
+	}
+	wh, err := ws.Warehouse(ctx)
+	if err != nil {
+		return err
+	}
+	tgt, rep, err := runInspect(ctx, f, &o.Target, o.Prefix)
+	if err != nil {
+		return err
+	}
+	if err := target.Identify(ctx, tgt); err != nil {
+		return err
+	}
+	var table *schemadiff.Table
+	if o.SchemaFile != "" {
+		t, err := readSchemaFile(f, o.SchemaFile)
+		if err != nil {
+			return err
+		}
+		table = &t.Table
+	} else {
+		src, err := schemaSource(f, o.From)
+		if err != nil {
+			return err
+		}
+		if table, err = src.Table(ctx, tgt); err != nil {
+			return fmt.Errorf("read the table schema (--from %s): %w", o.From, err)
+		}
+	}
+
+	store, err := f.openJournal(ctx, o.Journal)
+	if err != nil {
+		return err
+	}
+	if c, ok := store.(interface{ Close() error }); ok {
+		defer c.Close()
+	}
+	skip, changed, err := journalSkips(ctx, store, tgt.TableID, tgt.Display(), rep)
+	if err != nil {
+		return err
+	}
+	plan, planErr := reload.NewPlan(rep, table, tgt.Name, tgt.Loc.Join(rep.Prefix), reload.PlanOptions{
+		BatchFiles: o.BatchFiles, Renames: renames, Skip: skip})
+	if planErr != nil && !errors.Is(planErr, reload.ErrBlocked) {
+		return planErr
+	}
+	if err := printPlan(f, plan, rep, changed, o.DryRun || planErr != nil); err != nil {
+		return err
+	}
+	if planErr != nil {
+		return WithCode(ExitSchema, planErr.Error())
+	}
+	if o.DryRun {
+		fmt.Fprintln(f.IO.ErrOut, "Dry run: nothing was executed.")
+		return nil
+	}
+	st, err := journal.LatestUnfinished(ctx, store, tgt.TableID, tgt.Display())
+	if err != nil {
+		return err
+	}
+	if len(plan.Batches) == 0 && st == nil {
+		fmt.Fprintf(f.IO.ErrOut, "Nothing to load: %s\n", nothingReason(plan, rep))
+		if f.Global.JSON() {
+			return printJSON(f, &reload.Report{TableID: tgt.TableID, Table: tgt.TableName(), Root: tgt.Display(),
+				Batches: []reload.BatchReport{}, Status: "nothing to load", Guarantee: reload.Guarantee})
+		}
+		return partialIf(rep, changed)
+	}
+	if !o.Yes {
+		if !f.IO.CanPrompt() {
+			return FlagErrorf("reload writes to %s: pass --yes to load without a terminal to confirm on (or --dry-run to see the plan)", tgt.TableName())
+		}
+		fmt.Fprintf(f.IO.ErrOut, "Load %d files (%d rows) into %s? [y/N] ", plan.Files(), plan.Rows(), tgt.TableName())
+		line, _ := bufio.NewReader(f.IO.In).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+			return WithCode(ExitFailure, "not confirmed: nothing was loaded")
+		}
+	}
+
+	user := currentUser(ctx, wh)
+	bar := newFooterProgress(f, "batches")
+	res, runErr := reload.Run(ctx, reload.Deps{Warehouse: wh, Journal: store,
+		Target: journal.Target{TableID: tgt.TableID, Table: tgt.TableName(), Root: tgt.Display()}, User: user},
+		tgt.Name, plan, reload.Options{NoValidate: o.NoValidate, Header: header(user), Root: tgt.Display(), Prefix: rep.Prefix,
+			Log: f.Logger, Progress: func(done, total int) { bar.update(inspect.Progress{Listed: total, ListingDone: true, Done: done}) }})
+	bar.done(runErr == nil)
+	if res != nil {
+		if err := printReloadReport(f, res); err != nil {
+			return err
+		}
+	}
+	return reloadExit(runErr, rep, changed, tgt)
+}
+
+// currentUser asks the warehouse who statements run as; "" when it cannot say.
+func currentUser(ctx context.Context, wh *databricks.Warehouse) string {
+	res, err := wh.QueryAll(ctx, "SELECT current_user()")
+	if err != nil || len(res.Rows) == 0 || len(res.Rows[0]) == 0 {
+		return ""
+	}
+	s, _ := res.Rows[0][0].(string)
+	return s
+}
+
+// journalSkips returns the fallback keys (relative to the prefix) that no plan may include:
+// files an earlier run of this table loaded or may have loaded, and every file of the
+// unfinished run on this root (that run finishes them). changed lists files the journal
+// knows with another size or version than the listing shows: never loaded again, never
+// skipped silently.
+func journalSkips(ctx context.Context, s journal.Store, tableID, root string, rep *inspect.Report) (map[string]string, []string, error) {
+	skip := map[string]string{}
+	listed := map[string]inspect.File{}
+	for _, f := range rep.Files {
+		listed[rep.Prefix+f.Key] = f
+	}
+	var changed []string
+	note := func(fs journal.FileState, why string) {
+		rel := strings.TrimPrefix(fs.Key, rep.Prefix)
+		skip[rel] = why
+		if f, ok := listed[fs.Key]; ok && (f.Size != fs.Size || f.ETag != fs.ETag || f.Generation != fs.Generation) {
+			changed = append(changed, fmt.Sprintf("%s: %d bytes (etag %s) now, %d bytes (etag %s) in run %s", fs.Key, f.Size, f.ETag, fs.Size, fs.ETag, fs.Run))
+		}
+	}
+	loaded, err := journal.LoadedKeys(ctx, s, tableID)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, fs := range loaded {
+		note(fs, fmt.Sprintf("run %s batch %d: %s", fs.Run, fs.Batch, fs.Status))
+	}
+	if st, err := journal.LatestUnfinished(ctx, s, tableID, root); err != nil {
+		return nil, nil, err
+	} else if st != nil {
+		for _, fs := range st.Files() {
+			if _, ok := skip[strings.TrimPrefix(fs.Key, rep.Prefix)]; !ok {
+				note(fs, fmt.Sprintf("run %s batch %d: %s (this reload continues that run)", st.Run, fs.Batch, fs.Status))
+			}
+		}
+	}
+	sort.Strings(changed)
+	return skip, changed, nil
+}
+
+func nothingReason(p *reload.Plan, rep *inspect.Report) string {
+	switch {
+	case len(p.Skipped) > 0:
+		return fmt.Sprintf("all %d readable fallback files were loaded by earlier runs (zbrecover history lists them)", len(p.Skipped))
+	case rep.Totals.Files == 0:
+		return "no fallback files under " + rep.Root + "/" + rep.Prefix
+	}
+	return "no readable fallback files"
+}
+
+func printPlan(f *Factory, p *reload.Plan, rep *inspect.Report, changed []string, withSQL bool) error {
+	if f.Global.JSON() && withSQL {
+		return printJSON(f, planJSON(p))
+	}
+	w := f.IO.ErrOut
+	if withSQL {
+		w = f.IO.Out
+	}
+	fmt.Fprintf(w, "Plan for %s: %d files, %d rows in %d statements\n", p.Table, p.Files(), p.Rows(), len(p.Batches))
+	if len(p.Skipped) > 0 {
+		fmt.Fprintf(w, "  %d files were loaded by earlier runs and are not planned again\n", len(p.Skipped))
+	}
+	if len(p.Unreadable) > 0 {
+		fmt.Fprintf(w, "  %d unreadable files are left behind:\n", len(p.Unreadable))
+		for _, u := range p.Unreadable {
+			fmt.Fprintf(w, "    %s: %s\n", u.Key, u.Error)
+		}
+	}
+	for _, c := range changed {
+		fmt.Fprintf(w, "  changed since a run recorded it, not loaded: %s\n", c)
+	}
+	for _, b := range p.Blocked {
+		fmt.Fprintf(w, "  schema group %s (%d files) blocks the load:\n", b.Group, b.Files)
+		for _, c := range b.Changes {
+			fmt.Fprintf(w, "    %s\n", c)
+		}
+		for _, d := range b.DDL {
+			fmt.Fprintf(w, "    fix: %s;\n", d)
+		}
+		for _, n := range b.Notes {
+			fmt.Fprintf(w, "    note: %s\n", n)
+		}
+	}
+	if withSQL {
+		for _, b := range p.Batches {
+			fmt.Fprintf(w, "\n-- batch %d: group %s, folder %q, %d files, %d rows\n%s;\n", b.N, b.Group, b.Folder, len(b.Files), b.ExpectedRows, b.SQL)
+		}
+	}
+	return nil
+}
+
+type planDoc struct {
+	Table      string                `json:"table"`
+	Files      int                   `json:"files"`
+	Rows       int64                 `json:"rows"`
+	Batches    []planBatchDoc        `json:"batches"`
+	Skipped    []reload.SkippedFile  `json:"skipped"`
+	Unreadable []string              `json:"unreadable"`
+	Blocked    []reload.BlockedGroup `json:"blocked"`
+}
+
+type planBatchDoc struct {
+	Batch  int      `json:"batch"`
+	Group  string   `json:"group"`
+	Folder string   `json:"folder"`
+	Files  []string `json:"files"`
+	Rows   int64    `json:"rows"`
+	SQL    string   `json:"sql"`
+}
+
+func planJSON(p *reload.Plan) planDoc {
+	d := planDoc{Table: p.Table.String(), Files: p.Files(), Rows: p.Rows(), Batches: []planBatchDoc{},
+		Skipped: append([]reload.SkippedFile{}, p.Skipped...), Unreadable: []string{}, Blocked: append([]reload.BlockedGroup{}, p.Blocked...)}
+	for _, b := range p.Batches {
+		d.Batches = append(d.Batches, planBatchDoc{Batch: b.N, Group: b.Group, Folder: b.Folder, Files: b.Keys(), Rows: b.ExpectedRows, SQL: b.SQL})
+	}
+	for _, u := range p.Unreadable {
+		d.Unreadable = append(d.Unreadable, u.Key)
+	}
+	return d
+}
+
+func printReloadReport(f *Factory, r *reload.Report) error {
+	if f.Global.JSON() {
+		if r.Batches == nil {
+			r.Batches = []reload.BatchReport{}
+		}
+		return printJSON(f, r)
+	}
+	w := f.IO.Out
+	verb := "Run"
+	if r.Resumed {
+		verb = "Continued run"
+	}
+	fmt.Fprintf(w, "%s %s on %s\n", verb, r.Run, r.Table)
+	for _, b := range r.Batches {
+		ins := "-"
+		if b.Inserted != nil {
+			ins = fmt.Sprint(*b.Inserted)
+		}
+		fmt.Fprintf(w, "  batch %d  %-9s  %d files  %d rows expected, %s inserted  %s\n", b.Batch, b.Status, b.Files, b.Expected, ins, b.Reason)
+	}
+	fmt.Fprintf(w, "%d load statements sent; %d batches verified, %d unknown, %d failed, %d mismatch; run %s\n",
+		r.Statements, r.Verified, r.Unknown, r.Failed, r.Mismatch, r.Status)
+	fmt.Fprintf(w, "%s\n", r.Guarantee)
+	return nil
+}
+
+func partialIf(rep *inspect.Report, changed []string) error {
+	var msgs []string
+	if n := rep.Totals.Unreadable; n > 0 {
+		msgs = append(msgs, fmt.Sprintf("%d unreadable fallback files were left behind", n))
+	}
+	if len(changed) > 0 {
+		msgs = append(msgs, fmt.Sprintf("%d files changed since a run recorded them and were not loaded", len(changed)))
+	}
+	if len(msgs) > 0 {
+		return WithCode(ExitPartial, strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
+// reloadExit maps reload's outcome to the exit code, the most urgent first.
+func reloadExit(err error, rep *inspect.Report, changed []string, tgt *target.Target) error {
+	switch {
+	case err == nil:
+		return partialIf(rep, changed)
+	case errors.Is(err, reload.ErrMismatch):
+		return WithCode(ExitVerify, err.Error())
+	case errors.Is(err, reload.ErrInterrupted):
+		return WithCode(ExitInterrupted, err.Error()+": the statement in flight was cancelled; run reload again to settle it and continue")
+	case errors.Is(err, reload.ErrLocationOverlap):
+		return fmt.Errorf("%w.\nNothing was loaded. Stage the files where the warehouse may read them and load from there:\n"+
+			"  zbrecover reload %s --stage-to /Volumes/<catalog>/<schema>/<volume>/<dir> --yes\n"+
+			"(staging is not part of this version: until then, copy the fallback folder to a volume or external location and reload from it with --root)", err, tgt.TableName())
+	case errors.Is(err, reload.ErrValidate):
+		return WithCode(ExitSchema, err.Error()+": nothing was loaded")
+	case errors.Is(err, reload.ErrUnknown):
+		return WithCode(ExitPartial, err.Error())
+	}
+	return err
+}

@@ -153,6 +153,7 @@ func (h *service) ExecuteStatement(ctx context.Context, req *tcli.TExecuteStatem
 	if ss == nil {
 		return &tcli.TExecuteStatementResp{Status: invalidHandle("SessionHandle")}, nil
 	}
+	snap := h.s.duck.snapshot()
 	text := req.GetStatement()
 	params := make([]Param, 0, len(req.GetParameters()))
 	for _, p := range req.GetParameters() {
@@ -195,7 +196,7 @@ func (h *service) ExecuteStatement(ctx context.Context, req *tcli.TExecuteStatem
 	case f != nil && f.Error != nil:
 		op.finish(nil, f.Error)
 	case f != nil && f.Delay > 0:
-		runCtx, cancel := context.WithCancel(context.Background())
+		runCtx, cancel := context.WithCancel(withSnapshot(context.Background(), snap))
 		op.state, op.cancel, op.done = tcli.TOperationState_RUNNING_STATE, cancel, make(chan struct{})
 		h.s.mu.Lock()
 		h.s.ops[string(guid)] = op
@@ -216,7 +217,7 @@ func (h *service) ExecuteStatement(ctx context.Context, req *tcli.TExecuteStatem
 			DirectResults: &tcli.TSparkDirectResults{OperationStatus: op.status()}}, nil
 	default:
 		// The statement runs to completion even if the client goes away, as on a warehouse.
-		res, err := h.s.engine.Execute(context.WithoutCancel(ctx), ss.state, text, params)
+		res, err := h.s.engine.Execute(withSnapshot(context.WithoutCancel(ctx), snap), ss.state, text, params)
 		op.finish(res, err)
 		if f != nil && f.DropResponse {
 			stateFrom(ctx).drop = true
@@ -233,6 +234,11 @@ func (op *operation) finish(res *Result, err error) {
 		var se *SQLError
 		if !errors.As(err, &se) {
 			se = errInternal(err)
+		}
+		if op.s.duck.Unknowns().NoSQLState && se.SQLState != "" {
+			c := *se
+			c.SQLState = ""
+			se = &c
 		}
 		op.state, op.err = tcli.TOperationState_ERROR_STATE, se
 	} else {

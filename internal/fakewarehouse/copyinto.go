@@ -799,6 +799,9 @@ func (e *DuckDB) validateCopy(ctx context.Context, t *tableMeta, plans []copyPla
 				ci++
 			}
 		}
+		if err := e.constraintViolation(ctx, t, src); err != nil {
+			return nil, err
+		}
 		if room := maxValidatePreview - len(res.Rows); room > 0 {
 			if limitRows > 0 && limitRows < room {
 				room = limitRows

@@ -568,6 +568,8 @@ func (e *DuckDB) alter(ctx context.Context, sess *Session, p *parser) (*Result, 
 		return nil, err
 	}
 	switch {
+	case p.acceptKw("ADD", "CONSTRAINT"):
+		return e.addConstraint(ctx, t, p)
 	case p.acceptKw("ADD", "COLUMNS"), p.acceptKw("ADD", "COLUMN"), p.acceptKw("ADD"):
 		var defs []Field
 		paren := p.acceptOp("(")
@@ -612,8 +614,6 @@ func (e *DuckDB) alter(ctx context.Context, sess *Session, p *parser) (*Result, 
 		return emptyDDLResult(), nil
 	case p.acceptKw("ALTER", "COLUMN"), p.acceptKw("CHANGE", "COLUMN"), p.acceptKw("ALTER"), p.acceptKw("CHANGE"):
 		return e.alterColumn(ctx, t, p)
-	case p.acceptKw("ADD", "CONSTRAINT"):
-		return e.addConstraint(ctx, t, p)
 	case p.acceptKw("DROP", "CONSTRAINT"):
 		return e.dropConstraint(t, p)
 	case p.acceptKw("SET", "TBLPROPERTIES"):

@@ -205,6 +205,10 @@ func (e *DuckDB) merge(ctx context.Context, sess *Session, p *parser) (*Result, 
 		_, _ = e.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		return nil, err
 	}
+	mark, err := e.rowMark(ctx, t)
+	if err != nil {
+		return fail(err)
+	}
 	res, err := e.duckQuery(ctx, q+" RETURNING merge_action")
 	if err != nil {
 		return fail(err)
@@ -227,11 +231,14 @@ func (e *DuckDB) merge(ctx context.Context, sess *Session, p *parser) (*Result, 
 		}
 	}
 	affected := ins + upd + del
-	filesAdded := "0"
-	if ins+upd > 0 {
-		filesAdded = "1"
+	// The inserted rows go to a new data file (updated and deleted rows would rewrite files;
+	// the local warehouse does not write those).
+	w, err := e.writeDataFiles(ctx, t, mark)
+	if err != nil {
+		return nil, err
 	}
-	if _, err := e.addCommit(t, "MERGE", map[string]string{"predicate": "[]", "matchedPredicates": "[]", "notMatchedPredicates": "[]"}, map[string]string{
+	filesAdded := strconv.Itoa(w.files)
+	if _, err := e.addCommitSpec(t, commitSpec{op: "MERGE", params: map[string]string{"predicate": "[]", "matchedPredicates": "[]", "notMatchedPredicates": "[]"}, actions: w.actions, metrics: map[string]string{
 		"numSourceRows":                          strconv.FormatInt(srcCount.Int(0, 0), 10),
 		"numTargetRowsInserted":                  strconv.FormatInt(ins, 10),
 		"numTargetRowsUpdated":                   strconv.FormatInt(upd, 10),
@@ -244,13 +251,13 @@ func (e *DuckDB) merge(ctx context.Context, sess *Session, p *parser) (*Result, 
 		"numTargetFilesAdded":                    filesAdded,
 		"numTargetFilesRemoved":                  "0",
 		"numTargetChangeFilesAdded":              "0",
-		"numTargetBytesAdded":                    "0",
+		"numTargetBytesAdded":                    strconv.FormatInt(w.bytes, 10),
 		"numTargetBytesRemoved":                  "0",
 		"numOutputRows":                          strconv.FormatInt(ins+upd, 10),
 		"executionTimeMs":                        "0",
 		"scanTimeMs":                             "0",
 		"rewriteTimeMs":                          "0",
-	}, false); err != nil {
+	}}); err != nil {
 		return nil, err
 	}
 	return &Result{

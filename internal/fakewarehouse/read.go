@@ -199,7 +199,7 @@ const hiveNull = "__HIVE_DEFAULT_PARTITION__"
 
 // readFileSchema returns a Parquet file's columns with Spark types.
 func (e *DuckDB) readFileSchema(ctx context.Context, f srcFile) ([]Field, error) {
-	cols, err := e.describeSQL(ctx, "SELECT * FROM read_parquet("+duckString(f.local)+")")
+	cols, err := e.describeSQL(ctx, "SELECT * FROM read_parquet("+duckString(f.local)+", hive_partitioning = false)")
 	if err != nil {
 		return nil, &SQLError{Class: "FAILED_READ_FILE.CANNOT_READ_FILE_FOOTER", SQLState: "KD001",
 			Message: fmt.Sprintf("Error while reading file %s. Could not read footer. Please ensure that the file is in either ORC or Parquet format. "+
@@ -307,7 +307,7 @@ func fileRelation(f srcFile, fileCols, src []Field) (string, error) {
 	if len(exprs) == 0 {
 		exprs = append(exprs, "*")
 	}
-	return fmt.Sprintf("SELECT %s FROM read_parquet(%s)", strings.Join(exprs, ", "), duckString(f.local)), nil
+	return fmt.Sprintf("SELECT %s FROM read_parquet(%s, hive_partitioning = false)", strings.Join(exprs, ", "), duckString(f.local)), nil
 }
 
 func partitionValue(f srcFile, name string) (string, bool) {

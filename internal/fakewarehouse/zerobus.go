@@ -202,9 +202,9 @@ func defaultZerobusRow(cols []Field, n int64) []string {
 		case KindBoolean:
 			out[i] = "true"
 		case KindDate:
-			out[i] = "current_date()"
+			out[i] = "CAST('" + time.Now().UTC().Format("2006-01-02") + "' AS DATE)"
 		case KindTimestamp, KindTimestampNTZ:
-			out[i] = "CAST(current_timestamp() AS " + c.Type.SQL() + ")"
+			out[i] = "CAST('" + time.Now().UTC().Format("2006-01-02 15:04:05.000000") + "' AS " + c.Type.SQL() + ")"
 		default:
 			out[i] = "CAST(NULL AS " + c.Type.SQL() + ")"
 		}

@@ -50,6 +50,9 @@ type Options struct {
 	Handler http.Handler
 	// Logf, when set, receives one line per statement and per injected fault.
 	Logf func(format string, args ...any)
+	// OnStatement, when set, is called with every statement's log entry once it has ended
+	// (FINISHED, ERROR, CANCELED or REJECTED).
+	OnStatement func(Statement)
 }
 
 // Server is a fake Databricks SQL warehouse: an HTTP server on 127.0.0.1 speaking the
@@ -83,7 +86,9 @@ type Statement struct {
 	// State is FINISHED, ERROR, CANCELED, RUNNING, or REJECTED (answered with an HTTP error).
 	State    string
 	Error    string // the error text for ERROR
+	Class    string // the error class for ERROR
 	SQLState string
+	Rows     int64  // rows returned, or modified for DML (num_affected_rows)
 	Fault    string // the injected fault that applied, if any
 }
 

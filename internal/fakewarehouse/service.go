@@ -252,9 +252,14 @@ func (op *operation) finish(res *Result, err error) {
 	op.s.setStatement(op.stmtIdx, func(st *Statement) {
 		st.End = op.completed
 		if state == tcli.TOperationState_ERROR_STATE {
-			st.State, st.Error, st.SQLState = "ERROR", se.Error(), se.SQLState
+			st.State, st.Error, st.Class, st.SQLState = "ERROR", se.Error(), se.Class, se.SQLState
 		} else {
 			st.State = "FINISHED"
+			if res != nil && res.ModifiedRows != nil {
+				st.Rows = *res.ModifiedRows
+			} else if res != nil {
+				st.Rows = int64(len(res.Rows))
+			}
 		}
 	})
 	if se != nil {
@@ -282,9 +287,15 @@ func oneLine(s string) string {
 
 func (s *Server) setStatement(i int, fn func(*Statement)) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if i >= 0 && i < len(s.stmts) {
-		fn(&s.stmts[i])
+	if i < 0 || i >= len(s.stmts) {
+		s.mu.Unlock()
+		return
+	}
+	fn(&s.stmts[i])
+	st := s.stmts[i]
+	s.mu.Unlock()
+	if s.opts.OnStatement != nil && st.State != "RUNNING" {
+		s.opts.OnStatement(st)
 	}
 }
 

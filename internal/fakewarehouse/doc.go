@@ -36,7 +36,8 @@
 //     SCHEMAS | TABLES | TBLPROPERTIES, LIST 'path'.
 //   - ALTER TABLE … ADD COLUMNS, ALTER COLUMN … TYPE (type widening, with the table property
 //     delta.enableTypeWidening = true, as Delta requires), ALTER COLUMN … DROP NOT NULL | SET NOT
-//     NULL | COMMENT, SET | UNSET TBLPROPERTIES.
+//     NULL | COMMENT, SET | UNSET TBLPROPERTIES, ADD CONSTRAINT … CHECK (…), DROP CONSTRAINT,
+//     RENAME COLUMN and DROP COLUMN[S] (with column mapping). CREATE | DROP VOLUME.
 //   - COPY INTO t FROM 'dir' | (SELECT … FROM 'dir') FILEFORMAT = PARQUET [VALIDATE [ALL | n
 //     ROWS]] [FILES = (…) | PATTERN = '…'] [FORMAT_OPTIONS (…)] [COPY_OPTIONS (…)].
 //   - DESCRIBE [TABLE] [EXTENDED] t [AS JSON], DESCRIBE HISTORY t [LIMIT n], DESCRIBE DETAIL t.

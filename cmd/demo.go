@@ -94,6 +94,7 @@ and kept.
 	fl.StringVar(&o.Dir, "dir", "", "write the example to DIR/orders and keep it (default: a temporary directory)")
 	fl.IntVar(&o.Files, "files", demo.DefaultFiles, "number of fallback Parquet files to generate")
 	fl.BoolVar(&o.Keep, "keep", false, "keep the temporary directory at the end")
+	c.AddCommand(newCmdDemoServe(f))
 	return c
 }
 

@@ -125,7 +125,7 @@ func TestWarehouseStatements(t *testing.T) {
 }
 
 func TestWarehouseErrorsClassified(t *testing.T) {
-	srv, c, logBuf := fakeWarehouseClient(t, fakewarehouse.Options{LocationOverlap: true})
+	srv, c, logBuf := fakeWarehouseClient(t, fakewarehouse.Options{})
 	ctx := context.Background()
 	w, err := c.Warehouse(ctx)
 	if err != nil {
@@ -174,7 +174,7 @@ func TestWarehouseErrorsClassified(t *testing.T) {
 	check("describe missing table", err, ClassNotFound, "TABLE_OR_VIEW_NOT_FOUND")
 
 	_, err = w.QueryAll(ctx, "COPY INTO main.sales.orders FROM '"+filepath.ToSlash(dir)+"' FILEFORMAT = PARQUET")
-	check("extra column", err, ClassSchemaMismatch, "DELTA_METADATA_MISMATCH")
+	check("extra column", err, ClassSchemaMismatch, "COPY_INTO_SCHEMA_MISMATCH_WITH_TARGET_TABLE")
 
 	_, err = w.QueryAll(ctx, "SELECT * FROM parquet.`"+loc+"/_zerobus/table_rejected_parquets/`")
 	check("path inside managed storage", err, ClassLocationOverlap, "INVALID_PARAMETER_VALUE.LOCATION_OVERLAP")

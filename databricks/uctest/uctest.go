@@ -88,6 +88,7 @@ type Server struct {
 	invalidTokenStatus int
 	now                func() time.Time
 	sql                http.Handler
+	source             func() []Table
 }
 
 // New starts a fake workspace that accepts the personal access token token. Close it when done.
@@ -108,8 +109,40 @@ func New(token string) *Server {
 	return s
 }
 
+// NewHandler returns a fake workspace that is not listening: serve it with ServeHTTP, as part
+// of a larger server. URL is empty.
+func NewHandler(token string) *Server {
+	s := &Server{
+		tokens:     map[string]bool{},
+		tables:     map[string]*Table{},
+		denied:     map[string]bool{},
+		vendDenied: map[string]bool{},
+		creds:      map[string]Credentials{},
+		now:        time.Now,
+	}
+	if token != "" {
+		s.tokens[token] = true
+	}
+	return s
+}
+
+// ServeHTTP answers a request as the fake workspace does.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.serve(w, r) }
+
+// SetTableSource makes every request first (re)register the tables source returns, so that
+// the answers follow a catalog that changes (a local warehouse's tables).
+func (s *Server) SetTableSource(source func() []Table) {
+	s.mu.Lock()
+	s.source = source
+	s.mu.Unlock()
+}
+
 // Close stops the server.
-func (s *Server) Close() { s.srv.Close() }
+func (s *Server) Close() {
+	if s.srv != nil {
+		s.srv.Close()
+	}
+}
 
 // SetNow replaces the clock used for credential expiry.
 func (s *Server) SetNow(now func() time.Time) { s.mu.Lock(); s.now = now; s.mu.Unlock() }
@@ -249,6 +282,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		writeError(w, invalidStatus, code, "Invalid access token.")
 		return
+	}
+	s.mu.Lock()
+	source := s.source
+	s.mu.Unlock()
+	if source != nil {
+		for _, t := range source() {
+			s.AddTable(t)
+		}
 	}
 	const tablesPrefix = "/api/2.1/unity-catalog/tables/"
 	switch {

@@ -237,8 +237,7 @@ func boolOpt(v string) bool { return strings.EqualFold(v, "true") }
 // copyPlan is how one source file goes into the table.
 type copyPlan struct {
 	file    srcFile
-	selects string  // SELECT of the table's columns, in table order, from the file
-	newCols []Field // columns mergeSchema adds
+	selects string // SELECT of the table's columns, in table order, from the file
 }
 
 func (e *DuckDB) copyInto(ctx context.Context, sess *Session, p *parser) (*Result, error) {
@@ -257,16 +256,18 @@ func (e *DuckDB) copyInto(ctx context.Context, sess *Session, p *parser) (*Resul
 		return nil, &SQLError{Class: "INVALID_PARAMETER_VALUE", SQLState: "22023",
 			Message: fmt.Sprintf("FILES accepts at most %d file names, but %d were given.", maxCopyFiles, len(st.files))}
 	}
+	unk := e.Unknowns()
 	var (
-		files []srcFile
-		sd    *sourceDir
+		files    []srcFile
+		sd       *sourceDir
+		partCols []Field
 	)
 	if st.hasFiles {
-		url, err := canonicalURL(st.path)
+		url, err := e.canonical(st.path)
 		if err != nil {
 			return nil, err
 		}
-		if err := e.checkOverlap(url); err != nil {
+		if err := e.checkOverlap(url, "CheckPathAccess"); err != nil {
 			return nil, err
 		}
 		if sd, err = e.openSource(ctx, url); err != nil {
@@ -274,6 +275,10 @@ func (e *DuckDB) copyInto(ctx context.Context, sess *Session, p *parser) (*Resul
 		}
 		seen := map[string]bool{}
 		for _, name := range st.files {
+			if unk.RefuseFilesPaths && (strings.Contains(name, "/") || strings.Contains(name, "://") || strings.HasPrefix(name, "file:")) {
+				return nil, &SQLError{Class: "INVALID_PARAMETER_VALUE", SQLState: "22023", Message: fmt.Sprintf(
+					"The file '%s' in FILES is not a file name: FILES takes names relative to the source path '%s'.", name, url)}
+			}
 			rel, err := relativeFile(url, name)
 			if err != nil {
 				return nil, err
@@ -289,8 +294,10 @@ func (e *DuckDB) copyInto(ctx context.Context, sess *Session, p *parser) (*Resul
 			files = append(files, f)
 		}
 	} else {
-		// A directory (recursive, hidden files skipped), a single file or a glob.
-		if sd, files, err = e.pathFiles(ctx, st.path); err != nil {
+		// A directory (its own files, or partition folders; hidden names skipped), a single
+		// file or a glob; PATTERN matches paths relative to the directory, at any depth.
+		recursive := boolOpt(st.formatOpts["recursivefilelookup"]) || st.pattern != ""
+		if sd, files, partCols, err = e.pathFiles(ctx, st.path, recursive); err != nil {
 			return nil, err
 		}
 		if st.pattern != "" {
@@ -309,40 +316,88 @@ func (e *DuckDB) copyInto(ctx context.Context, sess *Session, p *parser) (*Resul
 	}
 
 	force := boolOpt(st.copyOpts["force"])
-	mergeSchema := boolOpt(st.copyOpts["mergeschema"]) || boolOpt(st.formatOpts["mergeschema"])
+	evolve := boolOpt(st.copyOpts["mergeschema"]) // only COPY_OPTIONS evolves the table
+	mergeSource := boolOpt(st.formatOpts["mergeschema"])
 	ignoreCorrupt := boolOpt(st.formatOpts["ignorecorruptfiles"])
 	if !force {
+		snap := snapshotFrom(ctx)
 		kept := files[:0]
 		for _, f := range files {
-			if _, done := t.loaded[f.URL]; !done {
+			lf, done := t.loaded[f.URL]
+			if !done {
 				kept = append(kept, f)
+				continue
+			}
+			// Loaded by a commit this statement could not have seen: the two ran at once.
+			if lf.Seq > snap && unk.CopyConflict != ConflictNone && !st.validate {
+				return nil, unk.CopyConflict.conflictError(t.quoted(), f.URL)
 			}
 		}
 		files = kept
 	}
 
-	var plans []copyPlan
-	skippedCorrupt := int64(0)
+	// Read every file's footer; the source schema is the first readable file's (or all of
+	// them merged), and every file is read in it.
+	var (
+		readable       []srcFile
+		schemas        [][]Field
+		skippedCorrupt int64
+	)
 	for i := range files {
 		if err := e.stage(ctx, sd, &files[i]); err != nil {
 			return nil, err
 		}
-		plan, err := e.planCopyFile(ctx, sess, t, st, files[i], mergeSchema)
+		cols, err := e.readFileSchema(ctx, files[i])
 		if err != nil {
-			if se, ok := err.(*SQLError); ok && strings.HasPrefix(se.Class, "FAILED_READ_FILE") && ignoreCorrupt {
+			if ignoreCorrupt {
 				skippedCorrupt++
 				continue
 			}
 			return nil, err
 		}
-		plans = append(plans, plan)
+		readable = append(readable, files[i])
+		schemas = append(schemas, cols)
+	}
+	if len(readable) == 0 {
+		if st.validate {
+			return e.validateCopy(ctx, t, nil, st.validateN)
+		}
+		if unk.CommitEmptyCopy {
+			if _, err := e.addCommitSpec(t, commitSpec{op: "COPY INTO", params: copyParams(), metrics: copyMetrics(0, 0, 0, skippedCorrupt), blind: true}); err != nil {
+				return nil, err
+			}
+		}
+		return copyResult(0, skippedCorrupt), nil
+	}
+	src, err := sourceSchema(schemas, mergeSource, partCols)
+	if err != nil {
+		return nil, err
+	}
+	queries := make([]string, len(readable))
+	for i, f := range readable {
+		rel, err := fileRelation(f, schemas[i], src)
+		if err != nil {
+			return nil, err
+		}
+		if queries[i], err = e.copySource(ctx, sess, st, rel); err != nil {
+			return nil, err
+		}
+	}
+	srcCols, err := e.describeSQL(ctx, queries[0])
+	if err != nil {
+		return nil, err
+	}
+	exprs, newCols, err := matchCopySource(t, t.cols, srcCols, evolve, unk)
+	if err != nil {
+		return nil, err
+	}
+	plans := make([]copyPlan, len(readable))
+	for i := range readable {
+		plans[i] = copyPlan{file: readable[i], selects: fmt.Sprintf("SELECT %s FROM (%s) AS src", strings.Join(exprs, ", "), queries[i])}
 	}
 
 	if st.validate {
 		return e.validateCopy(ctx, t, plans, st.validateN)
-	}
-	if len(plans) == 0 {
-		return copyResult(0, skippedCorrupt), nil
 	}
 
 	// One atomic commit: every file of the statement or none.
@@ -357,66 +412,90 @@ func (e *DuckDB) copyInto(ctx context.Context, sess *Session, p *parser) (*Resul
 		}
 		return nil, err
 	}
-	var added []Field
-	for _, plan := range plans {
-		for _, c := range plan.newCols {
-			if t.col(c.Name) >= 0 || containsField(added, c.Name) {
-				continue
-			}
+	allCols := t.cols
+	if len(newCols) > 0 {
+		for _, c := range newCols {
 			if _, err := e.duckExec(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", duckIdent(t.phys), duckIdent(c.Name), c.Type.Duck())); err != nil {
 				return rollback(err)
 			}
-			added = append(added, c)
+		}
+		allCols = append(append([]Field(nil), t.cols...), newCols...)
+		if exprs, _, err = matchCopySource(t, allCols, srcCols, false, unk); err != nil {
+			return rollback(err)
+		}
+		for i := range plans {
+			plans[i].selects = fmt.Sprintf("SELECT %s FROM (%s) AS src", strings.Join(exprs, ", "), queries[i])
 		}
 	}
-	allCols := append(append([]Field(nil), t.cols...), added...)
 	colList := make([]string, len(allCols))
 	for i, c := range allCols {
 		colList[i] = duckIdent(c.Name)
 	}
-	var inserted, bytes int64
+	mark, err := e.rowMark(ctx, t)
+	if err != nil {
+		return rollback(err)
+	}
+	var inserted int64
 	perFile := make([]int64, len(plans))
 	for i, plan := range plans {
-		sel := plan.selects
-		if len(added) > 0 {
-			// Re-plan against the widened table so every file fills the new columns.
-			wide := *t
-			wide.cols = allCols
-			rp, err := e.planCopyFile(ctx, sess, &wide, st, plan.file, false)
-			if err != nil {
-				return rollback(err)
-			}
-			sel = rp.selects
-		}
-		n, err := e.duckExec(ctx, fmt.Sprintf("INSERT INTO %s (%s) %s", duckIdent(t.phys), strings.Join(colList, ", "), sel))
+		n, err := e.duckExec(ctx, fmt.Sprintf("INSERT INTO %s (%s) %s", duckIdent(t.phys), strings.Join(colList, ", "), plan.selects))
 		if err != nil {
 			return rollback(err)
 		}
 		perFile[i] = n
 		inserted += n
-		bytes += plan.file.Size
+	}
+	newT := *t
+	newT.cols = allCols
+	if err := e.checkConstraints(ctx, &newT, mark); err != nil {
+		return rollback(err)
 	}
 	if _, err := e.duckExec(ctx, "COMMIT"); err != nil {
 		return rollback(err)
 	}
-
-	t.cols = allCols
-	metrics := map[string]string{
-		"numFiles":       strconv.Itoa(len(plans)),
-		"numOutputRows":  strconv.FormatInt(inserted, 10),
-		"numOutputBytes": strconv.FormatInt(bytes, 10),
-	}
-	if skippedCorrupt > 0 {
-		metrics["numSkippedCorruptFiles"] = strconv.FormatInt(skippedCorrupt, 10)
-	}
-	v, err := e.addCommit(t, "COPY INTO", map[string]string{}, metrics, len(added) == 0)
+	t.cols = assignPhysical(t, allCols)
+	written, err := e.writeDataFiles(ctx, t, mark)
 	if err != nil {
 		return nil, err
 	}
+	v, err := e.addCommitSpec(t, commitSpec{op: "COPY INTO", params: copyParams(),
+		metrics: copyMetrics(written.files, written.bytes, inserted, skippedCorrupt), blind: len(newCols) == 0, actions: written.actions})
+	if err != nil {
+		return nil, err
+	}
+	seq := t.history[len(t.history)-1].seq
 	for i, plan := range plans {
-		t.loaded[plan.file.URL] = loadedFile{Path: plan.file.URL, Size: plan.file.Size, ModTime: plan.file.ModTime, Version: v, Rows: perFile[i]}
+		t.loaded[plan.file.URL] = loadedFile{Path: plan.file.URL, Size: plan.file.Size, ModTime: plan.file.ModTime, Version: v, Rows: perFile[i], Seq: seq}
 	}
 	return copyResult(inserted, skippedCorrupt), nil
+}
+
+// copyParams are COPY INTO's operationParameters, as seen in real history.
+func copyParams() map[string]string { return map[string]string{"statsOnLoad": "false"} }
+
+// copyMetrics are COPY INTO's operationMetrics: numFiles and numOutputBytes count the data
+// files written, not the source files; numSkippedCorruptFiles is always present.
+func copyMetrics(files int, bytes, rows, skipped int64) map[string]string {
+	return map[string]string{
+		"numFiles":               strconv.Itoa(files),
+		"numOutputBytes":         strconv.FormatInt(bytes, 10),
+		"numOutputRows":          strconv.FormatInt(rows, 10),
+		"numSkippedCorruptFiles": strconv.FormatInt(skipped, 10),
+	}
+}
+
+// copySource is the COPY INTO source query over one file's relation: the relation itself, or
+// the FROM (SELECT …) subquery with the path replaced by it.
+func (e *DuckDB) copySource(ctx context.Context, sess *Session, st *copyStmt, rel string) (string, error) {
+	if st.selectToks == nil {
+		return rel, nil
+	}
+	toks := append([]token(nil), st.selectToks...)
+	pt := toks[st.pathIdx]
+	text := "(" + rel + ")"
+	toks[st.pathIdx] = token{kind: tkIdent, raw: text, val: text, pre: pt.pre, pos: pt.pos, literal: true}
+	q, _, err := e.rewrite(ctx, sess, toks, rewriteOpts{})
+	return q, err
 }
 
 func containsField(fs []Field, name string) bool {
@@ -461,106 +540,93 @@ func relativeFile(dirURL, name string) (string, error) {
 	return strings.TrimPrefix(name, "./"), nil
 }
 
-// planCopyFile reads a file's schema (or the COPY subquery's output schema over it) and
-// matches it to the table as Delta does with mergeSchema = false: case-insensitive names,
-// missing nullable columns filled with NULL, everything else an error.
-func (e *DuckDB) planCopyFile(ctx context.Context, sess *Session, t *tableMeta, st *copyStmt, f srcFile, mergeSchema bool) (copyPlan, error) {
-	raw := "read_parquet(" + duckString(f.local) + ")"
-	fileCols, err := e.describeSQL(ctx, "SELECT * FROM "+raw)
-	if err != nil {
-		return copyPlan{}, &SQLError{Class: "FAILED_READ_FILE.CANNOT_READ_FILE_FOOTER", SQLState: "KD001",
-			Message: fmt.Sprintf("Error while reading file %s. Could not read footer. Please ensure that the file is in either ORC or Parquet format. "+
-				"If not, please convert it to a valid format. If the file is in the valid format, please check if it is corrupt. "+
-				"If it is, you can choose to either ignore it or fix the corruption.", f.URL)}
-	}
-	if err := e.fixInt96(ctx, f.local, fileCols); err != nil {
-		return copyPlan{}, err
-	}
-	srcSQL := "SELECT * FROM " + raw
-	srcCols := fileCols
-	if st.selectToks != nil {
-		toks := append([]token(nil), st.selectToks...)
-		pt := toks[st.pathIdx]
-		toks[st.pathIdx] = token{kind: tkIdent, raw: raw, val: raw, pre: pt.pre, pos: pt.pos, literal: true}
-		q, _, err := e.rewrite(ctx, sess, toks, rewriteOpts{})
-		if err != nil {
-			return copyPlan{}, err
-		}
-		srcSQL = q
-		if srcCols, err = e.describeSQL(ctx, srcSQL); err != nil {
-			return copyPlan{}, err
-		}
-	}
+// matchCopySource matches the source's columns to the table's as Delta does for COPY INTO:
+// case-insensitive names, missing nullable columns filled with NULL, everything else an
+// error. It returns the SELECT expressions of the table's columns, in table order, over the
+// source aliased src, and with evolve the source columns the table lacks.
+func matchCopySource(t *tableMeta, cols []Field, srcCols []Field, evolve bool, unk Unknowns) ([]string, []Field, error) {
 	var newCols []Field
-	matched := make([]int, len(t.cols))
+	matched := make([]int, len(cols))
 	for i := range matched {
 		matched[i] = -1
 	}
+	find := func(name string) int {
+		for i, c := range cols {
+			if strings.EqualFold(c.Name, name) {
+				return i
+			}
+		}
+		return -1
+	}
 	for si, sc := range srcCols {
-		ti := t.col(sc.Name)
+		ti := find(sc.Name)
 		if ti < 0 {
-			if mergeSchema {
+			if evolve {
 				newCols = append(newCols, Field{Name: sc.Name, Type: sc.Type, Nullable: true})
 				continue
 			}
-			return copyPlan{}, schemaMismatch(t, srcCols)
+			return nil, nil, copySchemaMismatch(t, cols, srcCols)
 		}
 		if matched[ti] >= 0 {
-			return copyPlan{}, &SQLError{Class: "DELTA_DUPLICATE_COLUMNS_FOUND", SQLState: "42711",
+			return nil, nil, &SQLError{Class: "DELTA_DUPLICATE_COLUMNS_FOUND", SQLState: "42711",
 				Message: fmt.Sprintf("Found duplicate column(s) in the data to save: %s.", strings.ToLower(sc.Name))}
 		}
-		switch f, path := copyFit(sc.Type, t.cols[ti].Type); f {
+		switch f, path := copyFit(sc.Type, cols[ti].Type); f {
 		case fitIncompatible:
-			return copyPlan{}, &SQLError{Class: "DELTA_FAILED_TO_MERGE_FIELDS", SQLState: "22005",
+			return nil, nil, &SQLError{Class: "DELTA_FAILED_TO_MERGE_FIELDS", SQLState: "22005",
 				Message: fmt.Sprintf("Failed to merge fields '%s' and '%s'. Failed to merge incompatible data types %s and %s.",
-					t.cols[ti].Name, sc.Name, t.cols[ti].Type.Simple(), sc.Type.Simple())}
+					cols[ti].Name, sc.Name, cols[ti].Type.Simple(), sc.Type.Simple())}
 		case fitExtraMember:
-			if mergeSchema {
-				return copyPlan{}, errUnsupported("mergeSchema adding struct member " + joinPath(t.cols[ti].Name, path))
+			if evolve {
+				return nil, nil, errUnsupported("mergeSchema adding struct member " + joinPath(cols[ti].Name, path))
 			}
-			return copyPlan{}, schemaMismatch(t, srcCols)
+			return nil, nil, copySchemaMismatch(t, cols, srcCols)
 		case fitMissingNotNull:
-			return copyPlan{}, &SQLError{Class: "DELTA_NOT_NULL_CONSTRAINT_VIOLATED", SQLState: "23502",
-				Message: fmt.Sprintf("NOT NULL constraint violated for column: %s.", joinPath(t.cols[ti].Name, path))}
+			return nil, nil, &SQLError{Class: "DELTA_NOT_NULL_COLUMN_NOT_FOUND_IN_STRUCT", SQLState: "42K09",
+				Message: fmt.Sprintf("Not nullable column not found in struct: %s.", joinPath(cols[ti].Name, path))}
+		case fitMissingMember:
+			if unk.RefuseMissingNestedMember {
+				parent := joinPath(cols[ti].Name, path)
+				if i := strings.LastIndexByte(parent, '.'); i >= 0 {
+					parent = parent[:i]
+				}
+				return nil, nil, &SQLError{Class: "DELTA_INSERT_COLUMN_ARITY_MISMATCH", SQLState: "21S01", Message: fmt.Sprintf(
+					"Cannot write to '%s', not enough nested fields in %s; the table's struct has a member (%s) the data does not have.",
+					parent, parent, joinPath(cols[ti].Name, path))}
+			}
 		}
 		matched[ti] = si
 	}
-	exprs := make([]string, len(t.cols))
-	for ti, c := range t.cols {
+	exprs := make([]string, len(cols))
+	for ti, c := range cols {
 		si := matched[ti]
 		if si < 0 {
 			if !c.Nullable {
-				return copyPlan{}, &SQLError{Class: "DELTA_NOT_NULL_CONSTRAINT_VIOLATED", SQLState: "23502",
-					Message: fmt.Sprintf("NOT NULL constraint violated for column: %s.", c.Name)}
+				return nil, nil, &SQLError{Class: "DELTA_MISSING_NOT_NULL_COLUMN_VALUE", SQLState: "23502",
+					Message: fmt.Sprintf("Column %s, which has a NOT NULL constraint, is missing from the data being written into the table.", c.Name)}
 			}
 			exprs[ti] = fmt.Sprintf("CAST(NULL AS %s) AS %s", c.Type.Duck(), duckIdent(c.Name))
 			continue
 		}
 		exprs[ti] = fmt.Sprintf("CAST(src.%s AS %s) AS %s", duckIdent(srcCols[si].Name), c.Type.Duck(), duckIdent(c.Name))
 	}
-	return copyPlan{
-		file:    f,
-		selects: fmt.Sprintf("SELECT %s FROM (%s) AS src", strings.Join(exprs, ", "), srcSQL),
-		newCols: newCols,
-	}, nil
+	return exprs, newCols, nil
 }
 
-// schemaMismatch is Delta's error for data columns the table does not have.
-func schemaMismatch(t *tableMeta, data []Field) *SQLError {
-	return &SQLError{Class: "DELTA_METADATA_MISMATCH.SCHEMA_MISMATCH", SQLState: "42KDG", Message: fmt.Sprintf(
-		"A metadata mismatch was detected when writing to the Delta table.\n"+
-			"A schema mismatch detected when writing to the Delta table (Table ID: %s).\n"+
-			"To enable schema migration using DataFrameWriter or DataStreamWriter, please set: '.option(\"mergeSchema\", \"true\")'.\n"+
-			"For other operations, set the session configuration spark.databricks.delta.schema.autoMerge.enabled to \"true\". "+
-			"See the documentation specific to the operation for details.\n\nTable schema:\n%s\n\nData schema:\n%s",
-		t.id, strings.TrimSuffix(TreeString(t.cols), "\n"), strings.TrimSuffix(TreeString(data), "\n"))}
+// copySchemaMismatch is COPY INTO's error for source columns the table does not have.
+func copySchemaMismatch(t *tableMeta, cols, data []Field) *SQLError {
+	return &SQLError{Class: "COPY_INTO_SCHEMA_MISMATCH_WITH_TARGET_TABLE", SQLState: "42KDG", Message: fmt.Sprintf(
+		"A schema mismatch was detected while copying into the Delta table (Table: %s).\n"+
+			"This may indicate an issue with the incoming data, or the Delta table schema can be evolved automatically according to the incoming data by setting:\n"+
+			"COPY_OPTIONS ('mergeSchema' = 'true')\n\nTable schema:\n%s\n\nData schema:\n%s",
+		t.quoted(), strings.TrimSuffix(TreeString(cols), "\n"), strings.TrimSuffix(TreeString(data), "\n"))}
 }
 
 // copyCompatible reports whether data of type src can be written to a column of type dst
 // without a schema change (see copyFit).
 func copyCompatible(src, dst *Type) bool {
 	f, _ := copyFit(src, dst)
-	return f == fitOK
+	return f <= fitMissingMember
 }
 
 // fit is how data of one type fits a column of another under mergeSchema = false.
@@ -568,6 +634,7 @@ type fit int
 
 const (
 	fitOK             fit = iota
+	fitMissingMember      // a nullable struct member is absent from the data (NULL is written)
 	fitMissingNotNull     // a NOT NULL struct member is absent from the data (NULL would be written)
 	fitExtraMember        // the data has a struct member the column lacks (a schema change)
 	fitIncompatible       // some type differs (Delta cannot merge the two)
@@ -611,8 +678,12 @@ func copyFit(src, dst *Type) (fit, string) {
 			}
 		}
 		for di, df := range dst.Fields {
-			if !used[di] && !df.Nullable {
+			switch {
+			case used[di]:
+			case !df.Nullable:
 				note(fitMissingNotNull, df.Name)
+			default:
+				note(fitMissingMember, df.Name)
 			}
 		}
 		return worst, where
@@ -727,6 +798,9 @@ func (e *DuckDB) validateCopy(ctx context.Context, t *tableMeta, plans []copyPla
 				}
 				ci++
 			}
+		}
+		if err := e.constraintViolation(ctx, t, src); err != nil {
+			return nil, err
 		}
 		if room := maxValidatePreview - len(res.Rows); room > 0 {
 			if limitRows > 0 && limitRows < room {

@@ -27,7 +27,12 @@ func (e *DuckDB) create(ctx context.Context, sess *Session, p *parser) (*Result,
 		return e.createTable(ctx, sess, p, orReplace, true)
 	case p.acceptKw("TABLE"):
 		return e.createTable(ctx, sess, p, orReplace, false)
-	case p.acceptKw("VIEW"), p.acceptKw("TEMPORARY"), p.acceptKw("TEMP"), p.acceptKw("VOLUME"), p.acceptKw("FUNCTION"):
+	case p.acceptKw("VOLUME"), p.acceptKw("EXTERNAL", "VOLUME"):
+		if strings.EqualFold(p.toks[p.i-2].val, "EXTERNAL") {
+			return nil, errUnsupported("external volumes")
+		}
+		return e.createVolumeStmt(sess, p)
+	case p.acceptKw("VIEW"), p.acceptKw("TEMPORARY"), p.acceptKw("TEMP"), p.acceptKw("FUNCTION"):
 		return nil, errUnsupported("CREATE " + strings.ToUpper(p.toks[p.i-1].val))
 	}
 	return nil, p.errorf("unsupported CREATE statement")
@@ -168,12 +173,17 @@ func (e *DuckDB) createTable(ctx context.Context, sess *Session, p *parser, orRe
 		hasCols = true
 		for {
 			if p.peek().isKw("CONSTRAINT") || p.peek().isKw("PRIMARY") || p.peek().isKw("FOREIGN") {
-				// Table constraints are informational in Unity Catalog; skip to the next comma.
+				// Primary and foreign keys are informational in Unity Catalog; skip to the next
+				// comma. A CHECK constraint is enforced, so it is refused here rather than
+				// ignored: add it with ALTER TABLE … ADD CONSTRAINT.
 				depth := 0
 				for {
 					tk := p.peek()
 					if tk.kind == tkEOF || depth == 0 && (tk.isOp(",") || tk.isOp(")")) {
 						break
+					}
+					if tk.isKw("CHECK") {
+						return nil, errUnsupported("CHECK constraints in CREATE TABLE (use ALTER TABLE … ADD CONSTRAINT name CHECK (…))")
 					}
 					if tk.isOp("(") {
 						depth++
@@ -340,7 +350,12 @@ func (e *DuckDB) createTable(ctx context.Context, sess *Session, p *parser, orRe
 			return nil, err
 		}
 	}
-	t.cols = cols
+	for k := range t.props {
+		if strings.HasPrefix(k, constraintPrefix) {
+			return nil, errUnsupported("CHECK constraints in TBLPROPERTIES (use ALTER TABLE … ADD CONSTRAINT)")
+		}
+	}
+	t.cols = assignPhysical(t, cols)
 	partJSON, _ := json.Marshal(nonNil(t.partitionCols))
 	propJSON, _ := json.Marshal(t.props)
 	if _, err := e.addCommit(t, op, map[string]string{
@@ -428,6 +443,8 @@ func dottedIdent(p *parser) ([]string, error) {
 func (e *DuckDB) drop(ctx context.Context, sess *Session, p *parser) (*Result, error) {
 	p.next() // DROP
 	switch {
+	case p.acceptKw("VOLUME"):
+		return e.dropVolumeStmt(sess, p)
 	case p.acceptKw("TABLE"):
 		ifExists := p.acceptKw("IF", "EXISTS")
 		parts, err := p.qualifiedName()
@@ -551,6 +568,8 @@ func (e *DuckDB) alter(ctx context.Context, sess *Session, p *parser) (*Result, 
 		return nil, err
 	}
 	switch {
+	case p.acceptKw("ADD", "CONSTRAINT"):
+		return e.addConstraint(ctx, t, p)
 	case p.acceptKw("ADD", "COLUMNS"), p.acceptKw("ADD", "COLUMN"), p.acceptKw("ADD"):
 		var defs []Field
 		paren := p.acceptOp("(")
@@ -587,7 +606,7 @@ func (e *DuckDB) alter(ctx context.Context, sess *Session, p *parser) (*Result, 
 				}
 			}
 		}
-		t.cols = append(t.cols, defs...)
+		t.cols = assignPhysical(t, append(t.cols, defs...))
 		colsJSON, _ := json.Marshal(defsJSON(defs))
 		if _, err := e.addCommit(t, "ADD COLUMNS", map[string]string{"columns": string(colsJSON)}, nil, false); err != nil {
 			return nil, err
@@ -595,9 +614,31 @@ func (e *DuckDB) alter(ctx context.Context, sess *Session, p *parser) (*Result, 
 		return emptyDDLResult(), nil
 	case p.acceptKw("ALTER", "COLUMN"), p.acceptKw("CHANGE", "COLUMN"), p.acceptKw("ALTER"), p.acceptKw("CHANGE"):
 		return e.alterColumn(ctx, t, p)
+	case p.acceptKw("DROP", "CONSTRAINT"):
+		return e.dropConstraint(t, p)
 	case p.acceptKw("SET", "TBLPROPERTIES"):
-		if err := parseProps(p, t.props); err != nil {
+		wasMapped := t.columnMapping()
+		set := map[string]string{}
+		if err := parseProps(p, set); err != nil {
 			return nil, err
+		}
+		for k, v := range set {
+			if strings.HasPrefix(k, constraintPrefix) {
+				return nil, errUnsupported("setting CHECK constraints as table properties (use ALTER TABLE … ADD CONSTRAINT)")
+			}
+			if strings.EqualFold(k, "delta.columnMapping.mode") && !strings.EqualFold(v, "name") && !strings.EqualFold(v, "none") {
+				return nil, errUnsupported("column mapping mode " + v + " (only name)")
+			}
+			if strings.EqualFold(k, "delta.columnMapping.mode") && wasMapped && !strings.EqualFold(v, "name") {
+				return nil, &SQLError{Class: "DELTA_UNSUPPORTED_COLUMN_MAPPING_MODE_CHANGE", SQLState: "0AKDC",
+					Message: fmt.Sprintf("Changing column mapping mode from 'name' to '%s' is not supported.", v)}
+			}
+		}
+		for k, v := range set {
+			t.props[k] = v
+		}
+		if !wasMapped && t.columnMapping() {
+			upgradeColumnMapping(t)
 		}
 		propJSON, _ := json.Marshal(t.props)
 		if _, err := e.addCommit(t, "SET TBLPROPERTIES", map[string]string{"properties": string(propJSON)}, nil, false); err != nil {
@@ -626,7 +667,13 @@ func (e *DuckDB) alter(ctx context.Context, sess *Session, p *parser) (*Result, 
 		if strings.EqualFold(p.toks[p.i-2].val, "DROP") {
 			op = "DROP COLUMN"
 		}
-		if !strings.EqualFold(t.props["delta.columnMapping.mode"], "name") {
+		if t.columnMapping() {
+			if op == "RENAME COLUMN" {
+				return e.renameColumn(ctx, t, p)
+			}
+			return e.dropColumns(ctx, t, p)
+		}
+		{
 			cls := "DELTA_UNSUPPORTED_RENAME_COLUMN"
 			if op == "DROP COLUMN" {
 				cls = "DELTA_UNSUPPORTED_DROP_COLUMN"
@@ -635,7 +682,6 @@ func (e *DuckDB) alter(ctx context.Context, sess *Session, p *parser) (*Result, 
 				"%s is not supported for your Delta table. Please upgrade your Delta table to support column mapping: "+
 					"ALTER TABLE <table_name> SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name').", op)}
 		}
-		return nil, errUnsupported(op + " with column mapping")
 	}
 	return nil, errUnsupported("this ALTER TABLE form")
 }
@@ -886,11 +932,11 @@ func (e *DuckDB) list(ctx context.Context, p *parser) (*Result, error) {
 	if p.acceptKw("LIMIT") {
 		fmt.Sscan(p.next().val, &limit)
 	}
-	url, err := canonicalURL(raw)
+	url, err := e.canonical(raw)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.checkOverlap(url); err != nil {
+	if err := e.checkOverlap(url, "ListFiles"); err != nil {
 		return nil, err
 	}
 	sd, err := e.openSource(ctx, url)
@@ -917,4 +963,191 @@ func (e *DuckDB) list(ctx context.Context, p *parser) (*Result, error) {
 		res.Rows = append(res.Rows, []any{f.URL, name, f.Size, f.ModTime.UnixMilli()})
 	}
 	return res, nil
+}
+
+// addConstraint implements ALTER TABLE … ADD CONSTRAINT name CHECK (expr): existing rows must
+// satisfy it, and later writes are checked against it (DELTA_VIOLATE_CONSTRAINT_WITH_VALUES).
+func (e *DuckDB) addConstraint(ctx context.Context, t *tableMeta, p *parser) (*Result, error) {
+	name, err := p.ident()
+	if err != nil {
+		return nil, err
+	}
+	if !p.acceptKw("CHECK") {
+		return nil, errUnsupported("ADD CONSTRAINT other than CHECK (PRIMARY KEY and FOREIGN KEY are informational)")
+	}
+	if !p.peek().isOp("(") {
+		return nil, p.errorf("CHECK needs a parenthesised expression")
+	}
+	start := p.i
+	if err := skipParens(p); err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	for _, tk := range p.toks[start+1 : p.i-1] {
+		b.WriteString(tk.pre + tk.raw)
+	}
+	expr := strings.TrimSpace(b.String())
+	if !p.atEnd() {
+		return nil, p.errorf("unexpected text after the CHECK expression")
+	}
+	key := constraintPrefix + strings.ToLower(name)
+	if _, ok := t.props[key]; ok {
+		return nil, &SQLError{Class: "DELTA_CONSTRAINT_ALREADY_EXISTS", SQLState: "42710",
+			Message: fmt.Sprintf("Constraint '%s' already exists. Please delete the old constraint first.\nOld constraint:\n%s", strings.ToLower(name), t.props[key])}
+	}
+	q, err := e.constraintQuery(ctx, t, expr, "SELECT * FROM "+duckIdent(t.phys), "count(*)")
+	if err != nil {
+		return nil, err
+	}
+	res, err := e.duckQuery(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if n := res.Int(0, 0); n > 0 {
+		return nil, &SQLError{Class: "DELTA_NEW_CHECK_CONSTRAINT_VIOLATION", SQLState: "23512",
+			Message: fmt.Sprintf("%d rows in %s violate the new CHECK constraint (%s)", n, t.quoted(), expr)}
+	}
+	t.props[key] = expr
+	if _, err := e.addCommit(t, "ADD CONSTRAINT", map[string]string{"name": strings.ToLower(name), "expr": expr}, nil, false); err != nil {
+		delete(t.props, key)
+		return nil, err
+	}
+	return emptyDDLResult(), nil
+}
+
+// dropConstraint implements ALTER TABLE … DROP CONSTRAINT [IF EXISTS] name.
+func (e *DuckDB) dropConstraint(t *tableMeta, p *parser) (*Result, error) {
+	ifExists := p.acceptKw("IF", "EXISTS")
+	name, err := p.ident()
+	if err != nil {
+		return nil, err
+	}
+	key := constraintPrefix + strings.ToLower(name)
+	expr, ok := t.props[key]
+	if !ok {
+		if ifExists {
+			return emptyDDLResult(), nil
+		}
+		return nil, &SQLError{Class: "DELTA_CONSTRAINT_DOES_NOT_EXIST", SQLState: "42704",
+			Message: fmt.Sprintf("Cannot drop nonexistent constraint %s from table %s. To avoid throwing an error, provide the parameter IF EXISTS or set the SQL session configuration spark.databricks.delta.constraints.allowUnenforcedNotNull.enabled to true.", strings.ToLower(name), t.quoted())}
+	}
+	delete(t.props, key)
+	if _, err := e.addCommit(t, "DROP CONSTRAINT", map[string]string{"name": strings.ToLower(name), "expr": expr}, nil, false); err != nil {
+		return nil, err
+	}
+	return emptyDDLResult(), nil
+}
+
+// renameColumn implements ALTER TABLE … RENAME COLUMN a TO b on a column-mapped table: the
+// logical name changes, the physical name (and so the data files) stays.
+func (e *DuckDB) renameColumn(ctx context.Context, t *tableMeta, p *parser) (*Result, error) {
+	path, err := dottedIdent(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.expectKw("TO"); err != nil {
+		return nil, err
+	}
+	to, err := p.ident()
+	if err != nil {
+		return nil, err
+	}
+	if len(path) > 1 {
+		return nil, errUnsupported("renaming nested fields")
+	}
+	ci := t.col(path[0])
+	if ci < 0 {
+		return nil, &SQLError{Class: "UNRESOLVED_COLUMN.WITH_SUGGESTION", SQLState: "42703",
+			Message: fmt.Sprintf("A column, variable, or function parameter with name `%s` cannot be resolved. Did you mean one of the following? [%s].", path[0], fieldNames(t.cols))}
+	}
+	if j := t.col(to); j >= 0 && j != ci {
+		return nil, &SQLError{Class: "COLUMN_ALREADY_EXISTS", SQLState: "42711",
+			Message: fmt.Sprintf("The column `%s` already exists. Choose another name or rename the existing column.", strings.ToLower(to))}
+	}
+	if containsPartition(t, path[0]) {
+		return nil, errUnsupported("renaming partition columns")
+	}
+	old := t.cols[ci].Name
+	if _, err := e.duckExec(ctx, fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", duckIdent(t.phys), duckIdent(old), duckIdent(to))); err != nil {
+		return nil, err
+	}
+	t.cols[ci].Name = to
+	for k, v := range t.props {
+		if strings.HasPrefix(k, constraintPrefix) && strings.Contains(strings.ToLower(v), strings.ToLower(old)) {
+			// Delta refuses to rename a column a CHECK constraint uses.
+			t.cols[ci].Name = old
+			_, _ = e.duckExec(context.WithoutCancel(ctx), fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", duckIdent(t.phys), duckIdent(to), duckIdent(old)))
+			return nil, &SQLError{Class: "DELTA_CONSTRAINT_DEPENDENT_COLUMN_CHANGE", SQLState: "42K09",
+				Message: fmt.Sprintf("Cannot alter column %s because this column is referenced by the following check constraint(s):\n%s -> %s", old, strings.TrimPrefix(k, constraintPrefix), v)}
+		}
+	}
+	if _, err := e.addCommit(t, "RENAME COLUMN", map[string]string{"oldColumnPath": old, "newColumnPath": to}, nil, false); err != nil {
+		return nil, err
+	}
+	return emptyDDLResult(), nil
+}
+
+// dropColumns implements ALTER TABLE … DROP COLUMN[S] [IF EXISTS] a [, b] on a column-mapped
+// table (the data files keep the column; the log no longer names it).
+func (e *DuckDB) dropColumns(ctx context.Context, t *tableMeta, p *parser) (*Result, error) {
+	ifExists := p.acceptKw("IF", "EXISTS")
+	paren := p.acceptOp("(")
+	var names []string
+	for {
+		path, err := dottedIdent(p)
+		if err != nil {
+			return nil, err
+		}
+		if len(path) > 1 {
+			return nil, errUnsupported("dropping nested fields")
+		}
+		if t.col(path[0]) < 0 {
+			if !ifExists {
+				return nil, &SQLError{Class: "DELTA_COLUMN_NOT_FOUND", SQLState: "42703",
+					Message: fmt.Sprintf("Unable to find the column `%s` given [%s].", path[0], fieldNames(t.cols))}
+			}
+		} else {
+			names = append(names, t.cols[t.col(path[0])].Name)
+		}
+		if !p.acceptOp(",") {
+			break
+		}
+	}
+	if paren {
+		if err := p.expectOp(")"); err != nil {
+			return nil, err
+		}
+	}
+	if len(names) == 0 {
+		return emptyDDLResult(), nil
+	}
+	if len(names) >= len(t.cols) {
+		return nil, &SQLError{Class: "DELTA_DROP_COLUMN_ON_SINGLE_FIELD_SCHEMA", SQLState: "0AKDC",
+			Message: "Cannot drop column from a schema with a single column."}
+	}
+	for _, n := range names {
+		if containsPartition(t, n) {
+			return nil, errUnsupported("dropping partition columns")
+		}
+	}
+	for _, n := range names {
+		if _, err := e.duckExec(ctx, fmt.Sprintf("ALTER TABLE %s DROP COLUMN %s", duckIdent(t.phys), duckIdent(n))); err != nil {
+			return nil, err
+		}
+		t.cols = append(t.cols[:t.col(n)], t.cols[t.col(n)+1:]...)
+	}
+	colsJSON, _ := json.Marshal(names)
+	if _, err := e.addCommit(t, "DROP COLUMNS", map[string]string{"columns": string(colsJSON)}, nil, false); err != nil {
+		return nil, err
+	}
+	return emptyDDLResult(), nil
+}
+
+func containsPartition(t *tableMeta, name string) bool {
+	for _, c := range t.partitionCols {
+		if strings.EqualFold(c, name) {
+			return true
+		}
+	}
+	return false
 }

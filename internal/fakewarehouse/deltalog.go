@@ -44,7 +44,7 @@ func (e *DuckDB) deltaActions(t *tableMeta, c commit) ([]string, error) {
 	}
 	info := orderedJSON{
 		{"timestamp", c.Timestamp.UnixMilli()},
-		{"userName", e.opts.UserName},
+		{"userName", c.UserName},
 		{"operation", c.Operation},
 		{"operationParameters", c.Parameters},
 	}
@@ -55,7 +55,7 @@ func (e *DuckDB) deltaActions(t *tableMeta, c commit) ([]string, error) {
 		kv{"isolationLevel", "WriteSerializable"},
 		kv{"isBlindAppend", c.IsBlindAppend},
 		kv{"operationMetrics", c.Metrics},
-		kv{"engineInfo", "Databricks-Runtime/fake-warehouse"},
+		kv{"engineInfo", c.EngineInfo},
 		kv{"txnId", newUUID()},
 	)
 	ci, err := json.Marshal(map[string]any{"commitInfo": info})
@@ -73,6 +73,18 @@ func deltaProtocol(t *tableMeta) string {
 	}
 	if strings.EqualFold(t.props["delta.enableTypeWidening"], "true") {
 		features = append(features, "typeWidening")
+	}
+	if t.columnMapping() {
+		if len(features) == 0 {
+			return `{"protocol":{"minReaderVersion":2,"minWriterVersion":5}}`
+		}
+		features = append(features, "columnMapping")
+	}
+	if len(t.constraints()) > 0 && len(features) == 0 {
+		return `{"protocol":{"minReaderVersion":1,"minWriterVersion":3}}`
+	}
+	if len(t.constraints()) > 0 {
+		features = append(features, "checkConstraints")
 	}
 	if len(features) == 0 {
 		return `{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}`

@@ -80,7 +80,8 @@ func TestDeltaLogMatchesDescribe(t *testing.T) {
 			}
 		}
 	}
-	if lines != 1 || info.CommitInfo.Operation != "COPY INTO" || info.CommitInfo.OperationMetrics["numOutputRows"] != "3" {
+	// commitInfo and the add action of the one data file written.
+	if lines != 2 || info.CommitInfo.Operation != "COPY INTO" || info.CommitInfo.OperationMetrics["numOutputRows"] != "3" {
 		t.Errorf("version 1: %d lines, commitInfo %+v", lines, info.CommitInfo)
 	}
 }

@@ -279,12 +279,30 @@ func (e *DuckDB) describeHistory(sess *Session, p *parser) (*Result, error) {
 			rv = *c.ReadVersion
 		}
 		res.Rows = append(res.Rows, []any{
-			c.Version, c.Timestamp, "4815162342", e.opts.UserName, c.Operation,
-			mapEntries(c.Parameters), nil, nil, "fake-warehouse", rv, "WriteSerializable", c.IsBlindAppend,
-			mapEntries(c.Metrics), nullIfEmpty(c.UserMetadata), "Databricks-Runtime/fake-warehouse",
+			c.Version, c.Timestamp, userID(c.UserName), c.UserName, c.Operation,
+			mapEntries(c.Parameters), nil, nil, clusterID(c.EngineInfo), rv, "WriteSerializable", c.IsBlindAppend,
+			mapEntries(c.Metrics), nullIfEmpty(c.UserMetadata), c.EngineInfo,
 		})
 	}
 	return res, nil
+}
+
+// userID is a stable numeric user id for a user name, as history shows one.
+func userID(name string) string {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(name); i++ {
+		h = (h ^ uint64(name[i])) * 1099511628211
+	}
+	return strconv.FormatUint(h%1e15, 10)
+}
+
+// clusterID is the clusterId of a commit: the warehouse's for its own statements, none for
+// other engines (Zerobus).
+func clusterID(engineInfo string) any {
+	if engineInfo == defaultEngineInfo {
+		return "fake-warehouse"
+	}
+	return nil
 }
 
 func mapEntries(m map[string]string) []MapEntry {

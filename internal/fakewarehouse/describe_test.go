@@ -194,7 +194,7 @@ func describeHistory(t *testing.T, db *sql.DB, table string) []historyRow {
 }
 
 func TestDescribeHistory(t *testing.T) {
-	srv := fakewarehouse.New(t)
+	srv := fakewarehouse.New(t, allowManagedPaths)
 	db := open(t, srv)
 	mustExec(t, db, eventsDDL)
 	dir := fallbackDir(t, srv, "main.default.events")

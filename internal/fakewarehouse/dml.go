@@ -51,21 +51,33 @@ func (e *DuckDB) insert(ctx context.Context, sess *Session, p *parser) (*Result,
 			return fail(err)
 		}
 	}
+	mark, err := e.rowMark(ctx, t)
+	if err != nil {
+		return fail(err)
+	}
 	n, err := e.duckExec(ctx, q)
 	if err != nil {
+		return fail(err)
+	}
+	if err := e.checkConstraints(ctx, t, mark); err != nil {
 		return fail(err)
 	}
 	if _, err := e.duckExec(ctx, "COMMIT"); err != nil {
 		return fail(err)
 	}
+	w, err := e.writeDataFiles(ctx, t, mark)
+	if err != nil {
+		return nil, err
+	}
 	mode := "Append"
-	metrics := map[string]string{"numFiles": "1", "numOutputRows": strconv.FormatInt(n, 10), "numOutputBytes": "0"}
+	metrics := map[string]string{"numFiles": strconv.Itoa(w.files), "numOutputRows": strconv.FormatInt(n, 10), "numOutputBytes": strconv.FormatInt(w.bytes, 10)}
 	if overwrite {
 		mode = "Overwrite"
 		metrics["numRemovedFiles"] = "1"
 		metrics["numRemovedRows"] = strconv.FormatInt(removed, 10)
 	}
-	if _, err := e.addCommit(t, "WRITE", map[string]string{"mode": mode, "partitionBy": "[]"}, metrics, !overwrite); err != nil {
+	if _, err := e.addCommitSpec(t, commitSpec{op: "WRITE", params: map[string]string{"mode": mode, "partitionBy": "[]"}, metrics: metrics,
+		blind: !overwrite, actions: w.actions}); err != nil {
 		return nil, err
 	}
 	return &Result{
@@ -97,16 +109,23 @@ func (e *DuckDB) merge(ctx context.Context, sess *Session, p *parser) (*Result, 
 		return nil, err
 	}
 	srcAlias := ""
+	var srcToks []token // the source: a parenthesised query or a table name
 	if p.peek().isOp("(") {
+		start := p.i
 		if err := skipParens(p); err != nil {
 			return nil, err
 		}
+		srcToks = append(append([]token(nil), p.toks[start+1:p.i-1]...), token{kind: tkEOF})
 	} else {
+		start := p.i
 		src, err := p.qualifiedName()
 		if err != nil {
 			return nil, err
 		}
 		srcAlias = src[len(src)-1]
+		text := "SELECT * FROM"
+		srcToks = append([]token{{kind: tkIdent, raw: text, val: text, literal: true}}, p.toks[start:p.i]...)
+		srcToks = append(srcToks, token{kind: tkEOF})
 	}
 	if p.acceptKw("AS") || (p.peek().kind == tkIdent && !p.peek().isKw("ON")) || p.peek().kind == tkQuoted {
 		a, err := p.ident()
@@ -119,7 +138,36 @@ func (e *DuckDB) merge(ctx context.Context, sess *Session, p *parser) (*Result, 
 		return nil, p.errorf("the MERGE source needs an alias")
 	}
 	src := duckIdent(srcAlias)
-	// Expand INSERT * and UPDATE SET *.
+	srcSQL, _, err := e.rewrite(ctx, sess, srcToks, rewriteOpts{})
+	if err != nil {
+		return nil, err
+	}
+	srcCols, err := e.describeSQL(ctx, srcSQL)
+	if err != nil {
+		return nil, err
+	}
+	srcCount, err := e.duckQuery(ctx, "SELECT count(*) FROM ("+srcSQL+") AS s")
+	if err != nil {
+		return nil, err
+	}
+	// Expand INSERT * and UPDATE SET *: every target column must come from the source.
+	for i := p.i; i+1 < len(p.toks); i++ {
+		star := p.toks[i].isKw("INSERT") && p.toks[i+1].isOp("*") ||
+			p.toks[i].isKw("UPDATE") && i+2 < len(p.toks) && p.toks[i+1].isKw("SET") && p.toks[i+2].isOp("*")
+		if !star {
+			continue
+		}
+		clause := "INSERT"
+		if p.toks[i].isKw("UPDATE") {
+			clause = "UPDATE"
+		}
+		for _, c := range t.cols {
+			if !containsField(srcCols, c.Name) {
+				return nil, &SQLError{Class: "DELTA_MERGE_UNRESOLVED_EXPRESSION", SQLState: "42601", Message: fmt.Sprintf(
+					"Cannot resolve %s.%s in %s clause given columns %s.", srcAlias, c.Name, clause, qualifiedNames(srcAlias, srcCols))}
+			}
+		}
+	}
 	toks := append([]token(nil), p.toks[:p.i]...)
 	for i := p.i; i < len(p.toks); i++ {
 		tk := p.toks[i]
@@ -150,9 +198,26 @@ func (e *DuckDB) merge(ctx context.Context, sess *Session, p *parser) (*Result, 
 	if err != nil {
 		return nil, err
 	}
+	if _, err := e.duckExec(ctx, "BEGIN TRANSACTION"); err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*Result, error) {
+		_, _ = e.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		return nil, err
+	}
+	mark, err := e.rowMark(ctx, t)
+	if err != nil {
+		return fail(err)
+	}
 	res, err := e.duckQuery(ctx, q+" RETURNING merge_action")
 	if err != nil {
-		return nil, err
+		return fail(err)
+	}
+	if err := e.checkConstraints(ctx, t, -1); err != nil {
+		return fail(err)
+	}
+	if _, err := e.duckExec(ctx, "COMMIT"); err != nil {
+		return fail(err)
 	}
 	var ins, upd, del int64
 	for _, r := range res.Rows {
@@ -166,13 +231,33 @@ func (e *DuckDB) merge(ctx context.Context, sess *Session, p *parser) (*Result, 
 		}
 	}
 	affected := ins + upd + del
-	if _, err := e.addCommit(t, "MERGE", map[string]string{"predicate": "[]", "matchedPredicates": "[]", "notMatchedPredicates": "[]"}, map[string]string{
-		"numTargetRowsInserted": strconv.FormatInt(ins, 10),
-		"numTargetRowsUpdated":  strconv.FormatInt(upd, 10),
-		"numTargetRowsDeleted":  strconv.FormatInt(del, 10),
-		"numTargetRowsCopied":   "0",
-		"numOutputRows":         strconv.FormatInt(ins+upd, 10),
-	}, false); err != nil {
+	// The inserted rows go to a new data file (updated and deleted rows would rewrite files;
+	// the local warehouse does not write those).
+	w, err := e.writeDataFiles(ctx, t, mark)
+	if err != nil {
+		return nil, err
+	}
+	filesAdded := strconv.Itoa(w.files)
+	if _, err := e.addCommitSpec(t, commitSpec{op: "MERGE", params: map[string]string{"predicate": "[]", "matchedPredicates": "[]", "notMatchedPredicates": "[]"}, actions: w.actions, metrics: map[string]string{
+		"numSourceRows":                          strconv.FormatInt(srcCount.Int(0, 0), 10),
+		"numTargetRowsInserted":                  strconv.FormatInt(ins, 10),
+		"numTargetRowsUpdated":                   strconv.FormatInt(upd, 10),
+		"numTargetRowsMatchedUpdated":            strconv.FormatInt(upd, 10),
+		"numTargetRowsMatchedDeleted":            strconv.FormatInt(del, 10),
+		"numTargetRowsNotMatchedBySourceUpdated": "0",
+		"numTargetRowsNotMatchedBySourceDeleted": "0",
+		"numTargetRowsDeleted":                   strconv.FormatInt(del, 10),
+		"numTargetRowsCopied":                    "0",
+		"numTargetFilesAdded":                    filesAdded,
+		"numTargetFilesRemoved":                  "0",
+		"numTargetChangeFilesAdded":              "0",
+		"numTargetBytesAdded":                    strconv.FormatInt(w.bytes, 10),
+		"numTargetBytesRemoved":                  "0",
+		"numOutputRows":                          strconv.FormatInt(ins+upd, 10),
+		"executionTimeMs":                        "0",
+		"scanTimeMs":                             "0",
+		"rewriteTimeMs":                          "0",
+	}}); err != nil {
 		return nil, err
 	}
 	return &Result{
@@ -195,8 +280,18 @@ func (e *DuckDB) deleteUpdate(ctx context.Context, sess *Session, p *parser) (*R
 	if len(refs) == 0 {
 		return nil, p.errorf("%s needs a target table", op)
 	}
+	if _, err := e.duckExec(ctx, "BEGIN TRANSACTION"); err != nil {
+		return nil, err
+	}
 	n, err := e.duckExec(ctx, q)
+	if err == nil && op == "UPDATE" {
+		err = e.checkConstraints(ctx, refs[0].t, -1)
+	}
+	if err == nil {
+		_, err = e.duckExec(ctx, "COMMIT")
+	}
 	if err != nil {
+		_, _ = e.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		return nil, err
 	}
 	metric := "numDeletedRows"
@@ -233,4 +328,12 @@ func (e *DuckDB) truncate(ctx context.Context, sess *Session, p *parser) (*Resul
 		return nil, err
 	}
 	return emptyDDLResult(), nil
+}
+
+func qualifiedNames(alias string, cols []Field) string {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = alias + "." + c.Name
+	}
+	return "[" + strings.Join(names, ", ") + "]"
 }

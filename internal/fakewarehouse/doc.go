@@ -36,7 +36,8 @@
 //     SCHEMAS | TABLES | TBLPROPERTIES, LIST 'path'.
 //   - ALTER TABLE … ADD COLUMNS, ALTER COLUMN … TYPE (type widening, with the table property
 //     delta.enableTypeWidening = true, as Delta requires), ALTER COLUMN … DROP NOT NULL | SET NOT
-//     NULL | COMMENT, SET | UNSET TBLPROPERTIES.
+//     NULL | COMMENT, SET | UNSET TBLPROPERTIES, ADD CONSTRAINT … CHECK (…), DROP CONSTRAINT,
+//     RENAME COLUMN and DROP COLUMN[S] (with column mapping). CREATE | DROP VOLUME.
 //   - COPY INTO t FROM 'dir' | (SELECT … FROM 'dir') FILEFORMAT = PARQUET [VALIDATE [ALL | n
 //     ROWS]] [FILES = (…) | PATTERN = '…'] [FORMAT_OPTIONS (…)] [COPY_OPTIONS (…)].
 //   - DESCRIBE [TABLE] [EXTENDED] t [AS JSON], DESCRIBE HISTORY t [LIMIT n], DESCRIBE DETAIL t.
@@ -48,38 +49,103 @@
 // names, Spark types in casts, a few Spark functions and literals). Spark functions DuckDB does
 // not know fail with UNRESOLVED_ROUTINE.
 //
-// # COPY INTO semantics
+// # Behaviours and their sources
 //
-// As documented for Databricks: the directory form reads files recursively and skips names
-// and folders starting with "_" or "." (FILES may still name such files); loaded files are
-// tracked per table and skipped on later runs even if modified, unless 'force' = 'true';
-// FILES names at most 1000 files and missing ones are ignored; one statement is one atomic
-// commit. The result is num_affected_rows, num_inserted_rows, num_skipped_corrupt_files.
-// With 'mergeSchema' = 'false' (the default) each file's schema must fit the table: names
-// match case-insensitively; a column the table lacks fails with DELTA_METADATA_MISMATCH
-// (42KDG); a missing nullable column is NULL; a missing NOT NULL column, or a NULL in one,
-// fails with DELTA_NOT_NULL_CONSTRAINT_VIOLATED (23502); types must be equal except that
-// tinyint, smallint and int (Parquet INT32) may go into a wider one of the three — any other
-// difference (int into bigint, a decimal change, timestamp versus timestamp_ntz) fails with
-// DELTA_FAILED_TO_MERGE_FIELDS (22005) and needs a CAST projection. Each file is checked on
-// its own, so files with different schemas in one statement are each held to the table.
-// Struct members follow the same rules (an extra member is DELTA_METADATA_MISMATCH, a missing
-// NOT NULL member DELTA_NOT_NULL_CONSTRAINT_VIOLATED); mergeSchema does not add members.
-// 'mergeSchema' = 'true' adds the missing columns. VALIDATE checks all of this, writes
-// nothing and returns up to 50 rows of preview in the table's schema. A corrupt file fails
-// the statement (FAILED_READ_FILE) unless FORMAT_OPTIONS ('ignoreCorruptFiles' = 'true'); a
-// skipped file is not recorded as loaded. Every commit appears in DESCRIBE HISTORY with Delta's
-// operation names (CREATE TABLE, COPY INTO, WRITE, MERGE, …) and string-valued
-// operationMetrics (numFiles, numOutputRows, …).
+// Each behaviour is labelled with its source: DOC (Databricks or Microsoft Learn docs), CODE
+// (Spark, Delta or driver source), OBS (real warehouse output someone published), or
+// "unknown: switch X" (a field of Unknowns, set with Options.Unknowns or at run time with
+// SetUnknowns; the default is named). The evidence is in notes/databricks-behaviour.md.
+//
+//   - Directory reads (COPY INTO, parquet.`dir`, read_files): only the files directly in the
+//     folder are read; subfolders only with FORMAT_OPTIONS ('recursiveFileLookup' = 'true').
+//     Folders named k=v are partition columns (typed int, bigint, double, date or string by
+//     inference); then only the files of partition folders are read, and partition folders
+//     under different bases or naming different columns fail (CONFLICTING_DIRECTORY_STRUCTURES,
+//     CONFLICTING_PARTITION_COLUMN_NAMES). Names starting with "_" (without "=") or "." are
+//     skipped. CODE: Spark PartitioningAwareFileIndex.allFiles, PartitioningUtils; DOC:
+//     recursiveFileLookup. PATTERN globs match relative paths at any depth (DOC examples).
+//   - Multi-file schema: the first file's (listing order, or FILES order); columns only later
+//     files have are dropped, columns they lack are NULL. FORMAT_OPTIONS mergeSchema merges the
+//     files' schemas (CANNOT_MERGE_SCHEMAS on a type conflict) and never evolves the table;
+//     only COPY_OPTIONS ('mergeSchema' = 'true') adds table columns. CODE: Spark
+//     ParquetFileFormat.inferSchema; DOC: COPY INTO options. That the first FILES entry is the
+//     "first file" is an assumption.
+//   - Loaded files: tracked per table by path and skipped on later runs even if modified,
+//     unless 'force' = 'true'; FILES names at most 1000 files; missing ones are skipped
+//     (ignoreMissingFiles); one statement is one atomic commit (DOC). The result is
+//     num_affected_rows, num_inserted_rows, num_skipped_corrupt_files (OBS).
+//   - Schema enforcement (COPY_OPTIONS mergeSchema false): names match case-insensitively; a
+//     source column the table lacks is COPY_INTO_SCHEMA_MISMATCH_WITH_TARGET_TABLE (42KDG, OBS);
+//     a missing NOT NULL column is DELTA_MISSING_NOT_NULL_COLUMN_VALUE (23502), a NULL in one
+//     DELTA_NOT_NULL_CONSTRAINT_VIOLATED (23502), a missing NOT NULL struct member
+//     DELTA_NOT_NULL_COLUMN_NOT_FOUND_IN_STRUCT (42K09) (CODE: Delta error classes); types must
+//     be equal except tinyint, smallint and int into a wider one of the three: anything else
+//     (int into bigint, a decimal change, timestamp versus timestamp_ntz) is
+//     DELTA_FAILED_TO_MERGE_FIELDS (22005) and needs a CAST projection (CODE + OBS). An extra
+//     struct member is a schema mismatch; mergeSchema does not add members.
+//   - A nullable struct member missing from the file: unknown: switch
+//     RefuseMissingNestedMember (default false: NULL, as streaming writes do; true:
+//     DELTA_INSERT_COLUMN_ARITY_MISMATCH, as a batch INSERT does, CODE: delta-io/delta PR 3691).
+//   - Path reads inside a managed table's storage: DOC says path access to managed tables is
+//     not supported; for COPY INTO on the _zerobus folder it is unknown: switch PathAccess
+//     (default OverlapBracketed: "[INVALID_PARAMETER_VALUE.LOCATION_OVERLAP] Input path url '…'
+//     overlaps with managed storage within 'CheckPathAccess' call. SQLSTATE: 22023";
+//     OverlapPlain: the form a warehouse's LIST gave (OBS), no brackets, "within 'ListFiles'
+//     call."; OverlapNoSQLState: no SQLSTATE; OverlapAllowed). Volumes are not managed storage.
+//   - FILES entries that are subpaths ('a/b.parquet') or absolute URIs inside the FROM folder:
+//     unknown: switch RefuseFilesPaths (default false: accepted; DOC examples use bare names).
+//   - Concurrent COPY INTO of the same files: DOC says a transaction conflict; the class is
+//     unknown: switch CopyConflict (default ConflictConcurrentAppend: DELTA_CONCURRENT_APPEND,
+//     2D521; ConflictConcurrentCopyInto: TRANSACTION_CONCURRENT_COPY_INTO, 25000; ConflictNone:
+//     the second statement skips the loaded files and succeeds). A statement's snapshot is the
+//     engine's commit count when it arrived; it fails when a later commit loaded one of its
+//     files.
+//   - A COPY INTO that loads nothing: unknown: switch CommitEmptyCopy (default false: no
+//     version).
+//   - Errors without a SQLSTATE: unknown (real texts are seen without one, OBS): switch
+//     NoSQLState (default false: the Thrift sqlState is set and the text ends "SQLSTATE: x").
+//   - VALIDATE [ALL | n ROWS]: checks all of the above and CHECK constraints, writes nothing and
+//     returns up to 50 preview rows in the table's schema (DOC; the shape for ALL is an
+//     approximation). A corrupt file fails the statement (FAILED_READ_FILE) unless
+//     FORMAT_OPTIONS ('ignoreCorruptFiles' = 'true'); a skipped file is not recorded as loaded
+//     (DOC).
+//   - DESCRIBE HISTORY: the documented columns plus engineInfo (OBS); operations COPY INTO,
+//     WRITE, MERGE, CREATE TABLE, ADD COLUMNS, RENAME COLUMN, DROP COLUMNS, ADD CONSTRAINT, …
+//     (CODE: DeltaOperations); metrics are strings. COPY INTO: numFiles and numOutputBytes
+//     count the data files written (one per commit here), not the source files (DOC/CODE, OBS);
+//     numOutputRows; numSkippedCorruptFiles always present; operationParameters
+//     {"statsOnLoad":"false"} (OBS). MERGE: numSourceRows, numTargetRowsInserted, …Updated,
+//     …Deleted, …Copied, numTargetFilesAdded/Removed, executionTimeMs, … (CODE). userName is
+//     Options.UserName, engineInfo Databricks-Runtime/fake-warehouse.
+//   - MERGE: INSERT * and UPDATE SET * by name; a target column the source lacks is
+//     DELTA_MERGE_UNRESOLVED_EXPRESSION (42601) (CODE); source duplicates are all inserted.
+//   - CHECK constraints (CODE: Delta): ALTER TABLE … ADD CONSTRAINT c CHECK (expr) checks the
+//     existing rows (DELTA_NEW_CHECK_CONSTRAINT_VIOLATION, 23512) and is kept as the table
+//     property delta.constraints.c; every write (COPY INTO, VALIDATE, INSERT, MERGE, UPDATE,
+//     Zerobus) is checked: DELTA_VIOLATE_CONSTRAINT_WITH_VALUES (23001). DROP CONSTRAINT [IF
+//     EXISTS]. A CHECK in CREATE TABLE or in TBLPROPERTIES is refused, never ignored.
+//   - Column mapping (delta.columnMapping.mode = name, CODE: Delta): new columns get
+//     delta.columnMapping.id and physicalName col-<uuid> in the log (a table switched to the
+//     mode keeps its names as physical names); RENAME COLUMN changes the logical name only;
+//     DROP COLUMN[S] removes columns from the schema; without the mode both are refused
+//     (DELTA_UNSUPPORTED_RENAME_COLUMN / _DROP_COLUMN). Data files are written with physical
+//     names (top-level columns and struct members; members inside arrays and maps keep their
+//     names).
+//   - Zerobus (OBS): ZerobusWriter commits blind-append WRITE versions (engineInfo Zerobus,
+//     isBlindAppend true, a service principal as userName) on demand (Flush) or at a rate
+//     (Start … Close) while other statements run; blind appends do not conflict with COPY INTO.
+//   - Volumes: CREATE VOLUME c.s.v makes /Volumes/c/s/v/… (and dbfs:/Volumes/…) a folder under
+//     the working directory that path reads and COPY INTO accept; a missing volume is
+//     UC_VOLUME_NOT_FOUND. internal/workspace serves the Files API on it.
 //
 // # Storage
 //
 // file:// URLs and local paths are read directly. Other schemes (s3://, gs://, abfss://) go
 // through Options.Storage: the engine lists the source and copies the files it needs to its
 // working directory before DuckDB reads them. Managed tables get a location under
-// Options.StorageRoot (default file://<Dir>/warehouse); with Options.LocationOverlap, path
-// reads under a managed table's location fail with INVALID_PARAMETER_VALUE.LOCATION_OVERLAP,
-// as Unity Catalog may refuse them.
+// Options.StorageRoot (default file://<Dir>/warehouse); path reads under a managed table's
+// location are refused by default (see Unknowns.PathAccess). RegisterTable makes an existing
+// Delta root a managed or external table whose later commits continue its log.
 //
 // # Faults
 //
@@ -93,11 +159,14 @@
 //
 // Results are sent in column form, never Arrow or CloudFetch. The data lives in memory. For
 // tables at a local (file://) location the engine writes a Delta log (protocol, metaData with
-// the schema, commitInfo for every version) so tools can read the schema from storage, but no
-// data files and no add actions; a location that already holds a log is left alone; remote
-// locations get no log. The exact texts of some error
-// messages, the COPY INTO history parameters and the VALIDATE output shape are
-// approximations. NULL values in nested NOT NULL fields are not rejected. Not implemented
-// (clear UNSUPPORTED_FEATURE errors): views, volumes, CSV/JSON sources, column DEFAULT and
-// GENERATED clauses, RENAME/DROP COLUMN, time travel.
+// the schema, commitInfo for every version, add actions for the data files it writes) and
+// real Parquet data files for COPY INTO, INSERT, MERGE inserts and Zerobus appends; updates,
+// deletes and overwrites rewrite no files. A location that already holds a log (CREATE TABLE
+// … LOCATION) is left alone; remote locations get no log and no files (their metrics still
+// count the files). A registered table (RegisterTable) starts empty: the rows of its existing
+// data files are not loaded. The exact texts of some error messages, the VALIDATE output shape
+// and history metrics beyond those listed are approximations. NULL values in nested NOT NULL
+// fields are not rejected. Not implemented (clear UNSUPPORTED_FEATURE errors): views, external
+// volumes, CSV/JSON sources, column DEFAULT and GENERATED clauses, renaming or dropping nested
+// fields, time travel.
 package fakewarehouse

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zbrecover/zbrecover/storage"
@@ -40,10 +41,9 @@ type EngineOptions struct {
 	StorageRoot string
 	// Storage opens remote locations (s3://, gs://, abfss://). Nil allows local paths only.
 	Storage StorageOpener
-	// LocationOverlap makes path-based reads (COPY INTO, parquet.`…`, read_files, LIST) under
-	// a managed table's location fail with INVALID_PARAMETER_VALUE.LOCATION_OVERLAP, as Unity
-	// Catalog does for managed storage.
-	LocationOverlap bool
+	// Unknowns are the initial answers to unknown behaviours (path reads inside managed
+	// storage are refused by default); see Unknowns and SetUnknowns.
+	Unknowns Unknowns
 	// UserName appears in DESCRIBE HISTORY and DESCRIBE … AS JSON. Default "fake-user@example.com".
 	UserName string
 }
@@ -62,6 +62,15 @@ type DuckDB struct {
 	closed   bool
 
 	staged map[string]stagedFile // remote object URL → local copy
+
+	// commitSeq counts commits to every table; a statement's snapshot is its value when the
+	// statement arrived (see withSnapshot).
+	commitSeq atomic.Int64
+
+	unkMu    sync.Mutex
+	unknowns Unknowns
+
+	volumes map[string]string // catalog.schema.volume → local folder
 }
 
 type catalogMeta struct {
@@ -98,6 +107,9 @@ type tableMeta struct {
 	// location already held a log the engine must not overwrite.
 	lastProtocol, lastMetaData string
 	foreignLog                 bool
+	// baseVersion is the version of the first history entry (a registered table's log may
+	// hold versions before the engine's first).
+	baseVersion int64
 }
 
 func (t *tableMeta) fullName() string { return t.catalog + "." + t.schema + "." + t.name }
@@ -124,6 +136,9 @@ type commit struct {
 	ReadVersion   *int64
 	IsBlindAppend bool
 	UserMetadata  string
+	UserName      string
+	EngineInfo    string
+	seq           int64    // the engine-wide commit sequence number
 	logLines      []string // the version's Delta log actions
 }
 
@@ -134,6 +149,7 @@ type loadedFile struct {
 	ModTime time.Time
 	Version int64
 	Rows    int64
+	Seq     int64 // the commit's sequence number
 }
 
 // NewDuckDB opens an engine. The default catalog "main" with schema "default" exists from the
@@ -169,7 +185,8 @@ func NewDuckDB(opts EngineOptions) (*DuckDB, error) {
 			return nil, fmt.Errorf("fakewarehouse: configure duckdb (%s): %w", q, err)
 		}
 	}
-	e := &DuckDB{opts: opts, db: db, conn: conn, catalogs: map[string]*catalogMeta{}, staged: map[string]stagedFile{}}
+	e := &DuckDB{opts: opts, db: db, conn: conn, catalogs: map[string]*catalogMeta{}, staged: map[string]stagedFile{},
+		unknowns: opts.Unknowns, volumes: map[string]string{}}
 	e.createCatalog("main", "")
 	return e, nil
 }
@@ -195,8 +212,27 @@ func (e *DuckDB) Exec(ctx context.Context, stmt string) (*Result, error) {
 	return e.Execute(ctx, &Session{Catalog: "main", Schema: "default"}, stmt, nil)
 }
 
+type snapshotKey struct{}
+
+// withSnapshot records in ctx the commit sequence number at which a statement arrived: a COPY
+// INTO that finds files loaded by a commit after it lost a race with a concurrent COPY INTO.
+func withSnapshot(ctx context.Context, seq int64) context.Context {
+	return context.WithValue(ctx, snapshotKey{}, seq)
+}
+
+func snapshotFrom(ctx context.Context) int64 {
+	seq, _ := ctx.Value(snapshotKey{}).(int64)
+	return seq
+}
+
+// snapshot returns the current commit sequence number.
+func (e *DuckDB) snapshot() int64 { return e.commitSeq.Load() }
+
 // Execute implements Engine.
 func (e *DuckDB) Execute(ctx context.Context, sess *Session, stmt string, params []Param) (*Result, error) {
+	if _, ok := ctx.Value(snapshotKey{}).(int64); !ok {
+		ctx = withSnapshot(ctx, e.snapshot())
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -408,36 +444,6 @@ func (e *DuckDB) allTables() []*tableMeta {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].fullName() < out[j].fullName() })
 	return out
-}
-
-// addCommit appends a history entry, writes its Delta log file for local locations, and
-// returns its version.
-func (e *DuckDB) addCommit(t *tableMeta, op string, params, metrics map[string]string, blindAppend bool) (int64, error) {
-	v := int64(len(t.history))
-	c := commit{Version: v, Timestamp: time.Now().UTC(), Operation: op, Parameters: params, Metrics: metrics, IsBlindAppend: blindAppend}
-	if v > 0 {
-		rv := v - 1
-		c.ReadVersion = &rv
-	}
-	if c.Parameters == nil {
-		c.Parameters = map[string]string{}
-	}
-	if c.Metrics == nil {
-		c.Metrics = map[string]string{}
-	}
-	lines, err := e.deltaActions(t, c)
-	if err != nil {
-		return 0, errInternal(err)
-	}
-	c.logLines = lines
-	t.history = append(t.history, c)
-	t.lastModified = c.Timestamp
-	if !t.foreignLog {
-		if err := writeDeltaLog(t.location, []commit{c}); err != nil {
-			return 0, errInternal(fmt.Errorf("write the Delta log of %s: %w", t.fullName(), err))
-		}
-	}
-	return v, nil
 }
 
 // hasDeltaLog reports whether a local location already holds a Delta log.

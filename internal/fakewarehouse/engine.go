@@ -97,10 +97,19 @@ type SQLError struct {
 	Class    string // such as TABLE_OR_VIEW_NOT_FOUND or DELTA_METADATA_MISMATCH.SCHEMA_MISMATCH
 	SQLState string // five characters, sent in the Thrift sqlState field
 	Message  string // without the class prefix and the SQLSTATE suffix
+	// Plain renders the class as "CLASS: message" with no SQLSTATE suffix, a form some
+	// Unity Catalog errors take (INVALID_PARAMETER_VALUE.LOCATION_OVERLAP: …).
+	Plain bool
 }
 
 func (e *SQLError) Error() string {
 	msg := e.Message
+	if e.Plain {
+		if e.Class != "" {
+			msg = e.Class + ": " + msg
+		}
+		return msg
+	}
 	if e.Class != "" {
 		msg = "[" + e.Class + "] " + msg
 	}

@@ -282,8 +282,18 @@ func TestLogRedactsInlineCredentials(t *testing.T) {
 // TestConcurrentCopyIntoLoadsEachFileOnce: sessions running the same COPY INTO on one table
 // at once load every file exactly once; the others see the files as loaded (0/0/0), and the
 // history holds one COPY INTO commit whose metrics match the rows in the table.
+// TestConcurrentCopyIntoLoadsEachFileOnce: COPY INTO statements from several sessions, in
+// flight at once on the same files, load each file once. Which of them fail is unknown: by
+// default the ones that lose the race get a transaction conflict; with ConflictNone they
+// are serialised and load nothing.
 func TestConcurrentCopyIntoLoadsEachFileOnce(t *testing.T) {
-	srv := fakewarehouse.New(t)
+	for _, mode := range []fakewarehouse.CopyConflict{fakewarehouse.ConflictConcurrentAppend, fakewarehouse.ConflictConcurrentCopyInto, fakewarehouse.ConflictNone} {
+		t.Run(mode.String(), func(t *testing.T) { testConcurrentCopyInto(t, mode) })
+	}
+}
+
+func testConcurrentCopyInto(t *testing.T, mode fakewarehouse.CopyConflict) {
+	srv := fakewarehouse.New(t, fakewarehouse.Options{Unknowns: fakewarehouse.Unknowns{CopyConflict: mode}})
 	dir := loadFixture(t, srv) // 5 rows in 2 files
 	const sessions = 4
 	dbs := make([]*sql.DB, sessions)
@@ -308,11 +318,23 @@ func TestConcurrentCopyIntoLoadsEachFileOnce(t *testing.T) {
 	}
 	wg.Wait()
 	var inserted int64
+	conflicts := 0
 	for i := range results {
 		if errs[i] != nil {
-			t.Fatalf("session %d: %v", i, errs[i])
+			if mode == fakewarehouse.ConflictNone {
+				t.Fatalf("session %d: %v", i, errs[i])
+			}
+			state, class := "2D521", "DELTA_CONCURRENT_APPEND"
+			if mode == fakewarehouse.ConflictConcurrentCopyInto {
+				state, class = "25000", "TRANSACTION_CONCURRENT_COPY_INTO"
+			}
+			execError(t, errs[i], state, class)
+			conflicts++
 		}
 		inserted += results[i].inserted
+	}
+	if mode != fakewarehouse.ConflictNone && conflicts != sessions-1 {
+		t.Errorf("%d sessions got a conflict, want %d", conflicts, sessions-1)
 	}
 	if inserted != 5 {
 		t.Errorf("sessions inserted %d rows in total (%+v), want 5", inserted, results)
@@ -326,7 +348,8 @@ func TestConcurrentCopyIntoLoadsEachFileOnce(t *testing.T) {
 			copies = append(copies, h)
 		}
 	}
-	if len(copies) != 1 || copies[0].metrics["numOutputRows"] != "5" || copies[0].metrics["numFiles"] != "2" {
-		t.Errorf("COPY INTO commits = %+v, want one with numOutputRows 5 and numFiles 2", copies)
+	// numFiles counts the data files written (one), not the two source files.
+	if len(copies) != 1 || copies[0].metrics["numOutputRows"] != "5" || copies[0].metrics["numFiles"] != "1" {
+		t.Errorf("COPY INTO commits = %+v, want one with numOutputRows 5 and numFiles 1", copies)
 	}
 }

@@ -99,10 +99,10 @@ func TestAlterTable(t *testing.T) {
 	}, nil), `[{"id":1,"extra":"x"}]`)
 	load := "COPY INTO t FROM '" + dir + "' FILEFORMAT = PARQUET"
 	_, err := copyInto(t, db, load)
-	execError(t, err, "42KDG", "DELTA_METADATA_MISMATCH")
+	execError(t, err, "42KDG", "COPY_INTO_SCHEMA_MISMATCH_WITH_TARGET_TABLE")
 	mustExec(t, db, "ALTER TABLE t ADD COLUMNS (extra STRING)")
 	_, err = copyInto(t, db, load)
-	execError(t, err, "23502", "DELTA_NOT_NULL_CONSTRAINT_VIOLATED")
+	execError(t, err, "23502", "DELTA_MISSING_NOT_NULL_COLUMN_VALUE")
 	mustExec(t, db, "ALTER TABLE t ALTER COLUMN name DROP NOT NULL")
 	got, err := copyInto(t, db, load)
 	if err != nil || got.inserted != 1 {
@@ -194,7 +194,7 @@ func TestCatalogsAndSchemas(t *testing.T) {
 }
 
 func TestDMLAndInspection(t *testing.T) {
-	srv := fakewarehouse.New(t)
+	srv := fakewarehouse.New(t, allowManagedPaths)
 	db := open(t, srv)
 	mustExec(t, db, "CREATE TABLE t (id INT, v STRING) PARTITIONED BY (id) TBLPROPERTIES ('owner.team' = 'ingest')",
 		"INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')")
@@ -255,7 +255,17 @@ func TestDMLAndInspection(t *testing.T) {
 		listed = append(listed, n)
 	}
 	rows.Close()
-	if len(listed) != 6 || listed[0] != "00000000000000000000.json" {
-		t.Errorf("LIST of the table root = %v (the Delta log, hidden folder included)", listed)
+	logs, data := 0, 0
+	for _, n := range listed {
+		switch {
+		case strings.HasSuffix(n, ".json"):
+			logs++
+		case strings.HasPrefix(n, "part-") && strings.HasSuffix(n, ".parquet"):
+			data++
+		}
+	}
+	// The Delta log (hidden folder included) and the data files of the two writes.
+	if logs != 6 || data != 2 || len(listed) != 8 || listed[0] != "00000000000000000000.json" {
+		t.Errorf("LIST of the table root = %v (want the 6 log files and 2 data files)", listed)
 	}
 }

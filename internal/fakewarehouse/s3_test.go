@@ -16,6 +16,7 @@ import (
 func TestCopyIntoFromS3Emulator(t *testing.T) {
 	s3 := s3test.NewServer(t)
 	srv := fakewarehouse.New(t, fakewarehouse.Options{
+		Unknowns:    allowManagedPaths.Unknowns,
 		StorageRoot: s3.URLFor("uc"),
 		Storage:     fakewarehouse.RegistryOpener(all.Registry(), s3.Config()),
 	})
@@ -43,7 +44,7 @@ func TestCopyIntoFromS3Emulator(t *testing.T) {
 	}
 	from := "'" + loc + "/_zerobus/table_rejected_parquets/'"
 	s3.ResetCounts()
-	got, err := copyInto(t, db, "COPY INTO events FROM "+from+" FILEFORMAT = PARQUET")
+	got, err := copyInto(t, db, "COPY INTO events FROM "+from+" FILEFORMAT = PARQUET FORMAT_OPTIONS ('recursiveFileLookup' = 'true')")
 	if err != nil {
 		t.Fatal(err)
 	}

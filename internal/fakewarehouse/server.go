@@ -35,10 +35,24 @@ type Options struct {
 	StorageRoot string
 	// Storage opens s3://, gs:// and abfss:// sources for COPY INTO and path reads.
 	Storage StorageOpener
-	// LocationOverlap refuses path reads under managed table locations (see EngineOptions).
-	LocationOverlap bool
+	// Unknowns are the initial answers to behaviours of Databricks that are not known; change
+	// them at run time with SetUnknowns. The zero value is the documented default of each.
+	Unknowns Unknowns
+	// UserName is the user statements run as (DESCRIBE HISTORY userName). Default
+	// "fake-user@example.com".
+	UserName string
+	// Listener, when set, is the listener the server serves on instead of a new one on
+	// 127.0.0.1:0; Close closes it.
+	Listener net.Listener
+	// Handler, when set, answers the requests that are not the warehouse's (any path other
+	// than the warehouse HTTP path, the driver's feature flags and telemetry), before the
+	// warehouse's token check: the rest of a workspace served on the same port.
+	Handler http.Handler
 	// Logf, when set, receives one line per statement and per injected fault.
 	Logf func(format string, args ...any)
+	// OnStatement, when set, is called with every statement's log entry once it has ended
+	// (FINISHED, ERROR, CANCELED or REJECTED).
+	OnStatement func(Statement)
 }
 
 // Server is a fake Databricks SQL warehouse: an HTTP server on 127.0.0.1 speaking the
@@ -72,7 +86,9 @@ type Statement struct {
 	// State is FINISHED, ERROR, CANCELED, RUNNING, or REJECTED (answered with an HTTP error).
 	State    string
 	Error    string // the error text for ERROR
+	Class    string // the error class for ERROR
 	SQLState string
+	Rows     int64  // rows returned, or modified for DML (num_affected_rows)
 	Fault    string // the injected fault that applied, if any
 }
 
@@ -125,18 +141,21 @@ func Start(opts Options) (*Server, error) {
 		}
 		s.opts.Dir, s.ownedDir = d, d
 	}
-	duck, err := NewDuckDB(EngineOptions{Dir: s.opts.Dir, StorageRoot: opts.StorageRoot, Storage: opts.Storage, LocationOverlap: opts.LocationOverlap})
+	duck, err := NewDuckDB(EngineOptions{Dir: s.opts.Dir, StorageRoot: opts.StorageRoot, Storage: opts.Storage,
+		Unknowns: opts.Unknowns, UserName: opts.UserName})
 	if err != nil {
 		s.cleanupDir()
 		return nil, err
 	}
 	s.duck, s.engine = duck, duck
 	s.proc = tcli.NewTCLIServiceProcessor(&service{s: s})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		duck.Close()
-		s.cleanupDir()
-		return nil, err
+	ln := opts.Listener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			duck.Close()
+			s.cleanupDir()
+			return nil, err
+		}
 	}
 	s.ln = ln
 	s.http = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
@@ -304,6 +323,11 @@ const featureFlagsPrefix = "/api/2.0/connector-service/feature-flags/"
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	method := r.Method + " " + r.URL.Path
+	if s.opts.Handler != nil && r.URL.Path != s.HTTPPath() && r.URL.Path != "/telemetry-ext" &&
+		!strings.HasPrefix(r.URL.Path, featureFlagsPrefix) {
+		s.opts.Handler.ServeHTTP(w, r)
+		return
+	}
 	// Requests are logged before the reply is written, so a client that has its answer
 	// finds its request in the log.
 	if r.Header.Get("Authorization") != "Bearer "+s.opts.Token {

@@ -153,6 +153,7 @@ func (h *service) ExecuteStatement(ctx context.Context, req *tcli.TExecuteStatem
 	if ss == nil {
 		return &tcli.TExecuteStatementResp{Status: invalidHandle("SessionHandle")}, nil
 	}
+	snap := h.s.duck.snapshot()
 	text := req.GetStatement()
 	params := make([]Param, 0, len(req.GetParameters()))
 	for _, p := range req.GetParameters() {
@@ -195,7 +196,7 @@ func (h *service) ExecuteStatement(ctx context.Context, req *tcli.TExecuteStatem
 	case f != nil && f.Error != nil:
 		op.finish(nil, f.Error)
 	case f != nil && f.Delay > 0:
-		runCtx, cancel := context.WithCancel(context.Background())
+		runCtx, cancel := context.WithCancel(withSnapshot(context.Background(), snap))
 		op.state, op.cancel, op.done = tcli.TOperationState_RUNNING_STATE, cancel, make(chan struct{})
 		h.s.mu.Lock()
 		h.s.ops[string(guid)] = op
@@ -216,7 +217,7 @@ func (h *service) ExecuteStatement(ctx context.Context, req *tcli.TExecuteStatem
 			DirectResults: &tcli.TSparkDirectResults{OperationStatus: op.status()}}, nil
 	default:
 		// The statement runs to completion even if the client goes away, as on a warehouse.
-		res, err := h.s.engine.Execute(context.WithoutCancel(ctx), ss.state, text, params)
+		res, err := h.s.engine.Execute(withSnapshot(context.WithoutCancel(ctx), snap), ss.state, text, params)
 		op.finish(res, err)
 		if f != nil && f.DropResponse {
 			stateFrom(ctx).drop = true
@@ -234,6 +235,11 @@ func (op *operation) finish(res *Result, err error) {
 		if !errors.As(err, &se) {
 			se = errInternal(err)
 		}
+		if op.s.duck.Unknowns().NoSQLState && se.SQLState != "" {
+			c := *se
+			c.SQLState = ""
+			se = &c
+		}
 		op.state, op.err = tcli.TOperationState_ERROR_STATE, se
 	} else {
 		if res == nil {
@@ -246,9 +252,14 @@ func (op *operation) finish(res *Result, err error) {
 	op.s.setStatement(op.stmtIdx, func(st *Statement) {
 		st.End = op.completed
 		if state == tcli.TOperationState_ERROR_STATE {
-			st.State, st.Error, st.SQLState = "ERROR", se.Error(), se.SQLState
+			st.State, st.Error, st.Class, st.SQLState = "ERROR", se.Error(), se.Class, se.SQLState
 		} else {
 			st.State = "FINISHED"
+			if res != nil && res.ModifiedRows != nil {
+				st.Rows = *res.ModifiedRows
+			} else if res != nil {
+				st.Rows = int64(len(res.Rows))
+			}
 		}
 	})
 	if se != nil {
@@ -276,9 +287,15 @@ func oneLine(s string) string {
 
 func (s *Server) setStatement(i int, fn func(*Statement)) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if i >= 0 && i < len(s.stmts) {
-		fn(&s.stmts[i])
+	if i < 0 || i >= len(s.stmts) {
+		s.mu.Unlock()
+		return
+	}
+	fn(&s.stmts[i])
+	st := s.stmts[i]
+	s.mu.Unlock()
+	if s.opts.OnStatement != nil && st.State != "RUNNING" {
+		s.opts.OnStatement(st)
 	}
 }
 

@@ -27,7 +27,8 @@ type srcFile struct {
 	Size    int64
 	ModTime time.Time
 	ETag    string
-	local   string // local copy DuckDB reads ("" until staged, for remote files)
+	local   string      // local copy DuckDB reads ("" until staged, for remote files)
+	parts   []partValue // partition folder values, when partitions were inferred
 }
 
 // sourceDir is a directory-like source location, local or remote.
@@ -91,15 +92,16 @@ func isUnder(url, loc string) bool {
 	return url == loc || strings.HasPrefix(url, strings.TrimRight(loc, "/")+"/")
 }
 
-// checkOverlap refuses path access inside a managed table's storage, as Unity Catalog does.
-func (e *DuckDB) checkOverlap(url string) error {
-	if !e.opts.LocationOverlap {
+// checkOverlap refuses path access inside a managed table's storage, as Unity Catalog does
+// (unless Unknowns.PathAccess allows it); call is the internal call the error names.
+func (e *DuckDB) checkOverlap(url, call string) error {
+	pa := e.Unknowns().PathAccess
+	if pa == OverlapAllowed {
 		return nil
 	}
 	for _, t := range e.allTables() {
 		if t.managed && (isUnder(url, t.location) || isUnder(t.location, url)) {
-			return &SQLError{Class: "INVALID_PARAMETER_VALUE.LOCATION_OVERLAP", SQLState: "22023",
-				Message: fmt.Sprintf("Input path url '%s' overlaps with managed storage within 'CheckPathAccess' call.", url)}
+			return pa.overlapError(url, call)
 		}
 	}
 	return nil
@@ -322,40 +324,41 @@ func globToRegexp(glob string) (*regexp.Regexp, error) {
 	return regexp.Compile(b.String())
 }
 
-// pathFiles resolves a path read (parquet.`…`, read_files, LIST): a directory (recursive,
-// hidden files skipped), a single file, or a glob in the last component.
-func (e *DuckDB) pathFiles(ctx context.Context, raw string) (*sourceDir, []srcFile, error) {
+// pathFiles resolves a path read (COPY INTO, parquet.`…`, read_files): a directory (read as
+// Spark reads one, see selectFiles; every visible file with recursive), a single file, or a
+// glob in the last component. It returns the partition columns inferred.
+func (e *DuckDB) pathFiles(ctx context.Context, raw string, recursive bool) (*sourceDir, []srcFile, []Field, error) {
 	var pattern *regexp.Regexp
 	base := raw
 	if i := strings.LastIndexByte(raw, '/'); i >= 0 && strings.ContainsAny(raw[i+1:], "*?[{") {
 		re, err := globToRegexp(raw[i+1:])
 		if err != nil {
-			return nil, nil, &SQLError{Class: "INVALID_PARAMETER_VALUE", SQLState: "22023", Message: err.Error()}
+			return nil, nil, nil, &SQLError{Class: "INVALID_PARAMETER_VALUE", SQLState: "22023", Message: err.Error()}
 		}
 		pattern, base = re, raw[:i]
 	}
-	url, err := canonicalURL(base)
+	url, err := e.canonical(base)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	if err := e.checkOverlap(url); err != nil {
-		return nil, nil, err
+	if err := e.checkOverlap(url, "CheckPathAccess"); err != nil {
+		return nil, nil, nil, err
 	}
 	// A single local file.
 	if p, ok := localPath(url); ok && pattern == nil {
 		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
 			dir := "file://" + filepath.ToSlash(filepath.Dir(p))
 			return &sourceDir{url: dir, local: filepath.Dir(p)},
-				[]srcFile{{URL: url, Rel: filepath.Base(p), Size: fi.Size(), ModTime: fi.ModTime().UTC(), local: p}}, nil
+				[]srcFile{{URL: url, Rel: filepath.Base(p), Size: fi.Size(), ModTime: fi.ModTime().UTC(), local: p}}, nil, nil
 		}
 	}
 	sd, err := e.openSource(ctx, url)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	files, exists, err := sd.list(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if !exists && sd.be != nil && pattern == nil {
 		// Maybe a single remote object: open its parent and stat it.
@@ -363,13 +366,13 @@ func (e *DuckDB) pathFiles(ctx context.Context, raw string) (*sourceDir, []srcFi
 			parent, err := e.openSource(ctx, url[:i])
 			if err == nil {
 				if f, ok, err := parent.stat(ctx, url[i+1:]); err == nil && ok {
-					return parent, []srcFile{f}, nil
+					return parent, []srcFile{f}, nil, nil
 				}
 			}
 		}
 	}
 	if !exists {
-		return nil, nil, errPathNotFound(url)
+		return nil, nil, nil, errPathNotFound(url)
 	}
 	if pattern != nil {
 		kept := files[:0]
@@ -378,14 +381,19 @@ func (e *DuckDB) pathFiles(ctx context.Context, raw string) (*sourceDir, []srcFi
 				kept = append(kept, f)
 			}
 		}
-		files = kept
+		return sd, kept, nil, nil
 	}
-	return sd, files, nil
+	files, parts, err := selectFiles(files, recursive)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return sd, files, parts, nil
 }
 
-// pathSource returns a DuckDB table expression reading the Parquet files at raw.
+// pathSource returns a DuckDB table expression reading the Parquet files at raw in the
+// source schema (the first file's; see read.go).
 func (e *DuckDB) pathSource(ctx context.Context, raw string) (string, error) {
-	sd, files, err := e.pathFiles(ctx, raw)
+	sd, files, parts, err := e.pathFiles(ctx, raw, false)
 	if err != nil {
 		return "", err
 	}
@@ -393,12 +401,24 @@ func (e *DuckDB) pathSource(ctx context.Context, raw string) (string, error) {
 		return "", &SQLError{Class: "UNABLE_TO_INFER_SCHEMA", SQLState: "42KD9",
 			Message: "Unable to infer schema for Parquet. It must be specified manually."}
 	}
-	locals := make([]string, len(files))
+	schemas := make([][]Field, len(files))
 	for i := range files {
 		if err := e.stage(ctx, sd, &files[i]); err != nil {
 			return "", err
 		}
-		locals[i] = duckString(files[i].local)
+		if schemas[i], err = e.readFileSchema(ctx, files[i]); err != nil {
+			return "", err
+		}
 	}
-	return "read_parquet([" + strings.Join(locals, ", ") + "], union_by_name = true)", nil
+	src, err := sourceSchema(schemas, false, parts)
+	if err != nil {
+		return "", err
+	}
+	rels := make([]string, len(files))
+	for i, f := range files {
+		if rels[i], err = fileRelation(f, schemas[i], src); err != nil {
+			return "", err
+		}
+	}
+	return "(" + strings.Join(rels, " UNION ALL ") + ")", nil
 }

@@ -56,6 +56,10 @@ type Field struct {
 	Type     *Type
 	Nullable bool
 	Comment  string
+	// PhysicalName and ID are the Delta column-mapping physical name and id (tables with
+	// delta.columnMapping.mode = name); empty and 0 otherwise.
+	PhysicalName string
+	ID           int64
 }
 
 var primitiveByName = map[string]Kind{
@@ -339,6 +343,10 @@ func DeltaFields(fields []Field) []any {
 		md := map[string]any{}
 		if f.Comment != "" {
 			md["comment"] = f.Comment
+		}
+		if f.PhysicalName != "" {
+			md["delta.columnMapping.id"] = f.ID
+			md["delta.columnMapping.physicalName"] = f.PhysicalName
 		}
 		out[i] = map[string]any{"name": f.Name, "type": f.Type.Delta(), "nullable": f.Nullable, "metadata": md}
 	}

@@ -1,0 +1,137 @@
+//go:build demo
+
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zbrecover/zbrecover/internal/workspace"
+)
+
+// DemoServeOptions are the inputs of `zbrecover demo serve`.
+type DemoServeOptions struct {
+	F              *Factory
+	Tables         []string // c.s.t=ROOT, managed
+	ExternalTables []string // c.s.t=ROOT, external
+	Volumes        []string // c.s.v
+	Listen         string
+	Log            string
+	Token          string
+	WarehouseID    string
+	// Ready, when set, is called with the workspace once it serves (tests).
+	Ready func(*workspace.Workspace)
+}
+
+// newCmdDemoServe returns `zbrecover demo serve`.
+func newCmdDemoServe(f *Factory) *cobra.Command {
+	o := &DemoServeOptions{F: f}
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve a local Databricks workspace (SQL warehouse, Unity Catalog, Files API) until Ctrl-C",
+		Long: `Serve starts a local Databricks workspace on 127.0.0.1: a SQL warehouse (the Thrift
+endpoint the SQL driver speaks, backed by DuckDB), the Unity Catalog tables and temporary
+table credentials APIs, the Files API for volumes (/Volumes/<catalog>/<schema>/<volume>/…),
+and the SQL warehouses API, all on one port. It prints the settings to export, so that every
+zbrecover command (and the Databricks SDKs) can run against it, and serves until Ctrl-C or
+SIGTERM, leaving nothing running.
+
+--table c.s.t=ROOT registers the Delta table at ROOT (a local path or file:// URL) as a
+MANAGED table: its schema comes from its Delta log, ROOT is its managed storage, so path
+reads inside it are refused (LOCATION_OVERLAP) as Unity Catalog may refuse them, and the
+warehouse's commits to it continue its Delta log. --external-table registers an EXTERNAL
+table, whose root may be read by path. Each schema of a registered table gets the volume
+<catalog>.<schema>.staging. The rows already in a registered table's data files are not
+loaded: in the warehouse the table starts empty.
+
+--log FILE appends one JSON line per statement: its text, outcome, error class, SQLSTATE
+and rows.
+` + exitCodesHelp,
+		Example: `  zbrecover demo serve --table main.sales.orders=./orders
+  eval "$(zbrecover demo serve --table main.sales.orders=./orders | head -3)"   # in another shell: copy the exports`,
+		Args: exactArgs(0),
+		RunE: func(c *cobra.Command, _ []string) error { return demoServe(c.Context(), o) },
+	}
+	fl := c.Flags()
+	fl.StringArrayVar(&o.Tables, "table", nil, "register the Delta table at ROOT as the managed table `c.s.t=ROOT` (repeatable)")
+	fl.StringArrayVar(&o.ExternalTables, "external-table", nil, "register the Delta table at ROOT as the external table `c.s.t=ROOT` (repeatable)")
+	fl.StringArrayVar(&o.Volumes, "volume", nil, "create the volume `c.s.v` (repeatable)")
+	fl.StringVar(&o.Listen, "listen", "127.0.0.1:0", "address to listen on")
+	fl.StringVar(&o.Log, "log", "", "append one JSON line per statement to `FILE`")
+	fl.StringVar(&o.Token, "token", "", "personal access token to accept (default: a new random one)")
+	fl.StringVar(&o.WarehouseID, "warehouse-id", "local", "SQL warehouse id")
+	return c
+}
+
+func demoServe(ctx context.Context, o *DemoServeOptions) error {
+	if !strings.HasPrefix(o.Listen, "127.0.0.1:") && !strings.HasPrefix(o.Listen, "localhost:") {
+		return FlagErrorf("--listen must be a 127.0.0.1 address, not %q: the local workspace has no TLS", o.Listen)
+	}
+	type reg struct {
+		name, root string
+		managed    bool
+	}
+	var regs []reg
+	for i, spec := range append(append([]string(nil), o.Tables...), o.ExternalTables...) {
+		name, root, ok := strings.Cut(spec, "=")
+		if !ok || strings.Count(name, ".") != 2 || root == "" {
+			return FlagErrorf("a table is catalog.schema.table=ROOT, not %q", spec)
+		}
+		regs = append(regs, reg{name, root, i < len(o.Tables)})
+	}
+	opts := workspace.Options{Addr: o.Listen, Token: o.Token, WarehouseID: o.WarehouseID}
+	var logFile *os.File
+	if o.Log != "" {
+		var err error
+		if logFile, err = os.OpenFile(o.Log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600); err != nil {
+			return err
+		}
+		defer logFile.Close()
+		opts.StatementLog = logFile
+	}
+	ws, err := workspace.Start(opts)
+	if err != nil {
+		return err
+	}
+	defer ws.Close()
+	for _, r := range regs {
+		if err := ws.RegisterTable(ctx, r.name, r.root, r.managed); err != nil {
+			return err
+		}
+	}
+	for _, v := range o.Volumes {
+		if _, err := ws.CreateVolume(v); err != nil {
+			return err
+		}
+	}
+	out := o.F.IO.Out
+	for _, kv := range ws.Env() {
+		fmt.Fprintf(out, "export %s\n", kv)
+	}
+	if fl, ok := out.(interface{ Sync() error }); ok {
+		_ = fl.Sync()
+	}
+	errOut := o.F.IO.ErrOut
+	fmt.Fprintf(errOut, "local workspace serving on %s (SQL warehouse %s at %s)\n", ws.URL(), ws.WarehouseID(), ws.HTTPPath())
+	for _, r := range regs {
+		kind := "managed"
+		if !r.managed {
+			kind = "external"
+		}
+		fmt.Fprintf(errOut, "  table %s (%s) at %s\n", r.name, kind, r.root)
+	}
+	fmt.Fprintln(errOut, "press Ctrl-C to stop")
+	if o.Ready != nil {
+		o.Ready(ws)
+	}
+	<-ctx.Done()
+	if err := ws.Close(); err != nil {
+		fmt.Fprintf(errOut, "closing the workspace: %v\n", err)
+	}
+	fmt.Fprintln(errOut, "local workspace stopped")
+	return nil
+}

@@ -1,0 +1,213 @@
+package fakewarehouse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ZerobusOptions configure a ZerobusWriter.
+type ZerobusOptions struct {
+	// Principal is the user name of the commits: the service principal Zerobus writes as.
+	// Default "7f3c1e2a-5b6d-4e8f-9a0b-zerobus00001" (an application id, as history shows one).
+	Principal string
+	// Rows is how many rows one flush appends. Default 1.
+	Rows int
+	// Row returns the Spark SQL expressions of one row, one per table column in order, for
+	// row number n (counting from 1 over the writer's life). Default: integer columns n, strings
+	// 'zerobus-n', decimals and doubles n, booleans true, dates and timestamps now, other
+	// types NULL.
+	Row func(n int64) []string
+}
+
+// ZerobusWriter commits blind appends to a table as Zerobus Ingest does while other
+// statements run: each flush is one WRITE version with engineInfo Zerobus, isBlindAppend
+// true and the service principal as userName. Blind appends do not conflict with COPY INTO.
+type ZerobusWriter struct {
+	e     *DuckDB
+	table string
+	opts  ZerobusOptions
+
+	mu      sync.Mutex
+	n       int64
+	commits []int64
+	stop    chan struct{}
+	done    chan struct{}
+	err     error
+	closed  bool
+}
+
+// ZerobusEngineInfo is the engineInfo of Zerobus commits.
+const ZerobusEngineInfo = "Zerobus"
+
+// Zerobus returns a writer appending to table (catalog.schema.table).
+func (e *DuckDB) Zerobus(table string, opts ZerobusOptions) (*ZerobusWriter, error) {
+	if opts.Principal == "" {
+		opts.Principal = "7f3c1e2a-5b6d-4e8f-9a0b-zerobus00001"
+	}
+	if opts.Rows <= 0 {
+		opts.Rows = 1
+	}
+	e.mu.Lock()
+	_, err := e.table(&Session{Catalog: "main", Schema: "default"}, strings.Split(table, "."))
+	e.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return &ZerobusWriter{e: e, table: table, opts: opts}, nil
+}
+
+// Zerobus returns a writer appending to a table of the warehouse; see DuckDB.Zerobus.
+func (s *Server) Zerobus(table string, opts ZerobusOptions) (*ZerobusWriter, error) {
+	return s.duck.Zerobus(table, opts)
+}
+
+// Flush commits one WRITE version of Options.Rows rows and returns its version.
+func (w *ZerobusWriter) Flush(ctx context.Context) (int64, error) {
+	w.mu.Lock()
+	first := w.n + 1
+	w.n += int64(w.opts.Rows)
+	w.mu.Unlock()
+	e := w.e
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return 0, errInternal(errors.New("engine closed"))
+	}
+	t, err := e.table(&Session{Catalog: "main", Schema: "default"}, strings.Split(w.table, "."))
+	if err != nil {
+		return 0, err
+	}
+	rows := make([]string, 0, w.opts.Rows)
+	for n := first; n < first+int64(w.opts.Rows); n++ {
+		var exprs []string
+		if w.opts.Row != nil {
+			exprs = w.opts.Row(n)
+		} else {
+			exprs = defaultZerobusRow(t.cols, n)
+		}
+		if len(exprs) != len(t.cols) {
+			return 0, fmt.Errorf("fakewarehouse: Zerobus row has %d values for %d columns", len(exprs), len(t.cols))
+		}
+		rows = append(rows, "("+strings.Join(exprs, ", ")+")")
+	}
+	stmt := fmt.Sprintf("INSERT INTO %s VALUES %s", t.quoted(), strings.Join(rows, ", "))
+	p, err := newParser(stmt)
+	if err != nil {
+		return 0, err
+	}
+	q, _, err := e.rewrite(ctx, &Session{Catalog: t.catalog, Schema: t.schema}, p.toks, rewriteOpts{noAliasFirst: true})
+	if err != nil {
+		return 0, e.classify(err)
+	}
+	if _, err := e.duckExec(ctx, "BEGIN TRANSACTION"); err != nil {
+		return 0, e.classify(err)
+	}
+	mark, err := e.rowMark(ctx, t)
+	if err == nil {
+		_, err = e.duckExec(ctx, q)
+	}
+	if err == nil {
+		err = e.checkConstraints(ctx, t, mark)
+	}
+	if err == nil {
+		_, err = e.duckExec(ctx, "COMMIT")
+	}
+	if err != nil {
+		_, _ = e.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		return 0, e.classify(err)
+	}
+	wr, err := e.writeDataFiles(ctx, t, mark)
+	if err != nil {
+		return 0, e.classify(err)
+	}
+	v, err := e.addCommitSpec(t, commitSpec{op: "WRITE", params: map[string]string{"mode": "Append", "partitionBy": "[]"},
+		metrics: map[string]string{"numFiles": strconv.Itoa(wr.files), "numOutputRows": strconv.Itoa(w.opts.Rows), "numOutputBytes": strconv.FormatInt(wr.bytes, 10)},
+		blind:   true, user: w.opts.Principal, engine: ZerobusEngineInfo, actions: wr.actions})
+	if err != nil {
+		return 0, err
+	}
+	w.mu.Lock()
+	w.commits = append(w.commits, v)
+	w.mu.Unlock()
+	return v, nil
+}
+
+// Start flushes every interval in a goroutine until Close. The first error stops it and is
+// returned by Close.
+func (w *ZerobusWriter) Start(interval time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stop != nil || w.closed {
+		return
+	}
+	w.stop, w.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(w.done)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-w.stop:
+				return
+			case <-tick.C:
+				if _, err := w.Flush(context.Background()); err != nil {
+					w.mu.Lock()
+					w.err = err
+					w.mu.Unlock()
+					return
+				}
+			}
+		}
+	}()
+}
+
+// Close stops the goroutine Start began and waits for it.
+func (w *ZerobusWriter) Close() error {
+	w.mu.Lock()
+	stop, done := w.stop, w.done
+	already := w.closed
+	w.closed = true
+	w.mu.Unlock()
+	if stop != nil && !already {
+		close(stop)
+		<-done
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// Versions returns the versions the writer committed, in order.
+func (w *ZerobusWriter) Versions() []int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]int64(nil), w.commits...)
+}
+
+func defaultZerobusRow(cols []Field, n int64) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		switch c.Type.Kind {
+		case KindByte, KindShort, KindInt, KindLong:
+			out[i] = strconv.FormatInt(n, 10)
+		case KindString:
+			out[i] = "'zerobus-" + strconv.FormatInt(n, 10) + "'"
+		case KindDecimal, KindDouble, KindFloat:
+			out[i] = "CAST(" + strconv.FormatInt(n%1000, 10) + " AS " + c.Type.SQL() + ")"
+		case KindBoolean:
+			out[i] = "true"
+		case KindDate:
+			out[i] = "CAST('" + time.Now().UTC().Format("2006-01-02") + "' AS DATE)"
+		case KindTimestamp, KindTimestampNTZ:
+			out[i] = "CAST('" + time.Now().UTC().Format("2006-01-02 15:04:05.000000") + "' AS " + c.Type.SQL() + ")"
+		default:
+			out[i] = "CAST(NULL AS " + c.Type.SQL() + ")"
+		}
+	}
+	return out
+}

@@ -124,6 +124,9 @@ type Intent struct {
 	ExpectedRows int64     `json:"expected_rows"`
 	SQL          string    `json:"sql"` // the statement as sent
 	Started      time.Time `json:"started"`
+	// BaseVersion is the table's newest version just before the statement was sent, when
+	// known: a commit of this statement can only be a later version.
+	BaseVersion *int64 `json:"base_version,omitempty"`
 }
 
 // Result is what the statement of the batch's latest intent returned. Inserted is nil when

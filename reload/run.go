@@ -235,7 +235,9 @@ type work struct {
 	sql      string
 	// prior is the start of an earlier intent of this batch that got no row count back:
 	// 0 rows now may mean that statement committed.
-	prior    time.Time
+	prior time.Time
+	// base is the table's newest version before the earliest unanswered send, when known.
+	base     *int64
 	attempts int
 }
 
@@ -249,7 +251,7 @@ func (r *runner) execute(ctx context.Context, st *journal.State, newBatches []Ba
 			case journal.BatchOpen:
 				w := work{n: b.Batch, group: b.Group, folder: b.Folder, files: b.Files, expected: b.ExpectedRows, sql: b.SQL, attempts: b.Attempts}
 				if b.Intent != nil {
-					w.prior, w.sql = b.Intent.Started, b.Intent.SQL
+					w.prior, w.sql, w.base = b.Intent.Started, b.Intent.SQL, b.Intent.BaseVersion
 				}
 				if err := r.settleOpen(ctx, b, w); err != nil {
 					return err
@@ -257,7 +259,7 @@ func (r *runner) execute(ctx context.Context, st *journal.State, newBatches []Ba
 			case journal.BatchLoaded:
 				w := work{n: b.Batch, group: b.Group, folder: b.Folder, files: b.Files, expected: b.ExpectedRows, sql: b.SQL, attempts: b.Attempts}
 				if b.Intent != nil {
-					w.prior = b.Intent.Started
+					w.prior, w.base = b.Intent.Started, b.Intent.BaseVersion
 				}
 				if err := r.classify(ctx, w, *b.Result.Inserted, b.Attempts > 1); err != nil {
 					return err
@@ -320,9 +322,10 @@ func (r *runner) send(ctx context.Context, w work) error {
 	backoff := r.o.Backoff
 	for {
 		w.attempts++
+		base := r.latestVersion(ctx)
 		started := r.o.Now().UTC()
 		if err := r.w.Append(ctx, journal.Record{Kind: journal.KindIntent, Intent: &journal.Intent{Batch: w.n, Files: w.files,
-			ExpectedRows: w.expected, SQL: w.sql, Started: started}}); err != nil {
+			ExpectedRows: w.expected, SQL: w.sql, Started: started, BaseVersion: base}}); err != nil {
 			return err
 		}
 		r.rep.Statements++
@@ -359,7 +362,7 @@ func (r *runner) send(ctx context.Context, w work) error {
 			}
 			backoff *= 2
 			if w.prior.IsZero() {
-				w.prior = started // the conflicting attempt may have committed after all
+				w.prior, w.base = started, base // the conflicting attempt may have committed after all
 			}
 			continue
 		case se.Class == databricks.ClassConnection || se.SQLState == "" && se.ErrorClass == "":
@@ -427,7 +430,10 @@ func (r *runner) fromHistory(ctx context.Context, w work) (*Commit, string, erro
 		if !strings.EqualFold(c.Operation, "COPY INTO") || r.claimed[c.Version] {
 			continue
 		}
-		if !w.prior.IsZero() && c.Time.Before(since) {
+		if w.base != nil && c.Version <= *w.base {
+			continue // committed before the send
+		}
+		if w.base == nil && !w.prior.IsZero() && c.Time.Before(since) {
 			continue
 		}
 		if r.d.User != "" && !strings.EqualFold(c.User, r.d.User) {
@@ -445,6 +451,22 @@ func (r *runner) fromHistory(ctx context.Context, w work) (*Commit, string, erro
 		return &found[0], fmt.Sprintf("version %d (COPY INTO, %d output rows)", found[0].Version, w.expected), nil
 	}
 	return nil, fmt.Sprintf("%d COPY INTO commits match; cannot tell which was this batch's", len(found)), nil
+}
+
+// latestVersion returns the table's newest version, or nil when history cannot be read (the
+// batch is then settled by time window instead).
+func (r *runner) latestVersion(ctx context.Context) *int64 {
+	res, err := r.d.Warehouse.QueryAll(ctx, HistorySQL(r.table, 1))
+	if err != nil {
+		r.o.Log.Debug("could not read the table's newest version", "error", err)
+		return nil
+	}
+	commits, err := ParseHistory(res)
+	if err != nil || len(commits) == 0 {
+		return nil
+	}
+	v := commits[0].Version
+	return &v
 }
 
 func (r *runner) result(ctx context.Context, n int, inserted *int64, errText string) error {

@@ -411,6 +411,12 @@ func (rw *rewriter) sparkSpecial(t token, up string) (bool, error) {
 	if !next.isOp("(") {
 		return false, nil
 	}
+	if (up == "CURRENT_USER" || up == "SESSION_USER") && rw.peek(2).isOp(")") {
+		// The identity statements run as, as DESCRIBE HISTORY records it (userName).
+		rw.out.WriteString(t.pre + duckString(rw.e.userName()))
+		rw.i += 3
+		return true, nil
+	}
 	if name, ok := renamedFunctions[up]; ok {
 		rw.out.WriteString(t.pre + name)
 		rw.i++
@@ -499,3 +505,6 @@ func (rw *rewriter) sub(toks []token) (string, error) {
 	rw.refs = append(rw.refs, sr.refs...)
 	return strings.TrimSpace(sr.out.String()), nil
 }
+
+// userName is the identity statements run as: current_user() and DESCRIBE HISTORY's userName.
+func (e *DuckDB) userName() string { return e.opts.UserName }

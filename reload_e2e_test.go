@@ -1,0 +1,363 @@
+//go:build cgo
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/zbrecover/zbrecover/delta/deltatest"
+	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
+	"github.com/zbrecover/zbrecover/internal/pqgen"
+	"github.com/zbrecover/zbrecover/internal/workspace"
+	"github.com/zbrecover/zbrecover/schemadiff"
+)
+
+// recovery is a table whose latest schema broke the producers, with fallback files in two
+// producer schemas over three date folders, on a local workspace.
+type recovery struct {
+	ws    *workspace.Workspace
+	root  string
+	table string
+	rows  int // fallback rows in all
+	ids   map[int64]bool
+	files map[string]int // files per group kind: "old" and "new"
+}
+
+var (
+	// The table's schema after the breaking change.
+	tableSchema = schemadiff.NewSchema().Col("id", schemadiff.LongType, schemadiff.NotNull).
+			Col("customer_key", schemadiff.StringType).Col("amount", schemadiff.DecimalType(18, 4))
+	// Producers before it: customer_id (renamed since) and a narrower decimal.
+	oldFiles = arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "customer_id", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "amount", Type: &arrow.Decimal128Type{Precision: 10, Scale: 2}, Nullable: true}}, nil)
+	// Producers on another build: an extra column the table dropped.
+	newFiles = arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "customer_key", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "amount", Type: &arrow.Decimal128Type{Precision: 18, Scale: 4}, Nullable: true},
+		{Name: "gift", Type: arrow.FixedWidthTypes.Boolean, Nullable: true}}, nil)
+)
+
+// newRecovery writes nOld + nNew fallback files (2 rows each, unique ids) under the root of a
+// managed table of a new local workspace, and points the environment at the workspace and a
+// fresh journal directory. Path access inside the table's storage is allowed (whether
+// Databricks allows it is unknown; TestReloadLocationOverlapStopsBeforeLoading covers the
+// refusal).
+func newRecovery(t *testing.T, nOld, nNew int) *recovery {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "orders")
+	if _, err := deltatest.Write(root, deltatest.Table{Schema: tableSchema, ID: "0b6c1c8e-0000-4000-8000-00000000e2e1",
+		Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}); err != nil {
+		t.Fatal(err)
+	}
+	r := &recovery{root: root, table: "main.sales.orders", ids: map[int64]bool{}, files: map[string]int{}}
+	id := int64(0)
+	write := func(kind string, i int, sc *arrow.Schema) {
+		folder := fmt.Sprintf("2026/01/%02d/", 1+i%3)
+		var rows []string
+		for k := 0; k < 2; k++ {
+			id++
+			r.ids[id] = true
+			if kind == "old" {
+				rows = append(rows, fmt.Sprintf(`{"id":%d,"customer_id":"c%d","amount":"%d.25"}`, id, id, id%100))
+			} else {
+				rows = append(rows, fmt.Sprintf(`{"id":%d,"customer_key":"k%d","amount":"%d.5000","gift":%v}`, id, id, id%100, id%2 == 0))
+			}
+		}
+		data, err := pqgen.Bytes(sc, "["+strings.Join(rows, ",")+"]", pqgen.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix+folder), fmt.Sprintf("%s-%05d.parquet", kind, i))
+		if err := pqgen.WriteFile(p, data); err != nil {
+			t.Fatal(err)
+		}
+		r.rows += 2
+		r.files[kind]++
+	}
+	for i := 0; i < nOld; i++ {
+		write("old", i, oldFiles)
+	}
+	for i := 0; i < nNew; i++ {
+		write("new", i, newFiles)
+	}
+	ws, err := workspace.Start(workspace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	if err := ws.RegisterTable(context.Background(), r.table, root, true); err != nil {
+		t.Fatal(err)
+	}
+	u := ws.Warehouse().Unknowns()
+	u.PathAccess = fakewarehouse.OverlapAllowed
+	ws.Warehouse().SetUnknowns(u)
+	for _, kv := range ws.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Setenv("DATABRICKS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	r.ws = ws
+	return r
+}
+
+func (r *recovery) exec(t *testing.T, stmt string) {
+	t.Helper()
+	if _, err := r.ws.Warehouse().Engine().Exec(context.Background(), stmt); err != nil {
+		t.Fatalf("%s: %v", stmt, err)
+	}
+}
+
+// tableIDs reads the table back: the number of rows and of distinct ids, and ids missing.
+func (r *recovery) check(t *testing.T) (rows, distinct, missing int) {
+	t.Helper()
+	res, err := r.ws.Warehouse().Engine().Exec(context.Background(), "SELECT id FROM "+r.table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]int{}
+	for _, row := range res.Rows {
+		n, _ := row[0].(int64)
+		seen[n]++
+		rows++
+	}
+	for id := range r.ids {
+		if seen[id] == 0 {
+			missing++
+		}
+	}
+	return rows, len(seen), missing
+}
+
+// copyStatements counts the COPY INTO statements (not VALIDATE) the warehouse ran since from.
+func (r *recovery) copyStatements(from int) int {
+	n := 0
+	for _, s := range r.ws.Statements()[from:] {
+		q := strings.ToUpper(s.SQL)
+		if strings.HasPrefix(strings.TrimSpace(q), "COPY INTO") && !strings.Contains(q, "VALIDATE") {
+			n++
+		}
+	}
+	return n
+}
+
+type reloadJSON struct {
+	Run        string `json:"run"`
+	Resumed    bool   `json:"resumed"`
+	Statements int    `json:"load_statements"`
+	Verified   int    `json:"verified_batches"`
+	Unknown    int    `json:"unknown_batches"`
+	Status     string `json:"status"`
+	Guarantee  string `json:"guarantee"`
+	Batches    []struct {
+		Batch    int    `json:"batch"`
+		Status   string `json:"status"`
+		Files    int    `json:"files"`
+		Inserted *int64 `json:"inserted_rows"`
+	} `json:"batches"`
+}
+
+func decodeReload(t *testing.T, out string) reloadJSON {
+	t.Helper()
+	var r reloadJSON
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("reload JSON: %v\n%s", err, out)
+	}
+	return r
+}
+
+// TestReloadHappyPath: inspect → ALTER TABLE → reload --rename → every fallback row is in the
+// table exactly once, the journal says verified; a second reload sends no load statement.
+func TestReloadHappyPath(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2,500 files")
+	}
+	r := newRecovery(t, 1300, 1250)
+	code, out, errOut := runZbrecover(t, "inspect", r.table, "--from", "warehouse")
+	if code != 3 || !strings.Contains(out, "probably renamed") || !strings.Contains(out, "gift") {
+		t.Fatalf("inspect: exit %d\n%s%s", code, out, errOut)
+	}
+	// Without the fix, reload refuses before running anything (exit 3).
+	before := len(r.ws.Statements())
+	code, out, errOut = runZbrecover(t, "reload", r.table, "--yes")
+	if code != 3 || r.copyStatements(before) != 0 || !strings.Contains(out+errOut, "ALTER TABLE") {
+		t.Fatalf("blocked reload: exit %d, %d COPY INTO\n%s%s", code, r.copyStatements(before), out, errOut)
+	}
+	// --dry-run executes nothing.
+	before = len(r.ws.Statements())
+	code, out, errOut = runZbrecover(t, "reload", r.table, "--rename", "customer_id=customer_key", "--dry-run")
+	if code != 3 || len(r.ws.Statements()) > before+2 { // DESCRIBE, current user at most
+		t.Fatalf("dry run: exit %d, statements %v\n%s%s", code, r.ws.Statements()[before:], out, errOut)
+	}
+
+	r.exec(t, "ALTER TABLE main.sales.orders ADD COLUMNS (gift BOOLEAN)")
+	// Without a terminal and without --yes, reload refuses (exit 2).
+	if code, _, errOut := runZbrecover(t, "reload", r.table, "--rename", "customer_id=customer_key"); code != 2 || !strings.Contains(errOut, "--yes") {
+		t.Fatalf("no --yes: exit %d: %s", code, errOut)
+	}
+	before = len(r.ws.Statements())
+	code, out, errOut = runZbrecover(t, "-o", "json", "reload", r.table, "--rename", "customer_id=customer_key", "--yes")
+	if code != 0 {
+		t.Fatalf("reload: exit %d\n%s%s", code, out, errOut)
+	}
+	rep := decodeReload(t, out)
+	// Σ⌈files/1000⌉ over (group, folder): 1300 old files in 3 folders (434, 433, 433) and 1250
+	// new ones (417, 417, 416) fit one statement each.
+	if rep.Statements != 6 || rep.Verified != 6 || rep.Unknown != 0 || rep.Status != "verified" || r.copyStatements(before) != 6 ||
+		!strings.Contains(rep.Guarantee, "at most once") {
+		t.Errorf("report %+v, %d COPY INTO sent", rep, r.copyStatements(before))
+	}
+	rows, distinct, missing := r.check(t)
+	if rows != r.rows || distinct != r.rows || missing != 0 {
+		t.Errorf("table: %d rows, %d distinct ids, %d missing; want %d", rows, distinct, missing, r.rows)
+	}
+
+	// A second reload loads nothing and says why.
+	before = len(r.ws.Statements())
+	code, out, errOut = runZbrecover(t, "reload", r.table, "--rename", "customer_id=customer_key", "--yes")
+	if code != 0 || r.copyStatements(before) != 0 || !strings.Contains(errOut, "loaded by earlier runs") {
+		t.Errorf("second reload: exit %d, %d COPY INTO\n%s%s", code, r.copyStatements(before), out, errOut)
+	}
+}
+
+// reloadSmall is a small recovery already fixed (ALTER TABLE done), reloaded with batches of
+// 10 files so that one run has several statements.
+func reloadSmall(t *testing.T) *recovery {
+	r := newRecovery(t, 30, 0)
+	return r
+}
+
+func reloadArgs(r *recovery, extra ...string) []string {
+	return append([]string{"-o", "json", "reload", r.table, "--rename", "customer_id=customer_key", "--batch-files", "10", "--yes"}, extra...)
+}
+
+// converge re-runs reload until it exits 0 (at most 3 times) and checks the final table.
+func converge(t *testing.T, r *recovery) reloadJSON {
+	t.Helper()
+	var rep reloadJSON
+	for i := 0; i < 3; i++ {
+		code, out, errOut := runZbrecover(t, reloadArgs(r)...)
+		if code == 0 {
+			if strings.TrimSpace(out) != "" {
+				rep = decodeReload(t, out)
+			}
+			rows, distinct, missing := r.check(t)
+			if rows != r.rows || distinct != r.rows || missing != 0 {
+				t.Fatalf("after re-run: %d rows, %d distinct, %d missing; want %d", rows, distinct, missing, r.rows)
+			}
+			return rep
+		}
+		t.Logf("re-run %d: exit %d\n%s%s", i+1, code, out, errOut)
+	}
+	t.Fatal("reload did not converge in 3 re-runs")
+	return rep
+}
+
+// TestReloadLostResponse: the second statement commits and its answer is lost; the re-run
+// settles it from history (or by sending it again) and loads nothing twice.
+func TestReloadLostResponse(t *testing.T) {
+	r := reloadSmall(t)
+	r.ws.Warehouse().Inject(fakewarehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1, DropResponse: true})
+	code, out, errOut := runZbrecover(t, reloadArgs(r)...)
+	if code == 0 {
+		t.Fatalf("reload with a lost answer exited 0\n%s%s", out, errOut)
+	}
+	rep := converge(t, r)
+	if !rep.Resumed || rep.Status != "verified" {
+		t.Errorf("re-run report %+v", rep)
+	}
+}
+
+// TestReloadFailureOnBatch2: the warehouse refuses batch 2 of 3; batch 1 stays verified, the
+// re-run loads 2 and 3.
+func TestReloadFailureOnBatch2(t *testing.T) {
+	r := reloadSmall(t)
+	r.ws.Warehouse().Inject(fakewarehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1,
+		Error: &fakewarehouse.SQLError{Class: "INTERNAL_ERROR", SQLState: "XX000", Message: "injected"}})
+	code, out, errOut := runZbrecover(t, reloadArgs(r)...)
+	if code != 1 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if rows, _, _ := r.check(t); rows != 20 {
+		t.Errorf("after the failure the table has %d rows, want batch 1's 20", rows)
+	}
+	converge(t, r)
+}
+
+// TestReloadConflictRetried: a transaction conflict on a batch is retried on the same batch.
+func TestReloadConflictRetried(t *testing.T) {
+	r := reloadSmall(t)
+	f := r.ws.Warehouse().Inject(fakewarehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1,
+		Error: &fakewarehouse.SQLError{Class: "DELTA_CONCURRENT_APPEND", SQLState: "2D521", Message: "ConcurrentAppendException: injected"}})
+	code, out, errOut := runZbrecover(t, reloadArgs(r)...)
+	if code != 0 || f.Fired() != 1 {
+		t.Fatalf("exit %d, fault fired %d\n%s%s", code, f.Fired(), out, errOut)
+	}
+	if rows, distinct, missing := r.check(t); rows != r.rows || distinct != r.rows || missing != 0 {
+		t.Errorf("table: %d rows, %d distinct, %d missing", rows, distinct, missing)
+	}
+}
+
+// TestReloadZerobusCommitting: Zerobus commits to the table throughout; batches are still
+// verified by their own counts, and a lost answer is settled without taking a Zerobus commit.
+func TestReloadZerobusCommitting(t *testing.T) {
+	r := reloadSmall(t)
+	zb, err := r.ws.Warehouse().Zerobus(r.table, fakewarehouse.ZerobusOptions{Rows: 20, Row: func(i int64) []string {
+		return []string{fmt.Sprint(1_000_000 + i), fmt.Sprintf("'z%d'", i), "1.0"}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zb.Start(5 * time.Millisecond)
+	defer zb.Close()
+	r.ws.Warehouse().Inject(fakewarehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1, DropResponse: true})
+	runZbrecover(t, reloadArgs(r)...)
+	for i := 0; i < 3; i++ {
+		if code, out, errOut := runZbrecover(t, reloadArgs(r)...); code == 0 {
+			break
+		} else {
+			t.Logf("re-run: exit %d\n%s%s", code, out, errOut)
+		}
+	}
+	zb.Close()
+	_, _, missing := r.check(t)
+	if missing != 0 {
+		t.Errorf("%d fallback ids missing", missing)
+	}
+	res, err := r.ws.Warehouse().Engine().Exec(context.Background(), "SELECT id, count(*) FROM main.sales.orders WHERE id < 1000000 GROUP BY id HAVING count(*) > 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 0 {
+		t.Errorf("fallback ids loaded twice: %v", res.Rows)
+	}
+}
+
+// TestReloadLocationOverlapStopsBeforeLoading: on a managed table Unity Catalog refuses path
+// reads in its storage; reload stops before loading anything and names staging.
+func TestReloadLocationOverlapStopsBeforeLoading(t *testing.T) {
+	r := reloadSmall(t)
+	// Databricks' likely answer: path access inside the managed table's storage is refused.
+	u := r.ws.Warehouse().Unknowns()
+	u.PathAccess = fakewarehouse.OverlapBracketed
+	r.ws.Warehouse().SetUnknowns(u)
+	before := len(r.ws.Statements())
+	code, out, errOut := runZbrecover(t, reloadArgs(r)...)
+	if code != 1 || r.copyStatements(before) != 0 || !strings.Contains(errOut, "LOCATION_OVERLAP") || !strings.Contains(errOut, "--stage-to") {
+		t.Fatalf("exit %d, %d COPY INTO\n%s%s", code, r.copyStatements(before), out, errOut)
+	}
+	if rows, _, _ := r.check(t); rows != 0 {
+		t.Errorf("%d rows loaded", rows)
+	}
+}
+

@@ -360,4 +360,3 @@ func TestReloadLocationOverlapStopsBeforeLoading(t *testing.T) {
 		t.Errorf("%d rows loaded", rows)
 	}
 }
-

@@ -5,9 +5,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -358,5 +362,191 @@ func TestReloadLocationOverlapStopsBeforeLoading(t *testing.T) {
 	}
 	if rows, _, _ := r.check(t); rows != 0 {
 		t.Errorf("%d rows loaded", rows)
+	}
+}
+
+// zbrecoverBinary builds the release binary (pure Go) once per test process.
+var zbrecoverBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "zbrecover-bin")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "zbrecover")
+	c := exec.Command("go", "build", "-o", bin, ".")
+	c.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := c.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// startReload starts the release binary's reload and waits until the warehouse holds the
+// second load statement (delayed by a fault), then returns the running process.
+func startReload(t *testing.T, r *recovery) (*exec.Cmd, *strings.Builder) {
+	t.Helper()
+	bin, err := zbrecoverBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.ws.Warehouse().Inject(fakewarehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1, Delay: 20 * time.Second})
+	var out strings.Builder
+	c := exec.Command(bin, reloadArgs(r)...)
+	c.Env = os.Environ()
+	c.Stdout, c.Stderr = &out, &out
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		running := 0
+		for _, s := range r.ws.Statements() {
+			if s.State == "RUNNING" && s.Fault != "" && strings.HasPrefix(s.SQL, "COPY INTO") {
+				running++
+			}
+		}
+		if running > 0 {
+			return c, &out
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = c.Process.Kill()
+	t.Fatalf("the second statement never started:\n%s", out.String())
+	return nil, nil
+}
+
+// TestReloadKilledAfterIntent: the process is killed after the intent of batch 2 was
+// written, while its statement waits on the warehouse; a plain re-run converges.
+func TestReloadKilledAfterIntent(t *testing.T) {
+	r := reloadSmall(t)
+	c, out := startReload(t, r)
+	_ = c.Process.Kill()
+	_ = c.Wait()
+	t.Logf("killed run:\n%s", out)
+	rep := converge(t, r)
+	if !rep.Resumed {
+		t.Errorf("the re-run did not continue the killed run: %+v", rep)
+	}
+}
+
+// TestReloadInterrupted: Ctrl-C during a slow statement cancels it on the warehouse, exits
+// 130 and records the batch as unknown; a plain re-run converges.
+func TestReloadInterrupted(t *testing.T) {
+	r := reloadSmall(t)
+	c, out := startReload(t, r)
+	_ = c.Process.Signal(os.Interrupt)
+	err := c.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("interrupted reload: %v\n%s", err, out)
+	}
+	cancelled := false
+	for _, s := range r.ws.Statements() {
+		cancelled = cancelled || s.State == "CANCELED"
+	}
+	if !cancelled {
+		t.Errorf("the statement in flight was not cancelled on the warehouse")
+	}
+	converge(t, r)
+}
+
+// TestReload503 : the warehouse answers 503 with Retry-After to a load statement; the driver
+// waits and retries, and the reload completes.
+func TestReload503(t *testing.T) {
+	r := reloadSmall(t)
+	f := r.ws.Warehouse().Inject(fakewarehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1, HTTPStatus: 503, RetryAfter: "1"})
+	code, out, errOut := runZbrecover(t, reloadArgs(r)...)
+	if f.Fired() != 1 {
+		t.Errorf("fault fired %d times", f.Fired())
+	}
+	if code != 0 {
+		t.Logf("first run: exit %d\n%s%s", code, out, errOut)
+	}
+	converge(t, r)
+}
+
+// TestReloadLoadedOutsideIsUnknown: files someone already loaded by hand insert 0 rows; reload
+// never calls them verified (they may as well never have been read), verify fails (exit 4).
+func TestReloadLoadedOutsideIsUnknown(t *testing.T) {
+	r := reloadSmall(t)
+	dir := "file://" + filepath.ToSlash(filepath.Join(r.root, filepath.FromSlash(inspect.FallbackPrefix)))
+	r.exec(t, "COPY INTO main.sales.orders FROM (SELECT id, customer_id AS customer_key, CAST(amount AS DECIMAL(18,4)) AS amount FROM '"+
+		dir+"/2026/01/01/') FILEFORMAT = PARQUET")
+	code, out, errOut := runZbrecover(t, reloadArgs(r)...)
+	rep := decodeReload(t, out)
+	if code != 5 || rep.Unknown != 1 || rep.Verified != 2 {
+		t.Fatalf("exit %d, report %+v\n%s", code, rep, errOut)
+	}
+	if code, out, _ := runZbrecover(t, "verify", r.table); code != 4 || !strings.Contains(out, "unknown") {
+		t.Errorf("verify: exit %d\n%s", code, out)
+	}
+	code, out, _ = runZbrecover(t, "history", r.table)
+	if code != 0 || !strings.Contains(out, rep.Run) || !strings.Contains(out, "unknown") {
+		t.Errorf("history: exit %d\n%s", code, out)
+	}
+}
+
+// TestReloadVerifyAndHistory: after a verified reload, verify passes and history lists the
+// run and, per file, its batch and state.
+func TestReloadVerifyAndHistory(t *testing.T) {
+	r := reloadSmall(t)
+	code, out, errOut := runZbrecover(t, reloadArgs(r)...)
+	if code != 0 {
+		t.Fatalf("reload: exit %d\n%s%s", code, out, errOut)
+	}
+	run := decodeReload(t, out).Run
+	code, out, errOut = runZbrecover(t, "-o", "json", "verify", r.table)
+	var v struct {
+		OK     bool `json:"ok"`
+		Checks []struct {
+			OK bool `json:"ok"`
+		} `json:"checks"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || !v.OK || len(v.Checks) != 3 {
+		t.Fatalf("verify: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = runZbrecover(t, "history", r.table, "--run", run)
+	if code != 0 || strings.Count(out, "\tverified") != 30 || !strings.Contains(out, "old-00000.parquet\t2 rows\tbatch 1") {
+		t.Errorf("history --run: exit %d\n%s", code, out)
+	}
+	code, out, _ = runZbrecover(t, "-o", "json", "history")
+	if code != 0 || !strings.Contains(out, `"Status": "verified"`) && !strings.Contains(out, `"status": "verified"`) {
+		t.Errorf("history: exit %d\n%s", code, out)
+	}
+}
+
+// TestReloadHostileNames: a table name and file names that need quoting load correctly; a
+// table name that attempts SQL injection is refused before anything runs.
+func TestReloadHostileNames(t *testing.T) {
+	r := newRecovery(t, 0, 0)
+	// Files whose names hold quotes, a semicolon, a percent sign and spaces.
+	names := []string{"it's.parquet", "a;b.parquet", "100%.parquet", "with space.parquet", "back\\slash.parquet"}
+	for i, n := range names {
+		id := int64(100 + i)
+		r.ids[id] = true
+		data, err := pqgen.Bytes(oldFiles, fmt.Sprintf(`[{"id":%d,"customer_id":"x","amount":"1.00"}]`, id), pqgen.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pqgen.WriteFile(filepath.Join(r.root, filepath.FromSlash(inspect.FallbackPrefix), "d'ir", n), data); err != nil {
+			t.Fatal(err)
+		}
+		r.rows++
+	}
+	code, out, errOut := runZbrecover(t, reloadArgs(r)...)
+	if code != 0 {
+		t.Fatalf("reload: exit %d\n%s%s", code, out, errOut)
+	}
+	if rows, distinct, missing := r.check(t); rows != r.rows || distinct != r.rows || missing != 0 {
+		t.Errorf("table: %d rows, %d distinct, %d missing; want %d", rows, distinct, missing, r.rows)
+	}
+	before := len(r.ws.Statements())
+	for _, bad := range []string{"main.sales.orders; DROP TABLE main.sales.orders", "main.sales.`orders`; DROP TABLE x --`", "main.sales.orders`"} {
+		code, _, errOut := runZbrecover(t, "reload", "--table", bad, "--root", r.root, "--yes")
+		if code != 2 {
+			t.Errorf("reload --table %q: exit %d: %s", bad, code, errOut)
+		}
+	}
+	if n := len(r.ws.Statements()) - before; n != 0 {
+		t.Errorf("%d statements ran for refused table names", n)
 	}
 }

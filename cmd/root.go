@@ -180,6 +180,8 @@ record that Zerobus both published and parked can end up twice.
 		NewCmdPreview(f, nil),
 		NewCmdSchema(f, nil),
 		NewCmdReload(f, nil),
+		NewCmdVerify(f, nil),
+		NewCmdHistory(f, nil),
 	)
 	for _, add := range extraCommands {
 		root.AddCommand(add(f))

@@ -1,0 +1,308 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zbrecover/zbrecover/journal"
+	"github.com/zbrecover/zbrecover/reload"
+	"github.com/zbrecover/zbrecover/target"
+)
+
+// VerifyOptions are the inputs of `zbrecover verify`.
+type VerifyOptions struct {
+	F       *Factory
+	Target  TargetOptions
+	Run     string
+	Journal string
+}
+
+// NewCmdVerify returns `zbrecover verify`. runF replaces the run function in tests.
+func NewCmdVerify(f *Factory, runF func(context.Context, *VerifyOptions) error) *cobra.Command {
+	o := &VerifyOptions{F: f}
+	c := &cobra.Command{
+		Use:   "verify TARGET",
+		Short: "Re-check a past reload: footer rows vs inserted rows vs the table's history, per batch",
+		Long: `Verify re-checks a reload run from its journal, batch by batch: the rows the files' footers
+hold, the rows the COPY INTO statement reported inserted, and, where a batch was settled from
+the table's history, that commit's numOutputRows (DESCRIBE HISTORY). A batch that is not
+verified (unknown, mismatch, failed or never sent) fails the check.
+
+Without --run it checks the table's newest run. The check is recorded in the journal.
+
+What is guaranteed: each file was loaded at most once. Rows are not deduplicated: records
+Zerobus also published may be in the table twice.
+
+` + targetHelp + `
+` + exitCodesHelp + `
+
+Verify exits 4 when any batch's counts do not agree or are not known.`,
+		Example: `  zbrecover verify main.sales.orders
+  zbrecover verify main.sales.orders --run 20261201T101500Z-1a2b3c4d -o json`,
+		Args: maxArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := parseTarget(&o.Target, args); err != nil {
+				return err
+			}
+			if o.Target.Table == "" {
+				return FlagErrorf("verify needs the table's name: give catalog.schema.table, or --table with --root")
+			}
+			if runF != nil {
+				return runF(c.Context(), o)
+			}
+			return verifyRun(c.Context(), o)
+		},
+	}
+	addTargetFlags(c, &o.Target)
+	c.Flags().StringVar(&o.Run, "run", "", "the run to check (default: the table's newest)")
+	c.Flags().StringVar(&o.Journal, "journal", "", "the journal's storage URL (default: the local state directory)")
+	return c
+}
+
+func verifyRun(ctx context.Context, o *VerifyOptions) error {
+	f := o.F
+	ws := f.workspace()
+	if ws == nil {
+		return fmt.Errorf("table %s: %w", o.Target.Table, ErrNeedsDatabricks)
+	}
+	tgt, err := f.openTarget(ctx, &o.Target, target.Read)
+	if err != nil {
+		return err
+	}
+	if err := target.Identify(ctx, tgt); err != nil {
+		return err
+	}
+	store, err := f.openJournal(ctx, o.Journal)
+	if err != nil {
+		return err
+	}
+	if c, ok := store.(interface{ Close() error }); ok {
+		defer c.Close()
+	}
+	run := o.Run
+	if run == "" {
+		runs, err := journal.Runs(ctx, store, tgt.TableID)
+		if err != nil {
+			return err
+		}
+		for _, r := range runs {
+			if r.Problem == "" {
+				run = r.Run
+				break
+			}
+		}
+		if run == "" {
+			return fmt.Errorf("the journal at %s has no run of %s (table id %s): nothing to verify", store.Location(), tgt.TableName(), tgt.TableID)
+		}
+	}
+	wh, err := ws.Warehouse(ctx)
+	if err != nil {
+		return err
+	}
+	lock, err := store.Lock(ctx, tgt.TableID, journal.LockOptions{Owner: journal.Holder{Command: "verify"}})
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	st, err := journal.ReadState(ctx, store, tgt.TableID, run)
+	if err != nil {
+		return err
+	}
+	w, err := journal.Continue(ctx, store, st, header(""))
+	if err != nil {
+		return err
+	}
+	rep, err := reload.Verify(ctx, wh, tgt.Name, st, w)
+	if err != nil {
+		return err
+	}
+	if err := w.Append(ctx, journal.Record{Kind: journal.KindEnd, End: &journal.End{State: st.Status}}); err != nil {
+		return err
+	}
+	if f.Global.JSON() {
+		if err := printJSON(f, rep); err != nil {
+			return err
+		}
+	} else {
+		out := f.IO.Out
+		fmt.Fprintf(out, "Run %s on %s (%s)\n", rep.Run, rep.Table, rep.Status)
+		for _, c := range rep.Checks {
+			mark := "ok"
+			if !c.OK {
+				mark = "FAIL"
+			}
+			fmt.Fprintf(out, "  batch %d  %-4s  expected %d, inserted %s, history %s  %s\n", c.Batch, mark, c.Expected, optInt(c.Inserted), optInt(c.History), c.Note)
+		}
+		fmt.Fprintf(out, "%d batches, %d failed; %d rows expected, %d inserted\n%s\n", len(rep.Checks), rep.Failed, rep.Expected, rep.Inserted, rep.Guarantee)
+	}
+	if !rep.OK {
+		return WithCode(ExitVerify, fmt.Sprintf("%d of %d batches of run %s do not verify", rep.Failed, len(rep.Checks), rep.Run))
+	}
+	return nil
+}
+
+func optInt(p *int64) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprint(*p)
+}
+
+// HistoryOptions are the inputs of `zbrecover history`.
+type HistoryOptions struct {
+	F       *Factory
+	Target  TargetOptions
+	Run     string
+	Journal string
+}
+
+// NewCmdHistory returns `zbrecover history`. runF replaces the run function in tests.
+func NewCmdHistory(f *Factory, runF func(context.Context, *HistoryOptions) error) *cobra.Command {
+	o := &HistoryOptions{F: f}
+	c := &cobra.Command{
+		Use:   "history [TARGET]",
+		Short: "The journal: what ran, when, what it loaded, verified and deleted",
+		Long: `History lists the runs the journal holds, newest first, with their state (planned, loading,
+verified, unknown, failed, mismatch, cleaned, partially_cleaned), files and rows. With TARGET,
+the runs of that table; without it, of every table in the journal.
+
+With --run ID it lists every file of the run with its expected rows (from its footer), its
+batch, the batch's state, the table version that settled it (when one did) and its deletion.
+
+` + targetHelp + `
+` + exitCodesHelp,
+		Example: `  zbrecover history
+  zbrecover history main.sales.orders
+  zbrecover history main.sales.orders --run 20261201T101500Z-1a2b3c4d -o json`,
+		Args: maxArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 || o.Target.Table != "" || o.Target.Root != "" {
+				if err := parseTarget(&o.Target, args); err != nil {
+					return err
+				}
+			}
+			if runF != nil {
+				return runF(c.Context(), o)
+			}
+			return historyRun(c.Context(), o)
+		},
+	}
+	addTargetFlags(c, &o.Target)
+	c.Flags().StringVar(&o.Run, "run", "", "list the files of this run")
+	c.Flags().StringVar(&o.Journal, "journal", "", "the journal's storage URL (default: the local state directory)")
+	return c
+}
+
+type historyFile struct {
+	Key      string `json:"key"`
+	Size     int64  `json:"size"`
+	ETag     string `json:"etag,omitempty"`
+	Rows     int64  `json:"expected_rows"`
+	Batch    int    `json:"batch"`
+	State    string `json:"state"`
+	Version  *int64 `json:"history_version,omitempty"`
+	QueryID  string `json:"query_id,omitempty"`
+	Inserted *int64 `json:"batch_inserted_rows,omitempty"`
+	Deleted  string `json:"deleted,omitempty"`
+	Reason   string `json:"delete_reason,omitempty"`
+}
+
+func historyRun(ctx context.Context, o *HistoryOptions) error {
+	f := o.F
+	store, err := f.openJournal(ctx, o.Journal)
+	if err != nil {
+		return err
+	}
+	if c, ok := store.(interface{ Close() error }); ok {
+		defer c.Close()
+	}
+	var tables []string
+	if o.Target.Table != "" || o.Target.Root != "" {
+		tgt, err := f.openTarget(ctx, &o.Target, target.Read)
+		if err != nil {
+			return err
+		}
+		if err := target.Identify(ctx, tgt); err != nil {
+			return err
+		}
+		tables = []string{tgt.TableID}
+	} else if tables, err = store.Tables(ctx); err != nil {
+		return err
+	}
+	if o.Run != "" {
+		for _, id := range tables {
+			st, err := journal.ReadState(ctx, store, id, o.Run)
+			if err != nil {
+				continue
+			}
+			return printRunFiles(f, st)
+		}
+		return fmt.Errorf("no run %s in the journal at %s", o.Run, store.Location())
+	}
+	var all []journal.RunSummary
+	for _, id := range tables {
+		runs, err := journal.Runs(ctx, store, id)
+		if err != nil {
+			return err
+		}
+		all = append(all, runs...)
+	}
+	if f.Global.JSON() {
+		if all == nil {
+			all = []journal.RunSummary{}
+		}
+		return printJSON(f, map[string]any{"journal": store.Location(), "runs": all})
+	}
+	if len(all) == 0 {
+		fmt.Fprintf(f.IO.ErrOut, "No runs in the journal at %s.\n", store.Location())
+		return nil
+	}
+	out := f.IO.Out
+	for _, r := range all {
+		if r.Problem != "" {
+			fmt.Fprintf(out, "%s  %s  cannot be read: %s\n", r.Run, r.TableID, r.Problem)
+			continue
+		}
+		fmt.Fprintf(out, "%s  %-17s  %s  %d batches, %d files, %d rows expected, %d inserted  %s\n",
+			r.Run, r.Status, r.Table, r.Batches, r.Files, r.ExpectedRows, r.InsertedRows, r.Started.Format("2006-01-02T15:04:05Z"))
+	}
+	fmt.Fprintf(f.IO.ErrOut, "%d runs in the journal at %s\n", len(all), store.Location())
+	return nil
+}
+
+func printRunFiles(f *Factory, st *journal.State) error {
+	files := []historyFile{}
+	for _, fs := range st.Files() {
+		hf := historyFile{Key: fs.Key, Size: fs.Size, ETag: fs.ETag, Rows: fs.Rows, Batch: fs.Batch, State: string(fs.Status),
+			Deleted: string(fs.Delete), Reason: fs.DeleteReason}
+		if b := st.Batch(fs.Batch); b != nil {
+			if b.Outcome != nil {
+				hf.Version = b.Outcome.Version
+			}
+			if b.Result != nil {
+				hf.QueryID, hf.Inserted = b.Result.QueryID, b.Result.Inserted
+			}
+		}
+		files = append(files, hf)
+	}
+	if f.Global.JSON() {
+		return printJSON(f, map[string]any{"run": st.Run, "table": st.Table, "table_id": st.TableID, "root": st.Root,
+			"status": st.Status, "files": files})
+	}
+	out := f.IO.Out
+	fmt.Fprintf(out, "Run %s on %s (%s), root %s\n", st.Run, st.Table, st.Status, st.Root)
+	for _, hf := range files {
+		extra := ""
+		if hf.Version != nil {
+			extra = fmt.Sprintf("  version %d", *hf.Version)
+		}
+		if hf.Deleted != "" {
+			extra += "  " + strings.TrimSpace(hf.Deleted+" "+hf.Reason)
+		}
+		fmt.Fprintf(out, "  %s\t%d rows\tbatch %d\t%s%s\n", textKey(hf.Key), hf.Rows, hf.Batch, hf.State, extra)
+	}
+	return nil
+}

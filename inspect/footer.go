@@ -8,6 +8,8 @@ import (
 	"io"
 	"runtime/debug"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 
@@ -20,7 +22,25 @@ const (
 	// footers of files with several hundred column chunks, so most files need one request.
 	DefaultTailSize = 64 << 10
 	// MaxFooterSize caps the footer length a file may claim before anything is allocated.
-	MaxFooterSize = 64 << 20
+	MaxFooterSize = 16 << 20
+	// FooterBytesInFlight caps the footers longer than the tail read held at once across the
+	// process (their raw bytes); each is at most MaxFooterSize.
+	FooterBytesInFlight = 32 << 20
+	// FooterMemoryInFlight caps the estimated parse memory (scanFooter) of the footers being
+	// parsed and converted at once across the process; each is at most MaxFooterMemory.
+	FooterMemoryInFlight = 128 << 20
+)
+
+// FooterMemoryBudget is the most memory inspect's footer reading holds at once at the default
+// concurrency, whatever the files: the tail buffers of the readers, the raw bytes of large
+// footers, and the estimated memory of the footers being parsed.
+const FooterMemoryBudget = DefaultConcurrency*DefaultTailSize + FooterBytesInFlight + FooterMemoryInFlight
+
+// The process-wide footer budget. Raw bytes are acquired before parse memory and released
+// after it, and nothing blocks while holding parse memory, so the two cannot deadlock.
+var (
+	footerRaw   = semaphore.NewWeighted(FooterBytesInFlight)
+	footerParse = semaphore.NewWeighted(FooterMemoryInFlight)
 )
 
 // ErrPanic is wrapped by errors that come from a panic inside the Parquet library (corrupt
@@ -53,13 +73,17 @@ type footer struct {
 	length int64
 	// reads is the number of storage requests it took (1, or 2 for a large footer).
 	reads int
+	// stats is what the pre-scan found.
+	stats footerStats
+	// release returns the footer's share of the budget; call it once md is no longer used.
+	release func()
 }
 
 // readFooter fetches and parses the footer of the object with one ranged read of the last
 // tailSize bytes, computed from the listed size (no Stat), and a second read only when the
 // footer is larger than that.
 func readFooter(ctx context.Context, b storage.Backend, key string, size, tailSize int64) (footer, error) {
-	var ft footer
+	ft := footer{release: func() {}}
 	if size == 0 {
 		return ft, errors.New("empty object (0 bytes), not a Parquet file")
 	}
@@ -96,20 +120,51 @@ func readFooter(ctx context.Context, b storage.Backend, key string, size, tailSi
 	}
 	ft.length = l
 	var raw []byte
+	var held []func()
+	release := func() {
+		for i := len(held) - 1; i >= 0; i-- {
+			held[i]()
+		}
+		held = nil
+	}
 	if l+8 <= tail {
 		raw = buf[tail-8-l : tail-8]
 		ft.tail = buf
 	} else {
+		if err := footerRaw.Acquire(ctx, l+8); err != nil {
+			return ft, err
+		}
+		held = append(held, func() { footerRaw.Release(l + 8) })
 		raw, err = readRange(ctx, b, key, size-8-l, l)
 		ft.reads++
 		if err != nil {
+			release()
 			return ft, err
 		}
 		if int64(len(raw)) != l {
+			release()
 			return ft, fmt.Errorf("short read: got %d of %d footer bytes (has the object changed since it was listed?)", len(raw), l)
 		}
 		ft.tail = append(raw, buf[tail-8:]...)
 	}
+	// Nothing the footer declares reaches the Parquet library before the pre-scan has checked
+	// it and the footer's estimated memory is reserved.
+	st, err := scanFooter(raw)
+	ft.stats = st
+	if err != nil {
+		release()
+		var le *FooterLimitError
+		if errors.As(err, &le) {
+			return ft, err
+		}
+		return ft, fmt.Errorf("corrupt footer: %w", err)
+	}
+	if err := footerParse.Acquire(ctx, st.cost); err != nil {
+		release()
+		return ft, err
+	}
+	held = append(held, func() { footerParse.Release(st.cost) })
+	ft.release = release
 	err = contain("footer", func() error {
 		md, err := metadata.NewFileMetaData(raw, nil)
 		if err != nil {
@@ -120,6 +175,8 @@ func readFooter(ctx context.Context, b storage.Backend, key string, size, tailSi
 		return nil
 	})
 	if err != nil {
+		release()
+		ft.release = func() {}
 		return ft, fmt.Errorf("corrupt footer: %w", err)
 	}
 	return ft, nil

@@ -363,6 +363,7 @@ func inspectFile(ctx context.Context, b storage.Backend, o storage.ObjectInfo, p
 		return fail(err)
 	}
 	ff, err := extract(ft.md)
+	ft.release()
 	if err != nil {
 		return fail(err)
 	}

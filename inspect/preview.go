@@ -200,6 +200,7 @@ func previewFile(ctx context.Context, b storage.Backend, obj storage.ObjectInfo,
 	if err != nil {
 		return pf, err
 	}
+	defer ft.release()
 	ff, err := extract(ft.md)
 	if err != nil {
 		return pf, err

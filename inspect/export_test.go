@@ -1,0 +1,7 @@
+package inspect
+
+// Exported for the external tests.
+var (
+	ParquetFile    = parquetFile
+	HostileFooters = hostileFooters
+)

@@ -1,0 +1,61 @@
+package inspect_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/zbrecover/zbrecover/inspect"
+)
+
+// Each hostile footer class (declared counts, nesting depth, sizes) comes back as an
+// unreadable file whose error names the limit, at the default concurrency, without a crash.
+func TestHostileFootersAreUnreadable(t *testing.T) {
+	s := newMemStore()
+	cases := inspect.HostileFooters()
+	for name, c := range cases {
+		s.put(prefix+strings.ReplaceAll(name, "/", "-")+".parquet", inspect.ParquetFile(c.Footer), t0)
+	}
+	rep, err := inspect.Run(context.Background(), s, inspect.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Files) != len(cases) || rep.Totals.Unreadable != len(cases) {
+		t.Fatalf("%d files, %d unreadable, want %d of each", len(rep.Files), rep.Totals.Unreadable, len(cases))
+	}
+	for _, fi := range rep.Files {
+		name := strings.Replace(strings.TrimSuffix(fi.Key, ".parquet"), "-", "/", 1)
+		c, ok := cases[name]
+		if !ok {
+			t.Fatalf("unexpected file %s", fi.Key)
+		}
+		if !strings.HasPrefix(fi.Error, "footer rejected: ") || !strings.Contains(fi.Error, c.Want) {
+			t.Errorf("%s: error %q, want a rejected footer mentioning %q", name, fi.Error, c.Want)
+		}
+		if strings.Contains(fi.Error, inspect.ErrPanic.Error()) {
+			t.Errorf("%s: reached the Parquet library: %s", name, fi.Error)
+		}
+	}
+}
+
+// A footer longer than MaxFooterSize is refused from its length alone.
+func TestOversizedFooterLength(t *testing.T) {
+	s := newMemStore()
+	data := make([]byte, inspect.MaxFooterSize+100)
+	copy(data, "PAR1")
+	l := uint32(inspect.MaxFooterSize + 1)
+	tail := data[len(data)-8:]
+	tail[0], tail[1], tail[2], tail[3] = byte(l), byte(l>>8), byte(l>>16), byte(l>>24)
+	copy(tail[4:], "PAR1")
+	s.put(prefix+"big.parquet", data, t0)
+	rep, err := inspect.Run(context.Background(), s, inspect.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := rep.Files[0].Error; !strings.Contains(e, "over the 16777216-byte limit") {
+		t.Errorf("error %q", e)
+	}
+	if got := s.readsOf(prefix + "big.parquet"); got != 1 {
+		t.Errorf("%d reads, want 1 (the tail)", got)
+	}
+}

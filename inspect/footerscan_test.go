@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
@@ -60,5 +61,28 @@ func TestScanFooterStats(t *testing.T) {
 	want := footerStats{cost: st.cost, schemaElems: 11, columns: 7, depth: 4, rowGroups: 5, keyValues: 2}
 	if st != want {
 		t.Errorf("stats %+v, want %+v", st, want)
+	}
+}
+
+// Converting a Parquet schema costs memory linear in its depth: doubling the depth about
+// doubles the allocation (joining the column path at every level made it quadruple).
+func TestSparkSchemaLinearInDepth(t *testing.T) {
+	measure := func(depth int) uint64 {
+		md, err := metadata.NewFileMetaData(buildFooter(footerSpec{columns: 1, depth: depth, groupName: strings.Repeat("g", 200)}), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a, b runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&a)
+		if _, err := SparkSchema(md.Schema); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&b)
+		return b.TotalAlloc - a.TotalAlloc
+	}
+	a, b := measure(120), measure(240)
+	if b > 3*a {
+		t.Errorf("%d bytes at depth 120, %d at 240", a, b)
 	}
 }

@@ -81,6 +81,14 @@ type footerSpec struct {
 	stats     bool
 	keyValues int
 	valueLen  int // length of each key-value value
+	groupName string
+}
+
+func (s footerSpec) group() string {
+	if s.groupName == "" {
+		return "s"
+	}
+	return s.groupName
 }
 
 // buildFooter writes a valid FileMetaData for spec, with zero rows.
@@ -99,14 +107,14 @@ func buildFooter(spec footerSpec) []byte {
 			}
 			w.begin()
 			w.i32(3, 1)
-			w.str(4, "s")
+			w.str(4, spec.group())
 			w.i32(5, int32(kids))
 			w.end()
 		}
 	} else {
 		w.schemaElem("schema", spec.columns, true)
 	}
-	path := strings.Repeat("s.", spec.depth)
+	path := strings.Repeat(spec.group()+".", spec.depth)
 	for c := 0; c < spec.columns; c++ {
 		w.schemaElem("c"+itoa(c), 0, false)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime/debug"
 
 	"golang.org/x/sync/semaphore"
@@ -225,10 +226,16 @@ func extract(md *metadata.FileMetaData) (fileFacts, error) {
 			if rg == nil || rg.NumRows < 0 {
 				return fmt.Errorf("corrupt footer: row group %d has no valid row count", i)
 			}
+			if rg.NumRows > math.MaxInt64-sum {
+				return fmt.Errorf("corrupt footer: the row groups' row counts add up past %d", int64(math.MaxInt64))
+			}
 			sum += rg.NumRows
 		}
 		if sum != md.NumRows {
 			return fmt.Errorf("corrupt footer: num_rows is %d but the row groups hold %d", md.NumRows, sum)
+		}
+		if max := maxPlausibleRows(md.GetSourceFileSize()); md.NumRows > max {
+			return fmt.Errorf("implausible footer: %d rows in a %d-byte file (at most %d could fit)", md.NumRows, md.GetSourceFileSize(), max)
 		}
 		ff.rows = md.NumRows
 		ff.rowGroups = len(md.RowGroups)
@@ -247,6 +254,26 @@ func extract(md *metadata.FileMetaData) (fileFacts, error) {
 		return nil
 	})
 	return ff, err
+}
+
+// MaxRowsPerByte bounds the rows a file can hold per byte of its size. Encodings compress
+// repeated values far below a byte per row (a run of a million equal values takes a few
+// bytes), so the bound is generous; a count above it is a footer that lies.
+const MaxRowsPerByte = 1 << 16
+
+func maxPlausibleRows(size int64) int64 {
+	if size <= 0 || size > math.MaxInt64/MaxRowsPerByte {
+		return math.MaxInt64
+	}
+	return size * MaxRowsPerByte
+}
+
+// addRows adds row counts, saturating at math.MaxInt64 instead of wrapping.
+func addRows(a, b int64) int64 {
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // fillNullCounts sets NullCount / NullCountKnown on each top-level field from the footer's
@@ -284,7 +311,7 @@ func fillNullCounts(md *metadata.FileMetaData, s *schemadiff.Schema) {
 				known = false
 				break
 			}
-			total += *rg.Columns[j].MetaData.Statistics.NullCount
+			total = addRows(total, *rg.Columns[j].MetaData.Statistics.NullCount)
 		}
 		if known {
 			f.NullCount, f.NullCountKnown = total, true

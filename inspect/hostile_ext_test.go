@@ -2,6 +2,8 @@ package inspect_test
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -57,5 +59,51 @@ func TestOversizedFooterLength(t *testing.T) {
 	}
 	if got := s.readsOf(prefix + "big.parquet"); got != 1 {
 		t.Errorf("%d reads, want 1 (the tail)", got)
+	}
+}
+
+// Files whose footers claim more rows than they could hold (2^62 rows in a few hundred bytes,
+// three times over) are unreadable with the reason, and the totals hold only the plausible
+// files, without wrapping negative.
+func TestImplausibleRowCounts(t *testing.T) {
+	s := newMemStore()
+	for i := 0; i < 3; i++ {
+		s.put(prefix+fmt.Sprintf("lie-%d.parquet", i), inspect.ParquetFile(inspect.BuildFooter(1, 1, 1<<62)), t0)
+	}
+	s.put(prefix+"ok.parquet", inspect.ParquetFile(inspect.BuildFooter(1, 1, 1000)), t0)
+	rep, err := inspect.Run(context.Background(), s, inspect.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Totals.Rows != 1000 || rep.Totals.Unreadable != 3 {
+		t.Fatalf("totals %+v, want 1000 rows and 3 unreadable", rep.Totals)
+	}
+	for _, fi := range rep.Files[:3] {
+		if !strings.Contains(fi.Error, "implausible footer: 4611686018427387904 rows in a") {
+			t.Errorf("%s: error %q", fi.Key, fi.Error)
+		}
+	}
+}
+
+// A footer with more key-value entries than a report keeps says how many it left out.
+func TestManyKeyValuesAreCut(t *testing.T) {
+	s := newMemStore()
+	s.put(prefix+"kv.parquet", inspect.ParquetFile(inspect.BuildFooterKV(10000)), t0)
+	rep, err := inspect.Run(context.Background(), s, inspect.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi := rep.Files[0]
+	if fi.Unreadable() || len(fi.KeyValue) != inspect.MaxKeyValueEntries || fi.KeyValueDropped != 10000-inspect.MaxKeyValueEntries {
+		t.Errorf("%d entries kept, %d dropped, error %q", len(fi.KeyValue), fi.KeyValueDropped, fi.Error)
+	}
+}
+
+func TestAddRowsSaturates(t *testing.T) {
+	if got := inspect.AddRows(math.MaxInt64-1, 5); got != math.MaxInt64 {
+		t.Errorf("got %d", got)
+	}
+	if got := inspect.AddRows(2, 3); got != 5 {
+		t.Errorf("got %d", got)
 	}
 }

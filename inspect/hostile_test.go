@@ -82,6 +82,7 @@ type footerSpec struct {
 	keyValues int
 	valueLen  int // length of each key-value value
 	groupName string
+	rows      int64 // all in the first row group
 }
 
 func (s footerSpec) group() string {
@@ -118,9 +119,13 @@ func buildFooter(spec footerSpec) []byte {
 	for c := 0; c < spec.columns; c++ {
 		w.schemaElem("c"+itoa(c), 0, false)
 	}
-	w.i64(3, 0)
+	w.i64(3, spec.rows)
 	w.list(4, ctStruct, spec.rowGroups)
 	for r := 0; r < spec.rowGroups; r++ {
+		rows := int64(0)
+		if r == 0 {
+			rows = spec.rows
+		}
 		w.begin()
 		w.list(1, ctStruct, spec.columns)
 		for c := 0; c < spec.columns; c++ {
@@ -149,7 +154,7 @@ func buildFooter(spec footerSpec) []byte {
 			w.end()
 		}
 		w.i64(2, 0)
-		w.i64(3, 0)
+		w.i64(3, rows)
 		w.end()
 	}
 	if spec.keyValues > 0 {

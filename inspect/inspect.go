@@ -62,6 +62,9 @@ type Progress struct {
 	DoneBytes   int64 // total size of those files
 }
 
+// MaxKeyValueEntries is the most key-value metadata entries a report keeps per file.
+const MaxKeyValueEntries = 64
+
 // MaxKeyValueBytes is the longest key-value metadata value a report keeps; longer ones (an
 // embedded Arrow or Spark schema, say) are cut, with their full length in KV.Bytes.
 const MaxKeyValueBytes = 1024
@@ -87,6 +90,8 @@ type File struct {
 	SchemaID   string    `json:"schema_id,omitempty"`
 	CreatedBy  string    `json:"created_by,omitempty"`
 	KeyValue   []KV      `json:"key_value,omitempty"`
+	// KeyValueDropped is how many key-value entries were left out after MaxKeyValueEntries.
+	KeyValueDropped int `json:"key_value_dropped,omitempty"`
 	// FooterBytes is the thrift footer's length.
 	FooterBytes int64 `json:"footer_bytes,omitempty"`
 	// Error is set for an unreadable file; the other footer fields are then zero.
@@ -371,7 +376,12 @@ func inspectFile(ctx context.Context, b storage.Backend, o storage.ObjectInfo, p
 	res.RowGroups = ff.rowGroups
 	res.FooterBytes = ft.length
 	res.CreatedBy = intern.get(ff.createdBy)
-	for _, kv := range ff.keyValue {
+	kvs := ff.keyValue
+	if len(kvs) > MaxKeyValueEntries {
+		res.KeyValueDropped = len(kvs) - MaxKeyValueEntries
+		kvs = kvs[:MaxKeyValueEntries]
+	}
+	for _, kv := range kvs {
 		e := KV{Key: intern.get(kv.Key), Value: kv.Value}
 		if len(e.Value) > MaxKeyValueBytes {
 			e.Bytes = len(e.Value)
@@ -443,7 +453,7 @@ func Run(ctx context.Context, b storage.Backend, opts Options) (*Report, error) 
 		if f.Unreadable() {
 			rep.Totals.Unreadable++
 		} else {
-			rep.Totals.Rows += f.Rows
+			rep.Totals.Rows = addRows(rep.Totals.Rows, f.Rows)
 		}
 	}
 	rep.Groups = make([]Group, 0, len(groups))
@@ -476,7 +486,7 @@ func (g *groupAcc) add(f File) {
 		g.FirstFile = f.Key
 	}
 	g.Files++
-	g.Rows += f.Rows
+	g.Rows = addRows(g.Rows, f.Rows)
 	g.Bytes += f.Size
 }
 
@@ -488,7 +498,7 @@ func (g *groupAcc) addNullCounts(s schemadiff.Schema) {
 		}
 		f, o := &g.Schema.Fields[i], s.Fields[i]
 		if f.NullCountKnown && o.NullCountKnown {
-			f.NullCount += o.NullCount
+			f.NullCount = addRows(f.NullCount, o.NullCount)
 		} else {
 			f.NullCount, f.NullCountKnown = 0, false
 		}

@@ -11,9 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sync/errgroup"
 
@@ -80,7 +82,10 @@ type KV struct {
 // File is what inspect learned about one Parquet file.
 type File struct {
 	// Key is relative to the fallback prefix ("part-1.parquet", "2024/05/part-2.parquet").
-	Key        string    `json:"key"`
+	Key string `json:"key"`
+	// KeyQuoted is the key Go-quoted, set only when the key is not valid UTF-8 (JSON would
+	// replace its bad bytes); preview --file takes this form too.
+	KeyQuoted  string    `json:"key_quoted,omitempty"`
 	Size       int64     `json:"size"`
 	Rows       int64     `json:"rows"`
 	RowGroups  int       `json:"row_groups"`
@@ -353,6 +358,7 @@ func Stream(ctx context.Context, b storage.Backend, opts Options, fn func(FileRe
 func inspectFile(ctx context.Context, b storage.Backend, o storage.ObjectInfo, prefix string, tailSize int64, intern *interner) FileResult {
 	res := FileResult{File: File{
 		Key:        strings.TrimPrefix(o.Key, prefix),
+		KeyQuoted:  QuoteInvalidKey(strings.TrimPrefix(o.Key, prefix)),
 		Size:       o.Size,
 		Modified:   o.ModTime.UTC(),
 		ETag:       o.ETag,
@@ -393,6 +399,23 @@ func inspectFile(ctx context.Context, b storage.Backend, o storage.ObjectInfo, p
 	res.Schema = ff.schema
 	res.SchemaID = intern.get(SchemaID(ff.schema))
 	return res
+}
+
+// QuoteInvalidKey returns key Go-quoted when it is not valid UTF-8, else "".
+func QuoteInvalidKey(key string) string {
+	if utf8.ValidString(key) {
+		return ""
+	}
+	return strconv.Quote(key)
+}
+
+// UnquoteKey returns the key a Go-quoted string stands for, and whether s was one.
+func UnquoteKey(s string) (string, bool) {
+	if !strings.HasPrefix(s, `"`) {
+		return "", false
+	}
+	k, err := strconv.Unquote(s)
+	return k, err == nil
 }
 
 // interner shares the strings that repeat across files (created_by, key-value metadata,

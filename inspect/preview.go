@@ -57,10 +57,11 @@ func (o PreviewOptions) maxBytes() int64 {
 // PreviewFile says what a preview read from one file.
 type PreviewFile struct {
 	Key       string `json:"key"`
-	Rows      int64  `json:"rows"`       // rows in the file (footer)
-	Shown     int    `json:"shown"`      // rows of it in the preview
-	BytesRead int64  `json:"bytes_read"` // footer tail + row-group spans
-	Requests  int    `json:"requests"`   // storage reads made
+	KeyQuoted string `json:"key_quoted,omitempty"` // set when Key is not valid UTF-8
+	Rows      int64  `json:"rows"`                 // rows in the file (footer)
+	Shown     int    `json:"shown"`                // rows of it in the preview
+	BytesRead int64  `json:"bytes_read"`           // footer tail + row-group spans
+	Requests  int    `json:"requests"`             // storage reads made
 	Error     string `json:"error,omitempty"`
 }
 
@@ -84,6 +85,16 @@ func Preview(ctx context.Context, b storage.Backend, key string, opts PreviewOpt
 	prefix := Options{Prefix: opts.Prefix}.prefix()
 	key = strings.TrimPrefix(strings.TrimPrefix(key, "/"), prefix)
 	obj, err := b.Stat(ctx, prefix+key)
+	if errors.Is(err, storage.ErrNotExist) {
+		// The Go-quoted form text output and key_quoted show for keys that are not printable
+		// or not valid UTF-8.
+		if k, ok := UnquoteKey(key); ok {
+			k = strings.TrimPrefix(strings.TrimPrefix(k, "/"), prefix)
+			if o, err2 := b.Stat(ctx, prefix+k); err2 == nil {
+				obj, err = o, nil
+			}
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -194,6 +205,7 @@ func selectFields(s schemadiff.Schema, names []string) ([]int, error) {
 // from the first file) and reports what it read.
 func previewFile(ctx context.Context, b storage.Backend, obj storage.ObjectInfo, prefix string, opts PreviewOptions, need int, res *PreviewResult) (PreviewFile, error) {
 	pf := PreviewFile{Key: strings.TrimPrefix(obj.Key, prefix)}
+	pf.KeyQuoted = QuoteInvalidKey(pf.Key)
 	ft, err := readFooter(ctx, b, obj.Key, obj.Size, opts.TailSize)
 	pf.Requests += ft.reads
 	pf.BytesRead += int64(len(ft.tail))

@@ -228,6 +228,9 @@ func resolveDatabricksTable(ctx context.Context, f *Factory, t *TargetOptions, a
 	f.Logger.Info("storage credentials", "table", ti.Name.String(), "root", loc.String(), "choice", why)
 	cfg := f.Global.StorageConfig()
 	if vend {
+		if err := databricks.CheckRootInside(ti.StorageLocation, loc); err != nil {
+			return nil, fmt.Errorf("table %s: %w", ti.Name, err)
+		}
 		c, err := d.Client(ctx, f)
 		if err != nil {
 			return nil, err

@@ -17,12 +17,16 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
 )
 
 // Main runs the command line with the process's arguments and streams and returns the exit
 // status. The first SIGINT cancels the running command; the second exits at once.
 func Main() int {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(inspect.DefaultMemoryLimit)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	io := iostreams.System()

@@ -17,3 +17,9 @@ func BuildFooterKV(n int) []byte {
 }
 
 var AddRows = addRows
+
+// BuildHeavyFooter builds a valid footer (15,000 row groups of 4 columns with statistics,
+// about 1.8 MB) whose parse needs close to MaxFooterMemory.
+func BuildHeavyFooter() []byte {
+	return buildFooter(footerSpec{columns: 4, rowGroups: 15000, stats: true})
+}

@@ -37,6 +37,13 @@ const (
 // footers, and the estimated memory of the footers being parsed.
 const FooterMemoryBudget = DefaultConcurrency*DefaultTailSize + FooterBytesInFlight + FooterMemoryInFlight
 
+// DefaultMemoryLimit is the soft memory limit the command line sets (runtime/debug
+// SetMemoryLimit, unless GOMEMLIMIT is set): footer memory in flight is bounded by
+// FooterMemoryBudget, and the limit keeps the garbage of refused and parsed footers from
+// piling up between collections, so that the heap of an inspect stays under it whatever the
+// files (BenchmarkInspectHostile).
+const DefaultMemoryLimit = 256 << 20
+
 // The process-wide footer budget. Raw bytes are acquired before parse memory and released
 // after it, and nothing blocks while holding parse memory, so the two cannot deadlock.
 var (

@@ -2,8 +2,12 @@ package inspect_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -105,5 +109,85 @@ func TestAddRowsSaturates(t *testing.T) {
 	}
 	if got := inspect.AddRows(2, 3); got != 5 {
 		t.Errorf("got %d", got)
+	}
+}
+
+// BenchmarkInspectHostile measures the peak heap of inspecting, at the default concurrency
+// (64), 64 files of each hostile footer class plus 64 files whose footers are valid but each
+// need close to the per-footer budget (MaxFooterMemory) to parse. The hostile ones are refused
+// by the pre-scan; the heavy ones wait for their share of FooterMemoryInFlight. Figures and
+// command in docs/performance.md.
+//
+//	go test -run XXX -bench InspectHostile -benchtime 3x ./inspect
+func BenchmarkInspectHostile(b *testing.B) {
+	s := newMemStore()
+	cases := inspect.HostileFooters()
+	heavy := inspect.ParquetFile(inspect.BuildHeavyFooter())
+	files := map[string][]byte{}
+	for name, c := range cases {
+		files[name] = inspect.ParquetFile(c.Footer)
+	}
+	for i := 0; i < 64; i++ {
+		for name := range cases {
+			s.put(prefix+fmt.Sprintf("%s-%02d.parquet", strings.ReplaceAll(name, "/", "-"), i), files[name], t0)
+		}
+		s.put(prefix+fmt.Sprintf("heavy-%02d.parquet", i), heavy, t0)
+	}
+	// As the command line does (cmd.Main): a soft memory limit keeps garbage from piling up
+	// between collections while footers are refused or parsed at this rate.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(inspect.DefaultMemoryLimit))
+	var peak uint64
+	for i := 0; i < b.N; i++ {
+		base := liveHeap()
+		h := startHeapSampler()
+		rep, err := inspect.Run(context.Background(), s, inspect.Options{})
+		p := h.Stop()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rep.Totals.Unreadable != 64*len(cases) || rep.Totals.Files != 64*(len(cases)+1) {
+			b.Fatalf("totals %+v", rep.Totals)
+		}
+		if p > base && p-base > peak {
+			peak = p - base
+		}
+	}
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+	b.ReportMetric(float64(inspect.FooterMemoryBudget)/(1<<20), "footer-budget-MiB")
+	b.ReportMetric(float64(inspect.DefaultMemoryLimit)/(1<<20), "heap-limit-MiB")
+	if peak > inspect.DefaultMemoryLimit {
+		b.Errorf("peak heap %d MiB over the %d MiB limit", peak>>20, inspect.DefaultMemoryLimit>>20)
+	}
+}
+
+var writeCorpus = flag.Bool("write-corpus", false, "rewrite testdata/fuzz/FuzzFooter/hostile-* from HostileFooters")
+
+// The hostile footers small enough to keep in the repository are seeds of FuzzFooter, which
+// go test runs as ordinary test cases; this test checks they are there and current.
+func TestHostileFuzzCorpus(t *testing.T) {
+	dir := filepath.Join("testdata", "fuzz", "FuzzFooter")
+	n := 0
+	for name, c := range inspect.HostileFooters() {
+		if len(c.Footer) > 64<<10 {
+			continue
+		}
+		n++
+		path := filepath.Join(dir, "hostile-"+strings.NewReplacer("/", "-", " ", "-").Replace(name))
+		want := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", inspect.ParquetFile(c.Footer))
+		if *writeCorpus {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := os.ReadFile(path)
+		if err != nil || string(got) != want {
+			t.Errorf("%s is missing or stale (run with -write-corpus): %v", path, err)
+		}
+	}
+	if n < 5 {
+		t.Errorf("only %d hostile seeds", n)
 	}
 }

@@ -2,11 +2,14 @@ package cmd
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
+	"sync/atomic"
 
 	"github.com/zbrecover/zbrecover/internal/iostreams"
+	"github.com/zbrecover/zbrecover/internal/redact"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/storage/all"
 )
@@ -30,6 +33,8 @@ type Factory struct {
 
 	// databricks is the workspace connection, created lazily (Databricks()).
 	databricks *DatabricksOptions
+	// jsonStderr is set when --output json is parsed: stderr then holds only JSON lines.
+	jsonStderr atomic.Bool
 }
 
 // GlobalOptions are the flags every command accepts.
@@ -59,11 +64,27 @@ func (g *GlobalOptions) StorageConfig() storage.Config {
 	}
 }
 
+// setJSONStderr records, once the flags are parsed, whether stderr must hold only JSON; the
+// signal handler and the log read it from other goroutines.
+func (f *Factory) setJSONStderr(v bool) { f.jsonStderr.Store(v) }
+
+// notice writes a status line to stderr: as is, or as {"notice":…} under --output json.
+func (f *Factory) notice(msg string) {
+	if f.jsonStderr.Load() {
+		b, _ := json.Marshal(struct {
+			Notice string `json:"notice"`
+		}{redact.String(msg)})
+		fmt.Fprintln(f.IO.ErrOut, string(b))
+		return
+	}
+	fmt.Fprintln(f.IO.ErrOut, redact.String(msg))
+}
+
 // NewFactory returns the production factory over the given streams.
 func NewFactory(io *iostreams.IOStreams) *Factory {
 	g := &GlobalOptions{}
 	f := &Factory{IO: io, Registry: all.Registry, Global: g}
-	f.Logger = slog.New(newRedactingHandler(io.ErrOut, func() int { return g.Verbose }))
+	f.Logger = slog.New(newRedactingHandler(io.ErrOut, func() int { return g.Verbose }, f.jsonStderr.Load))
 	return f
 }
 

@@ -156,7 +156,7 @@ type Totals struct {
 	Rows         int64 `json:"rows"`  // rows of the readable ones
 	Bytes        int64 `json:"bytes"` // size of all Parquet files
 	Unreadable   int   `json:"unreadable"`
-	OtherObjects int   `json:"other_objects"` // hidden objects and non-Parquet names, not read
+	OtherObjects int   `json:"other_objects"` // hidden objects, non-Parquet names, links and special files, not read
 	OtherBytes   int64 `json:"other_bytes"`
 	Groups       int   `json:"groups"`
 }
@@ -294,7 +294,7 @@ func Stream(ctx context.Context, b storage.Backend, opts Options, fn func(FileRe
 		defer close(work)
 		err := b.List(gctx, prefix, func(o storage.ObjectInfo) error {
 			rel := strings.TrimPrefix(o.Key, prefix)
-			if Classify(rel) != "parquet" {
+			if o.Special != "" || Classify(rel) != "parquet" {
 				mu.Lock()
 				tot.OtherObjects++
 				tot.OtherBytes += o.Size

@@ -51,6 +51,7 @@ type ObjectInfo struct {
 	ModTime    time.Time // last modification, UTC
 	ETag       string    // quoted entity tag where the store has one ("" for local)
 	Generation int64     // GCS object generation; 0 elsewhere
+	Special    string    // local only: "symlink", "fifo", "device", "socket" for an entry that is listed but never read
 }
 
 // Version returns the identity that a conditional delete checks: the generation on GCS, the

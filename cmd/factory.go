@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"sync/atomic"
+	"time"
 
 	"github.com/zbrecover/zbrecover/internal/iostreams"
 	"github.com/zbrecover/zbrecover/internal/redact"
@@ -118,5 +119,15 @@ func (f *Factory) OpenStorageWith(ctx context.Context, raw string, cfg storage.C
 		return nil, err
 	}
 	f.Logger.Info("storage opened", "location", b.Location())
-	return storage.WithLimit(storage.WithRetry(b, storage.DefaultRetryPolicy()), f.Global.Concurrency), nil
+	return storage.WithLimit(storage.WithRetry(b, f.retryPolicy()), f.Global.Concurrency), nil
+}
+
+// retryPolicy is the storage retry policy, with one warning line per retry.
+func (f *Factory) retryPolicy() storage.RetryPolicy {
+	p := storage.DefaultRetryPolicy()
+	p.OnRetry = func(op string, attempt int, err error, wait time.Duration) {
+		f.Logger.Warn("storage request failed, retrying", "op", op, "attempt", attempt, "max_attempts", p.MaxAttempts,
+			"wait", wait.Round(time.Millisecond).String(), "error", err.Error())
+	}
+	return p
 }

@@ -34,10 +34,20 @@ type PreviewOptions struct {
 	// MaxBytes caps the bytes of column data fetched per row group; 0 means
 	// DefaultPreviewMaxBytes. A larger row group is refused with an error naming its size.
 	MaxBytes int64
+	// MaxDecoded caps the uncompressed bytes decoded per row group, from the page headers,
+	// before any page is decompressed; 0 means DefaultPreviewMaxDecoded.
+	MaxDecoded int64
 	// Prefix is the fallback folder relative to the backend root; "" means FallbackPrefix.
 	Prefix string
 	// TailSize is the footer read size; 0 means DefaultTailSize.
 	TailSize int64
+}
+
+func (o PreviewOptions) maxDecoded() int64 {
+	if o.MaxDecoded <= 0 {
+		return DefaultPreviewMaxDecoded
+	}
+	return o.MaxDecoded
 }
 
 func (o PreviewOptions) rows() int {
@@ -258,6 +268,9 @@ func previewFile(ctx context.Context, b storage.Backend, obj storage.ObjectInfo,
 			return pf, fmt.Errorf("short read: got %d of %d bytes of row group %d (has the object changed?)", len(span), end-start, rg)
 		}
 		pf.BytesRead += int64(len(span))
+		if err := checkDecodedSize(md, rg, leaves, span, start, opts.maxDecoded()); err != nil {
+			return pf, err
+		}
 		ra.add(start, span)
 		rows, err := readRows(ctx, ra, md, leaves, rg, need-pf.Shown, ff.schema, sel)
 		pf.Requests += ra.extra
@@ -357,7 +370,7 @@ func readRows(ctx context.Context, ra *prefetched, md *metadata.FileMetaData, le
 			for i := 0; i < int(rec.NumRows()) && len(rows) < n; i++ {
 				row := make(Row, len(sel))
 				for c := range sel {
-					row[c] = Value(rec.Column(c), i, s.Fields[sel[c]].Type)
+					row[c] = capValue(Value(rec.Column(c), i, s.Fields[sel[c]].Type))
 				}
 				rows = append(rows, row)
 			}

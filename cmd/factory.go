@@ -35,7 +35,7 @@ type Factory struct {
 	// databricks is the workspace connection, created lazily (Databricks()).
 	databricks *DatabricksOptions
 	// jsonStderr is set when --output json is parsed: stderr then holds only JSON lines.
-	jsonStderr atomic.Bool
+	jsonStderr *atomic.Bool
 }
 
 // GlobalOptions are the flags every command accepts.
@@ -67,11 +67,17 @@ func (g *GlobalOptions) StorageConfig() storage.Config {
 
 // setJSONStderr records, once the flags are parsed, whether stderr must hold only JSON; the
 // signal handler and the log read it from other goroutines.
-func (f *Factory) setJSONStderr(v bool) { f.jsonStderr.Store(v) }
+func (f *Factory) setJSONStderr(v bool) {
+	if f.jsonStderr != nil {
+		f.jsonStderr.Store(v)
+	}
+}
+
+func (f *Factory) isJSONStderr() bool { return f.jsonStderr != nil && f.jsonStderr.Load() }
 
 // notice writes a status line to stderr: as is, or as {"notice":…} under --output json.
 func (f *Factory) notice(msg string) {
-	if f.jsonStderr.Load() {
+	if f.isJSONStderr() {
 		b, _ := json.Marshal(struct {
 			Notice string `json:"notice"`
 		}{redact.String(msg)})
@@ -84,8 +90,8 @@ func (f *Factory) notice(msg string) {
 // NewFactory returns the production factory over the given streams.
 func NewFactory(io *iostreams.IOStreams) *Factory {
 	g := &GlobalOptions{}
-	f := &Factory{IO: io, Registry: all.Registry, Global: g}
-	f.Logger = slog.New(newRedactingHandler(io.ErrOut, func() int { return g.Verbose }, f.jsonStderr.Load))
+	f := &Factory{IO: io, Registry: all.Registry, Global: g, jsonStderr: new(atomic.Bool)}
+	f.Logger = slog.New(newRedactingHandler(io.ErrOut, func() int { return g.Verbose }, f.isJSONStderr))
 	return f
 }
 

@@ -220,7 +220,7 @@ func (d *demoSession) child(out io.Writer) *Factory {
 	c.IO = ios
 	g := &GlobalOptions{}
 	c.Global = g
-	c.Logger = slog.New(newRedactingHandler(ios.ErrOut, func() int { return g.Verbose }))
+	c.Logger = slog.New(newRedactingHandler(ios.ErrOut, func() int { return g.Verbose }, nil))
 	return &c
 }
 

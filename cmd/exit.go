@@ -18,7 +18,8 @@ const (
 	ExitSchema      = 3   // the files' schema blocks the load
 	ExitVerify      = 4   // verification failed (row counts or keys do not match)
 	ExitPartial     = 5   // some files unreadable or failed, the rest done
-	ExitInterrupted = 130 // interrupted (Ctrl-C)
+	ExitInterrupted = 130 // interrupted (Ctrl-C, SIGINT)
+	ExitTerminated  = 143 // terminated (SIGTERM)
 )
 
 // exitCodesHelp is appended to every command's long help.
@@ -30,7 +31,8 @@ Exit status:
   3    the files' schema blocks the load
   4    verification failed
   5    partial: some files unreadable or failed, the rest done
-  130  interrupted`
+  130  interrupted (SIGINT, Ctrl-C)
+  143  terminated (SIGTERM)`
 
 // FlagError is a usage error: the command's usage is printed and the exit code is 2.
 type FlagError struct{ Err error }

@@ -2,9 +2,14 @@ package cmd
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
+	"sync/atomic"
+	"time"
 
 	"github.com/zbrecover/zbrecover/internal/iostreams"
+	"github.com/zbrecover/zbrecover/internal/redact"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/storage/all"
 )
@@ -28,6 +33,8 @@ type Factory struct {
 
 	// databricks is the workspace connection, created lazily (Databricks()).
 	databricks *DatabricksOptions
+	// jsonStderr is set when --output json is parsed: stderr then holds only JSON lines.
+	jsonStderr *atomic.Bool
 }
 
 // GlobalOptions are the flags every command accepts.
@@ -57,11 +64,33 @@ func (g *GlobalOptions) StorageConfig() storage.Config {
 	}
 }
 
+// setJSONStderr records, once the flags are parsed, whether stderr must hold only JSON; the
+// signal handler and the log read it from other goroutines.
+func (f *Factory) setJSONStderr(v bool) {
+	if f.jsonStderr != nil {
+		f.jsonStderr.Store(v)
+	}
+}
+
+func (f *Factory) isJSONStderr() bool { return f.jsonStderr != nil && f.jsonStderr.Load() }
+
+// notice writes a status line to stderr: as is, or as {"notice":…} under --output json.
+func (f *Factory) notice(msg string) {
+	if f.isJSONStderr() {
+		b, _ := json.Marshal(struct {
+			Notice string `json:"notice"`
+		}{redact.String(msg)})
+		fmt.Fprintln(f.IO.ErrOut, string(b))
+		return
+	}
+	fmt.Fprintln(f.IO.ErrOut, redact.String(msg))
+}
+
 // NewFactory returns the production factory over the given streams.
 func NewFactory(io *iostreams.IOStreams) *Factory {
 	g := &GlobalOptions{}
-	f := &Factory{IO: io, Registry: all.Registry, Global: g}
-	f.Logger = slog.New(newRedactingHandler(io.ErrOut, func() int { return g.Verbose }))
+	f := &Factory{IO: io, Registry: all.Registry, Global: g, jsonStderr: new(atomic.Bool)}
+	f.Logger = slog.New(newRedactingHandler(io.ErrOut, func() int { return g.Verbose }, f.isJSONStderr))
 	return f
 }
 
@@ -95,5 +124,15 @@ func (f *Factory) openLocation(ctx context.Context, loc storage.Location, cfg st
 		return nil, err
 	}
 	f.Logger.Info("storage opened", "location", b.Location())
-	return storage.WithLimit(storage.WithRetry(b, storage.DefaultRetryPolicy()), f.Global.Concurrency), nil
+	return storage.WithLimit(storage.WithRetry(b, f.retryPolicy()), f.Global.Concurrency), nil
+}
+
+// retryPolicy is the storage retry policy, with one warning line per retry.
+func (f *Factory) retryPolicy() storage.RetryPolicy {
+	p := storage.DefaultRetryPolicy()
+	p.OnRetry = func(op string, attempt int, err error, wait time.Duration) {
+		f.Logger.Warn("storage request failed, retrying", "op", op, "attempt", attempt, "max_attempts", p.MaxAttempts,
+			"wait", wait.Round(time.Millisecond).String(), "error", err.Error())
+	}
+	return p
 }

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"github.com/zbrecover/zbrecover/internal/redact"
 	"io"
@@ -12,15 +13,20 @@ import (
 
 // redactingHandler writes log records as plain lines to stderr, only at -v (info) or -vv
 // (debug), with every message and attribute passed through internal/redact.
+// Under --output json (asJSON), each record is one JSON object: {"level":…,"msg":…, attrs…}.
 type redactingHandler struct {
 	mu      *sync.Mutex
 	w       io.Writer
 	verbose func() int
+	asJSON  func() bool
 	attrs   []slog.Attr
 }
 
-func newRedactingHandler(w io.Writer, verbose func() int) *redactingHandler {
-	return &redactingHandler{mu: &sync.Mutex{}, w: w, verbose: verbose}
+func newRedactingHandler(w io.Writer, verbose func() int, asJSON func() bool) *redactingHandler {
+	if asJSON == nil {
+		asJSON = func() bool { return false }
+	}
+	return &redactingHandler{mu: &sync.Mutex{}, w: w, verbose: verbose, asJSON: asJSON}
 }
 
 func (h *redactingHandler) Enabled(_ context.Context, l slog.Level) bool {
@@ -34,7 +40,10 @@ func (h *redactingHandler) Enabled(_ context.Context, l slog.Level) bool {
 	}
 }
 
-func (h *redactingHandler) Handle(_ context.Context, r slog.Record) error {
+func (h *redactingHandler) Handle(ctx context.Context, r slog.Record) error {
+	if h.asJSON() {
+		return h.handleJSON(r)
+	}
 	var b strings.Builder
 	b.WriteString(strings.ToLower(r.Level.String()))
 	b.WriteString(": ")
@@ -51,6 +60,28 @@ func (h *redactingHandler) Handle(_ context.Context, r slog.Record) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	_, err := io.WriteString(h.w, line)
+	return err
+}
+
+func (h *redactingHandler) handleJSON(r slog.Record) error {
+	m := map[string]string{}
+	add := func(a slog.Attr) bool {
+		m[a.Key] = redact.String(fmt.Sprint(a.Value.Resolve()))
+		return true
+	}
+	for _, a := range h.attrs {
+		add(a)
+	}
+	r.Attrs(add)
+	m["level"] = strings.ToLower(r.Level.String())
+	m["msg"] = redact.String(r.Message)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, err = h.w.Write(append(b, '\n'))
 	return err
 }
 

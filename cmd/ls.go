@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 
 	"github.com/spf13/cobra"
+	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/textsafe"
 	"github.com/zbrecover/zbrecover/storage"
 )
 
@@ -25,7 +25,9 @@ type LsOptions struct {
 
 // LsObject is one listed object in JSON output.
 type LsObject struct {
-	Key        string    `json:"key"`
+	Key string `json:"key"`
+	// KeyQuoted is the key Go-quoted, set only when it is not valid UTF-8.
+	KeyQuoted  string    `json:"key_quoted,omitempty"`
 	Size       int64     `json:"size"`
 	Modified   time.Time `json:"modified"`
 	ETag       string    `json:"etag,omitempty"`
@@ -120,7 +122,7 @@ func lsRun(ctx context.Context, o *LsOptions) error {
 			_, err := fmt.Fprintf(w, "%s\t%d\t%s\t%s\n", textKey(oi.Key), oi.Size, oi.ModTime.UTC().Format(time.RFC3339), ver)
 			return err
 		}
-		rep.Objects = append(rep.Objects, LsObject{Key: oi.Key, Size: oi.Size, Modified: oi.ModTime.UTC(),
+		rep.Objects = append(rep.Objects, LsObject{Key: oi.Key, KeyQuoted: inspect.QuoteInvalidKey(oi.Key), Size: oi.Size, Modified: oi.ModTime.UTC(),
 			ETag: oi.ETag, Generation: oi.Generation})
 		return nil
 	})
@@ -141,10 +143,5 @@ func lsRun(ctx context.Context, o *LsOptions) error {
 }
 
 // textKey returns key as text output prints it: as it is, or Go-quoted when it holds a control
-// character (a tab or newline would break the line into false fields or lines).
-func textKey(key string) string {
-	if strings.IndexFunc(key, unicode.IsControl) >= 0 {
-		return strconv.Quote(key)
-	}
-	return key
-}
+// or format character or invalid UTF-8 (see textsafe.Quote).
+func textKey(key string) string { return textsafe.Quote(key) }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/textsafe"
 )
 
 // PreviewOptions are the inputs of `zbrecover preview`.
@@ -174,7 +175,7 @@ func previewRun(ctx context.Context, o *PreviewOptions) error {
 		for _, pf := range p.Files {
 			if pf.Error != "" {
 				failed++
-				fmt.Fprintf(f.IO.ErrOut, "unreadable: %s: %s\n", pf.Key, pf.Error)
+				fmt.Fprintf(f.IO.ErrOut, "unreadable: %s: %s\n", textsafe.Quote(pf.Key), textsafe.Escape(pf.Error))
 			}
 		}
 	}

@@ -8,14 +8,15 @@ import (
 )
 
 // footerProgress is a progress bar of footers read over files listed, on stderr. It is shown
-// only when stderr is a terminal and --no-progress is not set; otherwise it does nothing.
+// only when stderr is a terminal, the output is text and --no-progress is not set (under
+// --output json, stderr holds only JSON); otherwise it does nothing.
 type footerProgress struct {
 	p   *mpb.Progress
 	bar *mpb.Bar
 }
 
 func newFooterProgress(f *Factory, name string) *footerProgress {
-	if f.Global.NoProgress || !f.IO.IsStderrTTY() {
+	if f.Global.NoProgress || f.Global.JSON() || !f.IO.IsStderrTTY() {
 		return &footerProgress{}
 	}
 	p := mpb.New(mpb.WithOutput(f.IO.ErrOut), mpb.WithWidth(40),

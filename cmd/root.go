@@ -17,25 +17,29 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
 )
 
 // Main runs the command line with the process's arguments and streams and returns the exit
 // status. The first SIGINT cancels the running command; the second exits at once.
 func Main() int {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(inspect.DefaultMemoryLimit)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
 	io := iostreams.System()
+	f := NewFactory(io)
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
+		s := <-sigs
+		f.notice(fmt.Sprintf("%s received, stopping cleanly (send it again to exit at once)", signalName(s)))
+		cancel(&signalError{sig: s})
 		<-sigs
-		fmt.Fprintln(io.ErrOut, "interrupt received, stopping cleanly (press Ctrl-C again to exit at once)")
-		cancel()
-		<-sigs
-		os.Exit(ExitInterrupted)
+		os.Exit(signalExitCode(s))
 	}()
-	f := NewFactory(io)
 	// Libraries that write to the standard logger (net/http, the SQL driver's transport) are
 	// heard only at -vv, and redacted like every other log line.
 	log.SetFlags(0)
@@ -60,9 +64,16 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	if ctx.Err() != nil && code == ExitFailure {
 		code = ExitInterrupted
 	}
+	var se *signalError
+	if code == ExitInterrupted && errors.As(context.Cause(ctx), &se) {
+		code = signalExitCode(se.sig)
+	}
 	msg := redact.String(err.Error())
-	if code == ExitInterrupted {
+	switch code {
+	case ExitInterrupted:
 		msg = "interrupted: " + msg
+	case ExitTerminated:
+		msg = "terminated: " + msg
 	}
 	if f.Global.JSON() {
 		b, _ := json.Marshal(struct {
@@ -92,6 +103,27 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 		fmt.Fprintln(f.IO.ErrOut, "Run with --help for usage.")
 	}
 	return code
+}
+
+// signalError is the cause of the root context's cancellation by a signal.
+type signalError struct{ sig os.Signal }
+
+func (e *signalError) Error() string { return signalName(e.sig) + " received" }
+
+func signalName(s os.Signal) string {
+	if s == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return "interrupt"
+}
+
+// signalExitCode is the shell's convention, 128 + the signal number: 130 for SIGINT, 143 for
+// SIGTERM.
+func signalExitCode(s os.Signal) int {
+	if s == syscall.SIGTERM {
+		return ExitTerminated
+	}
+	return ExitInterrupted
 }
 
 // panicError is a panic raised while a command ran, turned into an error so that its text goes
@@ -147,6 +179,7 @@ record that Zerobus both published and parked can end up twice.
 		SilenceErrors: true,
 		Version:       Version,
 		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
+			f.setJSONStderr(g.JSON())
 			if g.Output != "text" && g.Output != "json" {
 				return FlagErrorf("--output must be text or json, not %q", g.Output)
 			}

@@ -125,6 +125,12 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	if err := cfg.Authenticate(probe); err != nil {
 		msg := redact.String(err.Error())
 		if strings.Contains(msg, "cannot configure default credentials") {
+			// The SDK says the same when a secret is missing and when the one given was
+			// refused (oauth-m2m fetches a token with it, and a refusal drops to this).
+			if who := givenSecret(cfg); who != "" {
+				return nil, fmt.Errorf("%w: %s was rejected by %s: check that it is current and was issued for this workspace (%s)",
+					ErrUnauthenticated, who, cfg.Host, debugSummary(cfg))
+			}
 			return nil, fmt.Errorf("%w: no credentials for %s: %s (%s)", ErrConfig, cfg.Host, credentialsHint, debugSummary(cfg))
 		}
 		return nil, fmt.Errorf("%w: credentials for %s (auth type %s): %s", ErrConfig, cfg.Host, orUnknown(cfg.AuthType), msg)
@@ -157,6 +163,18 @@ func (c *Client) Config() *config.Config { return c.cfg }
 // Describe returns a one-line description of the resolved configuration with secrets masked,
 // for -v logs and error reports.
 func (c *Client) Describe() string { return debugSummary(c.cfg) }
+
+// givenSecret names the secret-based credentials the configuration holds ("" when none), for
+// telling a rejected secret from a missing one.
+func givenSecret(cfg *config.Config) string {
+	switch {
+	case cfg.ClientID != "" && cfg.ClientSecret != "":
+		return fmt.Sprintf("the OAuth client secret of service principal %q", cfg.ClientID)
+	case cfg.AzureClientID != "" && cfg.AzureClientSecret != "":
+		return fmt.Sprintf("the Azure client secret of %q", cfg.AzureClientID)
+	}
+	return ""
+}
 
 func debugSummary(cfg *config.Config) string {
 	s := config.ConfigAttributes.DebugString(cfg)

@@ -297,7 +297,7 @@ func TestOAuthM2M(t *testing.T) {
 
 	t.Setenv("DATABRICKS_CLIENT_SECRET", "not-the-secret-000")
 	_, err = NewClient(context.Background(), Options{RetryTimeout: time.Second})
-	if !errors.Is(err, ErrConfig) || strings.Contains(err.Error(), "not-the-secret-000") {
+	if !errors.Is(err, ErrUnauthenticated) || strings.Contains(err.Error(), "not-the-secret-000") {
 		t.Errorf("wrong client secret: err = %v", err)
 	}
 }

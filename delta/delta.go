@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path"
 	"regexp"
 	"slices"
@@ -261,6 +262,11 @@ func list(ctx context.Context, b storage.Backend) (*listing, error) {
 			return nil // subfolders (_sidecars, _staged_commits, …) and Hadoop side files
 		}
 		f := logFile{name: name, size: oi.Size}
+		if name != lastCPName && len(name) >= 20 && isDigits(name[:20]) {
+			if _, err := checkVersion(name); err != nil {
+				return err
+			}
+		}
 		switch {
 		case name == lastCPName:
 			ls.lastCP = &f
@@ -333,9 +339,30 @@ func list(ctx context.Context, b storage.Backend) (*listing, error) {
 	return ls, nil
 }
 
+// version is the version a log file name starts with; list has checked it with checkVersion.
 func version(name string) int64 {
-	v, _ := strconv.ParseInt(name[:20], 10, 64)
+	v, _ := checkVersion(name)
 	return v
+}
+
+// checkVersion parses the 20-digit version a log file name starts with, refusing one past the
+// largest version Delta allows (2^63-1) instead of capping it: a log holding such a name was
+// not written by Delta, and its newest version cannot be known.
+func checkVersion(name string) (int64, error) {
+	v, err := strconv.ParseInt(name[:20], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s%s: version %s is out of range (at most %d)", LogDir, name, name[:20], int64(math.MaxInt64))
+	}
+	return v, nil
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // lastCheckpoint is what Read takes from _last_checkpoint: the V2 checkpoint it names, to

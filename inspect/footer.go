@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime/debug"
+
+	"golang.org/x/sync/semaphore"
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/schema"
@@ -20,7 +23,32 @@ const (
 	// footers of files with several hundred column chunks, so most files need one request.
 	DefaultTailSize = 64 << 10
 	// MaxFooterSize caps the footer length a file may claim before anything is allocated.
-	MaxFooterSize = 64 << 20
+	MaxFooterSize = 16 << 20
+	// FooterBytesInFlight caps the footers longer than the tail read held at once across the
+	// process (their raw bytes); each is at most MaxFooterSize.
+	FooterBytesInFlight = 32 << 20
+	// FooterMemoryInFlight caps the estimated parse memory (scanFooter) of the footers being
+	// parsed and converted at once across the process; each is at most MaxFooterMemory.
+	FooterMemoryInFlight = 128 << 20
+)
+
+// FooterMemoryBudget is the most memory inspect's footer reading holds at once at the default
+// concurrency, whatever the files: the tail buffers of the readers, the raw bytes of large
+// footers, and the estimated memory of the footers being parsed.
+const FooterMemoryBudget = DefaultConcurrency*DefaultTailSize + FooterBytesInFlight + FooterMemoryInFlight
+
+// DefaultMemoryLimit is the soft memory limit the command line sets (runtime/debug
+// SetMemoryLimit, unless GOMEMLIMIT is set): footer memory in flight is bounded by
+// FooterMemoryBudget, and the limit keeps the garbage of refused and parsed footers from
+// piling up between collections, so that the heap of an inspect stays under it whatever the
+// files (BenchmarkInspectHostile).
+const DefaultMemoryLimit = 256 << 20
+
+// The process-wide footer budget. Raw bytes are acquired before parse memory and released
+// after it, and nothing blocks while holding parse memory, so the two cannot deadlock.
+var (
+	footerRaw   = semaphore.NewWeighted(FooterBytesInFlight)
+	footerParse = semaphore.NewWeighted(FooterMemoryInFlight)
 )
 
 // ErrPanic is wrapped by errors that come from a panic inside the Parquet library (corrupt
@@ -53,13 +81,17 @@ type footer struct {
 	length int64
 	// reads is the number of storage requests it took (1, or 2 for a large footer).
 	reads int
+	// stats is what the pre-scan found.
+	stats footerStats
+	// release returns the footer's share of the budget; call it once md is no longer used.
+	release func()
 }
 
 // readFooter fetches and parses the footer of the object with one ranged read of the last
 // tailSize bytes, computed from the listed size (no Stat), and a second read only when the
 // footer is larger than that.
 func readFooter(ctx context.Context, b storage.Backend, key string, size, tailSize int64) (footer, error) {
-	var ft footer
+	ft := footer{release: func() {}}
 	if size == 0 {
 		return ft, errors.New("empty object (0 bytes), not a Parquet file")
 	}
@@ -96,20 +128,51 @@ func readFooter(ctx context.Context, b storage.Backend, key string, size, tailSi
 	}
 	ft.length = l
 	var raw []byte
+	var held []func()
+	release := func() {
+		for i := len(held) - 1; i >= 0; i-- {
+			held[i]()
+		}
+		held = nil
+	}
 	if l+8 <= tail {
 		raw = buf[tail-8-l : tail-8]
 		ft.tail = buf
 	} else {
+		if err := footerRaw.Acquire(ctx, l+8); err != nil {
+			return ft, err
+		}
+		held = append(held, func() { footerRaw.Release(l + 8) })
 		raw, err = readRange(ctx, b, key, size-8-l, l)
 		ft.reads++
 		if err != nil {
+			release()
 			return ft, err
 		}
 		if int64(len(raw)) != l {
+			release()
 			return ft, fmt.Errorf("short read: got %d of %d footer bytes (has the object changed since it was listed?)", len(raw), l)
 		}
 		ft.tail = append(raw, buf[tail-8:]...)
 	}
+	// Nothing the footer declares reaches the Parquet library before the pre-scan has checked
+	// it and the footer's estimated memory is reserved.
+	st, err := scanFooter(raw)
+	ft.stats = st
+	if err != nil {
+		release()
+		var le *FooterLimitError
+		if errors.As(err, &le) {
+			return ft, err
+		}
+		return ft, fmt.Errorf("corrupt footer: %w", err)
+	}
+	if err := footerParse.Acquire(ctx, st.cost); err != nil {
+		release()
+		return ft, err
+	}
+	held = append(held, func() { footerParse.Release(st.cost) })
+	ft.release = release
 	err = contain("footer", func() error {
 		md, err := metadata.NewFileMetaData(raw, nil)
 		if err != nil {
@@ -120,6 +183,8 @@ func readFooter(ctx context.Context, b storage.Backend, key string, size, tailSi
 		return nil
 	})
 	if err != nil {
+		release()
+		ft.release = func() {}
 		return ft, fmt.Errorf("corrupt footer: %w", err)
 	}
 	return ft, nil
@@ -168,10 +233,16 @@ func extract(md *metadata.FileMetaData) (fileFacts, error) {
 			if rg == nil || rg.NumRows < 0 {
 				return fmt.Errorf("corrupt footer: row group %d has no valid row count", i)
 			}
+			if rg.NumRows > math.MaxInt64-sum {
+				return fmt.Errorf("corrupt footer: the row groups' row counts add up past %d", int64(math.MaxInt64))
+			}
 			sum += rg.NumRows
 		}
 		if sum != md.NumRows {
 			return fmt.Errorf("corrupt footer: num_rows is %d but the row groups hold %d", md.NumRows, sum)
+		}
+		if max := maxPlausibleRows(md.GetSourceFileSize()); md.NumRows > max {
+			return fmt.Errorf("implausible footer: %d rows in a %d-byte file (at most %d could fit)", md.NumRows, md.GetSourceFileSize(), max)
 		}
 		ff.rows = md.NumRows
 		ff.rowGroups = len(md.RowGroups)
@@ -190,6 +261,26 @@ func extract(md *metadata.FileMetaData) (fileFacts, error) {
 		return nil
 	})
 	return ff, err
+}
+
+// MaxRowsPerByte bounds the rows a file can hold per byte of its size. Encodings compress
+// repeated values far below a byte per row (a run of a million equal values takes a few
+// bytes), so the bound is generous; a count above it is a footer that lies.
+const MaxRowsPerByte = 1 << 16
+
+func maxPlausibleRows(size int64) int64 {
+	if size <= 0 || size > math.MaxInt64/MaxRowsPerByte {
+		return math.MaxInt64
+	}
+	return size * MaxRowsPerByte
+}
+
+// addRows adds row counts, saturating at math.MaxInt64 instead of wrapping.
+func addRows(a, b int64) int64 {
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // fillNullCounts sets NullCount / NullCountKnown on each top-level field from the footer's
@@ -227,7 +318,7 @@ func fillNullCounts(md *metadata.FileMetaData, s *schemadiff.Schema) {
 				known = false
 				break
 			}
-			total += *rg.Columns[j].MetaData.Statistics.NullCount
+			total = addRows(total, *rg.Columns[j].MetaData.Statistics.NullCount)
 		}
 		if known {
 			f.NullCount, f.NullCountKnown = total, true

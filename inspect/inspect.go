@@ -11,9 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sync/errgroup"
 
@@ -62,6 +64,9 @@ type Progress struct {
 	DoneBytes   int64 // total size of those files
 }
 
+// MaxKeyValueEntries is the most key-value metadata entries a report keeps per file.
+const MaxKeyValueEntries = 64
+
 // MaxKeyValueBytes is the longest key-value metadata value a report keeps; longer ones (an
 // embedded Arrow or Spark schema, say) are cut, with their full length in KV.Bytes.
 const MaxKeyValueBytes = 1024
@@ -77,7 +82,10 @@ type KV struct {
 // File is what inspect learned about one Parquet file.
 type File struct {
 	// Key is relative to the fallback prefix ("part-1.parquet", "2024/05/part-2.parquet").
-	Key        string    `json:"key"`
+	Key string `json:"key"`
+	// KeyQuoted is the key Go-quoted, set only when the key is not valid UTF-8 (JSON would
+	// replace its bad bytes); preview --file takes this form too.
+	KeyQuoted  string    `json:"key_quoted,omitempty"`
 	Size       int64     `json:"size"`
 	Rows       int64     `json:"rows"`
 	RowGroups  int       `json:"row_groups"`
@@ -87,6 +95,8 @@ type File struct {
 	SchemaID   string    `json:"schema_id,omitempty"`
 	CreatedBy  string    `json:"created_by,omitempty"`
 	KeyValue   []KV      `json:"key_value,omitempty"`
+	// KeyValueDropped is how many key-value entries were left out after MaxKeyValueEntries.
+	KeyValueDropped int `json:"key_value_dropped,omitempty"`
 	// FooterBytes is the thrift footer's length.
 	FooterBytes int64 `json:"footer_bytes,omitempty"`
 	// Error is set for an unreadable file; the other footer fields are then zero.
@@ -146,7 +156,7 @@ type Totals struct {
 	Rows         int64 `json:"rows"`  // rows of the readable ones
 	Bytes        int64 `json:"bytes"` // size of all Parquet files
 	Unreadable   int   `json:"unreadable"`
-	OtherObjects int   `json:"other_objects"` // hidden objects and non-Parquet names, not read
+	OtherObjects int   `json:"other_objects"` // hidden objects, non-Parquet names, links and special files, not read
 	OtherBytes   int64 `json:"other_bytes"`
 	Groups       int   `json:"groups"`
 }
@@ -284,7 +294,7 @@ func Stream(ctx context.Context, b storage.Backend, opts Options, fn func(FileRe
 		defer close(work)
 		err := b.List(gctx, prefix, func(o storage.ObjectInfo) error {
 			rel := strings.TrimPrefix(o.Key, prefix)
-			if Classify(rel) != "parquet" {
+			if o.Special != "" || Classify(rel) != "parquet" {
 				mu.Lock()
 				tot.OtherObjects++
 				tot.OtherBytes += o.Size
@@ -348,6 +358,7 @@ func Stream(ctx context.Context, b storage.Backend, opts Options, fn func(FileRe
 func inspectFile(ctx context.Context, b storage.Backend, o storage.ObjectInfo, prefix string, tailSize int64, intern *interner) FileResult {
 	res := FileResult{File: File{
 		Key:        strings.TrimPrefix(o.Key, prefix),
+		KeyQuoted:  QuoteInvalidKey(strings.TrimPrefix(o.Key, prefix)),
 		Size:       o.Size,
 		Modified:   o.ModTime.UTC(),
 		ETag:       o.ETag,
@@ -363,6 +374,7 @@ func inspectFile(ctx context.Context, b storage.Backend, o storage.ObjectInfo, p
 		return fail(err)
 	}
 	ff, err := extract(ft.md)
+	ft.release()
 	if err != nil {
 		return fail(err)
 	}
@@ -370,7 +382,12 @@ func inspectFile(ctx context.Context, b storage.Backend, o storage.ObjectInfo, p
 	res.RowGroups = ff.rowGroups
 	res.FooterBytes = ft.length
 	res.CreatedBy = intern.get(ff.createdBy)
-	for _, kv := range ff.keyValue {
+	kvs := ff.keyValue
+	if len(kvs) > MaxKeyValueEntries {
+		res.KeyValueDropped = len(kvs) - MaxKeyValueEntries
+		kvs = kvs[:MaxKeyValueEntries]
+	}
+	for _, kv := range kvs {
 		e := KV{Key: intern.get(kv.Key), Value: kv.Value}
 		if len(e.Value) > MaxKeyValueBytes {
 			e.Bytes = len(e.Value)
@@ -382,6 +399,23 @@ func inspectFile(ctx context.Context, b storage.Backend, o storage.ObjectInfo, p
 	res.Schema = ff.schema
 	res.SchemaID = intern.get(SchemaID(ff.schema))
 	return res
+}
+
+// QuoteInvalidKey returns key Go-quoted when it is not valid UTF-8, else "".
+func QuoteInvalidKey(key string) string {
+	if utf8.ValidString(key) {
+		return ""
+	}
+	return strconv.Quote(key)
+}
+
+// UnquoteKey returns the key a Go-quoted string stands for, and whether s was one.
+func UnquoteKey(s string) (string, bool) {
+	if !strings.HasPrefix(s, `"`) {
+		return "", false
+	}
+	k, err := strconv.Unquote(s)
+	return k, err == nil
 }
 
 // interner shares the strings that repeat across files (created_by, key-value metadata,
@@ -442,7 +476,7 @@ func Run(ctx context.Context, b storage.Backend, opts Options) (*Report, error) 
 		if f.Unreadable() {
 			rep.Totals.Unreadable++
 		} else {
-			rep.Totals.Rows += f.Rows
+			rep.Totals.Rows = addRows(rep.Totals.Rows, f.Rows)
 		}
 	}
 	rep.Groups = make([]Group, 0, len(groups))
@@ -475,7 +509,7 @@ func (g *groupAcc) add(f File) {
 		g.FirstFile = f.Key
 	}
 	g.Files++
-	g.Rows += f.Rows
+	g.Rows = addRows(g.Rows, f.Rows)
 	g.Bytes += f.Size
 }
 
@@ -487,7 +521,7 @@ func (g *groupAcc) addNullCounts(s schemadiff.Schema) {
 		}
 		f, o := &g.Schema.Fields[i], s.Fields[i]
 		if f.NullCountKnown && o.NullCountKnown {
-			f.NullCount += o.NullCount
+			f.NullCount = addRows(f.NullCount, o.NullCount)
 		} else {
 			f.NullCount, f.NullCountKnown = 0, false
 		}

@@ -34,10 +34,20 @@ type PreviewOptions struct {
 	// MaxBytes caps the bytes of column data fetched per row group; 0 means
 	// DefaultPreviewMaxBytes. A larger row group is refused with an error naming its size.
 	MaxBytes int64
+	// MaxDecoded caps the uncompressed bytes decoded per row group, from the page headers,
+	// before any page is decompressed; 0 means DefaultPreviewMaxDecoded.
+	MaxDecoded int64
 	// Prefix is the fallback folder relative to the backend root; "" means FallbackPrefix.
 	Prefix string
 	// TailSize is the footer read size; 0 means DefaultTailSize.
 	TailSize int64
+}
+
+func (o PreviewOptions) maxDecoded() int64 {
+	if o.MaxDecoded <= 0 {
+		return DefaultPreviewMaxDecoded
+	}
+	return o.MaxDecoded
 }
 
 func (o PreviewOptions) rows() int {
@@ -57,10 +67,11 @@ func (o PreviewOptions) maxBytes() int64 {
 // PreviewFile says what a preview read from one file.
 type PreviewFile struct {
 	Key       string `json:"key"`
-	Rows      int64  `json:"rows"`       // rows in the file (footer)
-	Shown     int    `json:"shown"`      // rows of it in the preview
-	BytesRead int64  `json:"bytes_read"` // footer tail + row-group spans
-	Requests  int    `json:"requests"`   // storage reads made
+	KeyQuoted string `json:"key_quoted,omitempty"` // set when Key is not valid UTF-8
+	Rows      int64  `json:"rows"`                 // rows in the file (footer)
+	Shown     int    `json:"shown"`                // rows of it in the preview
+	BytesRead int64  `json:"bytes_read"`           // footer tail + row-group spans
+	Requests  int    `json:"requests"`             // storage reads made
 	Error     string `json:"error,omitempty"`
 }
 
@@ -84,6 +95,16 @@ func Preview(ctx context.Context, b storage.Backend, key string, opts PreviewOpt
 	prefix := Options{Prefix: opts.Prefix}.prefix()
 	key = strings.TrimPrefix(strings.TrimPrefix(key, "/"), prefix)
 	obj, err := b.Stat(ctx, prefix+key)
+	if errors.Is(err, storage.ErrNotExist) {
+		// The Go-quoted form text output and key_quoted show for keys that are not printable
+		// or not valid UTF-8.
+		if k, ok := UnquoteKey(key); ok {
+			k = strings.TrimPrefix(strings.TrimPrefix(k, "/"), prefix)
+			if o, err2 := b.Stat(ctx, prefix+k); err2 == nil {
+				obj, err = o, nil
+			}
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -194,12 +215,14 @@ func selectFields(s schemadiff.Schema, names []string) ([]int, error) {
 // from the first file) and reports what it read.
 func previewFile(ctx context.Context, b storage.Backend, obj storage.ObjectInfo, prefix string, opts PreviewOptions, need int, res *PreviewResult) (PreviewFile, error) {
 	pf := PreviewFile{Key: strings.TrimPrefix(obj.Key, prefix)}
+	pf.KeyQuoted = QuoteInvalidKey(pf.Key)
 	ft, err := readFooter(ctx, b, obj.Key, obj.Size, opts.TailSize)
 	pf.Requests += ft.reads
 	pf.BytesRead += int64(len(ft.tail))
 	if err != nil {
 		return pf, err
 	}
+	defer ft.release()
 	ff, err := extract(ft.md)
 	if err != nil {
 		return pf, err
@@ -245,6 +268,9 @@ func previewFile(ctx context.Context, b storage.Backend, obj storage.ObjectInfo,
 			return pf, fmt.Errorf("short read: got %d of %d bytes of row group %d (has the object changed?)", len(span), end-start, rg)
 		}
 		pf.BytesRead += int64(len(span))
+		if err := checkDecodedSize(md, rg, leaves, span, start, opts.maxDecoded()); err != nil {
+			return pf, err
+		}
 		ra.add(start, span)
 		rows, err := readRows(ctx, ra, md, leaves, rg, need-pf.Shown, ff.schema, sel)
 		pf.Requests += ra.extra
@@ -344,7 +370,7 @@ func readRows(ctx context.Context, ra *prefetched, md *metadata.FileMetaData, le
 			for i := 0; i < int(rec.NumRows()) && len(rows) < n; i++ {
 				row := make(Row, len(sel))
 				for c := range sel {
-					row[c] = Value(rec.Column(c), i, s.Fields[sel[c]].Type)
+					row[c] = capValue(Value(rec.Column(c), i, s.Fields[sel[c]].Type))
 				}
 				rows = append(rows, row)
 			}

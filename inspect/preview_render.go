@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
+
+	"github.com/zbrecover/zbrecover/internal/textsafe"
 )
 
 // MarshalJSON writes the rows as objects keyed by column name, in column order.
@@ -76,31 +78,33 @@ func (p *PreviewResult) WriteCSV(w io.Writer) error {
 const maxCell = 60
 
 // WriteTable writes an aligned table: a header of column names and types, then the rows.
-// Tabs and newlines inside values are shown as spaces; long values are cut.
+// Names and values holding control or format characters are Go-quoted (textsafe.Quote);
+// long values are cut and end with "…".
 func (p *PreviewResult) WriteTable(w io.Writer) error {
 	ew := &errWriter{w: w}
 	tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
 	names := make([]string, len(p.Columns))
 	types := make([]string, len(p.Columns))
 	for i, c := range p.Columns {
-		names[i] = cell(c.Name)
-		types[i] = cell(c.Type)
+		names[i] = cell(textsafe.Quote(c.Name))
+		types[i] = cell(textsafe.Escape(c.Type))
 	}
 	fmt.Fprintln(tw, strings.Join(names, "\t"))
 	fmt.Fprintln(tw, strings.Join(types, "\t"))
 	for _, r := range p.Rows {
 		cells := make([]string, len(r))
 		for i, v := range r {
-			cells[i] = cell(Text(v))
+			cells[i] = cell(textsafe.Quote(Text(v)))
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	tw.Flush()
 	files := make([]string, 0, len(p.Files))
 	for _, f := range p.Files {
-		s := fmt.Sprintf("%s (%d of %d rows)", f.Key, f.Shown, f.Rows)
+		key := textsafe.Quote(f.Key)
+		s := fmt.Sprintf("%s (%d of %d rows)", key, f.Shown, f.Rows)
 		if f.Error != "" {
-			s = fmt.Sprintf("%s (unreadable: %s)", f.Key, f.Error)
+			s = fmt.Sprintf("%s (unreadable: %s)", key, textsafe.Escape(f.Error))
 		}
 		files = append(files, s)
 	}
@@ -111,13 +115,8 @@ func (p *PreviewResult) WriteTable(w io.Writer) error {
 	return ew.err
 }
 
+// cell cuts an already escaped value to maxCell runes.
 func cell(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r == '\t' || r == '\n' || r == '\r' {
-			return ' '
-		}
-		return r
-	}, s)
 	if utf8.RuneCountInString(s) > maxCell {
 		r := []rune(s)
 		s = string(r[:maxCell-1]) + "…"

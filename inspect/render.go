@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"text/tabwriter"
 	"time"
+
+	"github.com/zbrecover/zbrecover/internal/textsafe"
 )
 
 // WriteJSON writes the report as indented JSON.
@@ -65,11 +67,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	if bad := r.Unreadable(); len(bad) > 0 {
 		ew.printf("\nUnreadable files: %d\n", len(bad))
 		for _, f := range bad {
-			ew.printf("  %s (%s): %s\n", f.Key, HumanBytes(f.Size), f.Error)
+			ew.printf("  %s (%s): %s\n", textsafe.Quote(f.Key), HumanBytes(f.Size), f.Error)
 		}
 	}
 	for _, g := range r.Groups {
-		ew.printf("\nSchema %s (%s, first: %s)\n", g.SchemaID, plural(g.Files, "file"), g.FirstFile)
+		ew.printf("\nSchema %s (%s, first: %s)\n", g.SchemaID, plural(g.Files, "file"), textsafe.Quote(g.FirstFile))
 		tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
 		for _, c := range g.Columns {
 			null := "NOT NULL"
@@ -81,7 +83,7 @@ func (r *Report) WriteText(w io.Writer) error {
 					null += " (null count unknown)"
 				}
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Name, c.Type, null)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", textsafe.Quote(c.Name), textsafe.Escape(c.Type), null)
 		}
 		tw.Flush()
 		writeGroupDiff(ew, &g)
@@ -131,6 +133,19 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// printf writes formatted text with every string argument (and every Stringer and error)
+// escaped for the terminal (textsafe.Escape): names and messages in reports come from files
+// and stores an attacker may control.
 func (e *errWriter) printf(format string, args ...any) {
+	for i, a := range args {
+		switch v := a.(type) {
+		case string:
+			args[i] = textsafe.Escape(v)
+		case error:
+			args[i] = textsafe.Escape(v.Error())
+		case fmt.Stringer:
+			args[i] = textsafe.Escape(v.String())
+		}
+	}
 	fmt.Fprintf(e, format, args...)
 }

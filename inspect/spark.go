@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/parquet"
@@ -46,18 +47,18 @@ func SparkSchema(s *schema.Schema) (schemadiff.Schema, error) {
 	if root.NumFields() == 0 {
 		return schemadiff.Schema{}, fmt.Errorf("parquet schema has no columns")
 	}
-	fields, err := convertFields(root, "")
+	fields, err := convertFields(root, nil)
 	if err != nil {
 		return schemadiff.Schema{}, err
 	}
 	return schemadiff.Schema{Fields: fields}, nil
 }
 
-func convertFields(g *schema.GroupNode, prefix string) ([]schemadiff.Field, error) {
+func convertFields(g *schema.GroupNode, prefix *colPath) ([]schemadiff.Field, error) {
 	out := make([]schemadiff.Field, 0, g.NumFields())
 	for i := 0; i < g.NumFields(); i++ {
 		n := g.Field(i)
-		path := joinPath(prefix, n.Name())
+		path := prefix.child(n.Name())
 		var (
 			f   schemadiff.Field
 			err error
@@ -85,15 +86,27 @@ func convertFields(g *schema.GroupNode, prefix string) ([]schemadiff.Field, erro
 	return out, nil
 }
 
-func joinPath(prefix, name string) string {
-	if prefix == "" {
-		return name
+// colPath is a column's dotted path as a chain of names, so that descending a level costs
+// one small allocation and the string is built only for an error: joining strings level by
+// level would cost time and memory quadratic in the nesting depth.
+type colPath struct {
+	parent *colPath
+	name   string
+}
+
+func (p *colPath) child(name string) *colPath { return &colPath{parent: p, name: name} }
+
+func (p *colPath) String() string {
+	var names []string
+	for q := p; q != nil; q = q.parent {
+		names = append(names, q.name)
 	}
-	return prefix + "." + name
+	slices.Reverse(names)
+	return strings.Join(names, ".")
 }
 
 // convertType converts the node's type, ignoring its own repetition.
-func convertType(n schema.Node, path string) (schemadiff.Type, error) {
+func convertType(n schema.Node, path *colPath) (schemadiff.Type, error) {
 	switch n := n.(type) {
 	case *schema.PrimitiveNode:
 		return convertPrimitive(n, path)
@@ -112,9 +125,9 @@ func describe(n *schema.PrimitiveNode) string {
 	return s
 }
 
-func convertPrimitive(n *schema.PrimitiveNode, path string) (schemadiff.Type, error) {
+func convertPrimitive(n *schema.PrimitiveNode, path *colPath) (schemadiff.Type, error) {
 	unsupported := func(reason string) (schemadiff.Type, error) {
-		return schemadiff.Type{}, &UnsupportedTypeError{Path: path, Parquet: describe(n), Reason: reason}
+		return schemadiff.Type{}, &UnsupportedTypeError{Path: path.String(), Parquet: describe(n), Reason: reason}
 	}
 	lt := n.LogicalType()
 	if lt == nil {
@@ -237,7 +250,7 @@ func convertPrimitive(n *schema.PrimitiveNode, path string) (schemadiff.Type, er
 	return unsupported("unknown physical type")
 }
 
-func convertGroup(g *schema.GroupNode, path string) (schemadiff.Type, error) {
+func convertGroup(g *schema.GroupNode, path *colPath) (schemadiff.Type, error) {
 	invalid := func(what string) (schemadiff.Type, error) {
 		return schemadiff.Type{}, fmt.Errorf("column %s: invalid %s", path, what)
 	}
@@ -249,7 +262,7 @@ func convertGroup(g *schema.GroupNode, path string) (schemadiff.Type, error) {
 		rep := g.Field(0)
 		if isLegacyElement(rep, g.Name()) {
 			// 2-level list: the repeated field is the element, never null.
-			elem, err := convertType(rep, path+".element")
+			elem, err := convertType(rep, path.child("element"))
 			if err != nil {
 				return schemadiff.Type{}, err
 			}
@@ -258,7 +271,7 @@ func convertGroup(g *schema.GroupNode, path string) (schemadiff.Type, error) {
 		// 3-level list: the element's own type, nullable only when OPTIONAL (Spark converts a
 		// REPEATED element by its type alone, not as a nested array).
 		inner := rep.(*schema.GroupNode).Field(0)
-		elem, err := convertType(inner, path+".element")
+		elem, err := convertType(inner, path.child("element"))
 		if err != nil {
 			return schemadiff.Type{}, err
 		}
@@ -271,11 +284,11 @@ func convertGroup(g *schema.GroupNode, path string) (schemadiff.Type, error) {
 		if kv.RepetitionType() != parquet.Repetitions.Repeated || kv.NumFields() != 2 {
 			return invalid("MAP key_value group: it must be repeated with a key and a value")
 		}
-		key, err := convertType(kv.Field(0), path+".key")
+		key, err := convertType(kv.Field(0), path.child("key"))
 		if err != nil {
 			return schemadiff.Type{}, err
 		}
-		val, err := convertType(kv.Field(1), path+".value")
+		val, err := convertType(kv.Field(1), path.child("value"))
 		if err != nil {
 			return schemadiff.Type{}, err
 		}

@@ -26,7 +26,7 @@ func ParseDDL(ddl string) (Schema, error) {
 	}
 	// A bare STRUCT<…> is the same column list.
 	if p.peekWord("struct") && p.peekAt(1).text == "<" {
-		t, err := p.parseType("")
+		t, err := p.parseType(nil)
 		if err != nil {
 			return Schema{}, fmt.Errorf("ddl: %w", err)
 		}
@@ -41,7 +41,7 @@ func ParseDDL(ddl string) (Schema, error) {
 	}
 	var fields []Field
 	for {
-		f, err := p.parseField("", false)
+		f, err := p.parseField(nil, false)
 		if err != nil {
 			return Schema{}, fmt.Errorf("ddl: %w", err)
 		}
@@ -55,7 +55,7 @@ func ParseDDL(ddl string) (Schema, error) {
 		}
 		return Schema{}, fmt.Errorf("ddl: unexpected %s after column %s (want \",\")", p.peek(), QuoteIdentIfNeeded(f.Name))
 	}
-	if err := checkUnique(fields, ""); err != nil {
+	if err := checkUnique(fields, nil); err != nil {
 		return Schema{}, fmt.Errorf("ddl: %w", err)
 	}
 	return Schema{Fields: fields}, nil
@@ -68,7 +68,7 @@ func ParseType(s string) (Type, error) {
 	if err := p.lex(); err != nil {
 		return Type{}, err
 	}
-	t, err := p.parseType("")
+	t, err := p.parseType(nil)
 	if err != nil {
 		return Type{}, err
 	}
@@ -83,7 +83,55 @@ func ParseType(s string) (Type, error) {
 // string, else its columns), a DESCRIBE TABLE EXTENDED … AS JSON document, a JSON array of
 // Spark StructFields, or a Spark DDL column list. Column-mapping physical names survive every
 // JSON form that carries them; DDL has none.
+//
+// A document over MaxSchemaBytes, types nested deeper than MaxDepth, a schema with no columns
+// and duplicate names (case-insensitive, at any level) are refused.
 func ParseSchemaFile(data []byte) (Schema, error) {
+	if len(data) > MaxSchemaBytes {
+		return Schema{}, fmt.Errorf("schema file is %d bytes, over the %d-byte limit", len(data), MaxSchemaBytes)
+	}
+	s, err := parseSchemaFile(data)
+	if err != nil {
+		return Schema{}, err
+	}
+	if len(s.Fields) == 0 {
+		return Schema{}, fmt.Errorf("schema file: no columns")
+	}
+	if err := checkUniqueDeep(s.Fields, nil); err != nil {
+		return Schema{}, fmt.Errorf("schema file: %w", err)
+	}
+	return s, nil
+}
+
+// checkUniqueDeep checks that no struct, at any level, has two members of the same name.
+func checkUniqueDeep(fields []Field, parent *fieldPath) error {
+	if err := checkUnique(fields, parent); err != nil {
+		return err
+	}
+	for _, f := range fields {
+		if err := checkUniqueType(f.Type, joinPath(parent, f.Name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkUniqueType(t Type, path *fieldPath) error {
+	switch {
+	case t.Kind == Struct:
+		return checkUniqueDeep(t.Fields, path)
+	case t.Kind == Array && t.Elem != nil:
+		return checkUniqueType(*t.Elem, joinPath(path, "element"))
+	case t.Kind == Map && t.Key != nil && t.Value != nil:
+		if err := checkUniqueType(*t.Key, joinPath(path, "key")); err != nil {
+			return err
+		}
+		return checkUniqueType(*t.Value, joinPath(path, "value"))
+	}
+	return nil
+}
+
+func parseSchemaFile(data []byte) (Schema, error) {
 	trimmed := bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
 	switch {
 	case len(trimmed) == 0:
@@ -123,7 +171,7 @@ func ParseSchemaFile(data []byte) (Schema, error) {
 		if err != nil {
 			return Schema{}, fmt.Errorf("schema file: %w", err)
 		}
-		t, err := sparkJSONType(map[string]any{"type": "struct", "fields": v}, "")
+		t, err := sparkJSONType(map[string]any{"type": "struct", "fields": v}, nil)
 		if err != nil {
 			return Schema{}, fmt.Errorf("schema file: %w", err)
 		}
@@ -165,7 +213,7 @@ func parseColumnsDocument(doc []byte) (Schema, error) {
 		if err != nil {
 			return Schema{}, fmt.Errorf("schema file: column %s: %w", QuoteIdentIfNeeded(c.Name), err)
 		}
-		t, err := sparkJSONType(v, QuoteIdentIfNeeded(c.Name))
+		t, err := sparkJSONType(v, joinPath(nil, c.Name))
 		if err != nil {
 			return Schema{}, fmt.Errorf("schema file: %w", err)
 		}
@@ -173,13 +221,13 @@ func parseColumnsDocument(doc []byte) (Schema, error) {
 			PhysicalName: c.PhysicalName, ID: c.ID}
 		fields = append(fields, f)
 	}
-	if err := checkUnique(fields, ""); err != nil {
+	if err := checkUnique(fields, nil); err != nil {
 		return Schema{}, fmt.Errorf("schema file: %w", err)
 	}
 	return Schema{Fields: fields}, nil
 }
 
-func checkUnique(fields []Field, parent string) error {
+func checkUnique(fields []Field, parent *fieldPath) error {
 	seen := make(map[string]string, len(fields))
 	for _, f := range fields {
 		k := strings.ToLower(f.Name)
@@ -379,7 +427,7 @@ func (p *ddlParser) skipSemicolons() {
 
 // parseField parses "name [:] type [NOT NULL | NULL | COMMENT '…']…". In a struct, the colon
 // is optional as in Spark.
-func (p *ddlParser) parseField(parent string, inStruct bool) (Field, error) {
+func (p *ddlParser) parseField(parent *fieldPath, inStruct bool) (Field, error) {
 	t := p.next()
 	if t.kind != tokWord && t.kind != tokQuoted {
 		return Field{}, fmt.Errorf("want a column name, got %s", t)
@@ -416,7 +464,10 @@ func (p *ddlParser) parseField(parent string, inStruct bool) (Field, error) {
 	}
 }
 
-func (p *ddlParser) parseType(path string) (Type, error) {
+func (p *ddlParser) parseType(path *fieldPath) (Type, error) {
+	if err := tooDeep(path); err != nil {
+		return Type{}, err
+	}
 	t := p.next()
 	if t.kind != tokWord {
 		return Type{}, fmt.Errorf("want a type%s, got %s", at(path), t)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,7 +28,7 @@ func ParseDeltaSchema(schemaString string) (Schema, error) {
 	if err != nil {
 		return Schema{}, fmt.Errorf("delta schema: %w", err)
 	}
-	t, err := sparkJSONType(v, "")
+	t, err := sparkJSONType(v, nil)
 	if err != nil {
 		return Schema{}, fmt.Errorf("delta schema: %w", err)
 	}
@@ -45,7 +46,7 @@ func ParseSparkField(doc []byte) (Field, error) {
 	if err != nil {
 		return Field{}, err
 	}
-	return sparkJSONField(v, "")
+	return sparkJSONField(v, nil)
 }
 
 func decodeJSON(doc []byte) (any, error) {
@@ -61,22 +62,60 @@ func decodeJSON(doc []byte) (any, error) {
 	return v, nil
 }
 
-func joinPath(parent, name string) string {
-	if parent == "" {
-		return QuoteIdentIfNeeded(name)
-	}
-	return parent + "." + QuoteIdentIfNeeded(name)
+// MaxDepth is the deepest type nesting the schema parsers accept (a struct, array or map
+// inside another counts one level).
+const MaxDepth = 100
+
+// MaxSchemaBytes is the largest schema document the parsers accept.
+const MaxSchemaBytes = 16 << 20
+
+// fieldPath is where a parser is in a schema, as a chain of names: descending a level costs one
+// small allocation, and the dotted string is built only for an error message (joining strings
+// level by level costs time and memory quadratic in the depth).
+type fieldPath struct {
+	parent *fieldPath
+	name   string
+	depth  int
 }
 
-func at(path string) string {
-	if path == "" {
+func joinPath(parent *fieldPath, name string) *fieldPath {
+	d := 1
+	if parent != nil {
+		d = parent.depth + 1
+	}
+	return &fieldPath{parent: parent, name: name, depth: d}
+}
+
+// String renders the path with dots, backquoting names that are not plain identifiers.
+func (p *fieldPath) String() string {
+	var parts []string
+	for q := p; q != nil; q = q.parent {
+		parts = append(parts, QuoteIdentIfNeeded(q.name))
+	}
+	slices.Reverse(parts)
+	return strings.Join(parts, ".")
+}
+
+// tooDeep returns an error when path is deeper than MaxDepth.
+func tooDeep(path *fieldPath) error {
+	if path != nil && path.depth > MaxDepth {
+		return fmt.Errorf("types nested deeper than %d levels%s", MaxDepth, at(path))
+	}
+	return nil
+}
+
+func at(path *fieldPath) string {
+	if path == nil {
 		return ""
 	}
-	return " at " + path
+	return " at " + path.String()
 }
 
 // sparkJSONType parses a Spark DataType in JSON form.
-func sparkJSONType(v any, path string) (Type, error) {
+func sparkJSONType(v any, path *fieldPath) (Type, error) {
+	if err := tooDeep(path); err != nil {
+		return Type{}, err
+	}
 	switch x := v.(type) {
 	case string:
 		t, err := ParsePrimitive(x)
@@ -141,7 +180,7 @@ func boolOr(v any, def bool) bool {
 	return def
 }
 
-func sparkJSONField(v any, parent string) (Field, error) {
+func sparkJSONField(v any, parent *fieldPath) (Field, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return Field{}, fmt.Errorf("field%s: want an object, got %T", at(parent), v)

@@ -69,7 +69,7 @@ func ParseDescribeTable(doc []byte) (*DescribeTable, error) {
 	out.TableProperties = props
 	fields := make([]Field, 0, len(cols))
 	for _, c := range cols {
-		f, err := describeJSONField(c, "")
+		f, err := describeJSONField(c, nil)
 		if err != nil {
 			return nil, fmt.Errorf("describe json: %w", err)
 		}
@@ -79,7 +79,7 @@ func ParseDescribeTable(doc []byte) (*DescribeTable, error) {
 	return &out, nil
 }
 
-func describeJSONField(v any, parent string) (Field, error) {
+func describeJSONField(v any, parent *fieldPath) (Field, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return Field{}, fmt.Errorf("column%s: want an object, got %T", at(parent), v)
@@ -100,7 +100,10 @@ func describeJSONField(v any, parent string) (Field, error) {
 	return f, nil
 }
 
-func describeJSONType(v any, path string) (Type, error) {
+func describeJSONType(v any, path *fieldPath) (Type, error) {
+	if err := tooDeep(path); err != nil {
+		return Type{}, err
+	}
 	switch x := v.(type) {
 	case string:
 		// Not the documented form, but a bare name is unambiguous.

@@ -97,10 +97,32 @@ func (p Path) SQL() string {
 // MarshalText implements encoding.TextMarshaler.
 func (p Path) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
 
-func (p Path) child(name string) Path {
-	out := make(Path, len(p), len(p)+1)
-	copy(out, p)
-	return append(out, name)
+// pathNode is a Path as a chain of names while the differ descends: a level costs one small
+// allocation, and a Path is built only for a change (copying the path at every level would be
+// quadratic in the nesting depth).
+type pathNode struct {
+	parent *pathNode
+	name   string
+	n      int
+}
+
+func (p *pathNode) child(name string) *pathNode {
+	n := 1
+	if p != nil {
+		n = p.n + 1
+	}
+	return &pathNode{parent: p, name: name, n: n}
+}
+
+func (p *pathNode) path() Path {
+	if p == nil {
+		return nil
+	}
+	out := make(Path, p.n)
+	for q := p; q != nil; q = q.parent {
+		out[q.n-1] = q.name
+	}
+	return out
 }
 
 // Change is one difference between a file's schema and the table's, with what COPY INTO does
@@ -550,7 +572,7 @@ func likelyRenames(ff, tf []Field, pairs []pair) map[int]int {
 
 // fields diffs two field lists at the same level. tpath and fpath are the parents' paths in
 // table and file terms; tp is the enclosing top-level column (nil at the top level).
-func (d *differ) fields(ff, tf []Field, tpath, fpath Path, tp *top) {
+func (d *differ) fields(ff, tf []Field, tpath, fpath *pathNode, tp *top) {
 	pairs := d.match(ff, tf)
 	var renameOf map[int]int // table index → file index
 	if d.renames {
@@ -571,21 +593,21 @@ func (d *differ) fields(ff, tf []Field, tpath, fpath Path, tp *top) {
 			if j, ok := renameOf[p.table]; ok {
 				f := ff[j]
 				ctp := d.topFor(tp, &f, &t)
-				d.out = append(d.out, LikelyRename{Path: tpath.child(t.Name), FilePath: fpath.child(f.Name), File: f, Table: t, top: ctp})
+				d.out = append(d.out, LikelyRename{Path: tpath.child(t.Name).path(), FilePath: fpath.child(f.Name).path(), File: f, Table: t, top: ctp})
 				// Nested nullability still matters once the operator confirms the rename.
 				if f.Nullable && !t.Nullable {
-					d.out = append(d.out, NullabilityChanged{Path: tpath.child(t.Name), NullCount: f.NullCount, NullCountKnown: f.NullCountKnown, top: ctp})
+					d.out = append(d.out, NullabilityChanged{Path: tpath.child(t.Name).path(), NullCount: f.NullCount, NullCountKnown: f.NullCountKnown, top: ctp})
 				}
 				continue
 			}
-			d.out = append(d.out, MissingInFile{Path: tpath.child(t.Name), Table: t, top: d.topFor(tp, nil, &t)})
+			d.out = append(d.out, MissingInFile{Path: tpath.child(t.Name).path(), Table: t, top: d.topFor(tp, nil, &t)})
 		default:
 			if renamedFile[p.file] {
 				continue
 			}
 			f := ff[p.file]
 			// A file column the table lacks is named in the table's terms where its parent is.
-			d.out = append(d.out, ExtraInFile{Path: tpath.child(f.Name), File: f, top: d.topFor(tp, &f, nil)})
+			d.out = append(d.out, ExtraInFile{Path: tpath.child(f.Name).path(), File: f, top: d.topFor(tp, &f, nil)})
 		}
 	}
 }
@@ -599,38 +621,38 @@ func (d *differ) topFor(tp *top, file, table *Field) top {
 	return top{file: file, table: table, physical: d.physical, renames: d.renames}
 }
 
-func (d *differ) pair(f, t Field, tpath, fpath Path, byPhysical bool, tp top) {
+func (d *differ) pair(f, t Field, tpath, fpath *pathNode, byPhysical bool, tp top) {
 	switch {
 	case byPhysical:
-		d.out = append(d.out, Renamed{Path: tpath, FilePath: fpath, top: tp})
+		d.out = append(d.out, Renamed{Path: tpath.path(), FilePath: fpath.path(), top: tp})
 	case f.Name != t.Name:
-		d.out = append(d.out, CaseDiffers{Path: tpath, FilePath: fpath})
+		d.out = append(d.out, CaseDiffers{Path: tpath.path(), FilePath: fpath.path()})
 	}
 	if f.Nullable && !t.Nullable {
-		d.out = append(d.out, NullabilityChanged{Path: tpath, NullCount: f.NullCount, NullCountKnown: f.NullCountKnown, top: tp})
+		d.out = append(d.out, NullabilityChanged{Path: tpath.path(), NullCount: f.NullCount, NullCountKnown: f.NullCountKnown, top: tp})
 	}
 	d.types(f.Type, t.Type, tpath, fpath, tp)
 }
 
-func (d *differ) types(ft, tt Type, tpath, fpath Path, tp top) {
+func (d *differ) types(ft, tt Type, tpath, fpath *pathNode, tp top) {
 	switch {
 	case ft.Kind == Struct && tt.Kind == Struct:
 		d.fields(ft.Fields, tt.Fields, tpath, fpath, &tp)
 	case ft.Kind == Array && tt.Kind == Array && ft.Elem != nil && tt.Elem != nil:
 		ep := tpath.child("element")
 		if ft.ContainsNull && !tt.ContainsNull {
-			d.out = append(d.out, NullabilityChanged{Path: ep, top: tp})
+			d.out = append(d.out, NullabilityChanged{Path: ep.path(), top: tp})
 		}
 		d.types(*ft.Elem, *tt.Elem, ep, fpath.child("element"), tp)
 	case ft.Kind == Map && tt.Kind == Map && ft.Key != nil && tt.Key != nil && ft.Value != nil && tt.Value != nil:
 		d.types(*ft.Key, *tt.Key, tpath.child("key"), fpath.child("key"), tp)
 		vp := tpath.child("value")
 		if ft.ValueContainsNull && !tt.ValueContainsNull {
-			d.out = append(d.out, NullabilityChanged{Path: vp, top: tp})
+			d.out = append(d.out, NullabilityChanged{Path: vp.path(), top: tp})
 		}
 		d.types(*ft.Value, *tt.Value, vp, fpath.child("value"), tp)
 	case ft.Kind != tt.Kind || ft.Kind == Decimal && (ft.Precision != tt.Precision || ft.Scale != tt.Scale):
-		d.out = append(d.out, TypeChanged{Path: tpath, File: ft, Table: tt, Widening: CanWiden(ft, tt), top: tp})
+		d.out = append(d.out, TypeChanged{Path: tpath.path(), File: ft, Table: tt, Widening: CanWiden(ft, tt), top: tp})
 	}
 }
 

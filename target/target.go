@@ -149,6 +149,10 @@ func (r *Resolver) resolveTable(ctx context.Context, s Spec, access Access) (*Ta
 	r.log().Info("storage credentials", "table", ti.Name.String(), "root", loc.String(), "choice", why)
 	cfg := r.config()
 	if vend {
+		// Vended credentials go only to the location Unity Catalog returned for the table.
+		if err := databricks.CheckRootInside(ti.StorageLocation, loc); err != nil {
+			return nil, fmt.Errorf("table %s: %w", ti.Name, err)
+		}
 		get, err := r.Workspace.Credentials(ctx, ti.TableID, op)
 		if err != nil {
 			return nil, err

@@ -63,3 +63,23 @@ func TestErrorKeepsIdentity(t *testing.T) {
 		t.Errorf("late secret printed: %q", late)
 	}
 }
+
+// Header-shaped secrets echoed in error bodies and dumped requests are removed.
+func TestHeaderShapedSecrets(t *testing.T) {
+	cases := map[string]string{
+		"X-Amz-Security-Token: IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQ": "IQoJb3JpZ2lu",
+		"x-amz-security-token:FwoGZXIvYXdzEBYaDH7sessiontoken":                         "FwoGZXIvYXdz",
+		"<Header>x-amz-security-token</Header> X-Amz-Security-Token=FQoGZXIvYXdzEX":    "FQoGZXIvYXdzEX",
+		"Authorization: Basic dXNlcjpwYXNzd29yZA==":                                    "dXNlcjpwYXNzd29yZA",
+		"proxy-authorization: basic YWRtaW46aHVudGVyMg==":                              "YWRtaW46aHVudGVyMg",
+		`{"error":"denied","request":"Authorization: Basic Zm9vOmJhcmJhemJhcg=="}`:     "Zm9vOmJhcmJhemJhcg",
+		"Authorization: Bearer eyJhbGciOiJSUzI1NiJ9.payload.sig":                       "eyJhbGciOiJSUzI1NiJ9",
+		"X-Goog-Iam-Authorization-Token: ya29.a0AfH6SMBx":                              "ya29.a0AfH6SMBx",
+		"x-ms-copy-source-authorization: Bearer abcdefgh12345":                         "abcdefgh12345",
+	}
+	for in, secret := range cases {
+		if got := String(in); strings.Contains(got, secret) {
+			t.Errorf("String(%q) = %q: the secret is still there", in, got)
+		}
+	}
+}

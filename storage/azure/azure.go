@@ -25,6 +25,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
+	"github.com/zbrecover/zbrecover/internal/redact"
 	"github.com/zbrecover/zbrecover/storage"
 )
 
@@ -77,6 +78,41 @@ var (
 // background.
 const copyPoll = 200 * time.Millisecond
 
+// CloudSuffixes are the Blob endpoint suffixes of Azure's public and sovereign clouds. A URL
+// naming another host is refused unless an endpoint is configured explicitly (--azure-endpoint,
+// or AZURE_STORAGE_CONNECTION_STRING), so that credentials never go to a host that merely
+// looks like a storage account.
+var CloudSuffixes = []string{
+	"blob.core.windows.net",       // public
+	"blob.core.chinacloudapi.cn",  // China (21Vianet)
+	"blob.core.usgovcloudapi.net", // US Government
+	"blob.core.cloudapi.de",       // Germany (retired, still resolvable for old accounts)
+}
+
+// CheckHost returns an error unless host is <account>.<one of CloudSuffixes>.
+func CheckHost(host string) error {
+	host = strings.ToLower(host)
+	for _, s := range CloudSuffixes {
+		if acct, ok := strings.CutSuffix(host, "."+s); ok && acct != "" && !strings.Contains(acct, ".") {
+			return nil
+		}
+	}
+	return fmt.Errorf("host %q is not an Azure Blob endpoint (<account>.%s, or a sovereign cloud's); "+
+		"for another endpoint (Azure Stack, an emulator, a private endpoint) pass --azure-endpoint", host, CloudSuffixes[0])
+}
+
+// registerEnvSecrets registers the storage secrets of the environment with the redactor.
+func registerEnvSecrets() {
+	redact.Register(os.Getenv(EnvAccountKey), os.Getenv(EnvSASToken))
+	for _, part := range strings.Split(os.Getenv(EnvConnectionString), ";") {
+		k, v, _ := strings.Cut(part, "=")
+		switch strings.ToLower(strings.TrimSpace(k)) {
+		case "accountkey", "sharedaccesssignature":
+			redact.Register(v)
+		}
+	}
+}
+
 // New opens a backend for loc.
 //
 // The service URL is cfg.AzureEndpoint (for Azurite, http://127.0.0.1:10000/devstoreaccount1/)
@@ -95,8 +131,16 @@ func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backen
 		if loc.BlobHost == "" {
 			return nil, fmt.Errorf("azure backend: %s names no storage account host", loc)
 		}
+		// The URL's host is where the request, SAS included, goes: it must be Azure's (a
+		// connection string names its own endpoint, unless vended credentials are used).
+		if cfg.Credentials != nil || os.Getenv(EnvConnectionString) == "" {
+			if err := CheckHost(loc.BlobHost); err != nil {
+				return nil, fmt.Errorf("azure backend: %s: %w", loc, err)
+			}
+		}
 		serviceURL = "https://" + loc.BlobHost + "/"
 	}
+	registerEnvSecrets()
 	if !strings.HasSuffix(serviceURL, "/") {
 		serviceURL += "/"
 	}

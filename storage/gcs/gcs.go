@@ -31,6 +31,10 @@ const DefaultPageSize = 1000
 // NewFactory returns the factory for the "gs" scheme.
 func NewFactory() storage.Factory { return storage.NewFactory("gs", New) }
 
+// DefaultMaxAttempts is how many times the SDK tries one request when storage.Config does not
+// say (the S3 and Azure SDKs bound theirs too).
+const DefaultMaxAttempts = 5
+
 // Backend is a bucket and prefix on Google Cloud Storage.
 type Backend struct {
 	client   *gstorage.Client
@@ -85,9 +89,26 @@ func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backen
 	if err != nil {
 		return nil, fmt.Errorf("gcs client: %w", storage.RedactError(err))
 	}
-	if cfg.MaxAttempts > 0 {
-		client.SetRetry(gstorage.WithMaxAttempts(cfg.MaxAttempts))
+	// The SDK's default retries an idempotent request until its context ends (a refused
+	// connection would hang the run): always bound the attempts, and log each retry.
+	attempts := cfg.MaxAttempts
+	if attempts <= 0 {
+		attempts = DefaultMaxAttempts
 	}
+	log := cfg.Logger
+	client.SetRetry(gstorage.WithMaxAttempts(attempts),
+		gstorage.WithErrorFuncWithContext(func(err error, rc *gstorage.RetryContext) bool {
+			retry := gstorage.ShouldRetry(err)
+			if retry && log != nil && (rc == nil || rc.Attempt < attempts) {
+				attempt := 0
+				if rc != nil {
+					attempt = rc.Attempt
+				}
+				log.Warn("gcs: request failed, retrying", "location", loc.String(), "attempt", attempt, "max_attempts", attempts,
+					"error", storage.Redact(err.Error()))
+			}
+			return retry
+		}))
 	b := &Backend{
 		client:   client,
 		bucket:   client.Bucket(loc.Bucket),

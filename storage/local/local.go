@@ -68,8 +68,9 @@ func info(key string, fi fs.FileInfo) storage.ObjectInfo {
 }
 
 // List implements storage.Backend. Keys come in lexical order of the whole key, as object
-// stores list them ("a.txt" before "a/b"), and only regular files are objects. The root may be
-// a symbolic link to a directory; links inside the tree are not followed.
+// stores list them ("a.txt" before "a/b"). Regular files are objects; symbolic links (to files
+// or folders) and special files (FIFOs, devices, sockets) are listed with ObjectInfo.Special
+// set, never followed or opened. The root may be a symbolic link to a directory.
 func (b *Backend) List(ctx context.Context, prefix string, fn func(storage.ObjectInfo) error) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("list %s: %w", b.Location(), err)
@@ -86,6 +87,13 @@ func (b *Backend) List(ctx context.Context, prefix string, fn func(storage.Objec
 			}
 		}
 		dir = filepath.Join(b.root, filepath.FromSlash(prefix[:i]))
+		// Never list through a link out of the root.
+		if _, err := b.lstat(prefix[:i], dir); err != nil {
+			if errors.Is(err, storage.ErrNotExist) {
+				return nil
+			}
+			return fmt.Errorf("list %s: %w", b.Location(), err)
+		}
 	}
 	if err := b.walk(ctx, dir, rel, prefix, fn); err != nil {
 		return fmt.Errorf("list %s: %w", b.Location(), err)
@@ -126,17 +134,21 @@ func (b *Backend) walk(ctx context.Context, dir, rel, prefix string, fn func(sto
 			}
 			continue
 		}
-		if !strings.HasPrefix(key, prefix) || !e.Type().IsRegular() || strings.HasPrefix(e.Name(), tempPrefix) {
+		if !strings.HasPrefix(key, prefix) || strings.HasPrefix(e.Name(), tempPrefix) {
 			continue
 		}
-		fi, err := e.Info()
+		fi, err := e.Info() // Lstat: a link is reported as a link
 		if err != nil {
 			if notExist(err) {
 				continue
 			}
 			return err
 		}
-		if err := fn(info(key, fi)); err != nil {
+		oi := info(key, fi)
+		if !fi.Mode().IsRegular() {
+			oi.Special = special(fi.Mode())
+		}
+		if err := fn(oi); err != nil {
 			return err
 		}
 	}
@@ -152,9 +164,9 @@ func (b *Backend) Stat(ctx context.Context, key string) (storage.ObjectInfo, err
 	if err != nil {
 		return storage.ObjectInfo{}, err
 	}
-	fi, err := os.Stat(p)
+	fi, err := b.lstat(key, p)
 	if err != nil {
-		return storage.ObjectInfo{}, translate("stat", key, err)
+		return storage.ObjectInfo{}, err
 	}
 	if fi.IsDir() {
 		return storage.ObjectInfo{}, fmt.Errorf("stat %s: is a directory: %w", key, storage.ErrNotExist)
@@ -181,13 +193,22 @@ func (b *Backend) ReadRange(ctx context.Context, key string, off, n int64) (io.R
 	if err != nil {
 		return nil, err
 	}
+	lfi, err := b.lstat(key, p)
+	if err != nil {
+		return nil, err
+	}
 	f, err := os.Open(p)
 	if err != nil {
 		return nil, translate("read", key, err)
 	}
 	fi, err := f.Stat()
-	if err == nil && fi.IsDir() {
+	switch {
+	case err != nil:
+	case fi.IsDir():
 		err = fmt.Errorf("is a directory: %w", storage.ErrNotExist)
+	case !os.SameFile(lfi, fi):
+		// Replaced (by a link, say) between the check and the open.
+		err = errors.New("the file changed while it was opened; not read")
 	}
 	if err != nil {
 		f.Close()
@@ -233,6 +254,48 @@ func (b *Backend) Delete(ctx context.Context, key string, cond storage.Precondit
 		return translate("delete", key, err)
 	}
 	return nil
+}
+
+// special names a non-regular file mode.
+func special(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "symlink"
+	case m&fs.ModeNamedPipe != 0:
+		return "fifo"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "special"
+}
+
+// lstat returns the file at p (the path of key) without following links: every folder on the
+// way from the root and the file itself must be a real folder or file, so that a read never
+// leaves the root through a link and never opens a FIFO or a device.
+func (b *Backend) lstat(key, p string) (fs.FileInfo, error) {
+	parts := strings.Split(key, "/")
+	cur := b.root
+	for i, part := range parts {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if err != nil {
+			return nil, translate("stat", key, err)
+		}
+		last := i == len(parts)-1
+		switch m := fi.Mode(); {
+		case m&fs.ModeSymlink != 0:
+			return nil, fmt.Errorf("%s: %s is a symbolic link, not followed", key, strings.Join(parts[:i+1], "/"))
+		case !last && !m.IsDir():
+			return nil, fmt.Errorf("stat %s: %w", key, storage.ErrNotExist)
+		case last && !m.IsDir() && !m.IsRegular():
+			return nil, fmt.Errorf("%s is not a regular file (%s), not read", key, special(m))
+		case last:
+			return fi, nil
+		}
+	}
+	return nil, fmt.Errorf("stat %s: %w", key, storage.ErrNotExist)
 }
 
 // notExist reports whether err means the file is absent, including a path that runs through

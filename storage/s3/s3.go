@@ -13,6 +13,7 @@ import (
 	"github.com/aws/smithy-go/logging"
 	"io"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -24,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/zbrecover/zbrecover/internal/redact"
 	"github.com/zbrecover/zbrecover/storage"
 )
 
@@ -70,6 +72,8 @@ func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backen
 	if loc.Scheme != "s3" || loc.Bucket == "" {
 		return nil, fmt.Errorf("s3 backend: %s is not an s3://bucket/prefix location", loc)
 	}
+	// The SDK reads these itself; the redactor must know them too.
+	redact.Register(os.Getenv("AWS_SECRET_ACCESS_KEY"), os.Getenv("AWS_SESSION_TOKEN"))
 	opts := []func(*config.LoadOptions) error{config.WithLogger(sdkLogger(cfg.Logger))}
 	if cfg.Credentials != nil {
 		opts = append(opts, config.WithCredentialsProvider(aws.NewCredentialsCache(credentialsProvider(cfg.Credentials),

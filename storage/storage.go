@@ -69,8 +69,8 @@ type ObjectInfo struct {
 	Generation int64     // GCS object generation; 0 elsewhere
 	// MD5 is the hex MD5 of the content where the store reports one (GCS, Azure, the local
 	// and mem backends' writes); "" otherwise. It is not a version: an ETag or a generation is.
-	MD5 string
-	Special    string    // local only: "symlink", "fifo", "device", "socket" for an entry that is listed but never read
+	MD5     string
+	Special string // local only: "symlink", "fifo", "device", "socket" for an entry that is listed but never read
 }
 
 // Version returns the identity that a conditional delete checks: the generation on GCS, the

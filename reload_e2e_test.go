@@ -226,6 +226,9 @@ func TestReloadHappyPath(t *testing.T) {
 		t.Errorf("table: %d rows, %d distinct ids, %d missing; want %d", rows, distinct, missing, r.rows)
 	}
 
+	if code, out, errOut := runZbrecover(t, "verify", r.table); code != 0 || !strings.Contains(out, "6 batches, 0 failed") {
+		t.Errorf("verify: exit %d\n%s%s", code, out, errOut)
+	}
 	// A second reload loads nothing and says why.
 	before = len(r.ws.Statements())
 	code, out, errOut = runZbrecover(t, "reload", r.table, "--rename", "customer_id=customer_key", "--yes")
@@ -258,6 +261,10 @@ func converge(t *testing.T, r *recovery) reloadJSON {
 			rows, distinct, missing := r.check(t)
 			if rows != r.rows || distinct != r.rows || missing != 0 {
 				t.Fatalf("after re-run: %d rows, %d distinct, %d missing; want %d", rows, distinct, missing, r.rows)
+			}
+			// The journal replays and every batch verifies against the table's history.
+			if code, out, errOut := runZbrecover(t, "verify", r.table); code != 0 {
+				t.Fatalf("verify after convergence: exit %d\n%s%s", code, out, errOut)
 			}
 			return rep
 		}

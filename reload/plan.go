@@ -135,6 +135,8 @@ func NewPlan(rep *inspect.Report, table *schemadiff.Table, name databricks.Table
 			}
 			files = append(files, f)
 		}
+		// One folder's files must be adjacent for batching: key order does it.
+		sort.Slice(files, func(i, j int) bool { return files[i].Key < files[j].Key })
 		changes := schemadiff.Diff(g.Schema, tableSchema)
 		for _, c := range changes {
 			if r, ok := c.(schemadiff.Renamed); ok {

@@ -285,52 +285,61 @@ func encode(r Record) ([]byte, error) {
 	if !r.Kind.Known() {
 		return nil, fmt.Errorf("run %s seq %d: cannot write a record of unknown kind %q", r.Run, r.Seq, r.Kind)
 	}
-	// A deep copy through JSON, so that redacting never touches the caller's slices.
-	b, err := json.Marshal(r)
-	if err != nil {
-		return nil, err
-	}
-	var c Record
-	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, err
-	}
-	redactStrings(reflect.ValueOf(&c).Elem())
-	b, err = json.Marshal(c)
+	// A deep copy with every string redacted, so that redacting never touches the caller's
+	// slices; then one encoding.
+	c := redactCopy(reflect.ValueOf(r)).Interface().(Record)
+	c.Raw = nil
+	b, err := json.Marshal(c)
 	if err != nil {
 		return nil, err
 	}
 	return append(b, '\n'), nil
 }
 
-// redactStrings replaces every settable string reachable from v with its redacted form.
-func redactStrings(v reflect.Value) {
+// redactCopy returns a deep copy of v in which every string is redacted. json.RawMessage
+// values (byte slices) are copied as they are.
+func redactCopy(v reflect.Value) reflect.Value {
 	switch v.Kind() {
 	case reflect.String:
-		if v.CanSet() {
-			v.SetString(redact.String(v.String()))
+		out := reflect.New(v.Type()).Elem()
+		out.SetString(redact.String(v.String()))
+		return out
+	case reflect.Pointer:
+		if v.IsNil() {
+			return v
 		}
-	case reflect.Pointer, reflect.Interface:
-		if !v.IsNil() {
-			redactStrings(v.Elem())
-		}
+		out := reflect.New(v.Type().Elem())
+		out.Elem().Set(redactCopy(v.Elem()))
+		return out
 	case reflect.Struct:
+		out := reflect.New(v.Type()).Elem()
+		out.Set(v) // unexported fields (time.Time's) as they are
 		for i := 0; i < v.NumField(); i++ {
 			if v.Type().Field(i).IsExported() {
-				redactStrings(v.Field(i))
+				out.Field(i).Set(redactCopy(v.Field(i)))
 			}
 		}
-	case reflect.Slice, reflect.Array:
+		return out
+	case reflect.Slice:
+		if v.IsNil() || v.Type().Elem().Kind() == reflect.Uint8 {
+			return v
+		}
+		out := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
 		for i := 0; i < v.Len(); i++ {
-			redactStrings(v.Index(i))
+			out.Index(i).Set(redactCopy(v.Index(i)))
 		}
+		return out
 	case reflect.Map:
-		for _, k := range v.MapKeys() {
-			e := reflect.New(v.Type().Elem()).Elem()
-			e.Set(v.MapIndex(k))
-			redactStrings(e)
-			v.SetMapIndex(k, e)
+		if v.IsNil() {
+			return v
 		}
+		out := reflect.MakeMapWithSize(v.Type(), v.Len())
+		for _, k := range v.MapKeys() {
+			out.SetMapIndex(redactCopy(k), redactCopy(v.MapIndex(k)))
+		}
+		return out
 	}
+	return v
 }
 
 // errNotRecord marks bytes that do not decode as a record.

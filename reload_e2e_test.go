@@ -519,6 +519,39 @@ func TestReloadVerifyAndHistory(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"Status": "verified"`) && !strings.Contains(out, `"status": "verified"`) {
 		t.Errorf("history: exit %d\n%s", code, out)
 	}
+
+	// A verified file overwritten since is flagged, neither loaded again nor skipped silently.
+	p := filepath.Join(r.root, filepath.FromSlash(inspect.FallbackPrefix), "2026/01/01/old-00000.parquet")
+	data, err := pqgen.Bytes(oldFiles, `[{"id":1,"customer_id":"changed","amount":"1.00"},{"id":2,"customer_id":"x","amount":"2.00"},{"id":3,"customer_id":"y","amount":"3.00"}]`, pqgen.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := len(r.ws.Statements())
+	code, out, errOut = runZbrecover(t, reloadArgs(r)...)
+	if code != 5 || r.copyStatements(before) != 0 || !strings.Contains(errOut, "changed since a run recorded it") || !strings.Contains(errOut, "old-00000.parquet") {
+		t.Errorf("changed file: exit %d, %d COPY INTO\n%s%s", code, r.copyStatements(before), out, errOut)
+	}
+}
+
+// TestReloadDryRun: --dry-run prints the plan and every statement and runs none of them.
+func TestReloadDryRun(t *testing.T) {
+	r := reloadSmall(t)
+	before := len(r.ws.Statements())
+	code, out, errOut := runZbrecover(t, "reload", r.table, "--rename", "customer_id=customer_key", "--batch-files", "10", "--dry-run")
+	if code != 0 || strings.Count(out, "COPY INTO `main`.`sales`.`orders` FROM (SELECT") != 3 || !strings.Contains(errOut, "nothing was executed") {
+		t.Fatalf("dry run: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, s := range r.ws.Statements()[before:] {
+		if strings.HasPrefix(s.SQL, "COPY INTO") || strings.HasPrefix(s.SQL, "MERGE") {
+			t.Errorf("dry run executed %s", s.SQL)
+		}
+	}
+	if rows, _, _ := r.check(t); rows != 0 {
+		t.Errorf("dry run loaded %d rows", rows)
+	}
 }
 
 // TestReloadHostileNames: a table name and file names that need quoting load correctly; a

@@ -258,8 +258,10 @@ func reloadRun(ctx context.Context, o *ReloadOptions) error {
 	if len(plan.Batches) == 0 && st == nil {
 		fmt.Fprintf(f.IO.ErrOut, "Nothing to load: %s\n", nothingReason(plan, rep))
 		if f.Global.JSON() {
-			return printJSON(f, &reload.Report{TableID: tgt.TableID, Table: tgt.TableName(), Root: tgt.Display(),
-				Batches: []reload.BatchReport{}, Status: "nothing to load", Guarantee: reload.Guarantee})
+			if err := printJSON(f, &reload.Report{TableID: tgt.TableID, Table: tgt.TableName(), Root: tgt.Display(),
+				Batches: []reload.BatchReport{}, Warnings: []string{}, Status: "nothing to load", Guarantee: reload.Guarantee}); err != nil {
+				return err
+			}
 		}
 		return partialIf(rep, changed)
 	}
@@ -442,6 +444,9 @@ func printReloadReport(f *Factory, r *reload.Report) error {
 	}
 	fmt.Fprintf(w, "%d load statements sent; %d batches verified, %d unknown, %d failed, %d mismatch; run %s\n",
 		r.Statements, r.Verified, r.Unknown, r.Failed, r.Mismatch, r.Status)
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", warn)
+	}
 	fmt.Fprintf(w, "%s\n", r.Guarantee)
 	return nil
 }

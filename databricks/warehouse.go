@@ -5,12 +5,14 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/databricks/databricks-sql-go/driverctx"
 	"github.com/zbrecover/zbrecover/internal/redact"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/databricks/databricks-sdk-go/config"
@@ -156,11 +158,23 @@ type Result struct {
 	// Rows hold the driver's values: int64, float64, bool, string, time.Time, []byte or nil.
 	// DECIMAL and complex types arrive as strings.
 	Rows [][]any
+	// QueryID identifies the statement in the warehouse's query history, when the driver
+	// reported it.
+	QueryID string
 }
 
 // QueryAll runs a statement and reads its whole result set; for small results (COPY INTO's
 // counters, DESCRIBE documents, history rows). Errors are *SQLError.
 func (w *Warehouse) QueryAll(ctx context.Context, stmt string, args ...any) (*Result, error) {
+	var (
+		mu      sync.Mutex
+		queryID string
+	)
+	ctx = driverctx.NewContextWithQueryIdCallback(ctx, func(id string) {
+		mu.Lock()
+		queryID = id
+		mu.Unlock()
+	})
 	rows, err := w.Query(ctx, stmt, args...)
 	if err != nil {
 		return nil, err
@@ -170,7 +184,9 @@ func (w *Warehouse) QueryAll(ctx context.Context, stmt string, args ...any) (*Re
 	if err != nil {
 		return nil, w.fail(stmt, err)
 	}
-	res := &Result{Columns: cols}
+	mu.Lock()
+	res := &Result{Columns: cols, QueryID: queryID}
+	mu.Unlock()
 	for rows.Next() {
 		vals := make([]any, len(cols))
 		ptrs := make([]any, len(cols))

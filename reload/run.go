@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
 	"strings"
 	"time"
 
@@ -98,7 +99,10 @@ type Report struct {
 	Rows       int64         `json:"expected_rows"`
 	Inserted   int64         `json:"inserted_rows"`
 	Status     string        `json:"status"`
-	Guarantee  string        `json:"guarantee"`
+	// Warnings are what the operator should know about the table (properties the load
+	// changed, for example).
+	Warnings  []string `json:"warnings"`
+	Guarantee string   `json:"guarantee"`
 }
 
 // Deps are what Run works with.
@@ -120,6 +124,7 @@ type runner struct {
 	st      *journal.State
 	rep     *Report
 	claimed map[int64]bool // history versions that settled a batch
+	props   map[string]string
 }
 
 // Run executes the plan, continuing the table's latest unfinished run on the same root if
@@ -174,6 +179,13 @@ func Run(ctx context.Context, d Deps, table databricks.TableName, p *Plan, o Opt
 	}
 	for _, b := range newBatches {
 		toSend = append(toSend, b.SQL)
+	}
+	r.props = r.properties(ctx)
+	if r.props != nil && len(toSend) > 0 {
+		if _, ok := r.props["delta.enableDeletionVectors"]; !ok {
+			r.rep.Warnings = append(r.rep.Warnings, "the table does not set delta.enableDeletionVectors: with the workspace setting for it on, "+
+				"COPY INTO may enable deletion vectors on the table (a table feature other readers must support)")
+		}
 	}
 	if err := r.preflight(ctx, p, toSend); err != nil {
 		return r.rep, err
@@ -336,7 +348,8 @@ func (r *runner) send(ctx context.Context, w work) error {
 				_ = r.result(context.WithoutCancel(ctx), w.n, nil, "the statement returned no row count")
 				return fmt.Errorf("batch %d: COPY INTO returned no row count (columns %v): outcome unknown, re-run to settle it", w.n, res.Columns)
 			}
-			if err := r.result(ctx, w.n, &n, ""); err != nil {
+			if err := r.w.Append(ctx, journal.Record{Kind: journal.KindResult, Result: &journal.Result{Batch: w.n, Inserted: &n,
+				QueryID: res.QueryID, Ended: r.o.Now().UTC()}}); err != nil {
 				return err
 			}
 			return r.classify(ctx, w, n, !w.prior.IsZero())
@@ -453,6 +466,29 @@ func (r *runner) fromHistory(ctx context.Context, w work) (*Commit, string, erro
 	return nil, fmt.Sprintf("%d COPY INTO commits match; cannot tell which was this batch's", len(found)), nil
 }
 
+// properties reads the table's properties (SHOW TBLPROPERTIES); nil when they cannot be read.
+func (r *runner) properties(ctx context.Context) map[string]string {
+	res, err := r.d.Warehouse.QueryAll(ctx, "SHOW TBLPROPERTIES "+r.table.SQL())
+	if err != nil {
+		r.o.Log.Debug("could not read the table's properties", "error", err)
+		return nil
+	}
+	out := map[string]string{}
+	for _, row := range res.Rows {
+		if len(row) >= 2 {
+			out[asString(row[0])] = asString(row[1])
+		}
+	}
+	return out
+}
+
+func orNone(v string, ok bool) string {
+	if !ok {
+		return "unset"
+	}
+	return v
+}
+
 // latestVersion returns the table's newest version, or nil when history cannot be read (the
 // batch is then settled by time window instead).
 func (r *runner) latestVersion(ctx context.Context) *int64 {
@@ -533,6 +569,27 @@ func (r *runner) finish(ctx context.Context, runErr error) (*Report, error) {
 		if st, err := journal.ReadState(context.WithoutCancel(ctx), r.d.Journal, r.d.Target.TableID, r.w.Run()); err == nil {
 			rep.Status = string(st.Status)
 		}
+	}
+	if r.props != nil {
+		after := r.properties(context.WithoutCancel(ctx))
+		var changed []string
+		for k, v := range after {
+			if old, ok := r.props[k]; !ok || old != v {
+				changed = append(changed, fmt.Sprintf("%s = %s (was %s)", k, v, orNone(r.props[k], ok)))
+			}
+		}
+		for k := range r.props {
+			if _, ok := after[k]; !ok && after != nil {
+				changed = append(changed, k+" removed")
+			}
+		}
+		sort.Strings(changed)
+		for _, c := range changed {
+			rep.Warnings = append(rep.Warnings, "the load changed a table property: "+c)
+		}
+	}
+	if rep.Warnings == nil {
+		rep.Warnings = []string{}
 	}
 	if runErr == nil && rep.Unknown > 0 {
 		runErr = fmt.Errorf("%w: %d batch(es) are unknown; their files are not verified and cleanup keeps them", ErrUnknown, rep.Unknown)

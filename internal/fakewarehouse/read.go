@@ -28,7 +28,7 @@ type partValue struct{ name, value string }
 // canonical normalises a location as canonicalURL does, and maps Unity Catalog volume paths
 // (/Volumes/<catalog>/<schema>/<volume>/…, dbfs:/Volumes/…) to their folders.
 func (e *DuckDB) canonical(raw string) (string, error) {
-	r := strings.TrimSpace(raw)
+	r := raw // a path keeps its spaces: a file name may end in one
 	r = strings.TrimPrefix(r, "dbfs:")
 	if strings.HasPrefix(r, "/Volumes/") {
 		parts := strings.SplitN(strings.TrimPrefix(r, "/Volumes/"), "/", 4)

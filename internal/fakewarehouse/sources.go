@@ -41,7 +41,7 @@ type sourceDir struct {
 // canonicalURL normalises a location: local paths and file: URLs become file:///abs/path,
 // object-store URLs keep their scheme, bucket and path; trailing slashes are dropped.
 func canonicalURL(raw string) (string, error) {
-	raw = strings.TrimSpace(raw)
+	// A path keeps its spaces: a file name may begin or end with one.
 	if raw == "" {
 		return "", &SQLError{Class: "INVALID_EMPTY_LOCATION", SQLState: "42K05", Message: "The location name cannot be empty string, but `` was given."}
 	}

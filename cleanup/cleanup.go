@@ -30,6 +30,10 @@ type Target struct {
 	// Previous is the status an earlier process recorded for it (skipped or failed, or ""
 	// when it was never tried, or tried without a recorded result).
 	Previous journal.DeleteStatus
+	// Changed is set by Survey when the listing shows another version than the verified
+	// one: the conditional delete will keep it. The delete is still sent (and journaled):
+	// the store, not the listing, decides.
+	Changed string
 }
 
 // Cond is the precondition of the target's delete: the verified version.
@@ -113,6 +117,8 @@ type Plan struct {
 	Kept []Left `json:"kept"`
 	// Untracked are objects under the listed prefix that the run does not hold (Survey).
 	Untracked []Left `json:"untracked"`
+	// Changed counts the files to delete that the listing shows changed (Survey).
+	Changed int `json:"changed"`
 }
 
 // NewPlan returns the plan for st.
@@ -155,9 +161,23 @@ func NewPlan(st *journal.State, o PlanOptions) (*Plan, error) {
 // files of other runs, files reload left behind. Cleanup never touches them; Survey only
 // reports them. Hidden objects (a path element starting with "_" or "." below prefix) are
 // not reported either.
+//
+// Survey also marks the files to delete whose listed version is not the verified one
+// (Target.Changed).
 func (p *Plan) Survey(ctx context.Context, b storage.Backend, st *journal.State, prefix string) error {
+	idx := map[string]int{}
+	for i, t := range p.Delete {
+		idx[t.Key] = i
+	}
 	return b.List(ctx, prefix, func(o storage.ObjectInfo) error {
 		if hidden(strings.TrimPrefix(o.Key, prefix)) {
+			return nil
+		}
+		if i, ok := idx[o.Key]; ok {
+			if t := &p.Delete[i]; !t.Cond().Matches(o) && t.Changed == "" {
+				t.Changed = "changed since it was verified (now " + version(o) + "; verified " + version(t.File.Precondition()) + "): the delete will keep it"
+				p.Changed++
+			}
 			return nil
 		}
 		if _, ok := st.File(o.Key); ok {
@@ -166,6 +186,30 @@ func (p *Plan) Survey(ctx context.Context, b storage.Backend, st *journal.State,
 		p.Untracked = append(p.Untracked, Left{Key: o.Key, Size: o.Size, Reason: "not in this run's journal: never touched"})
 		return nil
 	})
+}
+
+// version describes the identity a precondition checks, for messages.
+func version[T storage.ObjectInfo | storage.Precondition](v T) string {
+	var size int64
+	var etag string
+	var gen int64
+	var mod time.Time
+	switch x := any(v).(type) {
+	case storage.ObjectInfo:
+		size, etag, gen, mod = x.Size, x.ETag, x.Generation, x.ModTime
+	case storage.Precondition:
+		size, etag, gen, mod = x.Size, x.ETag, x.Generation, x.ModTime
+	}
+	s := fmt.Sprintf("%d bytes", size)
+	switch {
+	case gen != 0:
+		s += fmt.Sprintf(", generation %d", gen)
+	case etag != "":
+		s += ", ETag " + etag
+	case !mod.IsZero():
+		s += ", modified " + mod.UTC().Format(time.RFC3339Nano)
+	}
+	return s
 }
 
 func hidden(rel string) bool {
@@ -198,7 +242,7 @@ type Options struct {
 	// ChunkSize is the number of files per delete_intent record (default: 4 batch requests
 	// on a store that deletes in batches, else 1000).
 	ChunkSize int
-	// Log receives per-chunk progress at debug level.
+	// Log receives per-chunk progress (with the current concurrency) at info level.
 	Log *slog.Logger
 	// Progress, when set, is told the files done so far and the total after each chunk.
 	Progress func(done, total int)
@@ -339,7 +383,7 @@ func RunPlan(ctx context.Context, b storage.Backend, st *journal.State, p *Plan,
 			}
 		}
 		done += len(ts)
-		log.Debug("cleanup chunk", "files", len(ts), "done", done, "of", len(p.Delete), "concurrency", lim.Limit())
+		log.Info("cleanup chunk", "files", len(ts), "done", done, "of", len(p.Delete), "concurrency", lim.Limit())
 		if o.Progress != nil {
 			o.Progress(done, len(p.Delete))
 		}

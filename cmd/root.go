@@ -180,6 +180,7 @@ record that Zerobus both published and parked can end up twice.
 		NewCmdPreview(f, nil),
 		NewCmdSchema(f, nil),
 		NewCmdReload(f, nil),
+		NewCmdCleanup(f, nil),
 	)
 	for _, add := range extraCommands {
 		root.AddCommand(add(f))

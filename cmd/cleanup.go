@@ -125,6 +125,10 @@ func cleanupRun(ctx context.Context, o *CleanupOptions) error {
 		if cfg.Logger == nil {
 			cfg.Logger = f.Logger
 		}
+		if cfg.MaxAttempts == 0 {
+			// Retries happen in WithRetry below, where the limiter hears of them and -v shows them.
+			cfg.MaxAttempts = 1
+		}
 		b, err := f.Registry().OpenLocation(ctx, loc, cfg)
 		if err != nil {
 			return nil, err

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,10 +14,15 @@ import (
 	"time"
 
 	"github.com/zbrecover/zbrecover/cmd"
+	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
 	"github.com/zbrecover/zbrecover/journal"
+	"github.com/zbrecover/zbrecover/storage"
+	"github.com/zbrecover/zbrecover/storage/all"
+	"github.com/zbrecover/zbrecover/storage/s3/s3test"
+	"github.com/zbrecover/zbrecover/storage/storagetest"
 )
 
 type cleanupJSON struct {
@@ -320,4 +326,97 @@ func runZbrecoverTTY(t *testing.T, args ...string) (int, string, string) {
 	f := cmd.NewFactory(io)
 	code := cmd.Run(context.Background(), f, args)
 	return code, out.String(), errOut.String()
+}
+
+// TestCleanupS3SlowDownVerbose: a verified run on an S3 root (the emulator); two of the
+// three DeleteObjects requests first get 503 SlowDown. Cleanup completes, and -v shows the
+// retries with their backoff, the concurrency limit halving, and the request counts.
+func TestCleanupS3SlowDownVerbose(t *testing.T) {
+	ctx := context.Background()
+	srv := s3test.NewServer(t)
+	const id = "0b6c1c8e-0000-4000-8000-00000000e2e5"
+	dir := t.TempDir()
+	if _, err := deltatest.Write(dir, deltatest.Table{Schema: tableSchema, ID: id, Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}); err != nil {
+		t.Fatal(err)
+	}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		return srv.Put("orders/"+filepath.ToSlash(rel), data)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 2500
+	var keys []string
+	for i := 0; i < n; i++ {
+		k := fmt.Sprintf("%s2026/01/01/f-%05d.parquet", inspect.FallbackPrefix, i)
+		if err := srv.Put("orders/"+k, []byte("parquet bytes of "+k)); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	b, err := all.Registry().Open(ctx, srv.URLFor("orders"), srv.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []journal.File
+	for _, k := range keys {
+		o, err := b.Stat(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, journal.FileOf(o, 2))
+	}
+	jdir := t.TempDir()
+	js, err := journal.OpenDir(jdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := journal.Start(ctx, js, journal.Target{TableID: id, Root: b.Location()}, "", journal.Header{Command: "reload"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []journal.Record{
+		{Kind: journal.KindPlan, Plan: &journal.Plan{Batches: []journal.PlanBatch{{Batch: 1, Files: files, ExpectedRows: 2 * n}}}},
+		{Kind: journal.KindIntent, Intent: &journal.Intent{Batch: 1, Files: files, ExpectedRows: 2 * n}},
+		{Kind: journal.KindResult, Result: &journal.Result{Batch: 1, Inserted: journal.Int64(2 * n)}},
+		{Kind: journal.KindOutcome, Outcome: &journal.Outcome{Batch: 1, Status: journal.BatchVerified}},
+		{Kind: journal.KindEnd, End: &journal.End{State: journal.RunVerified}},
+	} {
+		if err := w.Append(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	js.Close()
+	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKeyID)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretAccessKey)
+	t.Setenv("AWS_REGION", s3test.Region)
+
+	srv.FailNext(storagetest.KindBatchDelete, 503, 2)
+	code, out, errOut := runZbrecover(t, "-v", "--no-progress", "--s3-endpoint", srv.URL, "--s3-region", s3test.Region,
+		"cleanup", srv.URLFor("orders"), "--yes", "--journal", jdir)
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("%d deleted", n)) {
+		t.Fatalf("cleanup: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"info: retry op=delete batch", "SlowDown", "wait=", "delete concurrency limit=4 why=throttled",
+		"delete-batches=5 (", "throttles=2", "decreases=1"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("-v output lacks %q:\n%s", want, errOut)
+		}
+	}
+	if c := srv.Counts(); c.BatchDeletes != 5 {
+		t.Errorf("emulator: %s", c)
+	}
+	var left int
+	_ = b.List(ctx, inspect.FallbackPrefix, func(storage.ObjectInfo) error { left++; return nil })
+	if left != 0 {
+		t.Errorf("%d files left", left)
+	}
 }

@@ -114,7 +114,9 @@ func cleanupRun(ctx context.Context, o *CleanupOptions) error {
 	if conc < 1 {
 		conc = 16
 	}
-	lim := storage.NewAIMD(storage.AIMDOptions{Max: conc, OnChange: func(n int, why string) {
+	// Start low and grow: 8 batch requests of 1000 keys are already more than S3 takes per
+	// prefix in a second; single deletes reach --concurrency after a few thousand requests.
+	lim := storage.NewAIMD(storage.AIMDOptions{Start: min(conc, 8), Max: conc, OnChange: func(n int, why string) {
 		f.Logger.Info("delete concurrency", "limit", n, "why", why)
 	}})
 	var counters []*storage.Counter

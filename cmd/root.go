@@ -215,6 +215,7 @@ record that Zerobus both published and parked can end up twice.
 		NewCmdReload(f, nil),
 		NewCmdVerify(f, nil),
 		NewCmdHistory(f, nil),
+		NewCmdCleanup(f, nil),
 	)
 	for _, add := range extraCommands {
 		root.AddCommand(add(f))

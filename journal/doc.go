@@ -21,7 +21,8 @@
 //	verification   Verification: per batch expected, inserted and history rows
 //	staging        Staging: original key → staged copy, size, checksum
 //	delete_intent  Deletion.Files: the verified files about to be deleted
-//	deleted        Deletion.Results: deleted | skipped (changed) | gone | failed, reason
+//	deleted        Deletion.Results: deleted | skipped (changed) | gone | failed, reason,
+//	               the archive copy's URL when cleanup archived the file first
 //	end            End: the state the process left the run in
 //
 // Every string of a record passes through internal/redact before it is stored: SQL, error

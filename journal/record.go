@@ -202,6 +202,8 @@ type DeletedResult struct {
 	Key    string       `json:"key"`
 	Status DeleteStatus `json:"status"`
 	Reason string       `json:"reason,omitempty"`
+	// Archive is the URL (redacted) of the verified copy made before the delete, if any.
+	Archive string `json:"archive,omitempty"`
 }
 
 // End closes a process's work on a run, with the state it left the run in.

@@ -84,6 +84,7 @@ type FileState struct {
 	DeleteIntent bool        // a delete intent names it
 	Delete       DeleteStatus
 	DeleteReason string
+	Archive      string // URL of its archive copy, when cleanup archived it
 }
 
 // State is a run after replay.
@@ -265,6 +266,9 @@ func (s *State) apply(r Record, batches map[int]*BatchState) error {
 				return fmt.Errorf("deletion of %s: status %q", d.Key, d.Status)
 			}
 			fs.Delete, fs.DeleteReason = d.Status, d.Reason
+			if d.Archive != "" {
+				fs.Archive = d.Archive
+			}
 		}
 	case KindEnd:
 		e := *r.End

@@ -1,0 +1,537 @@
+package cleanup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/zbrecover/zbrecover/internal/redact"
+	"github.com/zbrecover/zbrecover/journal"
+	"github.com/zbrecover/zbrecover/storage"
+)
+
+// ErrNotCleanable is returned (wrapped) for a run whose loading is not settled: a batch
+// planned, in flight, loaded but not classified, failed, or with a row-count mismatch. Only
+// a run whose batches are all verified (or settled unknown) has files cleanup may delete.
+var ErrNotCleanable = errors.New("the run is not verified")
+
+// Target is one file cleanup may delete: a file of a verified batch, with the version that
+// was verified.
+type Target struct {
+	journal.File
+	Batch    int
+	Verified time.Time // when its batch was classified verified
+	// Previous is the status an earlier process recorded for it (skipped or failed, or ""
+	// when it was never tried, or tried without a recorded result).
+	Previous journal.DeleteStatus
+	// Changed is set by Survey when the listing shows another version than the verified
+	// one: the conditional delete will keep it. The delete is still sent (and journaled):
+	// the store, not the listing, decides.
+	Changed string
+}
+
+// Cond is the precondition of the target's delete: the verified version.
+func (t Target) Cond() storage.Precondition { return t.File.Precondition() }
+
+// Left is a file cleanup leaves in place, and why.
+type Left struct {
+	Key    string `json:"key"`
+	Size   int64  `json:"size"`
+	Batch  int    `json:"batch,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// Cleanable reports whether st's files may be deleted: every batch is verified or unknown
+// (a settled classification: may or may not be loaded, never deleted), and at least one is
+// verified. The error wraps ErrNotCleanable and says what to do.
+func Cleanable(st *journal.State) error {
+	verified := 0
+	var pending, mismatch []string
+	for _, b := range st.Batches {
+		switch b.Status {
+		case journal.BatchVerified:
+			verified++
+		case journal.BatchUnknown:
+		case journal.BatchMismatch:
+			mismatch = append(mismatch, fmt.Sprint(b.Batch))
+		default:
+			pending = append(pending, fmt.Sprintf("%d (%s)", b.Batch, b.Status))
+		}
+	}
+	switch {
+	case len(mismatch) > 0:
+		return fmt.Errorf("run %s: %w: batch %s loaded another number of rows than its files hold (run %s); nothing is deleted: check the table with zbrecover verify",
+			st.Run, ErrNotCleanable, strings.Join(mismatch, ", "), st.Status)
+	case len(pending) > 0:
+		return fmt.Errorf("run %s: %w: batch %s not settled (run %s); run zbrecover reload again to finish it, then clean up",
+			st.Run, ErrNotCleanable, strings.Join(pending, ", "), st.Status)
+	case verified == 0:
+		return fmt.Errorf("run %s: %w: no batch is verified (run %s); nothing may be deleted", st.Run, ErrNotCleanable, st.Status)
+	}
+	return nil
+}
+
+// Targets returns the files of st's verified batches that are not yet deleted or gone, in
+// the journal's order, or an error wrapping ErrNotCleanable when the run is not verified.
+func Targets(st *journal.State) ([]Target, error) {
+	if err := Cleanable(st); err != nil {
+		return nil, err
+	}
+	var out []Target
+	for _, f := range st.VerifiedFiles() {
+		if f.Delete == journal.Deleted || f.Delete == journal.DeleteGone {
+			continue
+		}
+		b := st.Batch(f.Batch)
+		out = append(out, Target{File: f.File, Batch: f.Batch, Verified: b.OutcomeTime, Previous: f.Delete})
+	}
+	return out, nil
+}
+
+// PlanOptions restrict a plan.
+type PlanOptions struct {
+	// MinAge keeps the files of batches verified less than MinAge before Now.
+	MinAge time.Duration
+	Now    time.Time // zero: time.Now()
+}
+
+// Plan is what a cleanup of one run will do.
+type Plan struct {
+	Run     string            `json:"run"`
+	TableID string            `json:"table_id"`
+	Table   string            `json:"table,omitempty"`
+	Root    string            `json:"root"`
+	Status  journal.RunStatus `json:"status"` // before cleanup
+	Delete  []Target          `json:"-"`
+	Files   int               `json:"files"` // len(Delete)
+	Bytes   int64             `json:"bytes"` // of Delete
+	// Removed counts the verified files an earlier process deleted or found gone.
+	Removed int `json:"already_removed"`
+	// Kept are files of the run that stay: unknown batches, batches younger than MinAge.
+	Kept []Left `json:"kept"`
+	// Untracked are objects under the listed prefix that the run does not hold (Survey).
+	Untracked []Left `json:"untracked"`
+	// Changed counts the files to delete that the listing shows changed (Survey).
+	Changed int `json:"changed"`
+}
+
+// NewPlan returns the plan for st.
+func NewPlan(st *journal.State, o PlanOptions) (*Plan, error) {
+	ts, err := Targets(st)
+	if err != nil {
+		return nil, err
+	}
+	now := o.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	p := &Plan{Run: st.Run, TableID: st.TableID, Table: st.Table, Root: st.Root, Status: st.Status, Kept: []Left{}, Untracked: []Left{}}
+	for _, t := range ts {
+		if age := now.Sub(t.Verified); o.MinAge > 0 && age < o.MinAge {
+			p.Kept = append(p.Kept, Left{Key: t.Key, Size: t.Size, Batch: t.Batch,
+				Reason: fmt.Sprintf("verified %s ago, younger than --min-age %s", age.Round(time.Second), o.MinAge)})
+			continue
+		}
+		p.Delete = append(p.Delete, t)
+		p.Bytes += t.Size
+	}
+	p.Files = len(p.Delete)
+	for _, f := range st.VerifiedFiles() {
+		if f.Delete == journal.Deleted || f.Delete == journal.DeleteGone {
+			p.Removed++
+		}
+	}
+	for _, f := range st.Files() {
+		if f.Status != journal.BatchVerified {
+			p.Kept = append(p.Kept, Left{Key: f.Key, Size: f.Size, Batch: f.Batch,
+				Reason: fmt.Sprintf("batch %d is %s: its rows may not be in the table, so it is never deleted (zbrecover verify may settle it)", f.Batch, f.Status)})
+		}
+	}
+	return p, nil
+}
+
+// Survey lists prefix (relative to b's root, as journal keys are) and records in
+// p.Untracked every object the run does not hold: files that arrived after verification,
+// files of other runs, files reload left behind. Cleanup never touches them; Survey only
+// reports them. Hidden objects (a path element starting with "_" or "." below prefix) are
+// not reported either.
+//
+// Survey also marks the files to delete whose listed version is not the verified one
+// (Target.Changed).
+func (p *Plan) Survey(ctx context.Context, b storage.Backend, st *journal.State, prefix string) error {
+	idx := map[string]int{}
+	for i, t := range p.Delete {
+		idx[t.Key] = i
+	}
+	return b.List(ctx, prefix, func(o storage.ObjectInfo) error {
+		if hidden(strings.TrimPrefix(o.Key, prefix)) {
+			return nil
+		}
+		if i, ok := idx[o.Key]; ok {
+			if t := &p.Delete[i]; !t.Cond().Matches(o) && t.Changed == "" {
+				t.Changed = "changed since it was verified (now " + version(o) + "; verified " + version(t.File.Precondition()) + "): the delete will keep it"
+				p.Changed++
+			}
+			return nil
+		}
+		if _, ok := st.File(o.Key); ok {
+			return nil
+		}
+		p.Untracked = append(p.Untracked, Left{Key: o.Key, Size: o.Size, Reason: "not in this run's journal: never touched"})
+		return nil
+	})
+}
+
+// version describes the identity a precondition checks, for messages.
+func version[T storage.ObjectInfo | storage.Precondition](v T) string {
+	var size int64
+	var etag string
+	var gen int64
+	var mod time.Time
+	switch x := any(v).(type) {
+	case storage.ObjectInfo:
+		size, etag, gen, mod = x.Size, x.ETag, x.Generation, x.ModTime
+	case storage.Precondition:
+		size, etag, gen, mod = x.Size, x.ETag, x.Generation, x.ModTime
+	}
+	s := fmt.Sprintf("%d bytes", size)
+	switch {
+	case gen != 0:
+		s += fmt.Sprintf(", generation %d", gen)
+	case etag != "":
+		s += ", ETag " + etag
+	case !mod.IsZero():
+		s += ", modified " + mod.UTC().Format(time.RFC3339Nano)
+	}
+	return s
+}
+
+func hidden(rel string) bool {
+	for _, el := range strings.Split(rel, "/") {
+		if strings.HasPrefix(el, "_") || strings.HasPrefix(el, ".") {
+			return true
+		}
+	}
+	return false
+}
+
+// Journal is where Run records what it does: a *journal.Writer continuing the run.
+type Journal interface {
+	Append(ctx context.Context, r journal.Record) error
+}
+
+// Options configure Run.
+type Options struct {
+	// Concurrency is the most delete (and archive copy) requests in flight (default 16).
+	Concurrency int
+	// Limiter adapts the number of delete requests in flight to throttling; nil: one is
+	// made with Concurrency as its maximum (batch requests start at 4).
+	Limiter *storage.AIMD
+	// Archive, when set, receives a verified copy of every file (same key) before the
+	// original is deleted.
+	Archive storage.Backend
+	// MinAge and Now as in PlanOptions.
+	MinAge time.Duration
+	Now    time.Time
+	// ChunkSize is the number of files per delete_intent record (default: 4 batch requests
+	// on a store that deletes in batches, else 1000).
+	ChunkSize int
+	// Log receives per-chunk progress (with the current concurrency) at info level.
+	Log *slog.Logger
+	// Progress, when set, is told the files done so far and the total after each chunk.
+	Progress func(done, total int)
+}
+
+// FileResult is what happened to one file.
+type FileResult struct {
+	Key     string               `json:"key"`
+	Size    int64                `json:"size"`
+	Batch   int                  `json:"batch"`
+	Status  journal.DeleteStatus `json:"status"`
+	Reason  string               `json:"reason,omitempty"`
+	Archive string               `json:"archive,omitempty"`
+}
+
+// Report is what Run did.
+type Report struct {
+	*Plan
+	Archive      string            `json:"archive,omitempty"`
+	Results      []FileResult      `json:"results"`
+	Deleted      int               `json:"deleted"`
+	DeletedBytes int64             `json:"deleted_bytes"`
+	Gone         int               `json:"gone"`
+	Skipped      int               `json:"skipped"`
+	Failed       int               `json:"failed"`
+	NotDone      int               `json:"not_done"` // interrupted before a result came back
+	After        journal.RunStatus `json:"status_after"`
+	Limiter      storage.AIMDStats `json:"concurrency"`
+	Problems     []FileResult      `json:"problems"` // skipped and failed, for the listing
+	verifiedSize int
+}
+
+// Partial reports whether some file was skipped, failed or left undone.
+func (r *Report) Partial() bool { return r.Skipped+r.Failed+r.NotDone > 0 }
+
+// AccessDenied returns the failed results whose reason reads as a refusal by the store
+// (403, access denied): the identity in use may not delete.
+func (r *Report) AccessDenied() []FileResult {
+	var out []FileResult
+	for _, f := range r.Results {
+		if f.Status == journal.DeleteFailed && IsAccessDenied(f.Reason) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// IsAccessDenied reports whether an error text reads as the store refusing the caller.
+func IsAccessDenied(s string) bool {
+	l := strings.ToLower(s)
+	for _, w := range []string{"access denied", "accessdenied", "access refused", "forbidden", "403", "authorizationpermissionmismatch", "authorizationfailure", "permission"} {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// Run deletes the plan's files for st (NewPlan with o.MinAge and o.Now), recording every
+// step in j. It returns the report and an error only when it could not go on: the journal
+// refused a record (nothing more is deleted) or ctx ended (the chunk in flight is recorded
+// first). Skipped and failed files are in the report (Partial), not an error.
+func Run(ctx context.Context, b storage.Backend, st *journal.State, j Journal, o Options) (*Report, error) {
+	p, err := NewPlan(st, PlanOptions{MinAge: o.MinAge, Now: o.Now})
+	if err != nil {
+		return nil, err
+	}
+	return RunPlan(ctx, b, st, p, j, o)
+}
+
+// RunPlan is Run with a plan already made (and perhaps surveyed) by NewPlan for st.
+func RunPlan(ctx context.Context, b storage.Backend, st *journal.State, p *Plan, j Journal, o Options) (*Report, error) {
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	conc := o.Concurrency
+	if conc < 1 {
+		conc = 16
+	}
+	bd, batched := storage.AsBatchDeleter(b)
+	lim := o.Limiter
+	if lim == nil {
+		start := conc
+		if batched {
+			start = min(conc, 4)
+		}
+		lim = storage.NewAIMD(storage.AIMDOptions{Start: start, Max: conc})
+	}
+	chunk := o.ChunkSize
+	if chunk < 1 {
+		chunk = 1000
+		if batched && bd.MaxBatchDelete() > 0 {
+			chunk = 4 * bd.MaxBatchDelete()
+		}
+	}
+	r := &Report{Plan: p, Results: []FileResult{}, Problems: []FileResult{}, verifiedSize: len(st.VerifiedFiles())}
+	if o.Archive != nil {
+		r.Archive = redact.String(o.Archive.Location())
+	}
+	defer func() { r.Limiter = lim.Stats() }()
+	done := 0
+	for lo := 0; lo < len(p.Delete); lo += chunk {
+		ts := p.Delete[lo:min(lo+chunk, len(p.Delete))]
+		if err := ctx.Err(); err != nil {
+			r.NotDone += len(p.Delete) - lo
+			r.finish()
+			return r, err
+		}
+		files := make([]journal.File, len(ts))
+		for i, t := range ts {
+			files[i] = t.File
+		}
+		if err := j.Append(ctx, journal.Record{Kind: journal.KindDeleteIntent, Deletion: &journal.Deletion{Files: files}}); err != nil {
+			r.NotDone += len(p.Delete) - lo
+			r.finish()
+			return r, fmt.Errorf("journal the delete intent (nothing of this chunk was deleted): %w", err)
+		}
+		res := deleteChunk(ctx, b, ts, lim, conc, o.Archive)
+		var recs []journal.DeletedResult
+		for i, fr := range res {
+			if fr.Status == "" {
+				r.NotDone++
+				continue
+			}
+			recs = append(recs, journal.DeletedResult{Key: fr.Key, Status: fr.Status, Reason: fr.Reason, Archive: fr.Archive})
+			r.add(res[i])
+		}
+		if len(recs) > 0 {
+			// Recorded even after an interrupt: the deletes happened.
+			jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			err := j.Append(jctx, journal.Record{Kind: journal.KindDeleted, Deletion: &journal.Deletion{Results: recs}})
+			cancel()
+			if err != nil {
+				r.NotDone += len(p.Delete) - lo - len(ts)
+				r.finish()
+				return r, fmt.Errorf("journal the deletions (run cleanup again: it re-checks these files): %w", err)
+			}
+		}
+		done += len(ts)
+		log.Info("cleanup chunk", "files", len(ts), "done", done, "of", len(p.Delete), "concurrency", lim.Limit())
+		if o.Progress != nil {
+			o.Progress(done, len(p.Delete))
+		}
+		if err := ctx.Err(); err != nil {
+			r.NotDone += len(p.Delete) - done
+			r.finish()
+			return r, err
+		}
+	}
+	r.finish()
+	if err := j.Append(ctx, journal.Record{Kind: journal.KindEnd, End: &journal.End{State: r.After}}); err != nil {
+		return r, fmt.Errorf("journal the end of cleanup: %w", err)
+	}
+	return r, nil
+}
+
+func (r *Report) add(f FileResult) {
+	r.Results = append(r.Results, f)
+	switch f.Status {
+	case journal.Deleted:
+		r.Deleted++
+		r.DeletedBytes += f.Size
+	case journal.DeleteGone:
+		r.Gone++
+	case journal.DeleteSkip:
+		r.Skipped++
+		r.Problems = append(r.Problems, f)
+	case journal.DeleteFailed:
+		r.Failed++
+		r.Problems = append(r.Problems, f)
+	}
+}
+
+// finish sets the run's status after this process, as the journal will replay it.
+func (r *Report) finish() {
+	removed := r.Removed + r.Deleted + r.Gone
+	switch {
+	case removed > 0 && removed == r.verifiedSize:
+		r.After = journal.RunCleaned
+	case removed > 0:
+		r.After = journal.RunPartiallyCleaned
+	default:
+		r.After = r.Status
+	}
+	sort.SliceStable(r.Problems, func(i, j int) bool { return r.Problems[i].Key < r.Problems[j].Key })
+}
+
+// deleteChunk archives (when asked) and deletes ts. A result with no status was interrupted
+// before its outcome was known.
+func deleteChunk(ctx context.Context, b storage.Backend, ts []Target, lim *storage.AIMD, conc int, archive storage.Backend) []FileResult {
+	out := make([]FileResult, len(ts))
+	for i, t := range ts {
+		out[i] = FileResult{Key: t.Key, Size: t.Size, Batch: t.Batch}
+	}
+	send := make([]int, 0, len(ts)) // indexes of the files to delete
+	if archive == nil {
+		for i := range ts {
+			send = append(send, i)
+		}
+	} else {
+		ok := make([]bool, len(ts))
+		var g errgroup.Group
+		g.SetLimit(conc)
+		for i := range ts {
+			g.Go(func() error {
+				ok[i] = archiveOne(ctx, b, archive, ts[i], &out[i])
+				return nil
+			})
+		}
+		_ = g.Wait()
+		for i := range ts {
+			if ok[i] {
+				send = append(send, i)
+			}
+		}
+	}
+	reqs := make([]storage.DeleteRequest, len(send))
+	for j, i := range send {
+		reqs[j] = storage.DeleteRequest{Key: ts[i].Key, Cond: ts[i].Cond()}
+	}
+	res := storage.DeleteAll(ctx, b, reqs, storage.DeleteAllOptions{Concurrency: conc, Limiter: lim})
+	for j, i := range send {
+		st, why := classify(res[j].Err)
+		out[i].Status, out[i].Reason = st, why
+	}
+	return out
+}
+
+// classify maps a conditional delete's error to the journal's status; "" when the outcome
+// is unknown (interrupted).
+func classify(err error) (journal.DeleteStatus, string) {
+	switch {
+	case err == nil:
+		return journal.Deleted, ""
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return "", ""
+	case errors.Is(err, storage.ErrPreconditionFailed):
+		return journal.DeleteSkip, "changed since it was verified (another ETag, generation, size or time): kept"
+	case errors.Is(err, storage.ErrNotExist):
+		return journal.DeleteGone, "already absent"
+	}
+	why := redact.String(err.Error())
+	if storage.IsRetryable(err) {
+		why += " (the store kept refusing: run cleanup again later)"
+	}
+	return journal.DeleteFailed, why
+}
+
+// archiveOne copies t to the archive and checks the copy; it reports whether the original
+// may now be deleted, and otherwise fills in res.
+func archiveOne(ctx context.Context, b, archive storage.Backend, t Target, res *FileResult) bool {
+	url := storage.ObjectURL(archive, t.Key)
+	o, err := storage.CopyObject(ctx, b, t.Key, archive, t.Key, t.Cond(), storage.PutOptions{CreateOnly: true})
+	switch {
+	case err == nil:
+		if o.Size != t.Size {
+			res.Status, res.Reason = journal.DeleteFailed, fmt.Sprintf("archive copy %s has %d bytes, the verified file %d: not deleted", url, o.Size, t.Size)
+			return false
+		}
+		res.Archive = redact.String(url)
+		return true
+	case errors.Is(err, storage.ErrExist):
+		// An earlier process copied it (and was interrupted before the delete), or the
+		// archive holds another object under that key: accept only the same size and,
+		// where both stores give one, the same MD5.
+		a, serr := archive.Stat(ctx, t.Key)
+		if serr != nil {
+			res.Status, res.Reason = journal.DeleteFailed, redact.String(fmt.Sprintf("archive %s exists but cannot be checked: %v", url, serr))
+			return false
+		}
+		src, serr := b.Stat(ctx, t.Key)
+		if serr == nil && (a.Size != src.Size || a.MD5 != "" && src.MD5 != "" && a.MD5 != src.MD5) || a.Size != t.Size {
+			res.Status, res.Reason = journal.DeleteFailed, redact.String(fmt.Sprintf("archive %s holds another object (%d bytes, MD5 %q): not deleted", url, a.Size, a.MD5))
+			return false
+		}
+		res.Archive = redact.String(url)
+		return true
+	case errors.Is(err, storage.ErrPreconditionFailed):
+		res.Status, res.Reason = journal.DeleteSkip, "changed since it was verified: not archived, kept"
+	case errors.Is(err, storage.ErrNotExist):
+		res.Status, res.Reason = journal.DeleteGone, "already absent"
+		if a, serr := archive.Stat(ctx, t.Key); serr == nil && a.Size == t.Size {
+			res.Archive = redact.String(url)
+		}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		// Unknown: no status, the re-run copies again.
+	default:
+		res.Status, res.Reason = journal.DeleteFailed, redact.String("archive: "+err.Error())
+	}
+	return false
+}

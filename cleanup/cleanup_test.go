@@ -1,0 +1,408 @@
+package cleanup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zbrecover/zbrecover/journal"
+	"github.com/zbrecover/zbrecover/storage"
+	"github.com/zbrecover/zbrecover/storage/mem"
+)
+
+const prefix = "_zerobus/table_rejected_parquets/"
+
+// fixture is a journal with one run whose batch 1 is verified over the given keys of b, and
+// whose batch 2 (unknownKeys) is unknown.
+type fixture struct {
+	store *journal.Dir
+	table string
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	s, err := journal.OpenDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return &fixture{store: s, table: "tbl-0001"}
+}
+
+// verified writes the run and returns its state.
+func (fx *fixture) verified(t *testing.T, b storage.Backend, keys, unknownKeys []string, verifiedAt time.Time) *journal.State {
+	t.Helper()
+	ctx := context.Background()
+	files := func(keys []string) []journal.File {
+		var out []journal.File
+		for _, k := range keys {
+			o, err := b.Stat(ctx, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, journal.FileOf(o, 2))
+		}
+		return out
+	}
+	w, err := journal.Start(ctx, fx.store, journal.Target{TableID: fx.table, Table: "main.s.t", Root: b.Location()}, "", journal.Header{Command: "reload"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches := []journal.PlanBatch{{Batch: 1, Group: "g", Folder: prefix, Files: files(keys), ExpectedRows: int64(2 * len(keys)), SQL: "COPY INTO 1"}}
+	if len(unknownKeys) > 0 {
+		batches = append(batches, journal.PlanBatch{Batch: 2, Group: "g", Folder: prefix, Files: files(unknownKeys), ExpectedRows: int64(2 * len(unknownKeys)), SQL: "COPY INTO 2"})
+	}
+	recs := []journal.Record{{Kind: journal.KindPlan, Plan: &journal.Plan{Batches: batches}}}
+	for _, pb := range batches {
+		status, ins := journal.BatchVerified, pb.ExpectedRows
+		if pb.Batch == 2 {
+			status, ins = journal.BatchUnknown, 0
+		}
+		recs = append(recs,
+			journal.Record{Kind: journal.KindIntent, Intent: &journal.Intent{Batch: pb.Batch, Files: pb.Files, ExpectedRows: pb.ExpectedRows, SQL: pb.SQL}},
+			journal.Record{Kind: journal.KindResult, Result: &journal.Result{Batch: pb.Batch, Inserted: journal.Int64(ins)}},
+			journal.Record{Time: verifiedAt, Kind: journal.KindOutcome, Outcome: &journal.Outcome{Batch: pb.Batch, Status: status}})
+	}
+	recs = append(recs, journal.Record{Kind: journal.KindEnd, End: &journal.End{State: journal.RunVerified}})
+	for _, r := range recs {
+		if err := w.Append(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return fx.state(t, w.Run())
+}
+
+func (fx *fixture) state(t *testing.T, run string) *journal.State {
+	t.Helper()
+	st, err := journal.ReadState(context.Background(), fx.store, fx.table, run)
+	if err != nil {
+		t.Fatalf("the journal does not replay: %v", err)
+	}
+	return st
+}
+
+// cont continues the run as a new process does.
+func (fx *fixture) cont(t *testing.T, st *journal.State) *journal.Writer {
+	t.Helper()
+	w, err := journal.Continue(context.Background(), fx.store, st, journal.Header{Command: "cleanup"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func fill(b *mem.Backend, n int, folder string) []string {
+	var keys []string
+	for i := 0; i < n; i++ {
+		k := fmt.Sprintf("%s%sf-%05d.parquet", prefix, folder, i)
+		b.Set(k, []byte(fmt.Sprintf("data of %s", k)), time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// deleteCounter wraps a backend (hiding its batch deletes) and counts each key's
+// successful deletes; after limit successful deletes it calls onLimit.
+type deleteCounter struct {
+	storage.Backend
+	mu      sync.Mutex
+	ok      map[string]int
+	n       atomic.Int64
+	limit   int64
+	onLimit func()
+	check   func(key string) error // called before each delete
+}
+
+func (d *deleteCounter) Delete(ctx context.Context, key string, cond storage.Precondition) error {
+	if d.check != nil {
+		if err := d.check(key); err != nil {
+			return err
+		}
+	}
+	err := d.Backend.Delete(ctx, key, cond)
+	if err == nil {
+		d.mu.Lock()
+		if d.ok == nil {
+			d.ok = map[string]int{}
+		}
+		d.ok[key]++
+		d.mu.Unlock()
+		if n := d.n.Add(1); n == d.limit && d.onLimit != nil {
+			d.onLimit()
+		}
+	}
+	return err
+}
+
+func (d *deleteCounter) twice() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []string
+	for k, n := range d.ok {
+		if n > 1 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func TestTargetsAndPlan(t *testing.T) {
+	b := mem.New()
+	keys := fill(b, 5, "a/")
+	unknown := fill(b, 3, "b/")
+	fx := newFixture(t)
+	old := time.Now().Add(-48 * time.Hour)
+	st := fx.verified(t, b, keys, unknown, old)
+	ts, err := Targets(st)
+	if err != nil || len(ts) != 5 {
+		t.Fatalf("targets %d, %v", len(ts), err)
+	}
+	for i, tg := range ts {
+		if tg.Key != keys[i] || tg.Cond().Size == 0 || tg.Batch != 1 {
+			t.Errorf("target %+v", tg)
+		}
+	}
+	p, err := NewPlan(st, PlanOptions{})
+	if err != nil || p.Files != 5 || len(p.Kept) != 3 || !strings.Contains(p.Kept[0].Reason, "unknown") {
+		t.Fatalf("plan %+v, %v", p, err)
+	}
+	// --min-age longer than the time since verification keeps everything.
+	p, err = NewPlan(st, PlanOptions{MinAge: 72 * time.Hour})
+	if err != nil || p.Files != 0 || len(p.Kept) != 8 || !strings.Contains(p.Kept[0].Reason, "--min-age") {
+		t.Fatalf("plan with min-age %+v, %v", p, err)
+	}
+	if p, _ = NewPlan(st, PlanOptions{MinAge: 24 * time.Hour}); p.Files != 5 {
+		t.Errorf("min-age 24h: %d files", p.Files)
+	}
+	// A late file, a hidden object and a changed verified file, as the survey sees them.
+	b.Set(prefix+"a/late.parquet", []byte("late"), time.Now())
+	b.Set(prefix+"_tmp/x.parquet", []byte("hidden"), time.Now())
+	b.Set(keys[1], []byte("overwritten"), time.Now())
+	p, _ = NewPlan(st, PlanOptions{})
+	if err := p.Survey(context.Background(), b, st, prefix); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Untracked) != 1 || p.Untracked[0].Key != prefix+"a/late.parquet" || p.Changed != 1 || p.Delete[1].Changed == "" {
+		t.Errorf("survey: untracked %+v, changed %d", p.Untracked, p.Changed)
+	}
+}
+
+func TestRefusesUnsettledRuns(t *testing.T) {
+	b := mem.New()
+	keys := fill(b, 2, "a/")
+	fx := newFixture(t)
+	ctx := context.Background()
+	w, err := journal.Start(ctx, fx.store, journal.Target{TableID: fx.table, Root: b.Location()}, "", journal.Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, _ := b.Stat(ctx, keys[0])
+	f := []journal.File{journal.FileOf(o, 2)}
+	for _, r := range []journal.Record{
+		{Kind: journal.KindPlan, Plan: &journal.Plan{Batches: []journal.PlanBatch{{Batch: 1, Files: f, ExpectedRows: 2}}}},
+		{Kind: journal.KindIntent, Intent: &journal.Intent{Batch: 1, Files: f, ExpectedRows: 2}},
+	} {
+		if err := w.Append(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := fx.state(t, w.Run())
+	if _, err := Targets(st); !errors.Is(err, ErrNotCleanable) || !strings.Contains(err.Error(), "reload again") {
+		t.Errorf("open batch: %v", err)
+	}
+	if err := w.Append(ctx, journal.Record{Kind: journal.KindResult, Result: &journal.Result{Batch: 1, Inserted: journal.Int64(1)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append(ctx, journal.Record{Kind: journal.KindOutcome, Outcome: &journal.Outcome{Batch: 1, Status: journal.BatchMismatch}}); err != nil {
+		t.Fatal(err)
+	}
+	st = fx.state(t, w.Run())
+	if _, err := Run(ctx, b, st, fx.cont(t, st), Options{}); !errors.Is(err, ErrNotCleanable) || !strings.Contains(err.Error(), "another number of rows") {
+		t.Errorf("mismatch: %v", err)
+	}
+	if _, err := b.Stat(ctx, keys[0]); err != nil {
+		t.Errorf("file of a refused run: %v", err)
+	}
+}
+
+// TestRunDeletesVerifiedOnly: batch deletes on mem; the changed file is skipped, the
+// missing one gone, the unknown batch untouched, and the journal replays as partially
+// cleaned with every fate recorded.
+func TestRunDeletesVerifiedOnly(t *testing.T) {
+	ctx := context.Background()
+	b := mem.New()
+	keys := fill(b, 2500, "a/")
+	unknown := fill(b, 10, "b/")
+	fx := newFixture(t)
+	st := fx.verified(t, b, keys, unknown, time.Now())
+	b.Set(keys[7], []byte("overwritten"), time.Now())
+	if err := b.Delete(ctx, keys[8], storage.Precondition{}); err != nil {
+		t.Fatal(err)
+	}
+	counted, c := storage.WithCounting(b)
+	rep, err := Run(ctx, counted, st, fx.cont(t, st), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Deleted != 2498 || rep.Skipped != 1 || rep.Gone != 1 || rep.Failed != 0 || !rep.Partial() || rep.After != journal.RunPartiallyCleaned {
+		t.Errorf("report: deleted %d skipped %d gone %d failed %d, %s", rep.Deleted, rep.Skipped, rep.Gone, rep.Failed, rep.After)
+	}
+	if n := c.Counts(); n.DeleteBatches != 3 || n.Deletes != 0 {
+		t.Errorf("requests: %s", n)
+	}
+	for _, k := range unknown {
+		if _, err := b.Stat(ctx, k); err != nil {
+			t.Errorf("unknown batch file %s: %v", k, err)
+		}
+	}
+	if _, err := b.Stat(ctx, keys[7]); err != nil {
+		t.Errorf("changed file: %v", err)
+	}
+	st = fx.state(t, st.Run)
+	if st.Status != journal.RunPartiallyCleaned {
+		t.Errorf("status %s", st.Status)
+	}
+	if f, _ := st.File(keys[7]); f.Delete != journal.DeleteSkip || !strings.Contains(f.DeleteReason, "changed") {
+		t.Errorf("changed file in the journal: %+v", f)
+	}
+	if f, _ := st.File(keys[8]); f.Delete != journal.DeleteGone {
+		t.Errorf("missing file in the journal: %+v", f)
+	}
+}
+
+// TestCrashAndResume: Ctrl-C after 250 deletes, then a journal that fails to record a
+// chunk's deletions; each re-run continues the run, nothing is deleted twice, and the last
+// leaves it cleaned with a journal that replays.
+func TestCrashAndResume(t *testing.T) {
+	b := mem.New()
+	keys := fill(b, 1000, "a/")
+	fx := newFixture(t)
+	st := fx.verified(t, b, keys, nil, time.Now())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dc := &deleteCounter{Backend: b, limit: 250, onLimit: cancel}
+	rep, err := Run(ctx, dc, st, fx.cont(t, st), Options{ChunkSize: 100, Concurrency: 8})
+	if !errors.Is(err, context.Canceled) || rep == nil || rep.Deleted < 250 || rep.Deleted >= 1000 {
+		t.Fatalf("interrupted run: %v, %+v", err, rep)
+	}
+	first := rep.Deleted
+	st = fx.state(t, st.Run)
+	if st.Status != journal.RunPartiallyCleaned || len(st.Deleted()) != first {
+		t.Fatalf("after the interrupt: %s, %d recorded, %d deleted", st.Status, len(st.Deleted()), first)
+	}
+
+	// The second process loses its journal after the third chunk's deletes went out.
+	fj := &failingJournal{w: fx.cont(t, st), failDeleted: 3}
+	rep, err = Run(context.Background(), dc, st, fj, Options{ChunkSize: 100, Concurrency: 8})
+	if err == nil || !strings.Contains(err.Error(), "journal the deletions") {
+		t.Fatalf("journal failure: %v", err)
+	}
+	st = fx.state(t, st.Run)
+	intents := 0
+	for _, f := range st.VerifiedFiles() {
+		if f.DeleteIntent && f.Delete == "" {
+			intents++
+		}
+	}
+	if intents == 0 {
+		t.Fatal("no file with an intent and no result after the journal failure")
+	}
+
+	rep, err = Run(context.Background(), dc, st, fx.cont(t, st), Options{ChunkSize: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Gone < 100 || rep.Failed != 0 || rep.Skipped != 0 || rep.After != journal.RunCleaned {
+		t.Errorf("last run: deleted %d gone %d failed %d, %s", rep.Deleted, rep.Gone, rep.Failed, rep.After)
+	}
+	if tw := dc.twice(); len(tw) > 0 {
+		t.Errorf("deleted twice: %v", tw)
+	}
+	if n := dc.n.Load(); n != 1000 {
+		t.Errorf("%d successful deletes, want 1000", n)
+	}
+	st = fx.state(t, st.Run)
+	if st.Status != journal.RunCleaned {
+		t.Errorf("final status %s", st.Status)
+	}
+	var left int
+	_ = b.List(context.Background(), "", func(storage.ObjectInfo) error { left++; return nil })
+	if left != 0 {
+		t.Errorf("%d objects left", left)
+	}
+	// Nothing to do now.
+	if p, err := NewPlan(st, PlanOptions{}); err != nil || p.Files != 0 || p.Removed != 1000 {
+		t.Errorf("plan after cleaning: %+v, %v", p, err)
+	}
+}
+
+// failingJournal fails the failDeleted-th deleted record (and, as a real writer would,
+// everything after it).
+type failingJournal struct {
+	w           *journal.Writer
+	failDeleted int
+	deleted     int
+	failed      bool
+}
+
+func (f *failingJournal) Append(ctx context.Context, r journal.Record) error {
+	if r.Kind == journal.KindDeleted {
+		f.deleted++
+		if f.deleted == f.failDeleted {
+			f.failed = true
+		}
+	}
+	if f.failed {
+		return errors.New("injected: disk full")
+	}
+	return f.w.Append(ctx, r)
+}
+
+// TestArchiveBeforeDelete: every original is deleted only after its archive copy exists with
+// the same size; a copy left by an interrupted run is accepted, another object under the
+// key is not.
+func TestArchiveBeforeDelete(t *testing.T) {
+	ctx := context.Background()
+	b := mem.New()
+	keys := fill(b, 50, "a/")
+	fx := newFixture(t)
+	st := fx.verified(t, b, keys, nil, time.Now())
+	archive := mem.New().Sub("archive")
+	// An earlier, interrupted run copied keys[0]; something else sits at keys[1].
+	d0, _ := storage.ReadAll(ctx, b, keys[0], 0, -1)
+	archive.Set(keys[0], d0, time.Now())
+	archive.Set(keys[1], []byte("another object"), time.Now())
+	dc := &deleteCounter{Backend: b, check: func(key string) error {
+		src, err := b.Stat(ctx, key)
+		if err != nil {
+			return nil // gone already: the delete reports it
+		}
+		a, err := archive.Stat(ctx, key)
+		if err != nil || a.Size != src.Size || a.MD5 != src.MD5 {
+			t.Errorf("delete of %s before its archive copy (%v, %d vs %d bytes)", key, err, a.Size, src.Size)
+		}
+		return nil
+	}}
+	rep, err := Run(ctx, dc, st, fx.cont(t, st), Options{Archive: archive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Deleted != 49 || rep.Failed != 1 || rep.Problems[0].Key != keys[1] || !strings.Contains(rep.Problems[0].Reason, "another object") {
+		t.Errorf("report: deleted %d failed %d %+v", rep.Deleted, rep.Failed, rep.Problems)
+	}
+	if _, err := b.Stat(ctx, keys[1]); err != nil {
+		t.Errorf("the file whose archive key is taken was deleted: %v", err)
+	}
+	st = fx.state(t, st.Run)
+	for _, k := range keys[2:] {
+		if f, _ := st.File(k); f.Delete != journal.Deleted || f.Archive != "mem://archive/"+k {
+			t.Errorf("journal: %s %s archive %q", k, f.Delete, f.Archive)
+		}
+	}
+}

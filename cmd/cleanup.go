@@ -1,0 +1,421 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zbrecover/zbrecover/cleanup"
+	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/journal"
+	"github.com/zbrecover/zbrecover/storage"
+	"github.com/zbrecover/zbrecover/target"
+)
+
+// CleanupOptions are the inputs of `zbrecover cleanup`.
+type CleanupOptions struct {
+	F         *Factory
+	Target    TargetOptions
+	Run       string
+	Yes       bool
+	DryRun    bool
+	ArchiveTo string
+	MinAge    time.Duration
+	Journal   string
+	Prefix    string
+}
+
+// NewCmdCleanup returns `zbrecover cleanup`. runF replaces the run function in tests.
+func NewCmdCleanup(f *Factory, runF func(context.Context, *CleanupOptions) error) *cobra.Command {
+	o := &CleanupOptions{F: f}
+	c := &cobra.Command{
+		Use:   "cleanup TARGET",
+		Short: "Delete exactly the fallback files a verified reload loaded (prints the plan unless --yes)",
+		Long: `Cleanup deletes the fallback files whose rows a reload verified in the table, and nothing
+else: only the files of verified batches in the journal, each only if it is still the version
+that was verified (its ETag, generation, or size and modification time; a conditional delete
+where the store has one). A file that arrived after verification, a file that changed since,
+the files of an unknown batch, unreadable and hidden files are never touched; the plan lists
+them with the reason.
+
+Without --run, cleanup takes the newest run of the table on this root that is verified or
+partially cleaned. A run whose loading is not settled (a batch in flight, failed, or with
+another row count than its files) is refused with exit 4.
+
+Without --yes, cleanup prints the plan (files and bytes per run) and deletes nothing; without
+a terminal, that is a usage error (exit 2). --dry-run prints every delete it would send.
+
+Deletes go in batches where the store has them (S3 DeleteObjects, 1000 keys; Azure blob
+batch, 256), else concurrently (--concurrency); throttling (429, 503 SlowDown) halves the
+number of requests in flight, which then grows back (-v shows the retries and the limit).
+Every step is journaled: the files about to be deleted, then each file's fate. After a
+crash or Ctrl-C, run cleanup again: it continues the run and never deletes a file twice.
+
+--archive-to URL copies every file there first (same key under the URL; server-side within
+one store), checks the copy's size and checksum, records it in the journal, and only then
+deletes the original.
+
+Deleting needs write access to the table's storage with the store's own credentials
+(--storage-auth default): credentials Unity Catalog vends for a managed table are read-only,
+so they usually cannot delete. A refused delete says which credentials were used.
+
+` + targetHelp + `
+` + exitCodesHelp + `
+
+Cleanup exits 4 when the run is not verified, 5 when some file was skipped (changed) or
+could not be deleted (each is listed with the reason), 130 when interrupted.`,
+		Example: `  zbrecover cleanup main.sales.orders
+  zbrecover cleanup main.sales.orders --storage-auth default --yes
+  zbrecover cleanup s3://lake/orders --run 20260102T030405Z-1a2b3c4d --archive-to s3://archive/orders --yes`,
+		Args: maxArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := parseTarget(&o.Target, args); err != nil {
+				return err
+			}
+			if o.MinAge < 0 {
+				return FlagErrorf("--min-age must not be negative")
+			}
+			if o.Yes && o.DryRun {
+				return FlagErrorf("give --yes or --dry-run, not both")
+			}
+			if runF != nil {
+				return runF(c.Context(), o)
+			}
+			return cleanupRun(c.Context(), o)
+		},
+	}
+	addTargetFlags(c, &o.Target)
+	fl := c.Flags()
+	fl.StringVar(&o.Run, "run", "", "the run to clean up (default: the newest verified or partially cleaned run on this root)")
+	fl.BoolVarP(&o.Yes, "yes", "y", false, "delete (without it, cleanup only prints the plan)")
+	fl.BoolVar(&o.DryRun, "dry-run", false, "print every delete that would be sent; delete nothing")
+	fl.StringVar(&o.ArchiveTo, "archive-to", "", "copy each file to this storage URL (same key) and check it before deleting the original")
+	fl.DurationVar(&o.MinAge, "min-age", 0, "only files whose batch was verified at least this long ago (e.g. 72h)")
+	fl.StringVar(&o.Journal, "journal", "", "the journal's storage URL (default: the local state directory)")
+	fl.StringVar(&o.Prefix, "prefix", inspect.FallbackPrefix, "the fallback folder under the table root, listed to report files cleanup leaves")
+	return c
+}
+
+// cleanupPlanDoc is the plan under -o json.
+type cleanupPlanDoc struct {
+	*cleanup.Plan
+	Deleting bool     `json:"deleting"`
+	Keys     []string `json:"keys"`
+}
+
+func cleanupRun(ctx context.Context, o *CleanupOptions) error {
+	f := o.F
+	conc := f.Global.Concurrency
+	if conc < 1 {
+		conc = 16
+	}
+	// Start low and grow: 8 batch requests of 1000 keys are already more than S3 takes per
+	// prefix in a second; single deletes reach --concurrency after a few thousand requests.
+	lim := storage.NewAIMD(storage.AIMDOptions{Start: min(conc, 8), Max: conc, OnChange: func(n int, why string) {
+		f.Logger.Info("delete concurrency", "limit", n, "why", why)
+	}})
+	var counters []*storage.Counter
+	open := func(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
+		if err := checkLocalDir(loc); err != nil {
+			return nil, err
+		}
+		if cfg.Logger == nil {
+			cfg.Logger = f.Logger
+		}
+		if cfg.MaxAttempts == 0 {
+			// Retries happen in WithRetry below, where the limiter hears of them and -v shows them.
+			cfg.MaxAttempts = 1
+		}
+		b, err := f.Registry().OpenLocation(ctx, loc, cfg)
+		if err != nil {
+			return nil, err
+		}
+		counted, c := storage.WithCounting(b)
+		counters = append(counters, c)
+		p := storage.DefaultRetryPolicy()
+		p.OnRetry = lim.OnRetry(func(op string, attempt int, err error, wait time.Duration) {
+			f.Logger.Info("retry", "op", op, "attempt", attempt, "wait", wait.Round(time.Millisecond), "error", err, "concurrency", lim.Limit())
+		})
+		return storage.WithLimit(storage.WithRetry(counted, p), conc), nil
+	}
+	r, err := f.resolver()
+	if err != nil {
+		return err
+	}
+	r.Open = open
+	tgt, err := r.Resolve(ctx, o.Target, target.ReadWrite)
+	if err != nil {
+		return err
+	}
+	if err := target.Identify(ctx, tgt); err != nil {
+		return err
+	}
+	store, err := f.openJournal(ctx, o.Journal)
+	if err != nil {
+		return err
+	}
+	if c, ok := store.(interface{ Close() error }); ok {
+		defer c.Close()
+	}
+	st, err := pickCleanupRun(ctx, f, store, tgt, o.Run)
+	if err != nil || st == nil {
+		return err
+	}
+	plan, err := cleanup.NewPlan(st, cleanup.PlanOptions{MinAge: o.MinAge})
+	if err != nil {
+		return WithCode(ExitVerify, err.Error())
+	}
+	if o.Prefix != "" {
+		if err := plan.Survey(ctx, tgt.Root, st, o.Prefix); err != nil {
+			return fmt.Errorf("list %s to report what stays: %w", storage.ObjectURL(tgt.Root, o.Prefix), err)
+		}
+	}
+	deleting := o.Yes || o.DryRun
+	if err := printCleanupPlan(f, plan, !deleting); err != nil {
+		return err
+	}
+	if !deleting {
+		if !f.IO.CanPrompt() {
+			return FlagErrorf("cleanup deletes files: pass --yes to delete them (or --dry-run); nothing was deleted")
+		}
+		fmt.Fprintln(f.IO.ErrOut, "Nothing was deleted: run again with --yes to delete these files.")
+		return nil
+	}
+	if len(plan.Delete) == 0 {
+		fmt.Fprintln(f.IO.ErrOut, "Nothing to delete.")
+		return nil
+	}
+
+	b := tgt.Root
+	var archive storage.Backend
+	if o.ArchiveTo != "" {
+		if archive, err = f.OpenStorageWith(ctx, o.ArchiveTo, f.Global.StorageConfig()); err != nil {
+			return fmt.Errorf("--archive-to: %w", err)
+		}
+	}
+	if o.DryRun {
+		var mu sync.Mutex
+		dry := func(line string) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintln(f.IO.Out, line)
+		}
+		b = storage.DryRun(b, dry)
+		if archive != nil {
+			fmt.Fprintf(f.IO.Out, "would archive every file to %s first\n", archive.Location())
+		}
+		// A dry run checks no precondition: leave out what the listing shows changed.
+		var keep []cleanup.Target
+		for _, t := range plan.Delete {
+			if t.Changed == "" {
+				keep = append(keep, t)
+			}
+		}
+		plan.Delete = keep
+		rep, err := cleanup.RunPlan(ctx, b, st, plan, discardJournal{}, cleanup.Options{Concurrency: conc, Limiter: lim, Log: f.Logger})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(f.IO.ErrOut, "Dry run: %d files would be deleted; nothing was deleted.\n", rep.Deleted)
+		return nil
+	}
+
+	h := header("")
+	lock, err := store.Lock(ctx, tgt.TableID, journal.LockOptions{Owner: journal.Holder{Command: h.Command}})
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	// Another process may have cleaned since the plan was read: plan again under the lock.
+	if st, err = journal.ReadState(ctx, store, tgt.TableID, st.Run); err != nil {
+		return err
+	}
+	untracked := plan.Untracked
+	if plan, err = cleanup.NewPlan(st, cleanup.PlanOptions{MinAge: o.MinAge}); err != nil {
+		return WithCode(ExitVerify, err.Error())
+	}
+	plan.Untracked = untracked
+	w, err := journal.Continue(ctx, store, st, h)
+	if err != nil {
+		return err
+	}
+	bar := newFooterProgress(f, "deleted")
+	rep, runErr := cleanup.RunPlan(ctx, b, st, plan, w, cleanup.Options{Concurrency: conc, Limiter: lim, Archive: archive, Log: f.Logger,
+		Progress: func(done, total int) { bar.update(inspect.Progress{Listed: total, ListingDone: true, Done: done}) }})
+	bar.done(runErr == nil)
+	var total storage.RequestCounts
+	for _, c := range counters {
+		n := c.Counts()
+		total.ListPages += n.ListPages
+		total.Stats += n.Stats
+		total.ReadRanges += n.ReadRanges
+		total.Deletes += n.Deletes
+		total.DeleteBatches += n.DeleteBatches
+		total.BatchKeys += n.BatchKeys
+		total.Puts += n.Puts
+		total.Copies += n.Copies
+	}
+	f.Logger.Info("storage requests", "counts", total.String(), "throttles", rep.Limiter.Throttles, "decreases", rep.Limiter.Decreases, "concurrency", rep.Limiter.Limit)
+	if err := printCleanupReport(f, rep); err != nil {
+		return err
+	}
+	return cleanupExit(ctx, runErr, rep, tgt)
+}
+
+// pickCleanupRun returns the run to clean: --run, else the newest verified or partially
+// cleaned run of the table on this root. nil (after saying so) when there is nothing to do.
+func pickCleanupRun(ctx context.Context, f *Factory, store journal.Store, tgt *target.Target, run string) (*journal.State, error) {
+	if run != "" {
+		st, err := journal.ReadState(ctx, store, tgt.TableID, run)
+		if err != nil {
+			return nil, fmt.Errorf("--run %s: %w", run, err)
+		}
+		if st.Root != tgt.Display() {
+			return nil, FlagErrorf("run %s worked on %s, not on %s", run, st.Root, tgt.Display())
+		}
+		if err := cleanup.Cleanable(st); err != nil {
+			return nil, WithCode(ExitVerify, err.Error())
+		}
+		return st, nil
+	}
+	sums, err := journal.Runs(ctx, store, tgt.TableID)
+	if err != nil {
+		return nil, err
+	}
+	var refused error
+	for _, s := range sums {
+		if s.Problem != "" {
+			return nil, fmt.Errorf("run %s of table %s cannot be replayed: %s", s.Run, tgt.TableID, s.Problem)
+		}
+		if s.Root != tgt.Display() || s.Status == journal.RunCleaned {
+			continue
+		}
+		st, err := journal.ReadState(ctx, store, tgt.TableID, s.Run)
+		if err != nil {
+			return nil, err
+		}
+		if err := cleanup.Cleanable(st); err != nil {
+			if refused == nil {
+				refused = err
+			}
+			continue
+		}
+		return st, nil
+	}
+	if refused != nil {
+		return nil, WithCode(ExitVerify, refused.Error())
+	}
+	fmt.Fprintf(f.IO.ErrOut, "Nothing to clean up: no verified run of %s on %s in the journal (%s); zbrecover history lists the runs.\n",
+		tgt.TableID, tgt.Display(), store.Location())
+	return nil, nil
+}
+
+func printCleanupPlan(f *Factory, p *cleanup.Plan, toOut bool) error {
+	if f.Global.JSON() {
+		if !toOut {
+			return nil // the report follows
+		}
+		d := cleanupPlanDoc{Plan: p, Keys: []string{}}
+		for _, t := range p.Delete {
+			d.Keys = append(d.Keys, t.Key)
+		}
+		return printJSON(f, d)
+	}
+	w := f.IO.ErrOut
+	if toOut {
+		w = f.IO.Out
+	}
+	table := p.Table
+	if table == "" {
+		table = p.TableID
+	}
+	fmt.Fprintf(w, "Cleanup plan for %s on %s\n", table, p.Root)
+	fmt.Fprintf(w, "  run %s (%s): %d files to delete, %d bytes; %d deleted earlier", p.Run, p.Status, p.Files, p.Bytes, p.Removed)
+	if p.Changed > 0 {
+		fmt.Fprintf(w, "; %d changed since verified, which the delete will keep", p.Changed)
+	}
+	fmt.Fprintln(w)
+	for _, t := range p.Delete {
+		switch {
+		case t.Changed != "":
+			fmt.Fprintf(w, "    keep %s: %s\n", t.Key, t.Changed)
+		case toOut:
+			fmt.Fprintf(w, "    delete %s (%d bytes, batch %d)\n", t.Key, t.Size, t.Batch)
+		}
+	}
+	for _, k := range p.Kept {
+		fmt.Fprintf(w, "    keep %s: %s\n", k.Key, k.Reason)
+	}
+	for _, k := range p.Untracked {
+		fmt.Fprintf(w, "    keep %s: %s\n", k.Key, k.Reason)
+	}
+	return nil
+}
+
+func printCleanupReport(f *Factory, r *cleanup.Report) error {
+	if f.Global.JSON() {
+		return printJSON(f, r)
+	}
+	w := f.IO.Out
+	fmt.Fprintf(w, "Run %s: %d deleted (%d bytes), %d already gone, %d skipped, %d failed", r.Run, r.Deleted, r.DeletedBytes, r.Gone, r.Skipped, r.Failed)
+	if r.NotDone > 0 {
+		fmt.Fprintf(w, ", %d not done", r.NotDone)
+	}
+	fmt.Fprintf(w, "; run %s\n", r.After)
+	if r.Archive != "" {
+		fmt.Fprintf(w, "  archived to %s before deleting\n", r.Archive)
+	}
+	for _, p := range r.Problems {
+		fmt.Fprintf(w, "  %s %s: %s\n", p.Status, p.Key, p.Reason)
+	}
+	for _, k := range r.Kept {
+		fmt.Fprintf(w, "  kept %s: %s\n", k.Key, k.Reason)
+	}
+	for _, k := range r.Untracked {
+		fmt.Fprintf(w, "  kept %s: %s\n", k.Key, k.Reason)
+	}
+	return nil
+}
+
+func cleanupExit(ctx context.Context, err error, r *cleanup.Report, tgt *target.Target) error {
+	if err != nil {
+		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+			return WithCode(ExitInterrupted, "interrupted: what was deleted is journaled; run cleanup again to finish")
+		}
+		return err
+	}
+	if !r.Partial() {
+		return nil
+	}
+	var msg []string
+	if n := r.Skipped; n > 0 {
+		msg = append(msg, fmt.Sprintf("%d files changed since they were verified and were kept", n))
+	}
+	if n := r.Failed; n > 0 {
+		msg = append(msg, fmt.Sprintf("%d files could not be deleted", n))
+	}
+	if n := r.NotDone; n > 0 {
+		msg = append(msg, fmt.Sprintf("%d files were not done", n))
+	}
+	s := strings.Join(msg, "; ") + " (listed above)"
+	if len(r.AccessDenied()) > 0 {
+		who := "the store's own credentials (the default chain of " + tgt.Loc.Scheme + ")"
+		if tgt.Vended {
+			who = "credentials Unity Catalog vended for " + tgt.TableName() + ", which are read-only on a managed table"
+		}
+		s += fmt.Sprintf("\nThe store refused the delete with %s. Deleting needs an identity that may delete objects in the table's storage "+
+			"(the storage owner's: s3:DeleteObject, storage.objects.delete, or Storage Blob Data Contributor); "+
+			"run cleanup with --storage-auth default and such credentials in the environment.", who)
+	}
+	return WithCode(ExitPartial, s)
+}
+
+// discardJournal takes a dry run's records and keeps none.
+type discardJournal struct{}
+
+func (discardJournal) Append(context.Context, journal.Record) error { return nil }

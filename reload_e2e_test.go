@@ -171,6 +171,13 @@ type reloadJSON struct {
 	} `json:"batches"`
 }
 
+func decodeInto(t *testing.T, out string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(out), v); err != nil {
+		t.Fatalf("JSON: %v\n%s", err, out)
+	}
+}
+
 func decodeReload(t *testing.T, out string) reloadJSON {
 	t.Helper()
 	var r reloadJSON

@@ -34,6 +34,7 @@ type ReloadOptions struct {
 	Yes        bool
 	NoValidate bool
 	Journal    string
+	StageTo    string
 }
 
 // NewCmdReload returns `zbrecover reload`. runF replaces the run function in tests.
@@ -60,6 +61,15 @@ suggested ALTER TABLE statements: the tool never changes the table.
 Before loading, VALIDATE ALL checks every statement (--no-validate skips it). Unity Catalog
 refuses path reads inside a managed table's storage (LOCATION_OVERLAP): reload then stops
 before loading and says how to stage the files.
+
+--stage-to copies the planned files first, each under its key relative to the fallback folder,
+to a Unity Catalog volume (/Volumes/<catalog>/<schema>/<volume>/<dir>, written through the
+Databricks Files API as the workspace identity) or an external location's URL (written with the
+store's own credentials), verifies each copy's size (and checksum where the store gives one),
+records original → copy in the journal, and loads from the copies. A re-run reuses verified
+copies and makes the others again. A file is loaded through one path only: a run planned
+through one location is continued only through the same one, and files already loaded are not
+loaded again through the copies. Cleanup later deletes both the copies and the originals.
 
 Each batch is journaled before and after its statement: intent (files, sizes, ETags, expected
 rows, the SQL), result (rows inserted), outcome. A batch is verified when it inserted exactly
@@ -123,6 +133,7 @@ verified, 130 when interrupted.`,
 	fl.BoolVarP(&o.Yes, "yes", "y", false, "load without asking")
 	fl.BoolVar(&o.NoValidate, "no-validate", false, "skip the VALIDATE ALL preflight (a path-access probe still runs)")
 	fl.StringVar(&o.Journal, "journal", "", "keep the journal at this storage URL (default: the local state directory)")
+	fl.StringVar(&o.StageTo, "stage-to", "", "copy the files here first and load them from here: /Volumes/<catalog>/<schema>/<volume>/<dir> or an external location's URL")
 	return c
 }
 
@@ -236,10 +247,23 @@ func reloadRun(ctx context.Context, o *ReloadOptions) error {
 	if err != nil {
 		return err
 	}
+	var stage *reload.Stage
+	source := strings.TrimSuffix(tgt.Loc.Join(rep.Prefix).URL(), "/") + "/"
+	if o.StageTo != "" {
+		if stage, err = f.openStage(ctx, o.StageTo, tgt); err != nil {
+			return err
+		}
+		source = strings.TrimSuffix(stage.Location, "/") + "/"
+	}
 	plan, planErr := reload.NewPlan(rep, table, tgt.Name, tgt.Loc.Join(rep.Prefix), reload.PlanOptions{
-		BatchFiles: o.BatchFiles, Renames: renames, Skip: skip})
+		BatchFiles: o.BatchFiles, Renames: renames, Skip: skip, Source: source})
 	if planErr != nil && !errors.Is(planErr, reload.ErrBlocked) {
 		return planErr
+	}
+	if stage != nil && len(plan.Skipped) > 0 {
+		fmt.Fprintf(f.IO.ErrOut, "Refused through %s: %d files were already loaded, or may have been, by earlier runs; "+
+			"a copy under another path would be loaded again, so they are not staged or loaded (zbrecover history lists them)\n",
+			stage.Location, len(plan.Skipped))
 	}
 	if err := printPlan(f, plan, rep, changed, o.DryRun || planErr != nil); err != nil {
 		return err
@@ -281,14 +305,55 @@ func reloadRun(ctx context.Context, o *ReloadOptions) error {
 	res, runErr := reload.Run(ctx, reload.Deps{Warehouse: wh, Journal: store,
 		Target: journal.Target{TableID: tgt.TableID, Table: tgt.TableName(), Root: tgt.Display()}, User: user},
 		tgt.Name, plan, reload.Options{NoValidate: o.NoValidate, Header: header(user), Root: tgt.Display(), Prefix: rep.Prefix,
-			Log: f.Logger, Progress: func(done, total int) { bar.update(inspect.Progress{Listed: total, ListingDone: true, Done: done}) }})
+			Log: f.Logger, Stage: stage, Source: source,
+			Progress: func(done, total int) { bar.update(inspect.Progress{Listed: total, ListingDone: true, Done: done}) }})
 	bar.done(runErr == nil)
 	if res != nil {
 		if err := printReloadReport(f, res); err != nil {
 			return err
 		}
 	}
-	return reloadExit(runErr, rep, changed, tgt)
+	return reloadExit(runErr, rep, changed, tgt, o)
+}
+
+// openStage opens --stage-to: a volume path through the Files API (the workspace identity),
+// or a storage URL with the store's own credentials.
+func (f *Factory) openStage(ctx context.Context, to string, tgt *target.Target) (*reload.Stage, error) {
+	if databricks.IsVolumePath(to) {
+		ws := f.workspace()
+		if ws == nil {
+			return nil, fmt.Errorf("--stage-to %s: %w", to, ErrNeedsDatabricks)
+		}
+		c, err := ws.Client(ctx)
+		if err != nil {
+			return nil, err
+		}
+		v, err := c.Volume(to)
+		if err != nil {
+			return nil, FlagErrorf("--stage-to: %v", err)
+		}
+		return &reload.Stage{Src: tgt.Root, Dst: v, Location: v.Location(), Concurrency: min(f.Global.Concurrency, 16)}, nil
+	}
+	if strings.HasPrefix(to, "/Volumes") || strings.HasPrefix(to, "dbfs:") {
+		return nil, FlagErrorf("--stage-to %q: a volume path is /Volumes/<catalog>/<schema>/<volume>/<dir>", to)
+	}
+	loc, err := storage.Parse(to)
+	if err != nil {
+		return nil, FlagErrorf("--stage-to: %v", err)
+	}
+	if loc.Scheme == "file" {
+		if err := os.MkdirAll(loc.Path, 0o755); err != nil {
+			return nil, fmt.Errorf("--stage-to %s: %w", loc.Path, err)
+		}
+	}
+	b, err := f.openLocation(ctx, loc, f.Global.StorageConfig())
+	if err != nil {
+		return nil, fmt.Errorf("--stage-to: %w", err)
+	}
+	if rootLoc := tgt.Loc; strings.HasPrefix(strings.TrimSuffix(loc.URL(), "/")+"/", strings.TrimSuffix(rootLoc.URL(), "/")+"/") {
+		return nil, FlagErrorf("--stage-to %s lies inside the table's storage %s: Unity Catalog refuses path reads there too; stage to a volume or an external location", loc, tgt.Display())
+	}
+	return &reload.Stage{Src: tgt.Root, Dst: b, Location: strings.TrimSuffix(loc.URL(), "/"), Concurrency: min(f.Global.Concurrency, 16)}, nil
 }
 
 // currentUser asks the warehouse who statements run as; "" when it cannot say.
@@ -466,7 +531,7 @@ func partialIf(rep *inspect.Report, changed []string) error {
 }
 
 // reloadExit maps reload's outcome to the exit code, the most urgent first.
-func reloadExit(err error, rep *inspect.Report, changed []string, tgt *target.Target) error {
+func reloadExit(err error, rep *inspect.Report, changed []string, tgt *target.Target, o *ReloadOptions) error {
 	switch {
 	case err == nil:
 		return partialIf(rep, changed)
@@ -475,9 +540,13 @@ func reloadExit(err error, rep *inspect.Report, changed []string, tgt *target.Ta
 	case errors.Is(err, reload.ErrInterrupted):
 		return WithCode(ExitInterrupted, err.Error()+": the statement in flight was cancelled; run reload again to settle it and continue")
 	case errors.Is(err, reload.ErrLocationOverlap):
-		return fmt.Errorf("%w.\nNothing was loaded. Stage the files where the warehouse may read them and load from there:\n"+
-			"  zbrecover reload %s --stage-to /Volumes/<catalog>/<schema>/<volume>/<dir> --yes\n"+
-			"(staging is not part of this version: until then, copy the fallback folder to a volume or external location and reload from it with --root)", err, tgt.TableName())
+		cmdline := "zbrecover reload " + tgt.TableName()
+		for _, r := range o.Renames {
+			cmdline += " --rename " + r
+		}
+		return fmt.Errorf("%w.\nNothing was loaded. Stage the files to a volume (or an external location) the warehouse may read, and load from there:\n"+
+			"  %s --stage-to /Volumes/%s/%s/<volume>/zbrecover-%s --yes\n"+
+			"(the volume must exist; the workspace identity needs WRITE VOLUME on it)", err, cmdline, tgt.Name.Catalog, tgt.Name.Schema, tgt.Name.Table)
 	case errors.Is(err, reload.ErrValidate):
 		return WithCode(ExitSchema, err.Error()+": nothing was loaded")
 	case errors.Is(err, reload.ErrUnknown):

@@ -170,6 +170,8 @@ type Check struct {
 type Staging struct {
 	Location string   `json:"location"` // the staging root, redacted
 	Files    []Staged `json:"files"`
+	// Removed marks a record of copies deleted (by cleanup, after their batches verified).
+	Removed bool `json:"removed,omitempty"`
 }
 
 // Staged is one verified copy.

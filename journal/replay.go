@@ -76,15 +76,18 @@ func (b *BatchState) Open() bool { return b.Status == BatchOpen }
 // FileState is one file of a run after replay.
 type FileState struct {
 	File
-	Run          string
-	Root         string // the run's root, for display
-	Batch        int
-	Status       BatchStatus // the status of its batch
-	Staged       string      // key of its staged copy, if any
-	DeleteIntent bool        // a delete intent names it
-	Delete       DeleteStatus
-	DeleteReason string
-	Archive      string // URL of its archive copy, when cleanup archived it
+	Run        string
+	Root       string // the run's root, for display
+	Batch      int
+	Status     BatchStatus // the status of its batch
+	Staged     string      // key of its staged copy, if any
+	StagedSize int64       // the staged copy's size, as verified
+	// StagedRemoved is set once cleanup deleted the staged copy.
+	StagedRemoved bool
+	DeleteIntent  bool // a delete intent names it
+	Delete        DeleteStatus
+	DeleteReason  string
+	Archive       string // URL of its archive copy, when cleanup archived it
 }
 
 // State is a run after replay.
@@ -240,7 +243,11 @@ func (s *State) apply(r Record, batches map[int]*BatchState) error {
 		s.Staging = append(s.Staging, *r.Staging)
 		for _, st := range r.Staging.Files {
 			if f := s.byKey[st.Source]; f != nil {
-				f.Staged = st.Key
+				if r.Staging.Removed {
+					f.StagedRemoved = true
+				} else {
+					f.Staged, f.StagedSize, f.StagedRemoved = st.Key, st.Size, false
+				}
 			}
 		}
 	case KindDeleteIntent:

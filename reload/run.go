@@ -65,6 +65,12 @@ type Options struct {
 	Progress func(done, total int)
 	// Now is the clock (tests).
 	Now func() time.Time
+	// Stage, when set, copies the files to a staging location before loading them from it.
+	Stage *Stage
+	// Source is the folder URL the statements of this process read (the fallback folder's,
+	// or the staging location's), with a trailing slash; batches of an earlier process that
+	// read elsewhere are refused (ErrSecondPath). Empty skips the check.
+	Source string
 }
 
 // BatchReport is one batch's fate.
@@ -92,13 +98,16 @@ type Report struct {
 	Statements int           `json:"load_statements"`
 	Batches    []BatchReport `json:"batches"`
 	Verified   int           `json:"verified_batches"`
-	Unknown    int           `json:"unknown_batches"`
-	Failed     int           `json:"failed_batches"`
-	Mismatch   int           `json:"mismatch_batches"`
-	Files      int           `json:"files"`
-	Rows       int64         `json:"expected_rows"`
-	Inserted   int64         `json:"inserted_rows"`
-	Status     string        `json:"status"`
+	// Staged and StagedReused count the copies made and the verified copies reused.
+	Staged       int    `json:"staged_files,omitempty"`
+	StagedReused int    `json:"staged_reused,omitempty"`
+	Unknown      int    `json:"unknown_batches"`
+	Failed       int    `json:"failed_batches"`
+	Mismatch     int    `json:"mismatch_batches"`
+	Files        int    `json:"files"`
+	Rows         int64  `json:"expected_rows"`
+	Inserted     int64  `json:"inserted_rows"`
+	Status       string `json:"status"`
 	// Warnings are what the operator should know about the table (properties the load
 	// changed, for example).
 	Warnings  []string `json:"warnings"`
@@ -125,6 +134,7 @@ type runner struct {
 	rep     *Report
 	claimed map[int64]bool // history versions that settled a batch
 	props   map[string]string
+	toSend  []string // the statements to preflight
 }
 
 // Run executes the plan, continuing the table's latest unfinished run on the same root if
@@ -187,9 +197,12 @@ func Run(ctx context.Context, d Deps, table databricks.TableName, p *Plan, o Opt
 				"COPY INTO may enable deletion vectors on the table (a table feature other readers must support)")
 		}
 	}
-	if err := r.preflight(ctx, p, toSend); err != nil {
-		return r.rep, err
+	if o.Stage == nil {
+		if err := r.preflight(ctx, p, toSend); err != nil {
+			return r.rep, err
+		}
 	}
+	r.toSend = toSend
 
 	if st != nil {
 		r.st = st
@@ -256,6 +269,30 @@ type work struct {
 func (r *runner) execute(ctx context.Context, st *journal.State, newBatches []Batch, base int) error {
 	var todo []work
 	if st != nil {
+		for _, b := range st.Batches {
+			switch b.Status {
+			case journal.BatchOpen, journal.BatchPlanned, journal.BatchFailed:
+				sql := b.SQL
+				if b.Intent != nil {
+					sql = b.Intent.SQL
+				}
+				if err := r.checkSource(sql, b.Batch); err != nil {
+					return err
+				}
+			}
+		}
+		if r.o.Stage != nil {
+			// Open batches may be sent again: their copies must be there.
+			var files []journal.File
+			for _, b := range st.OpenBatches() {
+				files = append(files, b.Files...)
+			}
+			if len(files) > 0 {
+				if err := r.stage(ctx, files); err != nil {
+					return err
+				}
+			}
+		}
 		// Batches the crashed process classified nothing for come first: open ones (no row
 		// count) and loaded ones (a count, no classification yet).
 		for _, b := range st.Batches {
@@ -288,6 +325,19 @@ func (r *runner) execute(ctx context.Context, st *journal.State, newBatches []Ba
 	for i := range newBatches {
 		b := &newBatches[i]
 		todo = append(todo, work{n: base + i + 1, group: b.Group, folder: r.o.Prefix + b.Folder, files: r.files(b), expected: b.ExpectedRows, sql: b.SQL})
+	}
+	if r.o.Stage != nil {
+		var files []journal.File
+		for _, w := range todo {
+			files = append(files, w.files...)
+		}
+		if err := r.stage(ctx, files); err != nil {
+			return err
+		}
+		// The copies are in place: check the statements against them now.
+		if err := r.preflight(ctx, nil, r.toSend); err != nil {
+			return err
+		}
 	}
 	for i, w := range todo {
 		if err := ctx.Err(); err != nil {

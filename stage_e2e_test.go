@@ -168,3 +168,40 @@ func TestStageRefusesASecondPath(t *testing.T) {
 		t.Errorf("table: %d rows, %d distinct, %d missing", rows, distinct, missing)
 	}
 }
+
+// TestStageCleanup: cleanup after a staged reload deletes the staged copies and the
+// originals of the verified files, and nothing else.
+func TestStageCleanup(t *testing.T) {
+	r := managedRecovery(t)
+	if code, out, errOut := runZbrecover(t, stagedArgs(r)...); code != 0 {
+		t.Fatalf("staged reload: exit %d\n%s%s", code, out, errOut)
+	}
+	// Objects that are none of the run's: a hidden marker, a file that arrived later, and a
+	// stray file in the volume.
+	base := filepath.Join(r.root, "_zerobus", "table_rejected_parquets")
+	for _, p := range []string{filepath.Join(base, "_SUCCESS"), filepath.Join(base, "2026/01/01/late.parquet")} {
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vdir, _ := r.ws.Warehouse().Engine().VolumeFile(stageVolume)
+	if err := os.WriteFile(filepath.Join(vdir, "stray.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runZbrecover(t, "cleanup", r.table, "--yes")
+	if code != 0 || !strings.Contains(errOut, "Deleted 30 staged copies at "+stageVolume) {
+		t.Fatalf("cleanup: exit %d\n%s%s", code, out, errOut)
+	}
+	left := r.fallbackFiles(t)
+	if len(left) != 2 || !left["_zerobus/table_rejected_parquets/_SUCCESS"] || !left["_zerobus/table_rejected_parquets/2026/01/01/late.parquet"] {
+		t.Errorf("fallback folder after cleanup: %v", left)
+	}
+	copies := stagedCopies(t, r)
+	if len(copies) != 1 || copies["stray.txt"] == 0 {
+		t.Errorf("staging volume after cleanup: %v", copies)
+	}
+	code, out, _ = runZbrecover(t, "history", r.table)
+	if code != 0 || !strings.Contains(out, "cleaned") {
+		t.Errorf("history: exit %d\n%s", code, out)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zbrecover/zbrecover/cleanup"
+	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/storage"
@@ -248,6 +249,11 @@ func cleanupRun(ctx context.Context, o *CleanupOptions) error {
 	rep, runErr := cleanup.RunPlan(ctx, b, st, plan, w, cleanup.Options{Concurrency: conc, Limiter: lim, Archive: archive, Log: f.Logger,
 		Progress: func(done, total int) { bar.update(inspect.Progress{Listed: total, ListingDone: true, Done: done}) }})
 	bar.done(runErr == nil)
+	if runErr == nil {
+		if err := f.removeStaged(ctx, st, store, w); err != nil {
+			runErr = err
+		}
+	}
 	var total storage.RequestCounts
 	for _, c := range counters {
 		n := c.Counts()
@@ -419,3 +425,69 @@ func cleanupExit(ctx context.Context, err error, r *cleanup.Report, tgt *target.
 type discardJournal struct{}
 
 func (discardJournal) Append(context.Context, journal.Record) error { return nil }
+
+// removeStaged deletes the staged copies of the run's verified files (reload --stage-to), each
+// with its verified size as precondition, and records them in the journal. Copies of files of
+// any other batch are kept.
+func (f *Factory) removeStaged(ctx context.Context, st *journal.State, store journal.Store, w *journal.Writer) error {
+	st, err := journal.ReadState(ctx, store, st.TableID, st.Run)
+	if err != nil {
+		return err
+	}
+	byLoc := map[string][]journal.FileState{}
+	for _, fs := range st.VerifiedFiles() {
+		if fs.Staged == "" || fs.StagedRemoved {
+			continue
+		}
+		for _, sg := range st.Staging {
+			for _, c := range sg.Files {
+				if c.Source == fs.Key && !sg.Removed {
+					byLoc[sg.Location] = append(byLoc[sg.Location], fs)
+				}
+			}
+		}
+	}
+	for loc, files := range byLoc {
+		b, err := f.openStagedLocation(ctx, loc)
+		if err != nil {
+			return fmt.Errorf("staged copies at %s: %w", loc, err)
+		}
+		var removed []journal.Staged
+		var failed []string
+		for _, fs := range files {
+			err := b.Delete(ctx, fs.Staged, storage.Precondition{Size: fs.StagedSize})
+			switch {
+			case err == nil, errors.Is(err, storage.ErrNotExist):
+				removed = append(removed, journal.Staged{Source: fs.Key, Key: fs.Staged, Size: fs.StagedSize})
+			default:
+				failed = append(failed, fmt.Sprintf("%s: %v", fs.Staged, err))
+			}
+		}
+		if len(removed) > 0 {
+			if err := w.Append(ctx, journal.Record{Kind: journal.KindStaging, Staging: &journal.Staging{Location: loc, Files: removed, Removed: true}}); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(f.IO.ErrOut, "Deleted %d staged copies at %s.\n", len(removed), loc)
+		if len(failed) > 0 {
+			return WithCode(ExitPartial, fmt.Sprintf("%d staged copies at %s were not deleted: %s", len(failed), loc, strings.Join(failed, "; ")))
+		}
+	}
+	return nil
+}
+
+// openStagedLocation opens a staging location as the journal names it.
+func (f *Factory) openStagedLocation(ctx context.Context, loc string) (storage.Backend, error) {
+	if databricks.IsVolumePath(loc) {
+		ws := f.workspace()
+		if ws == nil {
+			return nil, ErrNeedsDatabricks
+		}
+		c, err := ws.Client(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return c.Volume(loc)
+	}
+	return f.OpenStorageWith(ctx, loc, f.Global.StorageConfig())
+}

@@ -332,7 +332,8 @@ func (f *Factory) openStage(ctx context.Context, to string, tgt *target.Target) 
 		if err != nil {
 			return nil, FlagErrorf("--stage-to: %v", err)
 		}
-		return &reload.Stage{Src: tgt.Root, Dst: v, Location: v.Location(), Concurrency: min(f.Global.Concurrency, 16)}, nil
+		return &reload.Stage{Src: tgt.Root, Dst: v, Location: v.Location(), Concurrency: min(f.Global.Concurrency, 16),
+			SrcIdentity: srcIdentity(tgt), DstIdentity: "the workspace identity (" + c.AuthType() + " auth, Files API)"}, nil
 	}
 	if strings.HasPrefix(to, "/Volumes") || strings.HasPrefix(to, "dbfs:") {
 		return nil, FlagErrorf("--stage-to %q: a volume path is /Volumes/<catalog>/<schema>/<volume>/<dir>", to)
@@ -353,7 +354,16 @@ func (f *Factory) openStage(ctx context.Context, to string, tgt *target.Target) 
 	if rootLoc := tgt.Loc; strings.HasPrefix(strings.TrimSuffix(loc.URL(), "/")+"/", strings.TrimSuffix(rootLoc.URL(), "/")+"/") {
 		return nil, FlagErrorf("--stage-to %s lies inside the table's storage %s: Unity Catalog refuses path reads there too; stage to a volume or an external location", loc, tgt.Display())
 	}
-	return &reload.Stage{Src: tgt.Root, Dst: b, Location: strings.TrimSuffix(loc.URL(), "/"), Concurrency: min(f.Global.Concurrency, 16)}, nil
+	return &reload.Stage{Src: tgt.Root, Dst: b, Location: strings.TrimSuffix(loc.URL(), "/"), Concurrency: min(f.Global.Concurrency, 16),
+		SrcIdentity: srcIdentity(tgt), DstIdentity: "the " + loc.Scheme + " store's own credentials"}, nil
+}
+
+// srcIdentity says which credentials read the table's storage.
+func srcIdentity(tgt *target.Target) string {
+	if tgt.Vended {
+		return "the READ credentials Unity Catalog vended for " + tgt.TableName()
+	}
+	return "the " + tgt.Loc.Scheme + " store's own credentials"
 }
 
 // currentUser asks the warehouse who statements run as; "" when it cannot say.

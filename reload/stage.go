@@ -32,6 +32,9 @@ type Stage struct {
 	Location string
 	// Concurrency bounds the copies in flight (default 16).
 	Concurrency int
+	// SrcIdentity and DstIdentity say which credentials read the originals and write the
+	// copies, for errors ("the vended READ credentials of main.sales.orders").
+	SrcIdentity, DstIdentity string
 }
 
 // stage copies the files that have no verified copy yet and records the mapping in the
@@ -81,7 +84,8 @@ func (r *runner) stage(ctx context.Context, files []journal.File) error {
 			}
 			o, err := storage.CopyObject(gctx, s.Src, f.Key, s.Dst, key, f.Precondition(), storage.PutOptions{})
 			if err != nil {
-				return fmt.Errorf("stage %s to %s: %w", f.Key, s.Location, err)
+				return fmt.Errorf("stage %s to %s (originals read with %s, copies written with %s): %w",
+					f.Key, s.Location, orDefault(s.SrcIdentity, "the store's credentials"), orDefault(s.DstIdentity, "the store's credentials"), err)
 			}
 			if o.Size != f.Size {
 				return fmt.Errorf("stage %s: the copy has %d bytes, the original %d", f.Key, o.Size, f.Size)
@@ -127,6 +131,13 @@ func (r *runner) checkSource(sql string, n int) error {
 func truncateSQL(s string) string {
 	if len(s) > 160 {
 		return s[:160]
+	}
+	return s
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
 	}
 	return s
 }

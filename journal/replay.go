@@ -95,9 +95,9 @@ type State struct {
 	Batches                   []*BatchState // by batch number
 	Staging                   []Staging
 	Merge                     *MergeState // a load by key (reload --dedupe-key); nil otherwise
-	End                       *End     // of the last process, if it wrote one
-	Unknown                   []Record // records of kinds this version does not know
-	Warnings                  []string // unknown kinds, torn lines, … (never fatal)
+	End                       *End        // of the last process, if it wrote one
+	Unknown                   []Record    // records of kinds this version does not know
+	Warnings                  []string    // unknown kinds, torn lines, … (never fatal)
 	Status                    RunStatus
 
 	files []*FileState // in batch order, then the batch's file order

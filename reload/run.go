@@ -64,6 +64,8 @@ type Options struct {
 	Progress func(done, total int)
 	// Now is the clock (tests).
 	Now func() time.Time
+	// Dedupe, when set, loads by key through a staging table and one MERGE (dedupe.go).
+	Dedupe *Dedupe
 }
 
 // BatchReport is one batch's fate.
@@ -99,6 +101,9 @@ type Report struct {
 	Inserted   int64         `json:"inserted_rows"`
 	Status     string        `json:"status"`
 	Guarantee  string        `json:"guarantee"`
+	// Merge is the load by key's MERGE (reload --dedupe-key); batches then load the
+	// staging table.
+	Merge *MergeReport `json:"merge,omitempty"`
 }
 
 // Deps are what Run works with.
@@ -120,6 +125,7 @@ type runner struct {
 	st      *journal.State
 	rep     *Report
 	claimed map[int64]bool // history versions that settled a batch
+	dd      *dedupeRun     // a load by key, or nil
 }
 
 // Run executes the plan, continuing the table's latest unfinished run on the same root if
@@ -154,6 +160,9 @@ func Run(ctx context.Context, d Deps, table databricks.TableName, p *Plan, o Opt
 
 	st, err := journal.LatestUnfinished(ctx, d.Journal, d.Target.TableID, o.Root)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkDedupe(st, o); err != nil {
 		return nil, err
 	}
 	var newBatches []Batch
@@ -202,6 +211,9 @@ func Run(ctx context.Context, d Deps, table databricks.TableName, p *Plan, o Opt
 			base = max(base, b.Batch)
 		}
 	}
+	if newBatches, err = r.dedupeStart(ctx, st, newBatches, base); err != nil {
+		return r.finish(ctx, err)
+	}
 	if len(newBatches) > 0 {
 		pr := journal.Plan{}
 		for i := range newBatches {
@@ -214,6 +226,9 @@ func Run(ctx context.Context, d Deps, table databricks.TableName, p *Plan, o Opt
 		}
 	}
 	err = r.execute(ctx, st, newBatches, base)
+	if err == nil {
+		err = r.dedupeFinish(ctx)
+	}
 	return r.finish(ctx, err)
 }
 

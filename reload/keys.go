@@ -173,7 +173,7 @@ func unionSources(srcs []KeySource) string {
 	return strings.Join(parts, " UNION ALL ")
 }
 
-// OverlapSQL is the one statement that measures, per schema group and in total (g = ''),
+// OverlapSQL is the one statement that measures, per schema group and in total (g = ”),
 // what the fallback files hold by key against the table: keys, records, records whose key
 // the table holds, keys the files hold more than once and their extra records, keys the
 // table lacks (the records a load by key inserts), and records with a NULL key column.

@@ -34,6 +34,10 @@ type ReloadOptions struct {
 	Yes        bool
 	NoValidate bool
 	Journal    string
+	// DedupeKey, DedupeOrder and DedupeAscending ask for a load by key (keys.go).
+	DedupeKey       string
+	DedupeOrder     string
+	DedupeAscending bool
 }
 
 // NewCmdReload returns `zbrecover reload`. runF replaces the run function in tests.
@@ -71,6 +75,24 @@ loaded are not planned again.
 What is guaranteed: each file is loaded at most once. Rows are not deduplicated: Zerobus
 delivery is at-least-once, so records Zerobus also published may now be in the table twice.
 
+With --dedupe-key COL[,COL…] reload loads by key: the same batches (same files, checks and
+journal) load a staging table of the run, <table>__zbrecover_<run>, created with the table's
+columns; then one statement,
+  MERGE INTO <table> USING (<staging rows, the first per key by the rule>) ON <key null-safe>
+    WHEN NOT MATCHED THEN INSERT *
+inserts the records whose key the table does not hold, one per key; then the staging table is
+dropped. Of several records of one key it keeps the one of the earliest batch, or, with
+--dedupe-order COL, the one with the highest COL (the lowest with --dedupe-ascending; NULLs
+last), then the earliest batch. What is then guaranteed: every key of the loaded files is in
+the table, and the load added no second row for any key. Rows the table already held more than
+once stay so, and Zerobus appends committed while the MERGE runs are not seen by it (verify
+--key shows both). A crash between the statements converges on a re-run: loaded batches are
+not sent again, and the MERGE, idempotent by key, is settled from the table's history or sent
+again. A re-run continues a load by key as it was started. Cleanup deletes a file of a load by
+key only once the MERGE that follows its batch committed.
+
+` + keysHelp + `
+
 On a terminal, reload shows the plan and asks before the first load; without one it needs
 --yes. --dry-run prints the plan and every statement and runs nothing.
 
@@ -106,6 +128,9 @@ verified, 130 when interrupted.`,
 			if _, err := parseRenames(o.Renames); err != nil {
 				return err
 			}
+			if err := validateDedupeFlags(o); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(c.Context(), o)
 			}
@@ -123,6 +148,9 @@ verified, 130 when interrupted.`,
 	fl.BoolVarP(&o.Yes, "yes", "y", false, "load without asking")
 	fl.BoolVar(&o.NoValidate, "no-validate", false, "skip the VALIDATE ALL preflight (a path-access probe still runs)")
 	fl.StringVar(&o.Journal, "journal", "", "keep the journal at this storage URL (default: the local state directory)")
+	fl.StringVar(&o.DedupeKey, "dedupe-key", "", "load by key: insert only records whose key (COL[,COL]) the table lacks, one per key")
+	fl.StringVar(&o.DedupeOrder, "dedupe-order", "", "with --dedupe-key: of the records of one key keep the one with the highest COL")
+	fl.BoolVar(&o.DedupeAscending, "dedupe-ascending", false, "with --dedupe-order: keep the lowest instead")
 	return c
 }
 
@@ -225,6 +253,10 @@ func reloadRun(ctx context.Context, o *ReloadOptions) error {
 		}
 	}
 
+	dedupe, err := reloadDedupe(o, table)
+	if err != nil {
+		return err
+	}
 	store, err := f.openJournal(ctx, o.Journal)
 	if err != nil {
 		return err
@@ -279,7 +311,7 @@ func reloadRun(ctx context.Context, o *ReloadOptions) error {
 	res, runErr := reload.Run(ctx, reload.Deps{Warehouse: wh, Journal: store,
 		Target: journal.Target{TableID: tgt.TableID, Table: tgt.TableName(), Root: tgt.Display()}, User: user},
 		tgt.Name, plan, reload.Options{NoValidate: o.NoValidate, Header: header(user), Root: tgt.Display(), Prefix: rep.Prefix,
-			Log: f.Logger, Progress: func(done, total int) { bar.update(inspect.Progress{Listed: total, ListingDone: true, Done: done}) }})
+			Dedupe: dedupe, Log: f.Logger, Progress: func(done, total int) { bar.update(inspect.Progress{Listed: total, ListingDone: true, Done: done}) }})
 	bar.done(runErr == nil)
 	if res != nil {
 		if err := printReloadReport(f, res); err != nil {
@@ -442,6 +474,7 @@ func printReloadReport(f *Factory, r *reload.Report) error {
 	}
 	fmt.Fprintf(w, "%d load statements sent; %d batches verified, %d unknown, %d failed, %d mismatch; run %s\n",
 		r.Statements, r.Verified, r.Unknown, r.Failed, r.Mismatch, r.Status)
+	printMergeReport(w, r.Merge)
 	fmt.Fprintf(w, "%s\n", r.Guarantee)
 	return nil
 }

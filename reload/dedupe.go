@@ -102,7 +102,7 @@ func MergeSQL(target, staging databricks.TableName, d Dedupe) string {
 // StagingCopySQL turns a batch's COPY INTO the table into the same COPY INTO the staging
 // table, with the batch number as a column.
 func StagingCopySQL(stmt string, target, staging databricks.TableName, batch int) (string, error) {
-	tag := fmt.Sprintf("%d AS %s, ", batch, schemadiff.QuoteIdent(batchColumn))
+	tag := fmt.Sprintf("CAST(%d AS BIGINT) AS %s, ", batch, schemadiff.QuoteIdent(batchColumn))
 	head := "COPY INTO " + target.SQL() + " FROM "
 	if !strings.HasPrefix(stmt, head) {
 		return "", fmt.Errorf("batch %d: the statement does not load %s", batch, target)

@@ -39,12 +39,12 @@ func TestStagingStatements(t *testing.T) {
 	}
 	sel := "COPY INTO `main`.`sales`.`orders` FROM (SELECT `id`, CAST(`amount` AS DECIMAL(18,4)) AS `amount` FROM 'file:///x/it\\'s/') FILEFORMAT = PARQUET FILES = ('a.parquet') COPY_OPTIONS ('mergeSchema' = 'false')"
 	got, err := StagingCopySQL(sel, tbl, st, 7)
-	if err != nil || got != "COPY INTO `main`.`sales`.`orders__zbrecover_20261201t101500z_1a2b3c4d` FROM (SELECT 7 AS `__zbrecover_batch`, `id`, CAST(`amount` AS DECIMAL(18,4)) AS `amount` FROM 'file:///x/it\\'s/') FILEFORMAT = PARQUET FILES = ('a.parquet') COPY_OPTIONS ('mergeSchema' = 'false')" {
+	if err != nil || got != "COPY INTO `main`.`sales`.`orders__zbrecover_20261201t101500z_1a2b3c4d` FROM (SELECT CAST(7 AS BIGINT) AS `__zbrecover_batch`, `id`, CAST(`amount` AS DECIMAL(18,4)) AS `amount` FROM 'file:///x/it\\'s/') FILEFORMAT = PARQUET FILES = ('a.parquet') COPY_OPTIONS ('mergeSchema' = 'false')" {
 		t.Errorf("projection: %v\n%s", err, got)
 	}
 	bare := "COPY INTO `main`.`sales`.`orders` FROM 'file:///x/it\\'s FILEFORMAT = PARQUET/' FILEFORMAT = PARQUET FILES = ('a.parquet') COPY_OPTIONS ('mergeSchema' = 'false')"
 	got, err = StagingCopySQL(bare, tbl, st, 2)
-	if err != nil || got != "COPY INTO `main`.`sales`.`orders__zbrecover_20261201t101500z_1a2b3c4d` FROM (SELECT 2 AS `__zbrecover_batch`, * FROM 'file:///x/it\\'s FILEFORMAT = PARQUET/') FILEFORMAT = PARQUET FILES = ('a.parquet') COPY_OPTIONS ('mergeSchema' = 'false')" {
+	if err != nil || got != "COPY INTO `main`.`sales`.`orders__zbrecover_20261201t101500z_1a2b3c4d` FROM (SELECT CAST(2 AS BIGINT) AS `__zbrecover_batch`, * FROM 'file:///x/it\\'s FILEFORMAT = PARQUET/') FILEFORMAT = PARQUET FILES = ('a.parquet') COPY_OPTIONS ('mergeSchema' = 'false')" {
 		t.Errorf("no projection: %v\n%s", err, got)
 	}
 	if _, err := StagingCopySQL("COPY INTO `main`.`sales`.`other` FROM 'x' FILEFORMAT = PARQUET", tbl, st, 1); err == nil {

@@ -13,11 +13,13 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 	"github.com/zbrecover/zbrecover/internal/workspace"
+	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/schemadiff"
 )
 
@@ -470,5 +472,85 @@ func TestKeysComposite(t *testing.T) {
 	}
 	if code, _, errOut := runZbrecover(t, "reload", table, "--yes", "--dedupe-key", "`nope`"); code != 2 || !strings.Contains(errOut, "no column `nope`") {
 		t.Errorf("unknown key column: exit %d %s", code, errOut)
+	}
+}
+
+// keysBench is 1,000,000 fallback records in 100 files of 10,000 (901,000 keys: in every file
+// but the first, every 10th record repeats a record of the previous file), against a table
+// that holds ids 1–300,000.
+func keysBench(b *testing.B) (*workspace.Workspace, []reload.KeySource, databricks.TableName) {
+	b.Helper()
+	root := filepath.Join(b.TempDir(), "orders")
+	if _, err := deltatest.Write(root, deltatest.Table{Schema: tableSchema, ID: "0b6c1c8e-0000-4000-8000-00000000e2e3",
+		Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}); err != nil {
+		b.Fatal(err)
+	}
+	const files, per = 100, 10_000
+	var names []string
+	for i := 0; i < files; i++ {
+		var rows strings.Builder
+		rows.WriteString("[")
+		for j := 0; j < per; j++ {
+			id := i*per + j + 1
+			if j > 0 {
+				rows.WriteString(",")
+			}
+			if j%10 == 0 && i > 0 {
+				id = (i-1)*per + j + 6 // every 10th record repeats a record of the previous file
+			}
+			fmt.Fprintf(&rows, `{"id":%d,"customer_key":"k%d","amount":"1.5000"}`, id, id)
+		}
+		rows.WriteString("]")
+		sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+			{Name: "customer_key", Type: arrow.BinaryTypes.String, Nullable: true},
+			{Name: "amount", Type: &arrow.Decimal128Type{Precision: 18, Scale: 4}, Nullable: true}}, nil)
+		data, err := pqgen.Bytes(sc, rows.String(), pqgen.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		name := fmt.Sprintf("part-%05d.parquet", i)
+		if err := pqgen.WriteFile(filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix), name), data); err != nil {
+			b.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	ws, err := workspace.Start(workspace.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ws.Close() })
+	if err := ws.RegisterTable(context.Background(), "main.sales.orders", root, true); err != nil {
+		b.Fatal(err)
+	}
+	u := ws.Warehouse().Unknowns()
+	u.PathAccess = fakewarehouse.OverlapAllowed
+	ws.Warehouse().SetUnknowns(u)
+	if _, err := ws.Warehouse().Engine().Exec(context.Background(),
+		"INSERT INTO main.sales.orders SELECT range, 'zb', 1.0 FROM range(1, 300001)"); err != nil {
+		b.Fatal(err)
+	}
+	dir := "file://" + filepath.ToSlash(filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix)))
+	srcs := []reload.KeySource{{Label: "g", Folder: dir, Files: names, Exprs: []string{"CAST(`id` AS BIGINT)"}}}
+	return ws, srcs, databricks.TableName{Catalog: "main", Schema: "sales", Table: "orders"}
+}
+
+// BenchmarkKeysQueries1M: the overlap (inspect --key) and reconciliation (verify --key)
+// statements over 1,000,000 fallback records and a table of 300,000 rows, on the local
+// warehouse's engine (DuckDB; one statement each).
+func BenchmarkKeysQueries1M(b *testing.B) {
+	ws, srcs, table := keysBench(b)
+	keys := reload.Keys{"id"}
+	for name, sql := range map[string]string{"overlap": reload.OverlapSQL(table, keys, srcs), "reconcile": reload.ReconcileSQL(table, keys, srcs)} {
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				res, err := ws.Warehouse().Engine().Exec(context.Background(), sql)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if i == 0 {
+					b.Logf("%s: %v", name, res.Rows)
+				}
+			}
+		})
 	}
 }

@@ -28,6 +28,8 @@ type InspectOptions struct {
 	SchemaFile string
 	// Source returns the schema source named by From; nil uses schemaSource.
 	Source func(name string) (target.Source, error)
+	// Key, when set, measures the fallback records by key against the table (keys.go).
+	Key string
 }
 
 // NewCmdInspect returns `zbrecover inspect`. runF replaces the run function in tests.
@@ -74,7 +76,16 @@ files, groups (each with verdict, changes and suggestion), totals.
 ` + exitCodesHelp + `
 
 Inspect exits with 3 when some schema group blocks the load, and with 5 when some files are
-unreadable (the report lists them with the reason); when both apply, 3 wins.`,
+unreadable (the report lists them with the reason); when both apply, 3 wins.
+
+With --key COL[,COL…] (and a table name and a warehouse), inspect also measures on the
+warehouse, per schema group and in total, with one statement that reads only the key columns
+of the listed files (the table is not downloaded): the records whose key is already in the
+table, the keys duplicated inside the fallback files, and the records a load by key would
+insert (reload --dedupe-key); a plain reload inserts every record. Under --output json they
+are the report's "keys" member.
+
+` + keysHelp,
 		Example: `  zbrecover inspect s3://bucket/tables/orders
   zbrecover inspect abfss://lake@acct.dfs.core.windows.net/orders --output json
   zbrecover inspect ./local/table --schema-file orders.ddl
@@ -90,6 +101,12 @@ unreadable (the report lists them with the reason); when both apply, 3 wins.`,
 			if o.SchemaFile != "" && c.Flags().Changed("from") {
 				return FlagErrorf("give --schema-file or --from, not both")
 			}
+			if o.Key != "" && o.Target.Table == "" {
+				return FlagErrorf("--key needs a table name: give catalog.schema.table or --table")
+			}
+			if _, err := parseKeyFlag("key", o.Key); err != nil {
+				return err
+			}
 			if (o.From == "warehouse" || o.From == "uc") && o.Target.Table == "" {
 				return FlagErrorf("--from %s needs a table name: give catalog.schema.table or --table", o.From)
 			}
@@ -102,6 +119,7 @@ unreadable (the report lists them with the reason); when both apply, 3 wins.`,
 	addTargetFlags(c, &o.Target)
 	c.Flags().StringVar(&o.Prefix, "prefix", inspect.FallbackPrefix, "the fallback folder under the table root")
 	c.Flags().StringVar(&o.From, "from", "delta", "where to read the table schema: delta (the log at the root), warehouse or uc")
+	c.Flags().StringVar(&o.Key, "key", "", "measure the records already in the table and the duplicates by these key columns (COL[,COL]; needs a warehouse)")
 	c.Flags().StringVar(&o.SchemaFile, "schema-file", "", "read the table schema from this file (Delta schema JSON or DDL; - for stdin) instead")
 	return c
 }
@@ -180,13 +198,17 @@ func inspectRun(ctx context.Context, o *InspectOptions) error {
 		f.Logger.Info("diffed", "table", table.Source, "blocking_groups", len(rep.Blocking()))
 	}
 
+	ov, keysErr := inspectKeys(ctx, o, tgt, rep, table)
 	if f.Global.JSON() {
-		err = rep.WriteJSON(f.IO.Out)
-	} else {
-		err = rep.WriteText(f.IO.Out)
+		err = writeInspectJSON(f.IO.Out, rep, ov)
+	} else if err = rep.WriteText(f.IO.Out); err == nil {
+		err = writeOverlapText(f.IO.Out, ov)
 	}
 	if err != nil {
 		return err
+	}
+	if keysErr != nil {
+		return keysErr
 	}
 	if tableErr != nil {
 		return fmt.Errorf("read the table schema (--from %s): %w", src.Name(), tableErr)

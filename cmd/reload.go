@@ -35,6 +35,10 @@ type ReloadOptions struct {
 	NoValidate bool
 	Journal    string
 	StageTo    string
+	// DedupeKey, DedupeOrder and DedupeAscending ask for a load by key (keys.go).
+	DedupeKey       string
+	DedupeOrder     string
+	DedupeAscending bool
 }
 
 // NewCmdReload returns `zbrecover reload`. runF replaces the run function in tests.
@@ -81,6 +85,24 @@ loaded are not planned again.
 What is guaranteed: each file is loaded at most once. Rows are not deduplicated: Zerobus
 delivery is at-least-once, so records Zerobus also published may now be in the table twice.
 
+With --dedupe-key COL[,COL…] reload loads by key: the same batches (same files, checks and
+journal) load a staging table of the run, <table>__zbrecover_<run>, created with the table's
+columns; then one statement,
+  MERGE INTO <table> USING (<staging rows, the first per key by the rule>) ON <key null-safe>
+    WHEN NOT MATCHED THEN INSERT *
+inserts the records whose key the table does not hold, one per key; then the staging table is
+dropped. Of several records of one key it keeps the one of the earliest batch, or, with
+--dedupe-order COL, the one with the highest COL (the lowest with --dedupe-ascending; NULLs
+last), then the earliest batch. What is then guaranteed: every key of the loaded files is in
+the table, and the load added no second row for any key. Rows the table already held more than
+once stay so, and Zerobus appends committed while the MERGE runs are not seen by it (verify
+--key shows both). A crash between the statements converges on a re-run: loaded batches are
+not sent again, and the MERGE, idempotent by key, is settled from the table's history or sent
+again. A re-run continues a load by key as it was started. Cleanup deletes a file of a load by
+key only once the MERGE that follows its batch committed.
+
+` + keysHelp + `
+
 On a terminal, reload shows the plan and asks before the first load; without one it needs
 --yes. --dry-run prints the plan and every statement and runs nothing.
 
@@ -116,6 +138,9 @@ verified, 130 when interrupted.`,
 			if _, err := parseRenames(o.Renames); err != nil {
 				return err
 			}
+			if err := validateDedupeFlags(o); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(c.Context(), o)
 			}
@@ -134,6 +159,9 @@ verified, 130 when interrupted.`,
 	fl.BoolVar(&o.NoValidate, "no-validate", false, "skip the VALIDATE ALL preflight (a path-access probe still runs)")
 	fl.StringVar(&o.Journal, "journal", "", "keep the journal at this storage URL (default: the local state directory)")
 	fl.StringVar(&o.StageTo, "stage-to", "", "copy the files here first and load them from here: /Volumes/<catalog>/<schema>/<volume>/<dir> or an external location's URL")
+	fl.StringVar(&o.DedupeKey, "dedupe-key", "", "load by key: insert only records whose key (COL[,COL]) the table lacks, one per key")
+	fl.StringVar(&o.DedupeOrder, "dedupe-order", "", "with --dedupe-key: of the records of one key keep the one with the highest COL")
+	fl.BoolVar(&o.DedupeAscending, "dedupe-ascending", false, "with --dedupe-order: keep the lowest instead")
 	return c
 }
 
@@ -236,6 +264,10 @@ func reloadRun(ctx context.Context, o *ReloadOptions) error {
 		}
 	}
 
+	dedupe, err := reloadDedupe(o, table)
+	if err != nil {
+		return err
+	}
 	store, err := f.openJournal(ctx, o.Journal)
 	if err != nil {
 		return err
@@ -305,7 +337,7 @@ func reloadRun(ctx context.Context, o *ReloadOptions) error {
 	res, runErr := reload.Run(ctx, reload.Deps{Warehouse: wh, Journal: store,
 		Target: journal.Target{TableID: tgt.TableID, Table: tgt.TableName(), Root: tgt.Display()}, User: user},
 		tgt.Name, plan, reload.Options{NoValidate: o.NoValidate, Header: header(user), Root: tgt.Display(), Prefix: rep.Prefix,
-			Log: f.Logger, Stage: stage, Source: source,
+			Log: f.Logger, Stage: stage, Source: source, Dedupe: dedupe,
 			Progress: func(done, total int) { bar.update(inspect.Progress{Listed: total, ListingDone: true, Done: done}) }})
 	bar.done(runErr == nil)
 	if res != nil {
@@ -522,6 +554,7 @@ func printReloadReport(f *Factory, r *reload.Report) error {
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", warn)
 	}
+	printMergeReport(w, r.Merge)
 	fmt.Fprintf(w, "%s\n", r.Guarantee)
 	return nil
 }

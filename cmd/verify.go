@@ -18,6 +18,8 @@ type VerifyOptions struct {
 	Target  TargetOptions
 	Run     string
 	Journal string
+	// Key, when set, reconciles the run's files with the table by key (keys.go).
+	Key string
 }
 
 // NewCmdVerify returns `zbrecover verify`. runF replaces the run function in tests.
@@ -34,14 +36,25 @@ verified (unknown, mismatch, failed or never sent) fails the check.
 Without --run it checks the table's newest run. The check is recorded in the journal.
 
 What is guaranteed: each file was loaded at most once. Rows are not deduplicated: records
-Zerobus also published may be in the table twice.
+Zerobus also published may be in the table twice. For a load by key (reload --dedupe-key),
+verify also checks that the MERGE from the staging table committed after the last batch.
+
+With --key COL[,COL…], verify reads the key columns of the run's fallback files (before
+cleanup deletes them) and counts, with one statement, the table's rows for each distinct key:
+keys missing from the table (must be 0), and a histogram of rows per key (1, 2, 3+). Keys with
+2 or more rows are duplicates, whoever wrote them: a plain reload creates them for records
+Zerobus also published; a load by key does not.
+
+` + keysHelp + `
 
 ` + targetHelp + `
 ` + exitCodesHelp + `
 
-Verify exits 4 when any batch's counts do not agree or are not known.`,
+Verify exits 4 when any batch's counts do not agree or are not known, or when keys of the
+run's files are missing from the table.`,
 		Example: `  zbrecover verify main.sales.orders
-  zbrecover verify main.sales.orders --run 20261201T101500Z-1a2b3c4d -o json`,
+  zbrecover verify main.sales.orders --run 20261201T101500Z-1a2b3c4d -o json
+  zbrecover verify main.sales.orders --key id`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := parseTarget(&o.Target, args); err != nil {
@@ -49,6 +62,9 @@ Verify exits 4 when any batch's counts do not agree or are not known.`,
 			}
 			if o.Target.Table == "" {
 				return FlagErrorf("verify needs the table's name: give catalog.schema.table, or --table with --root")
+			}
+			if _, err := parseKeyFlag("key", o.Key); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(c.Context(), o)
@@ -59,6 +75,7 @@ Verify exits 4 when any batch's counts do not agree or are not known.`,
 	addTargetFlags(c, &o.Target)
 	c.Flags().StringVar(&o.Run, "run", "", "the run to check (default: the table's newest)")
 	c.Flags().StringVar(&o.Journal, "journal", "", "the journal's storage URL (default: the local state directory)")
+	c.Flags().StringVar(&o.Key, "key", "", "also reconcile the run's files with the table by these key columns (COL[,COL])")
 	return c
 }
 
@@ -119,6 +136,9 @@ func verifyRun(ctx context.Context, o *VerifyOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := verifyKeys(ctx, o, wh, tgt, st, rep); err != nil {
+		return err
+	}
 	if err := w.Append(ctx, journal.Record{Kind: journal.KindEnd, End: &journal.End{State: st.Status}}); err != nil {
 		return err
 	}
@@ -136,10 +156,11 @@ func verifyRun(ctx context.Context, o *VerifyOptions) error {
 			}
 			fmt.Fprintf(out, "  batch %d  %-4s  expected %d, inserted %s, history %s  %s\n", c.Batch, mark, c.Expected, optInt(c.Inserted), optInt(c.History), c.Note)
 		}
+		printKeyCheck(out, rep)
 		fmt.Fprintf(out, "%d batches, %d failed; %d rows expected, %d inserted\n%s\n", len(rep.Checks), rep.Failed, rep.Expected, rep.Inserted, rep.Guarantee)
 	}
 	if !rep.OK {
-		return WithCode(ExitVerify, fmt.Sprintf("%d of %d batches of run %s do not verify", rep.Failed, len(rep.Checks), rep.Run))
+		return WithCode(ExitVerify, verifyFailure(rep))
 	}
 	return nil
 }

@@ -24,6 +24,9 @@
 //	deleted        Deletion.Results: deleted | skipped (changed) | gone | failed, reason,
 //	               the archive copy's URL when cleanup archived the file first
 //	end            End: the state the process left the run in
+//	merge          Merge: a step of a load by key (reload --dedupe-key): planned (staging
+//	               table, key, order), intent (the MERGE as sent), result (rows inserted),
+//	               dropped (the staging table)
 //
 // Every string of a record passes through internal/redact before it is stored: SQL, error
 // texts, the root, the command line, keys. The caller's record is not changed.
@@ -101,6 +104,10 @@
 //     open one whose statement returned an error (settled from history by the caller);
 //   - a delete intent may name only files of verified batches, with the verified version;
 //     a deleted record only files with a delete intent;
+//   - in a load by key, batches load into the staging table and are in the table only once a
+//     MERGE result with a row count follows them: before that, VerifiedFiles leaves them out,
+//     and the run is unfinished (a re-run sends the MERGE) until the MERGE committed after the
+//     last batch and the staging table is dropped;
 //   - the run is cleaned when every verified file is deleted or gone, partially cleaned when
 //     some are; otherwise mismatch, loading (work pending and the last process wrote no
 //     end), unknown, failed, planned or verified, the first that applies.

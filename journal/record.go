@@ -31,13 +31,14 @@ const (
 	KindDeleteIntent Kind = "delete_intent" // Deletion.Files: files about to be deleted
 	KindDeleted      Kind = "deleted"       // Deletion.Results: what each delete did
 	KindEnd          Kind = "end"           // End: the process is done with the run
+	KindMerge        Kind = "merge"         // Merge: a step of a load by key (reload --dedupe-key)
 )
 
 // Known reports whether this version of the package understands kind k.
 func (k Kind) Known() bool {
 	switch k {
 	case KindRun, KindPlan, KindIntent, KindResult, KindOutcome, KindVerification, KindStaging,
-		KindDeleteIntent, KindDeleted, KindEnd:
+		KindDeleteIntent, KindDeleted, KindEnd, KindMerge:
 		return true
 	}
 	return false
@@ -64,6 +65,7 @@ type Record struct {
 	Staging      *Staging      `json:"staging,omitempty"`
 	Deletion     *Deletion     `json:"deletion,omitempty"`
 	End          *End          `json:"end,omitempty"`
+	Merge        *Merge        `json:"merge,omitempty"`
 
 	// Raw holds a record of a kind this version does not know, as it was read.
 	Raw json.RawMessage `json:"-"`
@@ -208,6 +210,39 @@ type DeletedResult struct {
 	Archive string `json:"archive,omitempty"`
 }
 
+// MergeStep is the step of a load by key a merge record records.
+type MergeStep string
+
+// The steps of a load by key, in order.
+const (
+	MergePlanned MergeStep = "planned" // the staging table is about to be created (if missing)
+	MergeIntent  MergeStep = "intent"  // the MERGE is about to be sent
+	MergeResult  MergeStep = "result"  // what the MERGE returned
+	MergeDropped MergeStep = "dropped" // the staging table was dropped
+)
+
+// Merge is one step of a load by key (reload --dedupe-key): the run's batches load into a
+// staging table, then one MERGE inserts, from the staging rows deduplicated by key, those
+// whose key the table does not hold, then the staging table is dropped. A batch of such a run
+// is in the table only once a MERGE result with a row count follows it.
+type Merge struct {
+	Step    MergeStep `json:"step"`
+	Staging string    `json:"staging"`       // the staging table, catalog.schema.table
+	Key     []string  `json:"key,omitempty"` // the key columns (planned)
+	// Order is the column whose highest (lowest with Ascending) value wins among records of
+	// one key; "" keeps the first by batch (planned).
+	Order     string    `json:"order,omitempty"`
+	Ascending bool      `json:"ascending,omitempty"`
+	SQL       string    `json:"sql,omitempty"` // the MERGE as sent (intent)
+	Started   time.Time `json:"started,omitzero"`
+	// BaseVersion is the table's newest version before the MERGE was sent (intent).
+	BaseVersion *int64 `json:"base_version,omitempty"`
+	// Inserted is the MERGE's num_inserted_rows (result); nil when no count came back.
+	Inserted *int64 `json:"inserted,omitempty"`
+	Version  *int64 `json:"version,omitempty"` // the history version, when settled from it
+	Err      string `json:"error,omitempty"`
+}
+
 // End closes a process's work on a run, with the state it left the run in.
 type End struct {
 	State RunStatus `json:"state"`
@@ -241,7 +276,7 @@ func (r *Record) Validate() error {
 	set := map[Kind]bool{
 		KindRun: r.Header != nil, KindPlan: r.Plan != nil, KindIntent: r.Intent != nil,
 		KindResult: r.Result != nil, KindOutcome: r.Outcome != nil, KindVerification: r.Verification != nil,
-		KindStaging: r.Staging != nil, KindEnd: r.End != nil,
+		KindStaging: r.Staging != nil, KindEnd: r.End != nil, KindMerge: r.Merge != nil,
 		KindDeleteIntent: r.Deletion != nil && r.Kind == KindDeleteIntent,
 		KindDeleted:      r.Deletion != nil && r.Kind == KindDeleted,
 	}
@@ -252,6 +287,16 @@ func (r *Record) Validate() error {
 	}
 	if !set[r.Kind] {
 		return fmt.Errorf("run %s seq %d: %s record without its payload", r.Run, r.Seq, r.Kind)
+	}
+	if r.Merge != nil {
+		switch r.Merge.Step {
+		case MergePlanned, MergeIntent, MergeResult, MergeDropped:
+		default:
+			return fmt.Errorf("run %s seq %d: merge step %q (want planned, intent, result or dropped)", r.Run, r.Seq, r.Merge.Step)
+		}
+		if r.Merge.Staging == "" {
+			return fmt.Errorf("run %s seq %d: merge record without its staging table", r.Run, r.Seq)
+		}
 	}
 	if r.Outcome != nil {
 		switch r.Outcome.Status {

@@ -98,13 +98,45 @@ type State struct {
 	Processes                 []Process
 	Batches                   []*BatchState // by batch number
 	Staging                   []Staging
-	End                       *End     // of the last process, if it wrote one
-	Unknown                   []Record // records of kinds this version does not know
-	Warnings                  []string // unknown kinds, torn lines, … (never fatal)
+	Merge                     *MergeState // a load by key (reload --dedupe-key); nil otherwise
+	End                       *End        // of the last process, if it wrote one
+	Unknown                   []Record    // records of kinds this version does not know
+	Warnings                  []string    // unknown kinds, torn lines, … (never fatal)
 	Status                    RunStatus
 
 	files []*FileState // in batch order, then the batch's file order
 	byKey map[string]*FileState
+	// lastBatchSeq is the seq of the latest intent, result or outcome of a batch.
+	lastBatchSeq int
+}
+
+// MergeState is a load by key after replay: the staging table the batches load into, and
+// the MERGE that moves their rows, deduplicated by key, into the table.
+type MergeState struct {
+	Staging   string
+	Key       []string
+	Order     string
+	Ascending bool
+	Dropped   bool   // the staging table was dropped since it was last planned
+	Intent    *Merge // the latest MERGE intent
+	IntentSeq int
+	Result    *Merge // the result of the latest intent, if one was written
+	Attempts  int    // MERGE intents written
+	// MergedSeq is the seq of the latest MERGE result with a row count: the MERGE committed
+	// then, and every batch sent before it is in the table.
+	MergedSeq int
+}
+
+// MergePending reports whether a load by key has staged rows no committed MERGE has moved
+// into the table yet (a batch sent after the latest MERGE, or no MERGE yet).
+func (s *State) MergePending() bool {
+	return s.Merge != nil && (s.Merge.MergedSeq == 0 || s.lastBatchSeq > s.Merge.MergedSeq)
+}
+
+// merged reports whether batch b's rows are in the table: always for a plain reload; for a
+// load by key, when a committed MERGE followed its statement.
+func (s *State) merged(b *BatchState) bool {
+	return s.Merge == nil || (b.IntentSeq > 0 && b.IntentSeq < s.Merge.MergedSeq)
 }
 
 // Replay turns a run's records into its state. It is pure: no I/O, no clock.
@@ -204,6 +236,7 @@ func (s *State) apply(r Record, batches map[int]*BatchState) error {
 		}
 		in := *r.Intent
 		b.Intent, b.IntentSeq, b.Result, b.Status = &in, r.Seq, nil, BatchOpen
+		s.lastBatchSeq = r.Seq
 		b.Files, b.ExpectedRows, b.SQL = in.Files, in.ExpectedRows, in.SQL
 		b.Attempts++
 		// The intent's files are the versions the statement read: they replace the plan's.
@@ -220,6 +253,7 @@ func (s *State) apply(r Record, batches map[int]*BatchState) error {
 		}
 		res := *r.Result
 		b.Result = &res
+		s.lastBatchSeq = r.Seq
 		if res.Inserted != nil {
 			b.Status = BatchLoaded
 		}
@@ -230,6 +264,7 @@ func (s *State) apply(r Record, batches map[int]*BatchState) error {
 		}
 		o := *r.Outcome
 		b.Outcome, b.OutcomeTime, b.Status = &o, r.Time, o.Status
+		s.lastBatchSeq = r.Seq
 	case KindVerification:
 		for _, c := range r.Verification.Checks {
 			b := batches[c.Batch]
@@ -253,7 +288,7 @@ func (s *State) apply(r Record, batches map[int]*BatchState) error {
 	case KindDeleteIntent:
 		for _, f := range r.Deletion.Files {
 			fs := s.byKey[f.Key]
-			if fs == nil || batches[fs.Batch].Status != BatchVerified {
+			if fs == nil || batches[fs.Batch].Status != BatchVerified || !s.merged(batches[fs.Batch]) {
 				return fmt.Errorf("delete intent for %s, which no verified batch holds", f.Key)
 			}
 			if !samePrecondition(f, fs.File) {
@@ -280,9 +315,47 @@ func (s *State) apply(r Record, batches map[int]*BatchState) error {
 	case KindEnd:
 		e := *r.End
 		s.End = &e
+	case KindMerge:
+		return s.applyMerge(r)
 	default:
 		s.Unknown = append(s.Unknown, r)
 		s.Warnings = append(s.Warnings, fmt.Sprintf("run %s seq %d: record of unknown kind %q (format v%d), kept unread", s.Run, r.Seq, r.Kind, r.V))
+	}
+	return nil
+}
+
+// applyMerge applies a merge record: planned names the staging table and the key (the same
+// for every planned record of the run), an intent needs a planned load, a result needs an
+// intent without one, dropped needs a planned load.
+func (s *State) applyMerge(r Record) error {
+	m := *r.Merge
+	if m.Step != MergePlanned && s.Merge == nil {
+		return fmt.Errorf("merge %s before the load by key was planned", m.Step)
+	}
+	if s.Merge != nil && m.Staging != s.Merge.Staging {
+		return fmt.Errorf("merge %s names staging table %s, the run's is %s", m.Step, m.Staging, s.Merge.Staging)
+	}
+	switch m.Step {
+	case MergePlanned:
+		if s.Merge == nil {
+			s.Merge = &MergeState{Staging: m.Staging, Key: m.Key, Order: m.Order, Ascending: m.Ascending}
+		} else if fmt.Sprint(m.Key) != fmt.Sprint(s.Merge.Key) || m.Order != s.Merge.Order || m.Ascending != s.Merge.Ascending {
+			return fmt.Errorf("the load by key is planned again with another key or order")
+		}
+		s.Merge.Dropped = false
+	case MergeIntent:
+		s.Merge.Intent, s.Merge.IntentSeq, s.Merge.Result = &m, r.Seq, nil
+		s.Merge.Attempts++
+	case MergeResult:
+		if s.Merge.Intent == nil || s.Merge.Result != nil {
+			return fmt.Errorf("MERGE result without an open MERGE intent")
+		}
+		s.Merge.Result = &m
+		if m.Inserted != nil {
+			s.Merge.MergedSeq = r.Seq
+		}
+	case MergeDropped:
+		s.Merge.Dropped = true
 	}
 	return nil
 }
@@ -340,14 +413,15 @@ func (s *State) status(ended bool) RunStatus {
 		attempted = attempted || b.Attempts > 0
 	}
 	pending := count[BatchPlanned] + count[BatchOpen] + count[BatchLoaded] + count[BatchFailed]
+	mergePending := attempted && s.MergePending()
 	switch {
 	case count[BatchMismatch] > 0:
 		return RunMismatch
-	case !ended && attempted && pending > 0:
+	case !ended && attempted && (pending > 0 || mergePending):
 		return RunLoading
 	case count[BatchOpen]+count[BatchLoaded]+count[BatchUnknown] > 0:
 		return RunUnknown
-	case count[BatchFailed] > 0 || (attempted && count[BatchPlanned] > 0):
+	case count[BatchFailed] > 0 || (attempted && count[BatchPlanned] > 0) || mergePending:
 		return RunFailed
 	case count[BatchPlanned] > 0 || (len(s.Batches) == 0 && !ended):
 		return RunPlanned
@@ -369,13 +443,18 @@ func (s *State) Batch(n int) *BatchState { return s.batch(n) }
 // Unfinished reports whether a re-run has work to do on this run: a batch planned, open,
 // loaded but not classified, or failed. Unknown batches are left to verify.
 func (s *State) Unfinished() bool {
+	mismatch := false
 	for _, b := range s.Batches {
 		switch b.Status {
 		case BatchPlanned, BatchOpen, BatchLoaded, BatchFailed:
 			return true
+		case BatchMismatch:
+			mismatch = true
 		}
 	}
-	return false
+	// A load by key is unfinished while staged rows wait for the MERGE (unless a batch
+	// mismatched: that stops it) or the staging table is still there.
+	return s.Merge != nil && !mismatch && (s.MergePending() || !s.Merge.Dropped)
 }
 
 // OpenBatches returns the batches whose statement may have run without a known row count:
@@ -427,12 +506,13 @@ func (s *State) view(f *FileState) FileState {
 }
 
 // VerifiedFiles returns the files of verified batches, each with the version that was
-// verified (FileState.Precondition), including those already deleted (see Delete). It is
-// the only list cleanup may delete from.
+// verified (FileState.Precondition), including those already deleted (see Delete); for a
+// load by key, only the batches a committed MERGE followed (before it, their rows are in the
+// staging table, not in the table). It is the only list cleanup may delete from.
 func (s *State) VerifiedFiles() []FileState {
 	var out []FileState
 	for _, f := range s.files {
-		if v := s.view(f); v.Status == BatchVerified {
+		if v := s.view(f); v.Status == BatchVerified && s.merged(s.batch(f.Batch)) {
 			out = append(out, v)
 		}
 	}

@@ -71,6 +71,8 @@ type Options struct {
 	// or the staging location's), with a trailing slash; batches of an earlier process that
 	// read elsewhere are refused (ErrSecondPath). Empty skips the check.
 	Source string
+	// Dedupe, when set, loads by key through a staging table and one MERGE (dedupe.go).
+	Dedupe *Dedupe
 }
 
 // BatchReport is one batch's fate.
@@ -112,6 +114,9 @@ type Report struct {
 	// changed, for example).
 	Warnings  []string `json:"warnings"`
 	Guarantee string   `json:"guarantee"`
+	// Merge is the load by key's MERGE (reload --dedupe-key); batches then load the
+	// staging table.
+	Merge *MergeReport `json:"merge,omitempty"`
 }
 
 // Deps are what Run works with.
@@ -134,7 +139,8 @@ type runner struct {
 	rep     *Report
 	claimed map[int64]bool // history versions that settled a batch
 	props   map[string]string
-	toSend  []string // the statements to preflight
+	toSend  []string   // the statements to preflight
+	dd      *dedupeRun // a load by key, or nil
 }
 
 // Run executes the plan, continuing the table's latest unfinished run on the same root if
@@ -169,6 +175,9 @@ func Run(ctx context.Context, d Deps, table databricks.TableName, p *Plan, o Opt
 
 	st, err := journal.LatestUnfinished(ctx, d.Journal, d.Target.TableID, o.Root)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkDedupe(st, o); err != nil {
 		return nil, err
 	}
 	var newBatches []Batch
@@ -227,6 +236,9 @@ func Run(ctx context.Context, d Deps, table databricks.TableName, p *Plan, o Opt
 			base = max(base, b.Batch)
 		}
 	}
+	if newBatches, err = r.dedupeStart(ctx, st, newBatches, base); err != nil {
+		return r.finish(ctx, err)
+	}
 	if len(newBatches) > 0 {
 		pr := journal.Plan{}
 		for i := range newBatches {
@@ -239,6 +251,9 @@ func Run(ctx context.Context, d Deps, table databricks.TableName, p *Plan, o Opt
 		}
 	}
 	err = r.execute(ctx, st, newBatches, base)
+	if err == nil {
+		err = r.dedupeFinish(ctx)
+	}
 	return r.finish(ctx, err)
 }
 

@@ -21,6 +21,9 @@ type VerifyReport struct {
 	Expected  int64  `json:"expected_rows"`
 	Inserted  int64  `json:"inserted_rows"`
 	Guarantee string `json:"guarantee"`
+	// Merge is the state of a load by key's MERGE; Keys the key check (verify --key).
+	Merge *MergeCheck `json:"merge,omitempty"`
+	Keys  *KeyCheck   `json:"keys,omitempty"`
 }
 
 // Verify re-checks a run: for every batch, the rows its files' footers hold (as planned) vs the
@@ -37,7 +40,8 @@ func Verify(ctx context.Context, wh Warehouse, table databricks.TableName, st *j
 			c.Inserted = b.Result.Inserted
 			rep.Inserted += *b.Result.Inserted
 		}
-		if b.Outcome != nil && b.Outcome.Version != nil {
+		// A load by key's batches were settled from the staging table's history.
+		if b.Outcome != nil && b.Outcome.Version != nil && st.Merge == nil {
 			if commits == nil {
 				res, err := wh.QueryAll(ctx, HistorySQL(table, 1000))
 				if err != nil {
@@ -64,9 +68,14 @@ func Verify(ctx context.Context, wh Warehouse, table databricks.TableName, st *j
 			if b.Outcome != nil && b.Outcome.Reason != "" {
 				c.Note += ": " + b.Outcome.Reason
 			}
+		case st.Merge != nil && b.Outcome != nil && b.Outcome.Version != nil:
+			// Settled when it ran from the staging table's history (the table is dropped
+			// once merged).
+			c.OK = true
+			c.Note = fmt.Sprintf("settled from the staging table's history (version %d)", *b.Outcome.Version)
 		case c.History != nil && *c.History != c.Expected:
 			c.Note = fmt.Sprintf("history version %d wrote %d rows, the files hold %d", *b.Outcome.Version, *c.History, c.Expected)
-		case b.Outcome != nil && b.Outcome.Version != nil && c.History == nil:
+		case b.Outcome != nil && b.Outcome.Version != nil && c.History == nil && st.Merge == nil:
 			c.Note = fmt.Sprintf("history version %d is no longer in the table's history (or has no numOutputRows)", *b.Outcome.Version)
 		case c.History == nil && (c.Inserted == nil || *c.Inserted != c.Expected):
 			c.Note = "the statement's row count does not match the files"
@@ -78,6 +87,13 @@ func Verify(ctx context.Context, wh Warehouse, table databricks.TableName, st *j
 			rep.Failed++
 		}
 		rep.Checks = append(rep.Checks, c)
+	}
+	if st.Merge != nil {
+		rep.Merge = checkMerge(st)
+		rep.Guarantee = GuaranteeDedupe
+		if !rep.Merge.OK {
+			rep.OK = false
+		}
 	}
 	if w != nil {
 		if err := w.Append(ctx, journal.Record{Kind: journal.KindVerification, Verification: &journal.Verification{Checks: rep.Checks}}); err != nil {

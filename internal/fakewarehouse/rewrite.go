@@ -202,8 +202,9 @@ func (rw *rewriter) run() error {
 			}
 			switch up {
 			case "FROM":
-				// FROM after DELETE, or as a query clause: a table list follows.
-				if !rw.frame().fn {
+				// FROM after DELETE, or as a query clause: a table list follows; not in
+				// `a IS [NOT] DISTINCT FROM b`.
+				if !rw.frame().fn && !(rw.i > 0 && rw.toks[rw.i-1].isKw("DISTINCT") && rw.i > 1 && (rw.toks[rw.i-2].isKw("IS") || rw.toks[rw.i-2].isKw("NOT"))) {
 					rw.frame().inFrom = true
 					rw.expectTable = true
 				}

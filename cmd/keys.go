@@ -1,0 +1,242 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/journal"
+	"github.com/zbrecover/zbrecover/reload"
+	"github.com/zbrecover/zbrecover/schemadiff"
+	"github.com/zbrecover/zbrecover/target"
+)
+
+// keysHelp is what the help texts say about keys.
+const keysHelp = `Keys: COPY INTO deduplicates files, not rows. Zerobus delivery is at-least-once, so a
+record can be both in the table and in a fallback file (and in two fallback files). A key
+(--key / --dedupe-key COL[,COL…]; names with spaces or commas in backquotes, ` + "``" + ` for a
+backquote) names the columns that identify a record, with the same names in the files and
+the table; keys are compared null-safe (a NULL key is one key value).`
+
+// parseKeyFlag reads a --key style flag; "" gives nil.
+func parseKeyFlag(flag, s string) (reload.Keys, error) {
+	if s == "" {
+		return nil, nil
+	}
+	k, err := reload.ParseKeys(s)
+	if err != nil {
+		return nil, FlagErrorf("--%s: %v", flag, err)
+	}
+	return k, nil
+}
+
+// checkTableKeys checks that the table has every key column (and the order column).
+func checkTableKeys(s schemadiff.Schema, keys reload.Keys, order string) error {
+	names := append([]string(nil), keys...)
+	if order != "" {
+		names = append(names, order)
+	}
+	for _, k := range names {
+		found := false
+		for _, f := range s.Fields {
+			found = found || strings.EqualFold(f.Name, k)
+		}
+		if !found {
+			return WithCode(ExitUsage, fmt.Sprintf("the table has no column %s (--dedupe-key and --dedupe-order name table columns)", schemadiff.QuoteIdent(k)))
+		}
+	}
+	return nil
+}
+
+// inspectKeys measures inspect --key on the warehouse: nil when no key was asked for.
+func inspectKeys(ctx context.Context, o *InspectOptions, tgt *target.Target, rep *inspect.Report, table *inspect.Table) (*reload.OverlapReport, error) {
+	keys, err := parseKeyFlag("key", o.Key)
+	if err != nil || keys == nil {
+		return nil, err
+	}
+	if table == nil || !table.Known() {
+		return nil, fmt.Errorf("--key: the table's schema is needed to read the keys")
+	}
+	ws := o.F.workspace()
+	if ws == nil {
+		return nil, fmt.Errorf("--key: %w", ErrNeedsDatabricks)
+	}
+	wh, err := ws.Warehouse(ctx)
+	if err != nil {
+		return nil, err
+	}
+	srcs, err := reload.OverlapSources(rep, table.Schema, keys, tgt.Loc.Join(rep.Prefix))
+	if err != nil {
+		return nil, WithCode(ExitUsage, "--key: "+err.Error())
+	}
+	ov, err := reload.Overlap(ctx, wh, tgt.Name, keys, srcs)
+	if err != nil {
+		if errors.Is(err, reload.ErrLocationOverlap) {
+			return nil, fmt.Errorf("--key: %w; the keys cannot be read from the fallback folder by path (stage the files where the warehouse may read them)", err)
+		}
+		return nil, fmt.Errorf("--key: %w", err)
+	}
+	return ov, nil
+}
+
+// writeInspectJSON writes the inspect report with the overlap by key, when measured, as its
+// "keys" member.
+func writeInspectJSON(w io.Writer, rep *inspect.Report, ov *reload.OverlapReport) error {
+	if ov == nil {
+		return rep.WriteJSON(w)
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteJSON(&buf); err != nil {
+		return err
+	}
+	doc := bytes.TrimRight(buf.Bytes(), " \n")
+	if !bytes.HasSuffix(doc, []byte("}")) {
+		return fmt.Errorf("inspect: the JSON report is not an object")
+	}
+	keys, err := json.MarshalIndent(ov, "  ", "  ")
+	if err != nil {
+		return err
+	}
+	doc = bytes.TrimRight(doc[:len(doc)-1], " \n")
+	_, err = fmt.Fprintf(w, "%s,\n  \"keys\": %s\n}\n", doc, keys)
+	return err
+}
+
+func writeOverlapText(w io.Writer, ov *reload.OverlapReport) error {
+	if ov == nil {
+		return nil
+	}
+	fmt.Fprintf(w, "\nBy key %s against %s (%d statement):\n", ov.Key, ov.Table, ov.Statements)
+	line := func(name string, c reload.KeyCounts) {
+		fmt.Fprintf(w, "  %-14s %d records, %d keys: %d records with a key already in the table, %d keys duplicated in the files (%d extra records), %d new",
+			name, c.Records, c.Keys, c.InTable, c.DuplicateKeys, c.DuplicateRecords, c.New)
+		if c.NullKeyRecords > 0 {
+			fmt.Fprintf(w, ", %d records with a NULL key", c.NullKeyRecords)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, g := range ov.Groups {
+		id := g.Group
+		if len(id) > 12 {
+			id = id[:12]
+		}
+		line("group "+id, g)
+	}
+	line("total", ov.Total)
+	fmt.Fprintf(w, "  A plain reload would add %d rows whose key is then in the table more than once; reload --dedupe-key %s inserts %d.\n",
+		ov.Total.WouldDuplicate, ov.Key, ov.Total.New)
+	fmt.Fprintf(w, "  %s\n", ov.Note)
+	return nil
+}
+
+// reloadDedupe returns the load by key reload's flags ask for, nil for a plain reload.
+func reloadDedupe(o *ReloadOptions, table *schemadiff.Table) (*reload.Dedupe, error) {
+	keys, err := parseKeyFlag("dedupe-key", o.DedupeKey)
+	if err != nil || keys == nil {
+		return nil, err
+	}
+	if err := checkTableKeys(table.Schema, keys, o.DedupeOrder); err != nil {
+		return nil, err
+	}
+	return &reload.Dedupe{Key: keys, Order: o.DedupeOrder, Ascending: o.DedupeAscending}, nil
+}
+
+func validateDedupeFlags(o *ReloadOptions) error {
+	if _, err := parseKeyFlag("dedupe-key", o.DedupeKey); err != nil {
+		return err
+	}
+	if o.DedupeKey == "" && (o.DedupeOrder != "" || o.DedupeAscending) {
+		return FlagErrorf("--dedupe-order and --dedupe-ascending need --dedupe-key")
+	}
+	if o.DedupeAscending && o.DedupeOrder == "" {
+		return FlagErrorf("--dedupe-ascending needs --dedupe-order")
+	}
+	return nil
+}
+
+func printMergeReport(w io.Writer, m *reload.MergeReport) {
+	if m == nil {
+		return
+	}
+	fmt.Fprintf(w, "Load by key %s: batches loaded staging table %s; MERGE %s, %d rows inserted into the table (%d MERGE statements)",
+		m.Key, m.Staging, m.Status, m.Inserted, m.Statements)
+	if m.Dropped {
+		fmt.Fprint(w, "; staging table dropped")
+	} else if m.DropError != "" {
+		fmt.Fprintf(w, "; the staging table could not be dropped (%s): the next reload drops it", m.DropError)
+	}
+	fmt.Fprintln(w)
+	if m.Settled != "" {
+		fmt.Fprintf(w, "  %s\n", m.Settled)
+	}
+	fmt.Fprintf(w, "  Of the records of one key it keeps %s.\n", m.Rule)
+}
+
+// verifyKeys runs verify --key: the run's files' keys against the table (exit 4 when some
+// are missing).
+func verifyKeys(ctx context.Context, o *VerifyOptions, wh reload.Warehouse, tgt *target.Target, st *journal.State, rep *reload.VerifyReport) error {
+	keys, err := parseKeyFlag("key", o.Key)
+	if err != nil || keys == nil {
+		return err
+	}
+	kc, err := reload.Reconcile(ctx, wh, tgt.Name, keys, reload.RunSources(st, keys, tgt.Loc))
+	if err != nil {
+		return err
+	}
+	rep.Keys = kc
+	if !kc.OK {
+		rep.OK = false
+	}
+	return nil
+}
+
+func printKeyCheck(w io.Writer, rep *reload.VerifyReport) {
+	if m := rep.Merge; m != nil {
+		ins := "-"
+		if m.Inserted != nil {
+			ins = fmt.Sprint(*m.Inserted)
+		}
+		mark := "ok"
+		if !m.OK {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(w, "  merge    %-4s  load by key %s through %s: merged %v, %s rows inserted  %s\n", mark, m.Key, m.Staging, m.Merged, ins, m.Note)
+	}
+	kc := rep.Keys
+	if kc == nil {
+		return
+	}
+	mark := "ok"
+	if !kc.OK {
+		mark = "FAIL"
+	}
+	fmt.Fprintf(w, "Keys %s of the run's %d files (%d statement): %d keys, %d missing from the table  %s\n", kc.Key, kc.Files, kc.Statements, kc.Keys, kc.Missing, mark)
+	fmt.Fprintf(w, "  table rows per key: 1: %d, 2: %d, 3+: %d (most: %d); %d keys duplicated in the table\n", kc.Rows.Once, kc.Rows.Twice, kc.Rows.More, kc.MaxRows, kc.Duplicated)
+	if kc.NullKeys > 0 {
+		fmt.Fprintf(w, "  %d keys have a NULL column (compared null-safe)\n", kc.NullKeys)
+	}
+	fmt.Fprintf(w, "  %s\n", kc.Note)
+}
+
+// verifyFailure is verify's exit-4 message.
+func verifyFailure(rep *reload.VerifyReport) string {
+	var msgs []string
+	if rep.Failed > 0 {
+		msgs = append(msgs, fmt.Sprintf("%d of %d batches of run %s do not verify", rep.Failed, len(rep.Checks), rep.Run))
+	}
+	if rep.Merge != nil && !rep.Merge.OK {
+		msgs = append(msgs, "the load by key's MERGE has not run after its last batch")
+	}
+	if rep.Keys != nil && !rep.Keys.OK {
+		msgs = append(msgs, fmt.Sprintf("%d keys of run %s's files are missing from the table", rep.Keys.Missing, rep.Run))
+	}
+	if len(msgs) == 0 {
+		msgs = append(msgs, "run "+rep.Run+" does not verify")
+	}
+	return strings.Join(msgs, "; ")
+}

@@ -1,0 +1,426 @@
+package reload
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/zbrecover/zbrecover/databricks"
+	"github.com/zbrecover/zbrecover/journal"
+	"github.com/zbrecover/zbrecover/schemadiff"
+)
+
+// Dedupe configures a load by key (reload --dedupe-key): the batches load, with the same
+// statements, files and checks as a plain reload, into a staging table of the run; then one
+// MERGE inserts into the table the staged records whose key it does not hold, one per key;
+// then the staging table is dropped.
+type Dedupe struct {
+	Key Keys
+	// Order is the column whose highest value (lowest with Ascending) wins among the
+	// fallback records of one key; "" keeps the record of the earliest batch.
+	Order     string
+	Ascending bool
+}
+
+// Rule says which record of a key a load by key keeps.
+func (d Dedupe) Rule() string {
+	tail := "among records of one batch, any one (Spark does not say which)"
+	if d.Order == "" {
+		return "the record of the earliest batch (batches go by schema group, then folder and file name); " + tail
+	}
+	dir, which := "DESC NULLS LAST", "highest"
+	if d.Ascending {
+		dir, which = "ASC NULLS LAST", "lowest"
+	}
+	return fmt.Sprintf("the record with the %s %s (ORDER BY %s %s), then the earliest batch; %s",
+		which, schemadiff.QuoteIdent(d.Order), schemadiff.QuoteIdent(d.Order), dir, tail)
+}
+
+// Columns a load by key adds to its staging table and its MERGE source.
+const (
+	batchColumn = "__zbrecover_batch"
+	rankColumn  = "__zbrecover_rn"
+)
+
+// GuaranteeDedupe is what a load by key states.
+const GuaranteeDedupe = "Each file is loaded at most once into the run's staging table (COPY INTO skips files " +
+	"it already loaded; the journal records every batch and the MERGE). The MERGE inserts only records whose key " +
+	"the table does not hold, one per key: afterwards every key of the loaded files is in the table, and this " +
+	"load added no second row for any key. Keys are compared null-safe (a NULL key is one key). Rows the table " +
+	"already held more than once stay so, and Zerobus appends committed while the MERGE runs are not seen by it; " +
+	"check with zbrecover verify --key COL."
+
+var unsafeRun = regexp.MustCompile(`[^a-z0-9_]+`)
+
+// StagingTable is the staging table of run for table t: in the same schema,
+// <table>__zbrecover_<run>, lower case, non-alphanumerics as "_".
+func StagingTable(t databricks.TableName, run string) databricks.TableName {
+	return databricks.TableName{Catalog: t.Catalog, Schema: t.Schema,
+		Table: t.Table + "__zbrecover_" + unsafeRun.ReplaceAllString(strings.ToLower(run), "_")}
+}
+
+// StagingCreateSQL creates the staging table, if missing, with the table's columns (as CTAS
+// gives them: no constraints, all nullable) and the batch number.
+func StagingCreateSQL(target, staging databricks.TableName) string {
+	return "CREATE TABLE IF NOT EXISTS " + staging.SQL() + " AS SELECT *, CAST(NULL AS BIGINT) AS " + schemadiff.QuoteIdent(batchColumn) +
+		" FROM " + target.SQL() + " WHERE 1 = 0"
+}
+
+// StagingDropSQL drops the staging table.
+func StagingDropSQL(staging databricks.TableName) string {
+	return "DROP TABLE IF EXISTS " + staging.SQL()
+}
+
+// MergeSQL is the one statement that moves the staged records into the table: the staging
+// rows ranked per key by the rule (ROW_NUMBER, since an insert-only MERGE inserts every
+// source row of a key it does not match), the first of each inserted when the table holds no
+// row with that key. INSERT * takes the table's columns by name.
+func MergeSQL(target, staging databricks.TableName, d Dedupe) string {
+	part := make([]string, len(d.Key))
+	on := make([]string, len(d.Key))
+	for i, k := range d.Key {
+		q := schemadiff.QuoteIdent(k)
+		part[i] = q
+		on[i] = "zb_target." + q + " IS NOT DISTINCT FROM zb_source." + q
+	}
+	order := ""
+	if d.Order != "" {
+		dir := " DESC NULLS LAST, "
+		if d.Ascending {
+			dir = " ASC NULLS LAST, "
+		}
+		order = schemadiff.QuoteIdent(d.Order) + dir
+	}
+	order += schemadiff.QuoteIdent(batchColumn)
+	return "MERGE INTO " + target.SQL() + " AS zb_target USING (SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY " +
+		strings.Join(part, ", ") + " ORDER BY " + order + ") AS " + schemadiff.QuoteIdent(rankColumn) + " FROM " + staging.SQL() +
+		") AS zb_ranked WHERE " + schemadiff.QuoteIdent(rankColumn) + " = 1) AS zb_source ON " + strings.Join(on, " AND ") +
+		" WHEN NOT MATCHED THEN INSERT *"
+}
+
+// StagingCopySQL turns a batch's COPY INTO the table into the same COPY INTO the staging
+// table, with the batch number as a column.
+func StagingCopySQL(stmt string, target, staging databricks.TableName, batch int) (string, error) {
+	tag := fmt.Sprintf("CAST(%d AS BIGINT) AS %s, ", batch, schemadiff.QuoteIdent(batchColumn))
+	head := "COPY INTO " + target.SQL() + " FROM "
+	if !strings.HasPrefix(stmt, head) {
+		return "", fmt.Errorf("batch %d: the statement does not load %s", batch, target)
+	}
+	rest := stmt[len(head):]
+	into := "COPY INTO " + staging.SQL() + " FROM "
+	if strings.HasPrefix(rest, "(SELECT ") {
+		return into + "(SELECT " + tag + rest[len("(SELECT "):], nil
+	}
+	n := stringLiteralLen(rest)
+	if n == 0 {
+		return "", fmt.Errorf("batch %d: cannot read the statement's source folder", batch)
+	}
+	return into + "(SELECT " + tag + "* FROM " + rest[:n] + ")" + rest[n:], nil
+}
+
+// stringLiteralLen returns the length of the QuoteString literal s starts with, 0 if none.
+func stringLiteralLen(s string) int {
+	if !strings.HasPrefix(s, "'") {
+		return 0
+	}
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '\'':
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// MergeReport is what the MERGE of a load by key did.
+type MergeReport struct {
+	Key       Keys   `json:"key"`
+	Order     string `json:"order,omitempty"`
+	Ascending bool   `json:"ascending,omitempty"`
+	Rule      string `json:"rule"`
+	Staging   string `json:"staging_table"`
+	// Status: merged (the MERGE committed after every batch), pending (staged rows wait
+	// for it: re-run reload), or not run (a batch mismatched).
+	Status string `json:"status"`
+	// Inserted are the rows the MERGE inserted into the table (of every send that
+	// answered, and of a lost answer settled from the table's history).
+	Inserted   int64  `json:"inserted_rows"`
+	Statements int    `json:"merge_statements"`
+	Settled    string `json:"settled,omitempty"`
+	Dropped    bool   `json:"staging_dropped"`
+	DropError  string `json:"drop_error,omitempty"`
+}
+
+// dedupeRun is a runner's load by key.
+type dedupeRun struct {
+	cfg     Dedupe
+	target  databricks.TableName
+	staging databricks.TableName
+}
+
+// checkDedupe refuses to mix a load by key with a plain reload in one run. A re-run of a
+// load by key continues it as it was planned, with or without the flag.
+func checkDedupe(st *journal.State, o Options) error {
+	if st == nil || o.Dedupe == nil {
+		return nil
+	}
+	if st.Merge == nil {
+		return fmt.Errorf("run %s of this table was started without --dedupe-key and is unfinished: finish it first (zbrecover reload without --dedupe-key), then load by key", st.Run)
+	}
+	if fmt.Sprint(st.Merge.Key) != fmt.Sprint([]string(o.Dedupe.Key)) || st.Merge.Order != o.Dedupe.Order || st.Merge.Ascending != o.Dedupe.Ascending {
+		return fmt.Errorf("run %s of this table loads by key %s (order %q) and is unfinished: re-run with the same --dedupe-key and --dedupe-order, or without them",
+			st.Run, Keys(st.Merge.Key), st.Merge.Order)
+	}
+	return nil
+}
+
+// dedupeStart sets up a load by key once the run is known: the staging table (planned in the
+// journal, then created if missing) and the new batches' statements, which load it instead
+// of the table. History lookups of batches then read the staging table's.
+func (r *runner) dedupeStart(ctx context.Context, st *journal.State, newBatches []Batch, base int) ([]Batch, error) {
+	var cfg *Dedupe
+	switch {
+	case st != nil && st.Merge != nil:
+		cfg = &Dedupe{Key: st.Merge.Key, Order: st.Merge.Order, Ascending: st.Merge.Ascending}
+		r.o.Log.Info("continuing a load by key", "run", st.Run, "key", cfg.Key.String())
+	case r.o.Dedupe != nil && (st == nil || len(newBatches) > 0):
+		cfg = r.o.Dedupe
+	default:
+		return newBatches, nil
+	}
+	d := &dedupeRun{cfg: *cfg, target: r.table, staging: StagingTable(r.table, r.w.Run())}
+	if st != nil && st.Merge != nil && st.Merge.Staging != d.staging.String() {
+		return nil, fmt.Errorf("run %s: the journal names staging table %s, not %s", st.Run, st.Merge.Staging, d.staging)
+	}
+	r.dd = d
+	r.rep.Guarantee = GuaranteeDedupe
+	r.rep.Merge = &MergeReport{Key: cfg.Key, Order: cfg.Order, Ascending: cfg.Ascending, Rule: cfg.Rule(), Staging: d.staging.String(), Status: "pending"}
+	if st != nil && st.Merge != nil {
+		r.rep.Merge.Dropped = st.Merge.Dropped
+	}
+	if st == nil || st.Merge == nil || st.Merge.Dropped && len(newBatches) > 0 {
+		if err := r.w.Append(ctx, journal.Record{Kind: journal.KindMerge, Merge: &journal.Merge{Step: journal.MergePlanned,
+			Staging: d.staging.String(), Key: cfg.Key, Order: cfg.Order, Ascending: cfg.Ascending}}); err != nil {
+			return nil, err
+		}
+		r.rep.Merge.Dropped = false
+	}
+	if !r.rep.Merge.Dropped {
+		if _, err := r.d.Warehouse.QueryAll(ctx, StagingCreateSQL(d.target, d.staging)); err != nil {
+			return nil, fmt.Errorf("create the staging table %s: %w", d.staging, err)
+		}
+	}
+	out := make([]Batch, len(newBatches))
+	for i, b := range newBatches {
+		sql, err := StagingCopySQL(b.SQL, d.target, d.staging, base+i+1)
+		if err != nil {
+			return nil, err
+		}
+		b.SQL = sql
+		out[i] = b
+	}
+	r.table = d.staging
+	return out, nil
+}
+
+// dedupeFinish sends the MERGE when staged rows wait for it (settling a MERGE whose answer
+// was lost from the table's history first), then drops the staging table.
+func (r *runner) dedupeFinish(ctx context.Context) error {
+	if r.dd == nil {
+		return nil
+	}
+	mr := r.rep.Merge
+	st, err := journal.ReadState(ctx, r.d.Journal, r.d.Target.TableID, r.w.Run())
+	if err != nil {
+		return err
+	}
+	for _, b := range st.Batches {
+		switch b.Status {
+		case journal.BatchMismatch:
+			mr.Status = "not run"
+			return nil
+		case journal.BatchPlanned, journal.BatchOpen, journal.BatchLoaded, journal.BatchFailed:
+			return fmt.Errorf("batch %d is %s: the MERGE waits until every batch is settled; re-run reload", b.Batch, b.Status)
+		}
+	}
+	if st.Merge.Result != nil && st.Merge.Result.Inserted != nil {
+		mr.Inserted += *st.Merge.Result.Inserted
+	}
+	if st.MergePending() {
+		if st.Merge.Intent != nil && st.Merge.Result == nil || st.Merge.Result != nil && st.Merge.Result.Inserted == nil {
+			// An earlier MERGE got no answer: it may have committed.
+			if done, err := r.settleMerge(ctx, st); err != nil || done {
+				if err == nil {
+					err = r.dropStaging(ctx)
+				}
+				return err
+			}
+		}
+		if err := r.sendMerge(ctx); err != nil {
+			return err
+		}
+	}
+	mr.Status = "merged"
+	return r.dropStaging(ctx)
+}
+
+// settleMerge looks in the table's history for the commit of an unanswered MERGE: a MERGE by
+// this user after the intent's base version. Found once, it is recorded as the MERGE's
+// result (done) unless batches were staged after it; otherwise the MERGE is sent again
+// (idempotent by key).
+func (r *runner) settleMerge(ctx context.Context, st *journal.State) (bool, error) {
+	in := st.Merge.Intent
+	var found []Commit
+	if res, err := r.d.Warehouse.QueryAll(ctx, HistorySQL(r.dd.target, r.o.HistoryLimit)); err == nil {
+		commits, err := ParseHistory(res)
+		if err != nil {
+			return false, err
+		}
+		since := in.Started.Add(-r.o.HistorySkew)
+		for _, c := range commits {
+			if !strings.EqualFold(c.Operation, "MERGE") || in.BaseVersion != nil && c.Version <= *in.BaseVersion ||
+				in.BaseVersion == nil && c.Time.Before(since) || r.d.User != "" && !strings.EqualFold(c.User, r.d.User) {
+				continue
+			}
+			found = append(found, c)
+		}
+	}
+	open := st.Merge.Result == nil
+	if len(found) != 1 {
+		if open {
+			if err := r.w.Append(ctx, journal.Record{Kind: journal.KindMerge, Merge: &journal.Merge{Step: journal.MergeResult, Staging: r.dd.staging.String(),
+				Err: "no answer was recorded: the process ended while the MERGE was in flight"}}); err != nil {
+				return false, err
+			}
+		}
+		r.rep.Merge.Settled = fmt.Sprintf("an earlier MERGE got no answer and %d MERGE commits follow it in the table's history: sent again (idempotent by key)", len(found))
+		return false, nil
+	}
+	c := found[0]
+	n, _ := asInt(c.Metrics["numTargetRowsInserted"])
+	r.rep.Merge.Settled = fmt.Sprintf("an earlier MERGE got no answer; settled from DESCRIBE HISTORY: version %d inserted %d rows", c.Version, n)
+	r.o.Log.Info("MERGE settled from history", "version", c.Version, "inserted", n)
+	if !open {
+		// Its error result is written: a new intent-less result cannot follow it, so the
+		// MERGE is sent again; it inserts nothing the commit found already inserted.
+		r.rep.Merge.Inserted += n
+		return false, nil
+	}
+	v := c.Version
+	if err := r.w.Append(ctx, journal.Record{Kind: journal.KindMerge, Merge: &journal.Merge{Step: journal.MergeResult, Staging: r.dd.staging.String(),
+		Inserted: &n, Version: &v}}); err != nil {
+		return false, err
+	}
+	r.rep.Merge.Inserted += n
+	st2, err := journal.ReadState(ctx, r.d.Journal, r.d.Target.TableID, r.w.Run())
+	if err != nil {
+		return false, err
+	}
+	if st2.MergePending() {
+		return false, nil
+	}
+	r.rep.Merge.Status = "merged"
+	return true, nil
+}
+
+// sendMerge writes the MERGE's intent, sends it (retrying transaction conflicts) and writes
+// its result.
+func (r *runner) sendMerge(ctx context.Context) error {
+	d, mr := r.dd, r.rep.Merge
+	sql := MergeSQL(d.target, d.staging, d.cfg)
+	backoff := r.o.Backoff
+	for attempt := 1; ; attempt++ {
+		base := r.versionOf(ctx, d.target)
+		if err := r.w.Append(ctx, journal.Record{Kind: journal.KindMerge, Merge: &journal.Merge{Step: journal.MergeIntent, Staging: d.staging.String(),
+			SQL: sql, Started: r.o.Now().UTC(), BaseVersion: base}}); err != nil {
+			return err
+		}
+		mr.Statements++
+		r.rep.Statements++
+		res, err := r.d.Warehouse.QueryAll(ctx, sql)
+		result := func(c context.Context, n *int64, e string) error {
+			return r.w.Append(c, journal.Record{Kind: journal.KindMerge, Merge: &journal.Merge{Step: journal.MergeResult, Staging: d.staging.String(), Inserted: n, Err: e}})
+		}
+		if err == nil {
+			n, ok := inserted(res)
+			if !ok {
+				_ = result(context.WithoutCancel(ctx), nil, "the MERGE returned no row count")
+				return fmt.Errorf("MERGE into %s returned no row count (columns %v): re-run reload to send it again", d.target, res.Columns)
+			}
+			mr.Inserted += n
+			return result(ctx, &n, "")
+		}
+		se := databricks.Classify(err)
+		switch {
+		case ctx.Err() != nil || se.Class == databricks.ClassCanceled:
+			_ = result(context.WithoutCancel(ctx), nil, "interrupted: the MERGE was cancelled; the next run settles it")
+			return fmt.Errorf("MERGE: %w", ErrInterrupted)
+		case isConflict(se) && attempt < r.o.MaxAttempts:
+			if err := result(ctx, nil, se.Error()); err != nil {
+				return err
+			}
+			r.o.Log.Warn("transaction conflict; retrying the MERGE", "attempt", attempt, "wait", backoff)
+			if err := sleep(ctx, backoff); err != nil {
+				return fmt.Errorf("MERGE: %w", ErrInterrupted)
+			}
+			backoff *= 2
+		default:
+			_ = result(context.WithoutCancel(ctx), nil, se.Error())
+			return fmt.Errorf("MERGE from %s into %s (re-run reload to send it again; it inserts only keys the table lacks): %w", d.staging, d.target, err)
+		}
+	}
+}
+
+// dropStaging drops the staging table once its rows are merged. A failure is reported, not
+// fatal: the rows are in the table, and the next reload of the table drops it.
+func (r *runner) dropStaging(ctx context.Context) error {
+	d, mr := r.dd, r.rep.Merge
+	if _, err := r.d.Warehouse.QueryAll(ctx, StagingDropSQL(d.staging)); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("drop the staging table %s: %w", d.staging, ErrInterrupted)
+		}
+		mr.DropError = err.Error()
+		r.o.Log.Warn("could not drop the staging table; the next reload drops it", "table", d.staging.String(), "error", err)
+		return nil
+	}
+	mr.Dropped = true
+	return r.w.Append(ctx, journal.Record{Kind: journal.KindMerge, Merge: &journal.Merge{Step: journal.MergeDropped, Staging: d.staging.String()}})
+}
+
+// versionOf returns table t's newest version, or nil when its history cannot be read.
+func (r *runner) versionOf(ctx context.Context, t databricks.TableName) *int64 {
+	saved := r.table
+	r.table = t
+	defer func() { r.table = saved }()
+	return r.latestVersion(ctx)
+}
+
+// MergeCheck is verify's view of a load by key's MERGE.
+type MergeCheck struct {
+	Staging  string `json:"staging_table"`
+	Key      Keys   `json:"key"`
+	Merged   bool   `json:"merged"`
+	Inserted *int64 `json:"inserted_rows,omitempty"`
+	Dropped  bool   `json:"staging_dropped"`
+	OK       bool   `json:"ok"`
+	Note     string `json:"note,omitempty"`
+}
+
+// checkMerge checks that a load by key's MERGE committed after its last batch.
+func checkMerge(st *journal.State) *MergeCheck {
+	m := st.Merge
+	c := &MergeCheck{Staging: m.Staging, Key: m.Key, Merged: !st.MergePending(), Dropped: m.Dropped}
+	if m.Result != nil {
+		c.Inserted = m.Result.Inserted
+	}
+	c.OK = c.Merged
+	if !c.OK {
+		c.Note = "staged rows wait for the MERGE into the table: run reload again (it sends the MERGE, idempotent by key)"
+	} else if !m.Dropped {
+		c.Note = "the staging table is still there: the next reload drops it"
+	}
+	return c
+}

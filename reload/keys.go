@@ -1,0 +1,448 @@
+package reload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/zbrecover/zbrecover/databricks"
+	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/journal"
+	"github.com/zbrecover/zbrecover/schemadiff"
+	"github.com/zbrecover/zbrecover/storage"
+)
+
+// Keys are the columns that identify a record (--key, --dedupe-key), as the table and the
+// fallback files name them.
+type Keys []string
+
+// ParseKeys reads COL[,COL…]: names separated by commas, each as written or in backquotes
+// (a backquote inside doubled), so that `a,b`,c names two columns. Spaces around names are
+// dropped; a name may hold spaces and any other character.
+func ParseKeys(s string) (Keys, error) {
+	var out Keys
+	var cur strings.Builder
+	quoted, inQuote, seen := false, false, false
+	flush := func() error {
+		name := cur.String()
+		if !quoted {
+			name = strings.TrimSpace(name)
+		}
+		if name == "" {
+			return fmt.Errorf("key %q: an empty column name", s)
+		}
+		for _, k := range out {
+			if strings.EqualFold(k, name) {
+				return fmt.Errorf("key %q: column %s is named twice", s, schemadiff.QuoteIdent(name))
+			}
+		}
+		out = append(out, name)
+		cur.Reset()
+		quoted, seen = false, false
+		return nil
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case inQuote && c == '`' && i+1 < len(s) && s[i+1] == '`':
+			cur.WriteByte('`')
+			i++
+		case inQuote && c == '`':
+			inQuote = false
+		case inQuote:
+			cur.WriteByte(c)
+		case c == '`' && !seen:
+			inQuote, quoted, seen = true, true, true
+		case c == ',':
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		case quoted && c != ' ':
+			return nil, fmt.Errorf("key %q: text after the backquoted name %s", s, schemadiff.QuoteIdent(cur.String()))
+		case quoted:
+		default:
+			if c != ' ' {
+				seen = true
+			}
+			cur.WriteByte(c)
+		}
+	}
+	if inQuote {
+		return nil, fmt.Errorf("key %q: unclosed backquote", s)
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// String renders the keys as ParseKeys reads them.
+func (k Keys) String() string {
+	parts := make([]string, len(k))
+	for i, c := range k {
+		parts[i] = schemadiff.QuoteIdentIfNeeded(c)
+	}
+	return strings.Join(parts, ",")
+}
+
+// KeySource is a set of fallback files the key queries read: files of one folder that share
+// a schema, and the SQL expression of each key column in them.
+type KeySource struct {
+	Label  string   // the schema group (overlap) or the batch (reconciliation)
+	Folder string   // the folder's URL
+	Files  []string // bare names in Folder
+	Exprs  []string // one per key column
+}
+
+// globChunk is the most names one glob of a key query lists.
+const globChunk = 1000
+
+// globEscape escapes the characters a Hadoop path glob gives a meaning to.
+func globEscape(name string) string {
+	var b strings.Builder
+	for _, c := range name {
+		if strings.ContainsRune(`\*?[]{},`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// sourceSQL reads the key columns (k0, k1, …) of exactly the source's files, with the label
+// as column g: one read_files over a glob {name,…} per chunk of names, so that no other file
+// of the folder (later arrivals, other groups, subfolders) is read.
+func (s KeySource) sourceSQL() string {
+	var parts []string
+	for i := 0; i < len(s.Files); i += globChunk {
+		names := s.Files[i:min(i+globChunk, len(s.Files))]
+		esc := make([]string, len(names))
+		for j, n := range names {
+			esc[j] = globEscape(n)
+		}
+		path := strings.TrimSuffix(s.Folder, "/") + "/{" + strings.Join(esc, ",") + "}"
+		cols := []string{schemadiff.QuoteString(s.Label) + " AS g"}
+		for j, e := range s.Exprs {
+			cols = append(cols, fmt.Sprintf("%s AS k%d", e, j))
+		}
+		parts = append(parts, "SELECT "+strings.Join(cols, ", ")+" FROM read_files("+schemadiff.QuoteString(path)+", format => 'parquet')")
+	}
+	return strings.Join(parts, " UNION ALL ")
+}
+
+func keyList(prefix string, n int) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fmt.Sprintf("%sk%d", prefix, i)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// keyMatch is the null-safe equality of the key columns of two relations: a NULL key is one
+// key value, as ROW_NUMBER's PARTITION BY groups it.
+func keyMatch(a, b string, n int) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fmt.Sprintf("%s.k%d IS NOT DISTINCT FROM %s.k%d", a, i, b, i)
+	}
+	return strings.Join(parts, " AND ")
+}
+
+func anyNull(prefix string, n int) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fmt.Sprintf("%sk%d IS NULL", prefix, i)
+	}
+	return strings.Join(parts, " OR ")
+}
+
+func tableKeys(table databricks.TableName, keys Keys) string {
+	cols := make([]string, len(keys))
+	for i, k := range keys {
+		cols[i] = fmt.Sprintf("%s AS k%d", schemadiff.QuoteIdent(k), i)
+	}
+	return "SELECT " + strings.Join(cols, ", ") + ", 1 AS m FROM " + table.SQL()
+}
+
+func unionSources(srcs []KeySource) string {
+	parts := make([]string, len(srcs))
+	for i, s := range srcs {
+		parts[i] = s.sourceSQL()
+	}
+	return strings.Join(parts, " UNION ALL ")
+}
+
+// OverlapSQL is the one statement that measures, per schema group and in total (g = ”),
+// what the fallback files hold by key against the table: keys, records, records whose key
+// the table holds, keys the files hold more than once and their extra records, keys the
+// table lacks (the records a load by key inserts), and records with a NULL key column.
+func OverlapSQL(table databricks.TableName, keys Keys, srcs []KeySource) string {
+	n := len(keys)
+	k := keyList("", n)
+	b := func(e string) string { return "CAST(" + e + " AS BIGINT)" }
+	return "WITH f AS (" + unionSources(srcs) + "), " +
+		"fk AS (SELECT g, " + k + ", count(*) AS n FROM f GROUP BY g, " + k + "), " +
+		"ak AS (SELECT " + k + ", sum(n) AS n FROM fk GROUP BY " + k + "), " +
+		"tk AS (SELECT DISTINCT * FROM (" + tableKeys(table, keys) + ") AS t), " +
+		"hk AS (SELECT " + keyList("ak.", n) + ", ak.n AS n, CASE WHEN tk.m IS NULL THEN 0 ELSE 1 END AS hit FROM ak LEFT JOIN tk ON " + keyMatch("ak", "tk", n) + ") " +
+		"SELECT fk.g AS g, " + b("count(*)") + " AS keys, " + b("sum(fk.n)") + " AS records, " +
+		b("sum(CASE WHEN hk.hit = 1 THEN fk.n ELSE 0 END)") + " AS in_table, " +
+		b("sum(CASE WHEN fk.n > 1 THEN 1 ELSE 0 END)") + " AS dup_keys, " + b("sum(fk.n - 1)") + " AS dup_records, " +
+		b("sum(1 - hk.hit)") + " AS new_keys, " + b("sum(CASE WHEN "+anyNull("fk.", n)+" THEN fk.n ELSE 0 END)") + " AS null_records " +
+		"FROM fk JOIN hk ON " + keyMatch("fk", "hk", n) + " GROUP BY fk.g " +
+		"UNION ALL SELECT '' AS g, " + b("count(*)") + ", " + b("sum(n)") + ", " + b("sum(CASE WHEN hit = 1 THEN n ELSE 0 END)") + ", " +
+		b("sum(CASE WHEN n > 1 THEN 1 ELSE 0 END)") + ", " + b("sum(n - 1)") + ", " + b("sum(1 - hit)") + ", " +
+		b("sum(CASE WHEN "+anyNull("", n)+" THEN n ELSE 0 END)") + " FROM hk"
+}
+
+// KeyCounts is what the fallback files hold by key, against the table.
+type KeyCounts struct {
+	// Group is the schema group; "" for the total over every group.
+	Group string `json:"group,omitempty"`
+	// Records are the fallback records; Keys the distinct keys among them.
+	Records int64 `json:"records"`
+	Keys    int64 `json:"keys"`
+	// InTable are the records whose key the table already holds.
+	InTable int64 `json:"records_key_in_table"`
+	// DuplicateKeys are keys more than one fallback record holds; DuplicateRecords the
+	// records beyond the first of each.
+	DuplicateKeys    int64 `json:"keys_duplicated_in_files"`
+	DuplicateRecords int64 `json:"records_duplicated_in_files"`
+	// New are the keys the table lacks: the records a load by key inserts (one per key).
+	New int64 `json:"records_new"`
+	// WouldDuplicate are the rows a load without --dedupe-key adds whose key is then in the
+	// table more than once: Records − New.
+	WouldDuplicate int64 `json:"rows_duplicated_by_a_plain_reload"`
+	// NullKeyRecords are records with a NULL key column (a NULL key is one key value).
+	NullKeyRecords int64 `json:"records_null_key"`
+}
+
+// OverlapReport is inspect --key: per schema group and in total. A key in two groups counts
+// in both groups' figures, once in the total.
+type OverlapReport struct {
+	Table  string      `json:"table"`
+	Key    Keys        `json:"key"`
+	Groups []KeyCounts `json:"groups"`
+	Total  KeyCounts   `json:"total"`
+	// Statements is the number of statements the measure took (one per run).
+	Statements int    `json:"statements"`
+	Note       string `json:"note"`
+}
+
+// OverlapNote says what the overlap figures mean.
+const OverlapNote = "Computed on the warehouse from the fallback files' key columns and the table's. " +
+	"COPY INTO deduplicates files, not rows: a plain reload inserts every record, so records whose key is " +
+	"already in the table, and records duplicated in the files, end up in the table more than once. " +
+	"reload --dedupe-key inserts only records_new (one record per key the table lacks)."
+
+// ErrKeyColumn: a key column is missing from the table or from a schema group's files.
+var ErrKeyColumn = errors.New("key column not found")
+
+// OverlapSources returns the sources of the readable files of rep's groups, their key
+// columns cast to the table's types. dir is the fallback folder's location.
+func OverlapSources(rep *inspect.Report, table schemadiff.Schema, keys Keys, dir storage.Location) ([]KeySource, error) {
+	types := make([]string, len(keys))
+	for i, k := range keys {
+		f, ok := findField(table.Fields, k)
+		if !ok {
+			return nil, fmt.Errorf("%w: the table has no column %s", ErrKeyColumn, schemadiff.QuoteIdent(k))
+		}
+		types[i] = f.Type.SQL()
+	}
+	base := strings.TrimSuffix(dir.URL(), "/") + "/"
+	var out []KeySource
+	for _, g := range rep.Groups {
+		exprs := make([]string, len(keys))
+		for i, k := range keys {
+			f, ok := findField(g.Schema.Fields, k)
+			if !ok {
+				return nil, fmt.Errorf("%w: the files of schema group %s have no column %s (the key must have the same name in the files and the table)",
+					ErrKeyColumn, g.SchemaID, schemadiff.QuoteIdent(k))
+			}
+			exprs[i] = "CAST(" + schemadiff.QuoteIdent(f.Name) + " AS " + types[i] + ")"
+		}
+		var files []inspect.File
+		for _, f := range rep.GroupFiles(g.SchemaID) {
+			if strings.HasSuffix(f.Key, ".parquet") {
+				files = append(files, f)
+			}
+		}
+		for _, b := range inspect.Batches(files, 1<<30) {
+			out = append(out, KeySource{Label: g.SchemaID, Folder: joinFolder(base, b.Folder), Files: b.Names, Exprs: exprs})
+		}
+	}
+	return out, nil
+}
+
+func findField(fs []schemadiff.Field, name string) (schemadiff.Field, bool) {
+	for _, f := range fs {
+		if strings.EqualFold(f.Name, name) {
+			return f, true
+		}
+	}
+	return schemadiff.Field{}, false
+}
+
+// Overlap measures, with one statement, what the sources hold by key against the table.
+func Overlap(ctx context.Context, wh Warehouse, table databricks.TableName, keys Keys, srcs []KeySource) (*OverlapReport, error) {
+	rep := &OverlapReport{Table: table.String(), Key: keys, Groups: []KeyCounts{}, Note: OverlapNote}
+	if len(srcs) == 0 {
+		return rep, nil
+	}
+	res, err := wh.QueryAll(ctx, OverlapSQL(table, keys, srcs))
+	rep.Statements = 1
+	if err != nil {
+		if isLocationOverlap(err) {
+			return nil, fmt.Errorf("measure the overlap by key: %w", ErrLocationOverlap)
+		}
+		return nil, fmt.Errorf("measure the overlap by key: %w", err)
+	}
+	col := columns(res)
+	for _, row := range res.Rows {
+		c := KeyCounts{Group: asString(row[col["g"]])}
+		get := func(name string) int64 {
+			n, _ := asInt(row[col[name]])
+			return n
+		}
+		c.Keys, c.Records, c.InTable = get("keys"), get("records"), get("in_table")
+		c.DuplicateKeys, c.DuplicateRecords, c.New, c.NullKeyRecords = get("dup_keys"), get("dup_records"), get("new_keys"), get("null_records")
+		c.WouldDuplicate = c.Records - c.New
+		if c.Group == "" {
+			rep.Total = c
+		} else {
+			rep.Groups = append(rep.Groups, c)
+		}
+	}
+	order := map[string]int{}
+	for i, s := range srcs {
+		if _, ok := order[s.Label]; !ok {
+			order[s.Label] = i
+		}
+	}
+	sortBy(rep.Groups, func(a, b KeyCounts) bool { return order[a.Group] < order[b.Group] })
+	return rep, nil
+}
+
+func columns(res *databricks.Result) map[string]int {
+	col := map[string]int{}
+	for i, c := range res.Columns {
+		col[strings.ToLower(c)] = i
+	}
+	return col
+}
+
+func sortBy[T any](s []T, less func(a, b T) bool) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && less(s[j], s[j-1]); j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+// ReconcileSQL is the one statement that counts, for every distinct key of the sources, the
+// table's rows with that key: keys with 0 (missing), 1, 2 and 3 or more rows, the most rows
+// one key has, and the distinct keys with a NULL column.
+func ReconcileSQL(table databricks.TableName, keys Keys, srcs []KeySource) string {
+	n := len(keys)
+	b := func(e string) string { return "CAST(" + e + " AS BIGINT)" }
+	return "WITH f AS (" + unionSources(srcs) + "), " +
+		"fk AS (SELECT DISTINCT " + keyList("", n) + " FROM f), " +
+		"tk AS (" + tableKeys(table, keys) + "), " +
+		"c AS (SELECT " + keyList("fk.", n) + ", count(tk.m) AS n FROM fk LEFT JOIN tk ON " + keyMatch("fk", "tk", n) + " GROUP BY " + keyList("fk.", n) + ") " +
+		"SELECT " + b("count(*)") + " AS keys, " +
+		b("sum(CASE WHEN n = 0 THEN 1 ELSE 0 END)") + " AS missing, " +
+		b("sum(CASE WHEN n = 1 THEN 1 ELSE 0 END)") + " AS once, " +
+		b("sum(CASE WHEN n = 2 THEN 1 ELSE 0 END)") + " AS twice, " +
+		b("sum(CASE WHEN n >= 3 THEN 1 ELSE 0 END)") + " AS more, " +
+		b("coalesce(max(n), 0)") + " AS max_rows, " +
+		b("sum(CASE WHEN "+anyNull("", n)+" THEN 1 ELSE 0 END)") + " AS null_keys FROM c"
+}
+
+// Histogram counts the distinct keys of a run's files by the table's rows per key.
+type Histogram struct {
+	Once  int64 `json:"1"`
+	Twice int64 `json:"2"`
+	More  int64 `json:"3+"`
+}
+
+// KeyCheck is verify --key: every key of the run's files against the table.
+type KeyCheck struct {
+	Key Keys `json:"key"`
+	// Keys are the distinct keys of the run's files; Missing those the table has no row for
+	// (must be 0).
+	Keys    int64 `json:"keys"`
+	Missing int64 `json:"missing"`
+	// Rows is the histogram of table rows per key; Duplicated the keys with 2 or more rows;
+	// MaxRows the most rows one key has.
+	Rows       Histogram `json:"rows_per_key"`
+	Duplicated int64     `json:"duplicated_keys"`
+	MaxRows    int64     `json:"max_rows_per_key"`
+	NullKeys   int64     `json:"null_keys"`
+	// Files are the run's files read; Statements the statements the check took.
+	Files      int    `json:"files"`
+	Statements int    `json:"statements"`
+	OK         bool   `json:"ok"`
+	Note       string `json:"note"`
+}
+
+// ReconcileNote says what the key check shows.
+const ReconcileNote = "Keys are read from the run's fallback files (run verify --key before cleanup deletes them) and " +
+	"counted in the table, whoever wrote the rows (Zerobus, this reload, others). Missing keys must be 0. " +
+	"Keys with 2 or more rows are duplicates: a plain reload (without --dedupe-key) creates them for records " +
+	"Zerobus also published."
+
+// RunSources returns the sources of a run's files: one per batch, with the key columns as
+// the files name them. root is the run's table root.
+func RunSources(st *journal.State, keys Keys, root storage.Location) []KeySource {
+	exprs := make([]string, len(keys))
+	for i, k := range keys {
+		exprs[i] = schemadiff.QuoteIdent(k)
+	}
+	var out []KeySource
+	for _, b := range st.Batches {
+		if len(b.Files) == 0 {
+			continue
+		}
+		folder := strings.TrimSuffix(root.Join(b.Folder).URL(), "/") + "/"
+		names := make([]string, len(b.Files))
+		for i, f := range b.Files {
+			names[i] = strings.TrimPrefix(f.Key, b.Folder)
+		}
+		out = append(out, KeySource{Label: fmt.Sprint(b.Batch), Folder: folder, Files: names, Exprs: exprs})
+	}
+	return out
+}
+
+// Reconcile counts, with one statement, the table's rows per key of the sources.
+func Reconcile(ctx context.Context, wh Warehouse, table databricks.TableName, keys Keys, srcs []KeySource) (*KeyCheck, error) {
+	kc := &KeyCheck{Key: keys, Note: ReconcileNote}
+	for _, s := range srcs {
+		kc.Files += len(s.Files)
+	}
+	if len(srcs) == 0 {
+		kc.OK = true
+		return kc, nil
+	}
+	res, err := wh.QueryAll(ctx, ReconcileSQL(table, keys, srcs))
+	kc.Statements = 1
+	if err != nil {
+		if isLocationOverlap(err) {
+			return nil, fmt.Errorf("reconcile by key: %w", ErrLocationOverlap)
+		}
+		return nil, fmt.Errorf("reconcile by key: %w", err)
+	}
+	if len(res.Rows) != 1 {
+		return nil, fmt.Errorf("reconcile by key: %d result rows, want 1", len(res.Rows))
+	}
+	col, row := columns(res), res.Rows[0]
+	get := func(name string) int64 {
+		n, _ := asInt(row[col[name]])
+		return n
+	}
+	kc.Keys, kc.Missing, kc.MaxRows, kc.NullKeys = get("keys"), get("missing"), get("max_rows"), get("null_keys")
+	kc.Rows = Histogram{Once: get("once"), Twice: get("twice"), More: get("more")}
+	kc.Duplicated = kc.Rows.Twice + kc.Rows.More
+	kc.OK = kc.Missing == 0
+	return kc, nil
+}

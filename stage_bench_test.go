@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,7 +28,7 @@ func BenchmarkStage10kToVolume(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	const n = 10_000
+	n := benchFiles(10_000)
 	for i := 0; i < n; i++ {
 		if err := pqgen.WriteFile(filepath.Join(root, fmt.Sprintf("d%02d", i%10), fmt.Sprintf("f%05d.parquet", i)), data); err != nil {
 			b.Fatal(err)
@@ -75,10 +76,19 @@ func BenchmarkStage10kToVolume(b *testing.B) {
 			}
 		}
 		el := time.Since(start)
-		b.ReportMetric(float64(el.Milliseconds()), "ms/10k-files")
+		b.ReportMetric(float64(el.Milliseconds()), "ms")
 		b.ReportMetric(float64(len(keys))/el.Seconds(), "files/s")
 		if !strings.HasPrefix(v.Location(), "/Volumes/") {
 			b.Fatal(v.Location())
 		}
 	}
+}
+
+// benchFiles is ZBRECOVER_BENCH_FILES, or def.
+func benchFiles(def int) int {
+	var n int
+	if _, err := fmt.Sscan(os.Getenv("ZBRECOVER_BENCH_FILES"), &n); err == nil && n > 0 {
+		return n
+	}
+	return def
 }

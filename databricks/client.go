@@ -57,6 +57,9 @@ type Options struct {
 	QueryTimeout time.Duration
 }
 
+// defaultRateLimit is the client-side limit of REST requests a second.
+const defaultRateLimit = 200
+
 // Client talks to one Databricks workspace with one resolved identity: Unity Catalog lookups,
 // credential vending, and SQL warehouse sessions.
 type Client struct {
@@ -134,6 +137,12 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 			return nil, fmt.Errorf("%w: no credentials for %s: %s (%s)", ErrConfig, cfg.Host, credentialsHint, debugSummary(cfg))
 		}
 		return nil, fmt.Errorf("%w: credentials for %s (auth type %s): %s", ErrConfig, cfg.Host, orUnknown(cfg.AuthType), msg)
+	}
+	if cfg.RateLimitPerSecond == 0 {
+		// The SDK's default of 15 requests a second makes staging to a volume (a write and a
+		// check per file) crawl at 7 files a second; the workspace answers 429 when it is too
+		// much, which the SDK retries. DATABRICKS_RATE_LIMIT (or rate_limit) still wins.
+		cfg.RateLimitPerSecond = defaultRateLimit
 	}
 	api, err := client.New(cfg)
 	if err != nil {

@@ -78,6 +78,10 @@ func TestStageWhenTheManagedPathIsRefused(t *testing.T) {
 	if code, out, errOut := runZbrecover(t, "verify", r.table); code != 0 {
 		t.Errorf("verify: exit %d\n%s%s", code, out, errOut)
 	}
+	// Key reconciliation reads the staged copies too, as the statements did.
+	if code, out, errOut := runZbrecover(t, "verify", r.table, "--key", "id"); code != 0 {
+		t.Errorf("verify --key: exit %d\n%s%s", code, out, errOut)
+	}
 	code, out, _ = runZbrecover(t, "history", r.table, "--run", rep.Run)
 	if code != 0 || strings.Count(out, "verified") < 30 {
 		t.Errorf("history: exit %d\n%s", code, out)

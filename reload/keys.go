@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/zbrecover/zbrecover/databricks"
@@ -399,6 +400,18 @@ func RunSources(st *journal.State, keys Keys, root storage.Location) []KeySource
 	for i, k := range keys {
 		exprs[i] = schemadiff.QuoteIdent(k)
 	}
+	// A staged run's files are read from their copies, as its statements read them.
+	type copyOf struct{ loc, key string }
+	copies := map[string]copyOf{}
+	for _, sg := range st.Staging {
+		for _, c := range sg.Files {
+			if sg.Removed {
+				delete(copies, c.Source)
+			} else {
+				copies[c.Source] = copyOf{sg.Location, c.Key}
+			}
+		}
+	}
 	var out []KeySource
 	for _, b := range st.Batches {
 		if len(b.Files) == 0 {
@@ -408,6 +421,10 @@ func RunSources(st *journal.State, keys Keys, root storage.Location) []KeySource
 		names := make([]string, len(b.Files))
 		for i, f := range b.Files {
 			names[i] = strings.TrimPrefix(f.Key, b.Folder)
+		}
+		if c, ok := copies[b.Files[0].Key]; ok {
+			dir, _ := path.Split(c.key)
+			folder = strings.TrimSuffix(c.loc, "/") + "/" + dir
 		}
 		out = append(out, KeySource{Label: fmt.Sprint(b.Batch), Folder: folder, Files: names, Exprs: exprs})
 	}

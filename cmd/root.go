@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -60,6 +61,14 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	if err == nil {
 		return ExitOK
 	}
+	if strings.HasPrefix(err.Error(), "unknown command ") {
+		// cobra reports an unknown command before any flag is read: it is a usage error,
+		// printed as JSON when the command line asked for JSON.
+		err = &FlagError{Err: err}
+		if wantsJSON(args) {
+			f.Global.Output = "json"
+		}
+	}
 	code := ExitCode(err)
 	if ctx.Err() != nil && code == ExitFailure {
 		code = ExitInterrupted
@@ -103,6 +112,20 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 		fmt.Fprintln(f.IO.ErrOut, "Run with --help for usage.")
 	}
 	return code
+}
+
+// wantsJSON reports whether args ask for JSON output (-o json, --output json, --output=json),
+// for errors raised before flags are parsed.
+func wantsJSON(args []string) bool {
+	for i, a := range args {
+		switch {
+		case a == "--output=json" || a == "-ojson" || a == "-o=json":
+			return true
+		case (a == "-o" || a == "--output") && i+1 < len(args) && args[i+1] == "json":
+			return true
+		}
+	}
+	return false
 }
 
 // signalError is the cause of the root context's cancellation by a signal.

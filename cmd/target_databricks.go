@@ -45,7 +45,7 @@ AZURE_CLIENT_ID or a SAS in the URL for Azure).`
 func wireDatabricks(f *Factory, root *cobra.Command) {
 	d := f.Databricks()
 	pf := root.PersistentFlags()
-	pf.StringVar(&d.Profile, "profile", "", "~/.databrickscfg profile for the Databricks workspace (default: DATABRICKS_CONFIG_PROFILE, or DEFAULT)")
+	pf.StringVarP(&d.Profile, "profile", "p", "", "~/.databrickscfg profile for the Databricks workspace (default: DATABRICKS_CONFIG_PROFILE, or DEFAULT)")
 	pf.StringVar(&d.WarehouseID, "warehouse-id", "", "SQL warehouse id (default: DATABRICKS_WAREHOUSE_ID)")
 	pf.StringVar(&d.HTTPPath, "http-path", "", "SQL warehouse HTTP path, instead of --warehouse-id (default: DATABRICKS_HTTP_PATH)")
 	pf.StringVar(&d.StorageAuth, "storage-auth", "auto", "storage credentials for a --table target: auto, vended (Unity Catalog) or default (the store's chain)")

@@ -177,7 +177,9 @@ func NewPlan(rep *inspect.Report, table *schemadiff.Table, name databricks.Table
 		}
 	}
 	sort.Strings(unused)
-	if len(unused) > 0 && len(p.Blocked) == 0 {
+	// Without a schema group (no fallback files left, as after cleanup) there is nothing to
+	// check a rename against: the plan is empty, not wrong.
+	if len(unused) > 0 && len(p.Blocked) == 0 && len(rep.Groups) > 0 {
 		return p, fmt.Errorf("--rename %s: no schema group has that column under that name (check the spelling against inspect's report)", strings.Join(unused, ", "))
 	}
 	if len(p.Blocked) > 0 {

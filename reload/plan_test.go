@@ -119,6 +119,10 @@ func TestPlanBlocksAndRenames(t *testing.T) {
 	if _, err := NewPlan(rep, table(cur), orders, dir(t, "s3://lake/orders"), PlanOptions{Renames: map[string]string{"custmer_id": "customer_key"}}); err == nil {
 		t.Errorf("a misspelt rename was accepted")
 	}
+	// No fallback files left (after cleanup): the same command plans nothing, without error.
+	if p, err := NewPlan(report(nil, nil), table(cur), orders, dir(t, "s3://lake/orders"), PlanOptions{Renames: map[string]string{"customer_id": "customer_key"}}); err != nil || len(p.Batches) != 0 {
+		t.Errorf("a rename with no fallback files: %v %+v", err, p)
+	}
 	// A column the table lacks blocks with the ALTER TABLE fix.
 	extra := sd.NewSchema().Col("id", sd.LongType, sd.NotNull).Col("customer_key", sd.StringType).Col("gift", sd.BooleanType)
 	rep = report(map[string]sd.Schema{"ccc": extra}, [][2]string{{"a.parquet", "ccc"}})

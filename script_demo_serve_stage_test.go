@@ -1,0 +1,374 @@
+//go:build demo && cgo
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zbrecover/zbrecover/delta/deltatest"
+	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/pqgen"
+)
+
+// servedStatement is one line of the statement log of `zbrecover demo serve --log`.
+type servedStatement struct {
+	Statement  string `json:"statement"`
+	Outcome    string `json:"outcome"`
+	ErrorClass string `json:"error_class"`
+	Rows       int64  `json:"rows"`
+}
+
+// readStatementLog reads the statement log from line from on.
+func readStatementLog(t *testing.T, file string, from int) []servedStatement {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []servedStatement
+	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if i < from || line == "" {
+			continue
+		}
+		var s servedStatement
+		if err := json.Unmarshal([]byte(line), &s); err != nil {
+			t.Fatalf("statement log line %d: %v\n%s", i+1, err, line)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func statementLogLen(t *testing.T, file string) int {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(data), "\n")
+}
+
+// loads returns the load statements (COPY INTO, not VALIDATE) in sts, and the rows the
+// finished ones inserted.
+func loads(sts []servedStatement) (copies []servedStatement, inserted int64) {
+	for _, s := range sts {
+		q := strings.ToUpper(strings.TrimSpace(s.Statement))
+		if strings.HasPrefix(q, "COPY INTO") && !strings.Contains(q, "VALIDATE") {
+			copies = append(copies, s)
+			if s.Outcome == "FINISHED" {
+				inserted += s.Rows
+			}
+		}
+	}
+	return copies, inserted
+}
+
+// listVolume lists the files under a volume path through the workspace's Files API, by their
+// key under it, with their sizes. A missing directory lists nothing.
+func listVolume(t *testing.T, host, token, vpath string) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	var walk func(dir string)
+	walk = func(dir string) {
+		req, _ := http.NewRequest(http.MethodGet, host+"/api/2.0/fs/directories"+dir, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode == http.StatusNotFound {
+			return
+		}
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET directory %s: %s", dir, resp.Status)
+		}
+		var body struct {
+			Contents []struct {
+				Path  string `json:"path"`
+				IsDir bool   `json:"is_directory"`
+				Size  int64  `json:"file_size"`
+			} `json:"contents"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range body.Contents {
+			p := strings.TrimSuffix(e.Path, "/")
+			if e.IsDir {
+				walk(p)
+			} else {
+				out[strings.TrimPrefix(p, vpath+"/")] = e.Size
+			}
+		}
+	}
+	walk(vpath)
+	return out
+}
+
+// putVolumeFile writes a file to a volume through the Files API.
+func putVolumeFile(t *testing.T, host, token, vpath string, data []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPut, host+"/api/2.0/fs/files"+vpath, bytes.NewReader(data))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("PUT %s: %s", vpath, resp.Status)
+	}
+}
+
+// TestDemoServeStaged drives the release binary against `zbrecover demo serve`, whose managed
+// table refuses path reads in its storage (LOCATION_OVERLAP): a plain reload stops before
+// loading and says how to stage; a reload staged to a volume loads and verifies; cleanup
+// removes the staged copies and the originals and nothing else; a second staged reload loads
+// nothing. SIGINT stops the workspace with nothing left listening.
+func TestDemoServeStaged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two binaries")
+	}
+	demoBin := buildBinary(t, "zbrecover-demo", "demo", "1")
+	release := buildBinary(t, "zbrecover", "", "0")
+
+	// A table whose producers still write customer_id and DECIMAL(10,2): 30 fallback files of
+	// 2 rows each over three date folders.
+	root := filepath.Join(t.TempDir(), "orders")
+	if _, err := deltatest.Write(root, deltatest.Table{Schema: tableSchema}); err != nil {
+		t.Fatal(err)
+	}
+	fallback := filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix))
+	const nFiles = 30
+	originals := map[string]int64{} // key under the fallback folder → size
+	for i, id := 0, int64(0); i < nFiles; i++ {
+		var rows []string
+		for k := 0; k < 2; k++ {
+			id++
+			rows = append(rows, fmt.Sprintf(`{"id":%d,"customer_id":"c%d","amount":"%d.25"}`, id, id, id%100))
+		}
+		data, err := pqgen.Bytes(oldFiles, "["+strings.Join(rows, ",")+"]", pqgen.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := fmt.Sprintf("2026/01/%02d/old-%05d.parquet", 1+i%3, i)
+		if err := pqgen.WriteFile(filepath.Join(fallback, filepath.FromSlash(key)), data); err != nil {
+			t.Fatal(err)
+		}
+		originals[key] = int64(len(data))
+	}
+	logFile := filepath.Join(t.TempDir(), "statements.jsonl")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	srv := exec.CommandContext(ctx, demoBin, "demo", "serve", "--table", "main.sales.orders="+root, "--log", logFile)
+	stdout, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	srv.Stderr = &stderr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := false
+	defer func() {
+		if !exited {
+			_ = srv.Process.Kill()
+			_ = srv.Wait()
+		}
+	}()
+	env := map[string]string{}
+	sc := bufio.NewScanner(stdout)
+	for len(env) < 3 && sc.Scan() {
+		line := strings.TrimPrefix(sc.Text(), "export ")
+		if k, v, ok := strings.Cut(line, "="); ok {
+			env[k] = v
+		}
+	}
+	for _, k := range []string{"DATABRICKS_HOST", "DATABRICKS_TOKEN", "DATABRICKS_WAREHOUSE_ID"} {
+		if env[k] == "" {
+			t.Fatalf("demo serve did not print %s (printed %v; stderr %s)", k, env, stderr.String())
+		}
+	}
+	go func() { _, _ = bufio.NewReader(stdout).WriteTo(new(bytes.Buffer)) }()
+	host, token := env["DATABRICKS_HOST"], env["DATABRICKS_TOKEN"]
+
+	// Only the printed settings, and a journal of its own.
+	home, state := t.TempDir(), t.TempDir()
+	run := func(args ...string) (int, string, string) {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, release, args...)
+		cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "XDG_STATE_HOME=" + state}
+		for k, v := range env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+			return 0, out.String(), errb.String()
+		case errors.As(err, &ee) && ee.Exited():
+			return ee.ExitCode(), out.String(), errb.String()
+		}
+		t.Fatalf("zbrecover %s: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, out.String(), errb.String())
+		return 0, "", ""
+	}
+	const table = "main.sales.orders"
+	reloadCmd := []string{"-o", "json", "reload", table, "--rename", "customer_id=customer_key", "--yes"}
+	const stageTo = "/Volumes/main/sales/staging/run1"
+	staged := append(append([]string(nil), reloadCmd...), "--stage-to", stageTo)
+
+	// (1) A plain reload meets LOCATION_OVERLAP: exit 1, a ready --stage-to command, nothing
+	// loaded.
+	from := statementLogLen(t, logFile)
+	code, out, errOut := run(reloadCmd...)
+	if code != 1 || !strings.Contains(errOut, "LOCATION_OVERLAP") || !strings.Contains(errOut, "--stage-to /Volumes/main/sales/") ||
+		!strings.Contains(errOut, "--rename customer_id=customer_key") {
+		t.Fatalf("plain reload: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	sts := readStatementLog(t, logFile, from)
+	overlap := false
+	for _, s := range sts {
+		overlap = overlap || strings.Contains(s.ErrorClass, "LOCATION_OVERLAP")
+	}
+	if copies, inserted := loads(sts); inserted != 0 || !overlap {
+		t.Fatalf("plain reload: %d rows inserted by %d COPY INTO, LOCATION_OVERLAP logged %v\n%+v", inserted, len(copies), overlap, sts)
+	}
+	if got := listVolume(t, host, token, stageTo); len(got) != 0 {
+		t.Fatalf("plain reload staged %v", got)
+	}
+
+	// (2) Staged to the volume: every file copied with its key and size, loaded from the copies
+	// only, verified.
+	from = statementLogLen(t, logFile)
+	code, out, errOut = run(staged...)
+	if code != 0 {
+		t.Fatalf("staged reload: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	var rep struct {
+		Status   string `json:"status"`
+		Verified int    `json:"verified_batches"`
+		Staged   int    `json:"staged_files"`
+	}
+	decodeInto(t, out, &rep)
+	if rep.Status != "verified" || rep.Verified == 0 || rep.Staged != nFiles {
+		t.Errorf("staged reload report %+v\n%s", rep, out)
+	}
+	copiesAt := listVolume(t, host, token, stageTo)
+	if len(copiesAt) != nFiles {
+		t.Errorf("%d copies in %s, want %d: %v", len(copiesAt), stageTo, nFiles, copiesAt)
+	}
+	for key, size := range originals {
+		if copiesAt[key] != size {
+			t.Errorf("copy of %s: %d bytes, original %d", key, copiesAt[key], size)
+		}
+	}
+	copies, inserted := loads(readStatementLog(t, logFile, from))
+	if inserted != 2*nFiles || len(copies) == 0 {
+		t.Errorf("staged reload: %d rows inserted by %d COPY INTO, want %d", inserted, len(copies), 2*nFiles)
+	}
+	for _, s := range copies {
+		if !strings.Contains(s.Statement, "FROM '"+stageTo+"/") {
+			t.Errorf("a load read elsewhere than the staged copies: %.300s", s.Statement)
+		}
+	}
+	if code, out, errOut := run("verify", table); code != 0 {
+		t.Errorf("verify: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+
+	// A second staged reload, before cleanup, loads nothing and stages nothing again.
+	from = statementLogLen(t, logFile)
+	code, out, errOut = run(staged...)
+	if copies, inserted := loads(readStatementLog(t, logFile, from)); code != 0 || len(copies) != 0 || inserted != 0 ||
+		!strings.Contains(errOut, "Refused through "+stageTo) || !strings.Contains(errOut, "Nothing to load") {
+		t.Errorf("second staged reload: exit %d, %d COPY INTO, %d rows\nstdout: %s\nstderr: %s", code, len(copies), inserted, out, errOut)
+	}
+	if n := len(listVolume(t, host, token, stageTo)); n != nFiles {
+		t.Errorf("%d copies after the second staged reload, want %d", n, nFiles)
+	}
+
+	// (3) Cleanup deletes the staged copies and the originals, and nothing else: not a marker
+	// in the fallback folder, not another file in the volume.
+	marker := filepath.Join(fallback, "_SUCCESS")
+	if err := os.WriteFile(marker, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	putVolumeFile(t, host, token, stageTo+"/notes.txt", []byte("kept"))
+	code, out, errOut = run("cleanup", table, "--yes")
+	if code != 0 || !strings.Contains(errOut, fmt.Sprintf("Deleted %d staged copies at %s", nFiles, stageTo)) {
+		t.Fatalf("cleanup: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	var left []string
+	_ = filepath.WalkDir(fallback, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(fallback, p)
+			left = append(left, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if len(left) != 1 || left[0] != "_SUCCESS" {
+		t.Errorf("fallback folder after cleanup: %v", left)
+	}
+	if _, err := os.Stat(filepath.Join(root, "_delta_log")); err != nil {
+		t.Errorf("the Delta log after cleanup: %v", err)
+	}
+	if got := listVolume(t, host, token, stageTo); len(got) != 1 || got["notes.txt"] != 4 {
+		t.Errorf("%s after cleanup: %v", stageTo, got)
+	}
+	if code, out, errOut := run("history", table); code != 0 || !strings.Contains(out, "cleaned") {
+		t.Errorf("history: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+
+	// (4) A staged reload after cleanup loads nothing.
+	from = statementLogLen(t, logFile)
+	code, out, errOut = run(staged...)
+	if copies, inserted := loads(readStatementLog(t, logFile, from)); code != 0 || len(copies) != 0 || inserted != 0 ||
+		!strings.Contains(errOut, "Nothing to load: no fallback files") {
+		t.Errorf("staged reload after cleanup: exit %d, %d COPY INTO, %d rows\nstdout: %s\nstderr: %s", code, len(copies), inserted, out, errOut)
+	}
+	if got := listVolume(t, host, token, stageTo); len(got) != 1 {
+		t.Errorf("%s after the last reload: %v", stageTo, got)
+	}
+
+	u, _ := url.Parse(host)
+	if err := srv.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Wait() }()
+	select {
+	case err := <-done:
+		exited = true
+		if err != nil {
+			t.Errorf("demo serve after SIGINT: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("demo serve did not stop within 20s of SIGINT\n%s", stderr.String())
+	}
+	if c, err := net.DialTimeout("tcp", u.Host, time.Second); err == nil {
+		c.Close()
+		t.Errorf("%s still accepts connections after demo serve stopped", u.Host)
+	}
+	if !strings.Contains(stderr.String(), "local workspace stopped") {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+}

@@ -257,6 +257,17 @@ func TestDemoServeStaged(t *testing.T) {
 		t.Fatalf("plain reload staged %v", got)
 	}
 
+	// A crashed staging run left torn copies of half the files, which no journal records:
+	// they are made again.
+	torn := 0
+	for key := range originals {
+		if torn == nFiles/2 {
+			break
+		}
+		putVolumeFile(t, host, token, stageTo+"/"+key, []byte("torn"))
+		torn++
+	}
+
 	// (2) Staged to the volume: every file copied with its key and size, loaded from the copies
 	// only, verified.
 	from = statementLogLen(t, logFile)
@@ -304,6 +315,14 @@ func TestDemoServeStaged(t *testing.T) {
 	}
 	if n := len(listVolume(t, host, token, stageTo)); n != nFiles {
 		t.Errorf("%d copies after the second staged reload, want %d", n, nFiles)
+	}
+	// Through another staging path, the loaded originals are refused: no copy, no load.
+	const other = "/Volumes/main/sales/staging/run2"
+	from = statementLogLen(t, logFile)
+	code, out, errOut = run(append(append([]string(nil), reloadCmd...), "--stage-to", other)...)
+	if copies, inserted := loads(readStatementLog(t, logFile, from)); code != 0 || len(copies) != 0 || inserted != 0 ||
+		!strings.Contains(errOut, "Refused through "+other) || len(listVolume(t, host, token, other)) != 0 {
+		t.Errorf("reload through a second staging path: exit %d, %d COPY INTO, %d rows\nstdout: %s\nstderr: %s", code, len(copies), inserted, out, errOut)
 	}
 
 	// (3) Cleanup deletes the staged copies and the originals, and nothing else: not a marker

@@ -376,6 +376,8 @@ func inspectFile(ctx context.Context, b storage.Backend, o storage.ObjectInfo, p
 	ff, err := extract(ft.md)
 	ft.release()
 	if err != nil {
+		// A footer that was read still says how many rows the file holds.
+		res.Rows, res.RowGroups, res.FooterBytes = ff.rows, ff.rowGroups, ft.length
 		return fail(err)
 	}
 	res.Rows = ff.rows

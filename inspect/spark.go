@@ -27,13 +27,17 @@ func (e *UnsupportedTypeError) Error() string {
 //
 //   - INT32 with INT(8/16/32, signed) → tinyint / smallint / int; unsigned ones widen to
 //     smallint / int / bigint; INT64 unsigned → decimal(20,0); DATE → date; DECIMAL → decimal.
+//
 //   - INT64 TIMESTAMP(MILLIS|MICROS) → timestamp when isAdjustedToUTC, else timestamp_ntz
 //     (legacy TIMESTAMP_MILLIS/MICROS converted types count as UTC-adjusted); INT96 → timestamp.
+//
 //   - BINARY with STRING, ENUM or JSON → string; plain BINARY and BSON → binary; FIXED_LEN_BYTE_ARRAY
 //     without annotation → binary.
+//
 //   - LIST → array (3-level lists, and the legacy 2-level forms Spark recognises); MAP and
 //     MAP_KEY_VALUE → map; other groups → struct; VARIANT → variant; a repeated field outside a
 //     LIST or MAP → a non-null array of non-null elements.
+//
 //   - OPTIONAL → nullable, REQUIRED → not null.
 //
 //   - BINARY with GEOMETRY or GEOGRAPHY → geometry(srid) / geography(srid), the SRID taken from

@@ -11,7 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zbrecover/zbrecover/delta"
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/schemadiff"
 )
 
 // InspectOptions are the inputs of `zbrecover inspect`.
@@ -169,6 +171,17 @@ func inspectRun(ctx context.Context, o *InspectOptions) error {
 		}
 		if note != "" {
 			table = inspect.MissingTable(note)
+		}
+	}
+	if table.Known() && table.Source != schemadiff.SourceFile {
+		// The history says which version each group was written against; a table whose log
+		// is not at the root (or not readable) just goes without.
+		if h, err := delta.History(ctx, tgt.Root, 0); err == nil {
+			table.History = h
+		} else if ctx.Err() != nil {
+			return ctx.Err()
+		} else {
+			f.Logger.Info("table history not read", "error", err.Error())
 		}
 	}
 	if table != nil {

@@ -148,6 +148,10 @@ type Group struct {
 	Verdict    *schemadiff.Verdict     `json:"verdict,omitempty"`
 	Changes    []schemadiff.ChangeInfo `json:"changes,omitzero"`
 	Suggestion *Suggestion             `json:"suggestion,omitempty"`
+	// TableVersion is the table version the files were written against and the commits that
+	// changed the schema after it, set by Report.Diff from the table's history; absent when
+	// the history is not known or no version's schema is the group's.
+	TableVersion *TableVersion `json:"table_version,omitempty"`
 }
 
 // Totals sums up a run.

@@ -209,12 +209,16 @@ type UnsupportedInFile struct {
 	top  top
 }
 
-// Renamed is a column the file stores under its Delta column-mapping physical name. The match
-// is exact, but COPY INTO resolves columns by name, so the load needs the projection
-// "physical AS logical".
+// Renamed is a column the file stores under its Delta column-mapping physical name, or under
+// a name the table's history shows it was renamed from (Evidence says so). The match is
+// exact, but COPY INTO resolves columns by name, so the load needs the projection
+// "file name AS table name".
 type Renamed struct {
 	Path     Path // in the table
 	FilePath Path
+	// Evidence, when set, says how the rename is known other than by the file using the
+	// physical name (a RENAME COLUMN commit that kept the column's physical name).
+	Evidence string
 	top      top
 }
 
@@ -402,6 +406,10 @@ func (c LikelyRename) Reason() string {
 
 // Reason implements Change.
 func (c Renamed) Reason() string {
+	if c.Evidence != "" {
+		return fmt.Sprintf("%s is %s in the file: %s; COPY INTO matches columns by name, so load through %s AS %s",
+			what(c.Path), c.FilePath, c.Evidence, QuoteIdent(c.FilePath[len(c.FilePath)-1]), QuoteIdent(c.Path[len(c.Path)-1]))
+	}
 	return fmt.Sprintf("the file stores %s under its column-mapping physical name %s; COPY INTO matches columns by name, so load through %s AS %s",
 		what(c.Path), c.FilePath, QuoteIdent(c.FilePath[len(c.FilePath)-1]), QuoteIdent(c.Path[len(c.Path)-1]))
 }

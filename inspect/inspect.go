@@ -42,6 +42,9 @@ type Options struct {
 	// Progress, when set, is called after listing finds a file, after each footer, and when
 	// listing ends; never concurrently.
 	Progress func(Progress)
+	// ListSplits is the most key ranges a large folder is listed in at once, on backends
+	// whose listing can start after a key; 0 means DefaultListSplits, 1 lists in one stream.
+	ListSplits int
 }
 
 func (o Options) prefix() string {
@@ -296,7 +299,11 @@ func Stream(ctx context.Context, b storage.Backend, opts Options, fn func(FileRe
 	work := make(chan storage.ObjectInfo, 1024)
 	g.Go(func() error {
 		defer close(work)
-		err := b.List(gctx, prefix, func(o storage.ObjectInfo) error {
+		splits := opts.ListSplits
+		if splits <= 0 {
+			splits = DefaultListSplits
+		}
+		err := listSplit(gctx, b, prefix, splits, func(o storage.ObjectInfo) error {
 			rel := strings.TrimPrefix(o.Key, prefix)
 			if o.Special != "" || Classify(rel) != "parquet" {
 				mu.Lock()

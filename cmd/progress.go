@@ -20,7 +20,7 @@ type footerProgress struct {
 }
 
 func newFooterProgress(f *Factory, name string) *footerProgress {
-	if f.Global.NoProgress || f.Global.JSON() || !f.IO.IsStderrTTY() {
+	if f.Global.NoProgress || f.Global.JSON() || f.Global.Output == "jsonl" || !f.IO.IsStderrTTY() {
 		return &footerProgress{}
 	}
 	p := mpb.New(mpb.WithOutput(f.IO.ErrOut), mpb.WithWidth(40),

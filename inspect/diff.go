@@ -160,7 +160,7 @@ func (r *Report) Diff(t *Table, opts DiffOptions) {
 		g.Changes = schemadiff.Infos(changes)
 		g.Suggestion = nil
 		if v != schemadiff.OK {
-			g.Suggestion = suggest(changes, g.Schema, opts.TableName, source, r.GroupFiles(g.SchemaID))
+			g.Suggestion = suggest(changes, g.Schema, opts.TableName, source, r.GroupFiles(g.SchemaID), g.Files)
 		}
 	}
 }
@@ -197,7 +197,9 @@ func commitDesc(c schemadiff.SchemaVersion) string {
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 
-func suggest(changes []schemadiff.Change, file schemadiff.Schema, table, source string, files []File) *Suggestion {
+// suggest builds a group's suggestion; files are the group's files in key order, all of its
+// total of them, or none when a streamed report did not keep them (too many).
+func suggest(changes []schemadiff.Change, file schemadiff.Schema, table, source string, files []File, total int) *Suggestion {
 	name := table
 	if name == "" {
 		name = TablePlaceholder
@@ -223,7 +225,10 @@ func suggest(changes []schemadiff.Change, file schemadiff.Schema, table, source 
 		return out // nothing of the files would be loaded: no statement
 	}
 	batches := Batches(files, schemadiff.MaxCopyFiles)
-	if len(batches) <= maxSuggestedStatements {
+	if len(files) < total {
+		out.Notes = append(out.Notes, fmt.Sprintf("the group's %s need more than %d COPY INTO statements (one per folder and %d files): "+
+			"load them with zbrecover reload", plural(total, "file"), maxSuggestedStatements, schemadiff.MaxCopyFiles))
+	} else if len(batches) <= maxSuggestedStatements {
 		qt := unplace(schemadiff.QuoteQualified(name))
 		for _, b := range batches {
 			out.Statements = append(out.Statements, schemadiff.CopyInto{

@@ -178,6 +178,13 @@ type Report struct {
 	Files  []File  `json:"files"`  // in key order
 	Groups []Group `json:"groups"` // by first modification, then schema id
 	Totals Totals  `json:"totals"`
+
+	// A streamed report (StreamReport without its files) keeps the unreadable files, and
+	// per group the files its suggestion names, unless the group has more (overflow).
+	streamed   bool
+	unreadable []File
+	kept       map[string][]File
+	overflow   map[string]bool
 }
 
 // Group returns the group with the given schema id, or the one group whose id starts with id;
@@ -219,8 +226,13 @@ func (r *Report) FindGroup(id string) (*Group, error) {
 	return nil, fmt.Errorf("schema group prefix %q is ambiguous (%s)", id, strings.Join(ids, ", "))
 }
 
-// GroupFiles returns the readable files of a group, in key order.
+// GroupFiles returns the readable files of a group, in key order. For a streamed report
+// without its files, those it kept: all of a group's files unless it has more than
+// three COPY INTO statements take.
 func (r *Report) GroupFiles(id string) []File {
+	if r.streamed {
+		return r.kept[id]
+	}
 	var out []File
 	for _, f := range r.Files {
 		if f.SchemaID == id && !f.Unreadable() {
@@ -232,6 +244,9 @@ func (r *Report) GroupFiles(id string) []File {
 
 // Unreadable returns the unreadable files, in key order.
 func (r *Report) Unreadable() []File {
+	if r.streamed {
+		return r.unreadable
+	}
 	var out []File
 	for _, f := range r.Files {
 		if f.Unreadable() {
@@ -458,43 +473,105 @@ func (in *interner) get(s string) string {
 // readable files by schema and returns the report. Unreadable files are in the report with
 // their error; Run itself fails only when listing fails or ctx ends.
 func Run(ctx context.Context, b storage.Backend, opts Options) (*Report, error) {
-	var (
-		files  []File
-		groups = map[string]*groupAcc{}
-	)
+	return StreamReport(ctx, b, opts, true, nil)
+}
+
+// StreamReport is Run with the files handed to each (when not nil) as they are read, in
+// completion order and never concurrently, and with the report's Files kept only when
+// keepFiles is set. Without them the report holds the totals, the schema groups, the
+// unreadable files and, per group, the files its suggested COPY INTO statements name (at
+// most the 3,000 that three statements take; a larger group is pointed at reload): memory
+// does not grow with the number of files. Report.GroupFiles then returns those kept files.
+func StreamReport(ctx context.Context, b storage.Backend, opts Options, keepFiles bool, each func(FileResult) error) (*Report, error) {
+	c := newCollector(keepFiles)
 	tot, err := Stream(ctx, b, opts, func(r FileResult) error {
-		files = append(files, r.File)
-		if r.Err != nil {
-			return nil
+		c.add(r)
+		if each != nil {
+			return each(r)
 		}
-		acc, ok := groups[r.SchemaID]
-		if !ok {
-			acc = &groupAcc{Group: Group{SchemaID: r.SchemaID, Schema: r.Schema}}
-			groups[r.SchemaID] = acc
-		} else {
-			acc.addNullCounts(r.Schema)
-		}
-		acc.add(r.File)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Root: b.Location(), Prefix: opts.prefix(), Files: files, Totals: tot}
-	if rep.Files == nil {
-		rep.Files = []File{}
+	return c.report(b.Location(), opts.prefix(), tot), nil
+}
+
+// maxKeptPerGroup is how many files a streamed report keeps per group: as many as the
+// suggested statements name.
+const maxKeptPerGroup = maxSuggestedStatements * schemadiff.MaxCopyFiles
+
+// collector accumulates a Stream run into a Report.
+type collector struct {
+	keepFiles  bool
+	files      []File
+	unreadable []File
+	groups     map[string]*groupAcc
+	rows       int64
+}
+
+func newCollector(keepFiles bool) *collector {
+	return &collector{keepFiles: keepFiles, groups: map[string]*groupAcc{}}
+}
+
+func (c *collector) add(r FileResult) {
+	if c.keepFiles {
+		c.files = append(c.files, r.File)
 	}
-	sort.Slice(rep.Files, func(i, j int) bool { return rep.Files[i].Key < rep.Files[j].Key })
-	for _, f := range rep.Files {
-		if f.Unreadable() {
-			rep.Totals.Unreadable++
+	if r.Err != nil {
+		if !c.keepFiles {
+			c.unreadable = append(c.unreadable, r.File)
+		}
+		return
+	}
+	c.rows = addRows(c.rows, r.Rows)
+	acc, ok := c.groups[r.SchemaID]
+	if !ok {
+		acc = &groupAcc{Group: Group{SchemaID: r.SchemaID, Schema: r.Schema}}
+		c.groups[r.SchemaID] = acc
+	} else {
+		acc.addNullCounts(r.Schema)
+	}
+	acc.add(r.File)
+	if !c.keepFiles && !acc.overflow {
+		if len(acc.kept) < maxKeptPerGroup {
+			acc.kept = append(acc.kept, r.File)
 		} else {
-			rep.Totals.Rows = addRows(rep.Totals.Rows, f.Rows)
+			acc.kept, acc.overflow = nil, true
 		}
 	}
-	rep.Groups = make([]Group, 0, len(groups))
-	for _, acc := range groups {
+}
+
+func (c *collector) report(root, prefix string, tot Totals) *Report {
+	rep := &Report{Root: root, Prefix: prefix, Totals: tot}
+	if c.keepFiles {
+		rep.Files = c.files
+		if rep.Files == nil {
+			rep.Files = []File{}
+		}
+		sort.Slice(rep.Files, func(i, j int) bool { return rep.Files[i].Key < rep.Files[j].Key })
+		for _, f := range rep.Files {
+			if f.Unreadable() {
+				rep.Totals.Unreadable++
+			}
+		}
+	} else {
+		rep.streamed = true
+		rep.unreadable = c.unreadable
+		sort.Slice(rep.unreadable, func(i, j int) bool { return rep.unreadable[i].Key < rep.unreadable[j].Key })
+		rep.Totals.Unreadable = len(rep.unreadable)
+		rep.kept = map[string][]File{}
+		rep.overflow = map[string]bool{}
+	}
+	rep.Totals.Rows = c.rows
+	rep.Groups = make([]Group, 0, len(c.groups))
+	for _, acc := range c.groups {
 		rep.Groups = append(rep.Groups, acc.finish())
+		if rep.streamed {
+			sort.Slice(acc.kept, func(i, j int) bool { return acc.kept[i].Key < acc.kept[j].Key })
+			rep.kept[acc.SchemaID] = acc.kept
+			rep.overflow[acc.SchemaID] = acc.overflow
+		}
 	}
 	sort.Slice(rep.Groups, func(i, j int) bool {
 		a, b := rep.Groups[i], rep.Groups[j]
@@ -504,11 +581,13 @@ func Run(ctx context.Context, b storage.Backend, opts Options) (*Report, error) 
 		return a.SchemaID < b.SchemaID
 	})
 	rep.Totals.Groups = len(rep.Groups)
-	return rep, nil
+	return rep
 }
 
 type groupAcc struct {
 	Group
+	kept     []File // a streamed report's files of the group, up to maxKeptPerGroup
+	overflow bool   // more than maxKeptPerGroup: kept is dropped
 }
 
 func (g *groupAcc) add(f File) {

@@ -179,6 +179,9 @@ type Report struct {
 	Groups []Group `json:"groups"` // by first modification, then schema id
 	Totals Totals  `json:"totals"`
 
+	// saved is set on a report read back with LoadReport: previews check each file is
+	// unchanged before reading it.
+	saved bool
 	// A streamed report (StreamReport without its files) keeps the unreadable files, and
 	// per group the files its suggestion names, unless the group has more (overflow).
 	streamed   bool

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/zbrecover/zbrecover/target"
 	"io"
 	"os"
-	"github.com/zbrecover/zbrecover/target"
 	"strconv"
 	"strings"
 

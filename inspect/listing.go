@@ -4,46 +4,78 @@ import (
 	"context"
 	"sort"
 	"strings"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/zbrecover/zbrecover/storage"
 )
 
-// DefaultListSplits is the most key ranges a large fallback folder is listed in at once.
+// DefaultListSplits is the most key ranges one range of a large fallback folder is cut into at
+// once; a listing makes at most twice as many ranges in all.
 const DefaultListSplits = 32
+
+// serialPages is how many pages a range lists one after the other before the rest of it is
+// cut: a folder that fits in them costs its pages and nothing more.
+const serialPages = 3
 
 // listSplit lists every object under prefix exactly once, calling fn for each, from several
 // goroutines at once. On a backend whose listing can start after a key (storage.AfterLister),
-// when the first serialPages pages show that more follow, the rest of the key space is cut into up to
-// splits ranges at the characters the first pages' names use (at each position of the last
-// listed name: day folders, hex digits of generated names), and each range is listed page
-// by page in parallel with the others, from the key it starts after until a key past its
-// end: one pass, each object delivered by one range only, and at most one more list request
-// per range than its objects fill. Elsewhere (local files, a backend without pages) it is
+// a range (at first the whole folder) whose first serialPages pages show that more follow
+// has the rest of its key space cut into up to splits ranges, at the characters the names
+// listed so far use, at each position of the last listed name (day folders, hex digits of
+// generated names, digits of counters); each range is listed page by page in parallel with
+// the others, from the key it starts after until a key past its end, and may be cut again
+// the same way while the listing has ranges left to make (2·splits in all). One pass: each
+// object is delivered by one range only, and a range costs at most one list request more
+// than the pages its objects fill. Elsewhere (local files, a backend without pages) it is
 // one List.
 func listSplit(ctx context.Context, b storage.Backend, prefix string, splits int, fn func(storage.ObjectInfo) error) error {
 	al, ok := storage.AsAfterLister(b)
 	if !ok || splits <= 1 {
 		return b.List(ctx, prefix, fn)
 	}
-	var (
-		seen  [256]bool
-		last  string
-		token string
-	)
-	for i := 0; i < serialPages; i++ {
-		page, next, err := al.ListPage(ctx, prefix, token)
+	g, gctx := errgroup.WithContext(ctx)
+	l := &rangeLister{ctx: gctx, g: g, al: al, prefix: prefix, fn: fn, fanout: splits, budget: 2 * splits}
+	g.Go(func() error { return l.run("", "") })
+	return g.Wait()
+}
+
+type rangeLister struct {
+	ctx    context.Context
+	g      *errgroup.Group
+	al     storage.AfterLister
+	prefix string
+	fn     func(storage.ObjectInfo) error
+	fanout int
+
+	mu     sync.Mutex
+	budget int       // ranges still to be made
+	seen   [256]bool // bytes used by the names listed so far
+}
+
+// run lists the range that starts at token and ends at hi (inclusive; "" for no end).
+func (l *rangeLister) run(token, hi string) error {
+	last := ""
+	for pages := 1; ; pages++ {
+		page, next, err := l.al.ListPage(l.ctx, l.prefix, token)
 		if err != nil {
 			return err
 		}
+		var names [256]bool
 		for _, o := range page {
-			if err := fn(o); err != nil {
+			if hi != "" && o.Key > hi {
+				return nil
+			}
+			if err := l.ctx.Err(); err != nil {
 				return err
 			}
-			name := strings.TrimSuffix(strings.TrimPrefix(o.Key, prefix), ".parquet")
+			if err := l.fn(o); err != nil {
+				return err
+			}
+			name := strings.TrimSuffix(strings.TrimPrefix(o.Key, l.prefix), ".parquet")
 			for j := 0; j < len(name); j++ {
-				seen[name[j]] = true
+				names[name[j]] = true
 			}
 			last = o.Key
 		}
@@ -51,75 +83,58 @@ func listSplit(ctx context.Context, b storage.Backend, prefix string, splits int
 			return nil
 		}
 		token = next
+		l.mu.Lock()
+		for c, ok := range names {
+			l.seen[c] = l.seen[c] || ok
+		}
+		l.mu.Unlock()
+		if pages == serialPages && last != "" {
+			hi = l.split(last, hi)
+		}
 	}
-	if last == "" {
-		return listRange(ctx, al, prefix, token, "", fn)
+}
+
+// split cuts (last, hi] into ranges, starts listing all but the first, and returns the
+// first's end.
+func (l *rangeLister) split(last, hi string) string {
+	l.mu.Lock()
+	n := min(l.fanout-1, l.budget)
+	var bounds []string
+	if n > 0 {
+		bounds = splitBounds(l.prefix, &l.seen, strings.TrimPrefix(last, l.prefix), n, hi)
+		l.budget -= len(bounds)
 	}
-	bounds := splitBounds(prefix, &seen, strings.TrimPrefix(last, prefix), splits-1)
-	g, gctx := errgroup.WithContext(ctx)
-	// Range 0 continues the first listing; range i lists (bounds[i-1], bounds[i]].
-	hi := ""
-	if len(bounds) > 0 {
-		hi = bounds[0]
+	l.mu.Unlock()
+	if len(bounds) == 0 {
+		return hi
 	}
-	g.Go(func() error { return listRange(gctx, al, prefix, token, hi, fn) })
 	for i, lo := range bounds {
-		hi := ""
+		end := hi
 		if i+1 < len(bounds) {
-			hi = bounds[i+1]
+			end = bounds[i+1]
 		}
-		g.Go(func() error { return listRange(gctx, al, prefix, al.AfterToken(lo), hi, fn) })
+		l.g.Go(func() error { return l.run(l.al.AfterToken(lo), end) })
 	}
-	return g.Wait()
+	return bounds[0]
 }
 
-// serialPages is how many pages are listed one after the other before the rest is split:
-// a folder that fits in them costs its pages and nothing more.
-const serialPages = 3
-
-// listRange lists from token until a key after hi ("" for no end).
-func listRange(ctx context.Context, al storage.AfterLister, prefix, token, hi string, fn func(storage.ObjectInfo) error) error {
-	for {
-		page, next, err := al.ListPage(ctx, prefix, token)
-		if err != nil {
-			return err
-		}
-		for _, o := range page {
-			if hi != "" && o.Key > hi {
-				return nil
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if err := fn(o); err != nil {
-				return err
-			}
-		}
-		if next == "" || next == token {
-			return nil
-		}
-		token = next
-	}
-}
-
-// splitBounds returns up to n keys, sorted, all after the last listed name last (relative
-// to prefix), that cut the key space after it into ranges: at each position p of last
-// (shortest prefixes first, so the ranges are as coarse as the count allows), the first p
-// characters of last followed by each character the listed names use (seen) that sorts
-// after the character of last there.
-func splitBounds(prefix string, seen *[256]bool, last string, n int) []string {
+// splitBounds returns up to n keys, sorted, after prefix+last and before hi ("" for no end),
+// that cut the key space between into ranges: at each position p of last (shortest prefixes
+// first, so the ranges are as coarse as the count allows), the first p characters of last
+// followed by each character the listed names use (seen) that sorts after the character of
+// last there.
+func splitBounds(prefix string, seen *[256]bool, last string, n int, hi string) []string {
 	var out []string
 	for p := 0; p < len(last) && len(out) < n; p++ {
-		var level []string
-		for c := int(last[p]) + 1; c < 256; c++ {
-			if seen[c] {
-				level = append(level, prefix+last[:p]+string([]byte{byte(c)}))
+		for c := int(last[p]) + 1; c < 256 && len(out) < n; c++ {
+			if !seen[c] {
+				continue
+			}
+			b := prefix + last[:p] + string([]byte{byte(c)})
+			if hi == "" || b < hi {
+				out = append(out, b)
 			}
 		}
-		if len(out)+len(level) > n {
-			level = level[:n-len(out)]
-		}
-		out = append(out, level...)
 	}
 	sort.Strings(out)
 	return out

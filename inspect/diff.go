@@ -160,7 +160,15 @@ func (r *Report) Diff(t *Table, opts DiffOptions) {
 		g.Changes = schemadiff.Infos(changes)
 		g.Suggestion = nil
 		if v != schemadiff.OK {
-			g.Suggestion = suggest(changes, g.Schema, opts.TableName, source, r.GroupFiles(g.SchemaID), g.Files)
+			var files []File
+			batches := 0
+			if g.Files <= maxKeptPerGroup {
+				files = r.GroupFiles(g.SchemaID)
+			} else if !r.streamed {
+				// Too many for the statements: count them without copying the files.
+				batches = r.countBatches(g.SchemaID)
+			}
+			g.Suggestion = suggest(changes, g.Schema, opts.TableName, source, files, g.Files, batches)
 		}
 	}
 }
@@ -198,8 +206,9 @@ func commitDesc(c schemadiff.SchemaVersion) string {
 }
 
 // suggest builds a group's suggestion; files are the group's files in key order, all of its
-// total of them, or none when a streamed report did not keep them (too many).
-func suggest(changes []schemadiff.Change, file schemadiff.Schema, table, source string, files []File, total int) *Suggestion {
+// total of them, or none when they are more than the suggested statements take: then
+// batches is their number of COPY INTO statements, 0 when not known (a streamed report).
+func suggest(changes []schemadiff.Change, file schemadiff.Schema, table, source string, files []File, total, batches int) *Suggestion {
 	name := table
 	if name == "" {
 		name = TablePlaceholder
@@ -224,20 +233,26 @@ func suggest(changes []schemadiff.Change, file schemadiff.Schema, table, source 
 	if s.NeedsProjection() && out.Select == "" {
 		return out // nothing of the files would be loaded: no statement
 	}
-	batches := Batches(files, schemadiff.MaxCopyFiles)
-	if len(files) < total {
+	var bs []Batch
+	if len(files) > 0 || total == 0 {
+		total = len(files)
+		bs = Batches(files, schemadiff.MaxCopyFiles)
+		batches = len(bs)
+	}
+	switch {
+	case batches == 0 && total > 0:
 		out.Notes = append(out.Notes, fmt.Sprintf("the group's %s need more than %d COPY INTO statements (one per folder and %d files): "+
 			"load them with zbrecover reload", plural(total, "file"), maxSuggestedStatements, schemadiff.MaxCopyFiles))
-	} else if len(batches) <= maxSuggestedStatements {
+	case batches <= maxSuggestedStatements:
 		qt := unplace(schemadiff.QuoteQualified(name))
-		for _, b := range batches {
+		for _, b := range bs {
 			out.Statements = append(out.Statements, schemadiff.CopyInto{
 				Table: qt, Folder: joinFolder(source, b.Folder), Select: out.Select, Files: b.Names,
 			}.SQL())
 		}
-	} else {
+	default:
 		out.Notes = append(out.Notes, fmt.Sprintf("the group's %s need %d COPY INTO statements (one per folder and %d files): "+
-			"load them with zbrecover reload", plural(len(files), "file"), len(batches), schemadiff.MaxCopyFiles))
+			"load them with zbrecover reload", plural(total, "file"), batches, schemadiff.MaxCopyFiles))
 	}
 	if table == "" && (len(out.DDL) > 0 || len(out.Statements) > 0) {
 		out.Notes = append(out.Notes, "replace "+TablePlaceholder+" with the table's name (catalog.schema.table)")
@@ -268,6 +283,24 @@ func Batches(files []File, max int) []Batch {
 		b.Files = append(b.Files, f)
 	}
 	return out
+}
+
+// countBatches counts the batches Batches would make of a group's files (Report.Files is
+// in key order), without copying them.
+func (r *Report) countBatches(id string) int {
+	n, inBatch, folder := 0, 0, ""
+	for i := range r.Files {
+		f := &r.Files[i]
+		if f.SchemaID != id || f.Unreadable() {
+			continue
+		}
+		dir, _ := path.Split(f.Key)
+		if n == 0 || dir != folder || inBatch >= schemadiff.MaxCopyFiles {
+			n, inBatch, folder = n+1, 0, dir
+		}
+		inBatch++
+	}
+	return n
 }
 
 // joinFolder joins a folder URL and a relative folder ("" or "a/b/").

@@ -180,11 +180,14 @@ func peakRSS(tb testing.TB) int64 {
 // BenchmarkInspectScaleRSS runs inspect as `zbrecover inspect -o text|json|jsonl` does
 // (streamed report, diff against a table, output written to a file) over
 // ZBRECOVER_BENCH_FILES (default 100,000) synthetic files, and reports the process's peak
-// RSS, reset before the run (/proc/self/clear_refs), and the output's size.
+// RSS, reset before the run (/proc/self/clear_refs), and the output's size, under the soft
+// memory limit the command line sets.
 func BenchmarkInspectScaleRSS(b *testing.B) {
 	n := benchFiles(100000)
 	data := peerFile(b, 1)
 	table := sd.NewSchema().Col("id", sd.LongType).Col("key", sd.StringType).Col("d", sd.DecimalType(18, 4))
+	// The soft memory limit the command line sets.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(inspect.DefaultMemoryLimit))
 	for _, mode := range []string{"text", "json", "jsonl"} {
 		b.Run(fmt.Sprintf("%s/files=%d", mode, n), func(b *testing.B) {
 			var peak, size int64

@@ -84,8 +84,8 @@ func TestNoRenameWithoutEvidence(t *testing.T) {
 
 func TestSimilarNames(t *testing.T) {
 	yes := [][2]string{{"customer_id", "customerId"}, {"amount", "amount_usd"}, {"adress", "address"},
-		{"costumer_id", "customer_id"}, {"note", "notes"}, {"User-Name", "username"}}
-	no := [][2]string{{"note", "region"}, {"id", "newid"}, {"a", "b"}, {"amount", "total"}, {"ts", "tz"}, {"x", ""}}
+		{"costumer_id", "customer_id"}, {"note", "notes"}, {"User-Name", "username"}, {"customer_id", "customer_key"}}
+	no := [][2]string{{"note", "region"}, {"id", "newid"}, {"a", "b"}, {"amount", "total"}, {"ts", "tz"}, {"x", ""}, {"created", "creator_id"}}
 	for _, p := range yes {
 		if ev, ok := SimilarNames(p[0], p[1]); !ok || ev == "" {
 			t.Errorf("SimilarNames(%q, %q) = %q, %v; want similar", p[0], p[1], ev, ok)

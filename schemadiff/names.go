@@ -115,9 +115,10 @@ func deltaTypeName(t Type) string {
 // SimilarNames reports whether two column names are alike enough to state that one is
 // probably the other renamed, and how: they are equal once case and the separators "_", "-",
 // "." and " " are ignored; or one extends the other (a prefix or suffix of at least 3
-// characters and half the longer name: amount → amount_usd); or they differ by one character
-// (two in names of 8 or more: adress → address). Names that share only a type, such as note
-// and region, are not alike.
+// characters and half the longer name: amount → amount_usd); or they share a prefix of at
+// least 5 characters and two thirds of the longer name (customer_id → customer_key); or they
+// differ by one character (two in names of 8 or more: adress → address). Names that share
+// only a type, such as note and region, are not alike.
 func SimilarNames(a, b string) (string, bool) {
 	na, nb := normName(a), normName(b)
 	if na == "" || nb == "" {
@@ -134,7 +135,15 @@ func SimilarNames(a, b string) (string, bool) {
 	if ns >= 3 && 2*ns >= nl && (strings.HasPrefix(long, short) || strings.HasSuffix(long, short)) {
 		return "one name extends the other", true
 	}
-	d := editDistance([]rune(na), []rune(nb))
+	ra, rb := []rune(na), []rune(nb)
+	common := 0
+	for common < len(ra) && common < len(rb) && ra[common] == rb[common] {
+		common++
+	}
+	if common >= 5 && 3*common >= 2*nl {
+		return "the names share the prefix " + string(ra[:common]), true
+	}
+	d := editDistance(ra, rb)
 	switch {
 	case d == 1 && ns >= 4:
 		return "the names differ by one character", true

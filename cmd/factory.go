@@ -124,7 +124,7 @@ func (f *Factory) openLocation(ctx context.Context, loc storage.Location, cfg st
 		return nil, err
 	}
 	f.Logger.Info("storage opened", "location", b.Location())
-	return storage.WithLimit(storage.WithRetry(b, f.retryPolicy()), f.Global.Concurrency), nil
+	return storage.WithLimit(storage.WithRetry(f.adaptive(b), f.retryPolicy()), f.Global.Concurrency), nil
 }
 
 // retryPolicy is the storage retry policy, with one warning line per retry.

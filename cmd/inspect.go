@@ -11,7 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zbrecover/zbrecover/delta"
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/schemadiff"
 )
 
 // InspectOptions are the inputs of `zbrecover inspect`.
@@ -48,15 +50,19 @@ mergeSchema = false will meet it. Every change gets a verdict:
   ok          the files load as they are (a nullable column they lack is filled with NULL;
               names that differ only by case match)
   needs-cast  the values fit but the types differ (int → bigint, float → double, wider
-              decimals): load through a CAST projection, or confirm with VALIDATE
+              decimals; numbers, booleans, dates and timestamps into string): load
+              through a CAST projection, or confirm with VALIDATE
   blocks      COPY INTO rejects the files: a column the table does not have (dropped or
               renamed), an incompatible or narrower type, timestamp vs timestamp_ntz,
-              NULLs (or unknown NULL counts) for a NOT NULL column
+              NULLs (or unknown NULL counts) for a NOT NULL column, a file column of a
+              type Databricks cannot read (Float16, TIME, …: the file's rows are still
+              counted)
 and the group gets a suggested fix: ALTER TABLE statements, and a SELECT projection (casts,
 renames, left-out columns) for COPY INTO <table> FROM (SELECT … FROM '<folder>'). A guessed
-rename (one column only in the files, one of the same type only in the table) is for the
-operator to confirm. Under Delta column mapping, file columns are matched through the
-table's physical names.
+rename (one column only in the files, one of the same type and a similar name only in the
+table) is for the operator to confirm; columns that share only a type are not guessed at.
+Under Delta column mapping, file columns are matched through the table's physical names,
+and a RENAME COLUMN in the table's history is recognised by the physical name it kept.
 
 The table schema comes from the Delta log at the root (--from delta, the default; offline,
 storage access only), the SQL warehouse (--from warehouse) or Unity Catalog (--from uc), or
@@ -72,7 +78,21 @@ non-Parquet objects, are counted but not read. Inspect changes nothing.
 ` + targetHelp + `
 
 With --output json the report is a JSON document: root, table (source, version, columns),
-files, groups (each with verdict, changes and suggestion), totals.
+files, groups (each with verdict, changes, suggestion and table_version), totals. With
+--output jsonl it is JSON lines, one object with one key per line: {"inspect": {root,
+prefix}} first, then {"file": …} for each file as its footer is read (in no set order), then
+{"table": …}, {"group": …} for each schema group and {"totals": …}. Text and JSON lines keep
+no record per file, so memory does not grow with the number of files; the JSON document
+keeps a small one per file, to list them in key order.
+
+When the table's Delta log is at the root, each group also says which table version it was
+written against (the newest version whose schema is the group's) and lists the commits
+after it that changed the schema: version, time, operation and user.
+
+Listing a large fallback folder is split into key ranges listed at once where the store can
+start a listing after a key (S3). Storage requests run under an adaptive limit: throttled
+answers (429, 503, SlowDown) halve the requests in flight, down to 1; answers without one
+raise them back by one per round, up to --concurrency. -v shows the limit as it moves.
 ` + exitCodesHelp + `
 
 Inspect exits with 3 when some schema group blocks the load, and with 5 when some files are
@@ -126,16 +146,29 @@ are the report's "keys" member.
 
 // runInspect opens the target and inspects it, with a progress bar on a terminal.
 func runInspect(ctx context.Context, f *Factory, t *TargetOptions, prefix string) (*target.Target, *inspect.Report, error) {
+	return streamInspect(ctx, f, t, prefix, true, nil, nil)
+}
+
+// streamInspect is runInspect with the report's files kept only when keepFiles is set (see
+// inspect.StreamReport), opened (when not nil) once the target is open, and each (when not
+// nil) given every file as it is read.
+func streamInspect(ctx context.Context, f *Factory, t *TargetOptions, prefix string, keepFiles bool,
+	opened func(*target.Target) error, each func(inspect.FileResult) error) (*target.Target, *inspect.Report, error) {
 	tgt, err := f.openTarget(ctx, t, target.Read)
 	if err != nil {
 		return nil, nil, err
 	}
+	if opened != nil {
+		if err := opened(tgt); err != nil {
+			return nil, nil, err
+		}
+	}
 	bar := newFooterProgress(f, "footers")
-	rep, err := inspect.Run(ctx, tgt.Root, inspect.Options{
+	rep, err := inspect.StreamReport(ctx, tgt.Root, inspect.Options{
 		Concurrency: f.Global.Concurrency,
 		Prefix:      prefix,
 		Progress:    bar.update,
-	})
+	}, keepFiles, each)
 	bar.done(err == nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("inspect %s: %w", tgt.Display(), err)
@@ -167,7 +200,26 @@ func inspectRun(ctx context.Context, o *InspectOptions) error {
 		}
 	}
 
-	tgt, rep, err := runInspect(ctx, f, &o.Target, o.Prefix)
+	// Text and JSON lines keep no record per file (memory stays flat in the number of
+	// files); the JSON document lists them all, in key order.
+	var (
+		jl     *inspect.JSONLines
+		opened func(*target.Target) error
+		each   func(inspect.FileResult) error
+	)
+	if f.Global.Output == "jsonl" {
+		jl = inspect.NewJSONLines(f.IO.Out)
+		opened = func(tgt *target.Target) error {
+			return jl.Header(tgt.Root.Location(), strings.TrimPrefix(ensureSlash(o.Prefix), "/"))
+		}
+		each = func(r inspect.FileResult) error { return jl.File(r.File) }
+	}
+	tgt, rep, err := streamInspect(ctx, f, &o.Target, o.Prefix, f.Global.JSON(), opened, each)
+	if jl != nil {
+		if cerr := jl.Close(); err == nil {
+			err = cerr
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -189,6 +241,17 @@ func inspectRun(ctx context.Context, o *InspectOptions) error {
 			table = inspect.MissingTable(note)
 		}
 	}
+	if table.Known() && table.Source != schemadiff.SourceFile {
+		// The history says which version each group was written against; a table whose log
+		// is not at the root (or not readable) just goes without.
+		if h, err := delta.History(ctx, tgt.Root, 0); err == nil {
+			table.History = h
+		} else if ctx.Err() != nil {
+			return ctx.Err()
+		} else {
+			f.Logger.Info("table history not read", "error", err.Error())
+		}
+	}
 	if table != nil {
 		name := tgt.TableName()
 		if name == "" {
@@ -199,10 +262,20 @@ func inspectRun(ctx context.Context, o *InspectOptions) error {
 	}
 
 	ov, keysErr := inspectKeys(ctx, o, tgt, rep, table)
-	if f.Global.JSON() {
+	switch {
+	case jl != nil:
+		if err = jl.Summary(rep); err == nil && ov != nil {
+			err = jl.Extra("keys", ov)
+		}
+		if err == nil {
+			err = jl.Close()
+		}
+	case f.Global.JSON():
 		err = writeInspectJSON(f.IO.Out, rep, ov)
-	} else if err = rep.WriteText(f.IO.Out); err == nil {
-		err = writeOverlapText(f.IO.Out, ov)
+	default:
+		if err = rep.WriteText(f.IO.Out); err == nil {
+			err = writeOverlapText(f.IO.Out, ov)
+		}
 	}
 	if err != nil {
 		return err
@@ -265,4 +338,14 @@ func readSchemaFile(f *Factory, path string) (*inspect.Table, error) {
 		return nil, err
 	}
 	return inspect.NewTable(st), nil
+}
+
+func ensureSlash(p string) string {
+	if p == "" {
+		p = inspect.FallbackPrefix
+	}
+	if !strings.HasSuffix(p, "/") {
+		p += "/"
+	}
+	return p
 }

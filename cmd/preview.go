@@ -1,9 +1,12 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"github.com/zbrecover/zbrecover/target"
+	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -24,6 +27,9 @@ type PreviewOptions struct {
 	Columns  []string // --columns
 	Format   string   // --format table|json|csv ("" follows --output)
 	MaxBytes int64    // --max-bytes
+	// FromReport is a saved `inspect -o json` report to take the files from (--from-report)
+	// instead of listing and reading every footer again.
+	FromReport string
 }
 
 // PreviewReport is the JSON output of `zbrecover preview`: one preview per file or group.
@@ -43,7 +49,13 @@ under the fallback folder as inspect prints it), of one schema group (--group, a
 unique prefix of one, as inspect prints it), or of every schema group.
 
 Only the footer and the first row group's byte span of the selected columns are read: 2
-requests per file (plus one to learn the size with --file). --max-bytes caps the bytes read
+requests per file (plus one to learn the size with --file).
+
+Without --from-report, preview first lists the fallback folder and reads every footer, as
+inspect does, to find the groups. With --from-report FILE (a report saved with
+zbrecover inspect -o json TARGET > FILE) it lists nothing and reads only the files it
+previews, each first checked unchanged against the report's size and ETag (one request);
+a file that changed since is listed as such and not read. --max-bytes caps the bytes read
 for a row group. Values are shown as Spark reads them: nested values as JSON, decimals exactly,
 binary as base64, timestamps in RFC3339 (UTC with "Z"; timestamp_ntz without a zone).
 
@@ -51,7 +63,9 @@ binary as base64, timestamps in RFC3339 (UTC with "Z"; timestamp_ntz without a z
 ` + exitCodesHelp,
 		Example: `  zbrecover preview s3://bucket/tables/orders
   zbrecover preview s3://bucket/tables/orders --group 3f2a -n 5 --columns id,payload
-  zbrecover preview ./table --file 2024/05/part-0001.parquet --format csv`,
+  zbrecover preview ./table --file 2024/05/part-0001.parquet --format csv
+  zbrecover inspect -o json s3://bucket/tables/orders > report.json
+  zbrecover preview s3://bucket/tables/orders --from-report report.json --group 3f2a`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := parseTarget(&o.Target, args); err != nil {
@@ -95,6 +109,7 @@ binary as base64, timestamps in RFC3339 (UTC with "Z"; timestamp_ntz without a z
 	fl.StringSliceVar(&o.Columns, "columns", nil, "show only these top-level columns (comma-separated)")
 	fl.StringVar(&o.Format, "format", "", "table, json or csv (default: table, or json with --output json)")
 	fl.StringVar(&maxBytes, "max-bytes", "64MiB", "refuse to read a row group span larger than this")
+	fl.StringVar(&o.FromReport, "from-report", "", "take the files and groups from this saved inspect -o json report (- for stdin)")
 	return c
 }
 
@@ -102,7 +117,12 @@ func previewRun(ctx context.Context, o *PreviewOptions) error {
 	f := o.F
 	popts := inspect.PreviewOptions{Rows: o.Rows, Columns: o.Columns, MaxBytes: o.MaxBytes, Prefix: o.Prefix}
 	var previews []*inspect.PreviewResult
-	if o.File != "" {
+	if o.FromReport != "" {
+		var err error
+		if previews, err = previewFromReport(ctx, o, popts); err != nil {
+			return err
+		}
+	} else if o.File != "" {
 		tgt, err := f.openTarget(ctx, &o.Target, target.Read)
 		if err != nil {
 			return err
@@ -225,4 +245,68 @@ func parseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("size too large")
 	}
 	return n * mult, nil
+}
+
+// previewFromReport previews the files of a saved inspect report: no listing, and only the
+// files shown are read, each checked unchanged first.
+func previewFromReport(ctx context.Context, o *PreviewOptions, popts inspect.PreviewOptions) ([]*inspect.PreviewResult, error) {
+	f := o.F
+	var (
+		data []byte
+		err  error
+	)
+	if o.FromReport == "-" {
+		data, err = io.ReadAll(f.IO.In)
+	} else {
+		data, err = os.ReadFile(o.FromReport)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--from-report: %w", err)
+	}
+	rep, err := inspect.LoadReport(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("--from-report %s: %w", o.FromReport, err)
+	}
+	tgt, err := f.openTarget(ctx, &o.Target, target.Read)
+	if err != nil {
+		return nil, err
+	}
+	if rep.Root != tgt.Root.Location() {
+		return nil, fmt.Errorf("--from-report %s is a report on %s, not on %s", o.FromReport, rep.Root, tgt.Root.Location())
+	}
+	popts.Prefix = rep.Prefix
+	if o.File != "" {
+		file, ok := rep.FindFile(o.File)
+		if !ok {
+			return nil, fmt.Errorf("--file %s is not in the report %s", textsafe.Quote(o.File), o.FromReport)
+		}
+		obj, err := inspect.CheckUnchanged(ctx, tgt.Root, rep.Prefix, *file)
+		if err != nil {
+			return nil, fmt.Errorf("preview %s: %w", textsafe.Quote(file.Key), err)
+		}
+		res, err := inspect.PreviewObject(ctx, tgt.Root, obj, popts)
+		if err != nil {
+			return nil, err
+		}
+		return []*inspect.PreviewResult{res}, nil
+	}
+	ids := []string{o.Group}
+	if o.Group == "" {
+		ids = ids[:0]
+		for _, g := range rep.Groups {
+			ids = append(ids, g.SchemaID)
+		}
+	}
+	if len(ids) == 0 {
+		fmt.Fprintf(f.IO.ErrOut, "No readable fallback files in the report on %s: nothing to preview.\n", tgt.Display())
+	}
+	var out []*inspect.PreviewResult
+	for _, id := range ids {
+		res, err := inspect.PreviewGroup(ctx, tgt.Root, rep, id, popts)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res)
+	}
+	return out, nil
 }

@@ -1,10 +1,14 @@
 package cmd
 
 import (
+	"sync"
+	"time"
+
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/storage"
 )
 
 // footerProgress is a progress bar of footers read over files listed, on stderr. It is shown
@@ -16,7 +20,7 @@ type footerProgress struct {
 }
 
 func newFooterProgress(f *Factory, name string) *footerProgress {
-	if f.Global.NoProgress || f.Global.JSON() || !f.IO.IsStderrTTY() {
+	if f.Global.NoProgress || f.Global.JSON() || f.Global.Output == "jsonl" || !f.IO.IsStderrTTY() {
 		return &footerProgress{}
 	}
 	p := mpb.New(mpb.WithOutput(f.IO.ErrOut), mpb.WithWidth(40),
@@ -51,4 +55,34 @@ func (fp *footerProgress) done(ok bool) {
 		fp.bar.Abort(false)
 	}
 	fp.p.Wait()
+}
+
+// adaptive puts b's requests under an AIMD concurrency limit of at most --concurrency
+// (storage.WithAdaptive): throttled answers halve it, answers without one raise it back.
+// Its changes are logged at -v: the first halving and the return to --concurrency always,
+// other changes at most once a second.
+func (f *Factory) adaptive(b storage.Backend) storage.Backend {
+	var (
+		mu     sync.Mutex
+		last   time.Time
+		logged bool
+	)
+	maxLimit := max(f.Global.Concurrency, 1)
+	ab, _ := storage.WithAdaptive(b, storage.AdaptiveOptions{Max: maxLimit, Min: 1, OnChange: func(from, to int, cause error) {
+		mu.Lock()
+		now := time.Now()
+		show := !logged || to == maxLimit || now.Sub(last) >= time.Second
+		if show {
+			last, logged = now, true
+		}
+		mu.Unlock()
+		switch {
+		case !show:
+		case to < from:
+			f.Logger.Info("storage throttled: concurrency lowered", "limit", to, "was", from, "error", cause.Error())
+		default:
+			f.Logger.Info("storage concurrency raised", "limit", to, "max", maxLimit)
+		}
+	}})
+	return ab
 }

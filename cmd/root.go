@@ -202,9 +202,12 @@ record that Zerobus both published and parked can end up twice.
 		SilenceErrors: true,
 		Version:       Version,
 		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
-			f.setJSONStderr(g.JSON())
-			if g.Output != "text" && g.Output != "json" {
-				return FlagErrorf("--output must be text or json, not %q", g.Output)
+			f.setJSONStderr(g.JSON() || g.Output == "jsonl")
+			switch {
+			case g.Output == "jsonl" && c.Name() != "inspect":
+				return FlagErrorf("--output jsonl is for inspect; use text or json")
+			case g.Output != "text" && g.Output != "json" && g.Output != "jsonl":
+				return FlagErrorf("--output must be text or json (or jsonl for inspect), not %q", g.Output)
 			}
 			if g.Concurrency < 1 || g.Concurrency > 1024 {
 				return FlagErrorf("--concurrency must be between 1 and 1024, not %d", g.Concurrency)
@@ -219,7 +222,7 @@ record that Zerobus both published and parked can end up twice.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &FlagError{Err: err} })
 
 	pf := root.PersistentFlags()
-	pf.StringVarP(&g.Output, "output", "o", "text", "output format: text or json")
+	pf.StringVarP(&g.Output, "output", "o", "text", "output format: text or json (inspect: also jsonl)")
 	pf.IntVar(&g.Concurrency, "concurrency", 64, "requests in flight at once against storage")
 	pf.CountVarP(&g.Verbose, "verbose", "v", "log what is done to stderr (-vv for more)")
 	pf.BoolVar(&g.NoProgress, "no-progress", false, "never show progress bars")

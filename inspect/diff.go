@@ -135,18 +135,80 @@ func (r *Report) Diff(t *Table, opts DiffOptions) {
 	}
 	for i := range r.Groups {
 		g := &r.Groups[i]
-		changes := schemadiff.Diff(g.Schema, t.Schema)
+		g.TableVersion = matchVersion(g.Schema, t.History)
+		tableSchema := t.Schema
+		var renames map[string]string
+		if tv := g.TableVersion; tv != nil && !tv.Current && t.Schema.HasColumnMapping() {
+			for _, h := range t.History {
+				if h.Version == tv.Version {
+					renames = historyRenames(g.Schema, h.Schema, t.Schema)
+				}
+			}
+			if len(renames) > 0 {
+				tableSchema = withFileNames(t.Schema, renames)
+			}
+		}
+		changes := schemadiff.Diff(g.Schema, tableSchema)
+		for j, c := range changes {
+			if rn, ok := c.(schemadiff.Renamed); ok && len(rn.FilePath) == 1 && renames[rn.FilePath[0]] != "" {
+				rn.Evidence = renameEvidence(rn.FilePath[0], renames[rn.FilePath[0]], g.TableVersion)
+				changes[j] = rn
+			}
+		}
 		v := schemadiff.Worst(changes)
 		g.Verdict = &v
 		g.Changes = schemadiff.Infos(changes)
 		g.Suggestion = nil
 		if v != schemadiff.OK {
-			g.Suggestion = suggest(changes, g.Schema, opts.TableName, source, r.GroupFiles(g.SchemaID))
+			var files []File
+			batches := 0
+			if g.Files <= maxKeptPerGroup {
+				files = r.GroupFiles(g.SchemaID)
+			} else if !r.streamed {
+				// Too many for the statements: count them without copying the files.
+				batches = r.countBatches(g.SchemaID)
+			}
+			g.Suggestion = suggest(changes, g.Schema, opts.TableName, source, files, g.Files, batches)
 		}
 	}
 }
 
-func suggest(changes []schemadiff.Change, file schemadiff.Schema, table, source string, files []File) *Suggestion {
+// renameEvidence says which commit renamed a column the files still have under its old name.
+func renameEvidence(from, to string, tv *TableVersion) string {
+	for _, c := range tv.ChangedBy {
+		if f, ok := c.Schema.Lookup(to); ok && f.PhysicalName != "" {
+			return fmt.Sprintf("the table renamed %s to %s in version %d%s, keeping its column-mapping physical name %s",
+				from, to, c.Version, commitDesc(c), f.PhysicalName)
+		}
+	}
+	return fmt.Sprintf("the table renamed %s to %s after version %d, keeping its column-mapping physical name", from, to, tv.Version)
+}
+
+// commitDesc describes a commit for messages: " (RENAME COLUMN by ann, 2026-01-02T10:00:00Z)".
+func commitDesc(c schemadiff.SchemaVersion) string {
+	var parts []string
+	if c.Operation != "" {
+		op := c.Operation
+		if c.User != "" {
+			op += " by " + c.User
+		}
+		parts = append(parts, op)
+	} else if c.User != "" {
+		parts = append(parts, "by "+c.User)
+	}
+	if !c.Time.IsZero() {
+		parts = append(parts, rfc3339(c.Time))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// suggest builds a group's suggestion; files are the group's files in key order, all of its
+// total of them, or none when they are more than the suggested statements take: then
+// batches is their number of COPY INTO statements, 0 when not known (a streamed report).
+func suggest(changes []schemadiff.Change, file schemadiff.Schema, table, source string, files []File, total, batches int) *Suggestion {
 	name := table
 	if name == "" {
 		name = TablePlaceholder
@@ -171,17 +233,26 @@ func suggest(changes []schemadiff.Change, file schemadiff.Schema, table, source 
 	if s.NeedsProjection() && out.Select == "" {
 		return out // nothing of the files would be loaded: no statement
 	}
-	batches := Batches(files, schemadiff.MaxCopyFiles)
-	if len(batches) <= maxSuggestedStatements {
+	var bs []Batch
+	if len(files) > 0 || total == 0 {
+		total = len(files)
+		bs = Batches(files, schemadiff.MaxCopyFiles)
+		batches = len(bs)
+	}
+	switch {
+	case batches == 0 && total > 0:
+		out.Notes = append(out.Notes, fmt.Sprintf("the group's %s need more than %d COPY INTO statements (one per folder and %d files): "+
+			"load them with zbrecover reload", plural(total, "file"), maxSuggestedStatements, schemadiff.MaxCopyFiles))
+	case batches <= maxSuggestedStatements:
 		qt := unplace(schemadiff.QuoteQualified(name))
-		for _, b := range batches {
+		for _, b := range bs {
 			out.Statements = append(out.Statements, schemadiff.CopyInto{
 				Table: qt, Folder: joinFolder(source, b.Folder), Select: out.Select, Files: b.Names,
 			}.SQL())
 		}
-	} else {
+	default:
 		out.Notes = append(out.Notes, fmt.Sprintf("the group's %s need %d COPY INTO statements (one per folder and %d files): "+
-			"load them with zbrecover reload", plural(len(files), "file"), len(batches), schemadiff.MaxCopyFiles))
+			"load them with zbrecover reload", plural(total, "file"), batches, schemadiff.MaxCopyFiles))
 	}
 	if table == "" && (len(out.DDL) > 0 || len(out.Statements) > 0) {
 		out.Notes = append(out.Notes, "replace "+TablePlaceholder+" with the table's name (catalog.schema.table)")
@@ -212,6 +283,24 @@ func Batches(files []File, max int) []Batch {
 		b.Files = append(b.Files, f)
 	}
 	return out
+}
+
+// countBatches counts the batches Batches would make of a group's files (Report.Files is
+// in key order), without copying them.
+func (r *Report) countBatches(id string) int {
+	n, inBatch, folder := 0, 0, ""
+	for i := range r.Files {
+		f := &r.Files[i]
+		if f.SchemaID != id || f.Unreadable() {
+			continue
+		}
+		dir, _ := path.Split(f.Key)
+		if n == 0 || dir != folder || inBatch >= schemadiff.MaxCopyFiles {
+			n, inBatch, folder = n+1, 0, dir
+		}
+		inBatch++
+	}
+	return n
 }
 
 // joinFolder joins a folder URL and a relative folder ("" or "a/b/").
@@ -252,6 +341,21 @@ func writeGroupDiff(ew *errWriter, g *Group) {
 	if g.Verdict == nil {
 		return
 	}
+	if tv := g.TableVersion; tv != nil {
+		from := ""
+		if tv.FromCheckpoint {
+			from = " (known from its checkpoint)"
+		}
+		switch {
+		case tv.Current:
+			ew.printf("  Written against table version %d%s, the table's current schema.\n", tv.Version, from)
+		default:
+			ew.printf("  Written against table version %d%s; the schema changed since in:\n", tv.Version, from)
+			for _, c := range tv.ChangedBy {
+				ew.printf("    version %d%s\n", c.Version, commitDesc(c))
+			}
+		}
+	}
 	ew.printf("  Against the table: %s\n", verdictText(*g.Verdict))
 	for _, c := range g.Changes {
 		ew.printf("    %s\n", c)
@@ -289,4 +393,82 @@ func writeGroupDiff(ew *errWriter, g *Group) {
 	for _, n := range s.Notes {
 		ew.printf("    Note: %s\n", n)
 	}
+}
+
+// TableVersion is the table version a schema group's files were written against: the newest
+// version of the table's history whose schema is the group's (the same columns and types; under
+// column mapping, through physical names), and the commits after it that changed the schema.
+type TableVersion struct {
+	Version int64 `json:"version"`
+	// FromCheckpoint is true when that schema is known from a checkpoint at Version only.
+	FromCheckpoint bool `json:"from_checkpoint,omitempty"`
+	// Current is true when Version's schema is still the table's.
+	Current bool `json:"current"`
+	// ChangedBy are the commits after Version that changed the table's schema, oldest first:
+	// the first is the one the files stopped matching at.
+	ChangedBy []schemadiff.SchemaVersion `json:"changed_by"`
+}
+
+// sameSchema reports whether files of schema file were written with table schema t: Diff
+// finds nothing but names that differ by case, physical names and nullability.
+func sameSchema(file, t schemadiff.Schema) bool {
+	for _, c := range schemadiff.Diff(file, t, schemadiff.NoRenameGuess()) {
+		switch c.Kind() {
+		case schemadiff.KindCaseDiffers, schemadiff.KindRenamed, schemadiff.KindNullabilityChanged:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// matchVersion finds the newest schema of history (oldest first) that file equals.
+func matchVersion(file schemadiff.Schema, history []schemadiff.SchemaVersion) *TableVersion {
+	for i := len(history) - 1; i >= 0; i-- {
+		if !sameSchema(file, history[i].Schema) {
+			continue
+		}
+		tv := &TableVersion{Version: history[i].Version, FromCheckpoint: history[i].FromCheckpoint,
+			Current: i == len(history)-1, ChangedBy: []schemadiff.SchemaVersion{}}
+		tv.ChangedBy = append(tv.ChangedBy, history[i+1:]...)
+		return tv
+	}
+	return nil
+}
+
+// historyRenames returns the top-level file columns that the table's history shows renamed:
+// file column → table column, for a file column named as in version v's schema whose
+// column-mapping physical name the table now gives another name (RENAME COLUMN keeps the
+// physical name). A dropped column and a new one have different physical names: no rename.
+func historyRenames(file schemadiff.Schema, v schemadiff.Schema, table schemadiff.Schema) map[string]string {
+	out := map[string]string{}
+	for _, f := range file.Fields {
+		if _, ok := table.Lookup(f.Name); ok {
+			continue
+		}
+		old, ok := v.Lookup(f.Name)
+		if !ok || old.PhysicalName == "" {
+			continue
+		}
+		for _, t := range table.Fields {
+			if t.PhysicalName == old.PhysicalName && !strings.EqualFold(t.Name, f.Name) {
+				out[f.Name] = t.Name
+			}
+		}
+	}
+	return out
+}
+
+// withFileNames returns table with the physical name of each renamed column set to the file
+// column's name, so that Diff pairs them as Renamed.
+func withFileNames(table schemadiff.Schema, renames map[string]string) schemadiff.Schema {
+	out := schemadiff.Schema{Fields: append([]schemadiff.Field(nil), table.Fields...)}
+	for fileName, tableName := range renames {
+		for i := range out.Fields {
+			if out.Fields[i].Name == tableName {
+				out.Fields[i].PhysicalName = fileName
+			}
+		}
+	}
+	return out
 }

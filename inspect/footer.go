@@ -173,6 +173,9 @@ func readFooter(ctx context.Context, b storage.Backend, key string, size, tailSi
 	}
 	held = append(held, func() { footerParse.Release(st.cost) })
 	ft.release = release
+	if len(st.unknownLogical) > 0 {
+		raw = withoutSpans(raw, st.unknownLogical)
+	}
 	err = contain("footer", func() error {
 		md, err := metadata.NewFileMetaData(raw, nil)
 		if err != nil {

@@ -120,6 +120,10 @@ type footerStats struct {
 	depth       int   // deepest schema nesting
 	rowGroups   int64
 	keyValues   int64
+	// unknownLogical are the byte spans [start, end) of schema elements' logicalType fields
+	// whose union holds no member this reader knows (a logical type newer than it): the
+	// footer is parsed without them, so those columns read as their physical type.
+	unknownLogical [][2]int
 }
 
 // schemaLevel is one open group of the schema tree while its elements are scanned.
@@ -138,6 +142,13 @@ type footerScanner struct {
 	elemName     int64
 	elemChildren int64
 	elemHasKids  bool
+
+	// fieldStart is where the header of the field being scanned starts.
+	fieldStart int
+	// union, when not nil, collects the member ids of the LogicalType union being scanned.
+	union *[]int16
+	// unionDepth is the Thrift depth of that union's fields.
+	unionDepth int
 }
 
 var errShort = errors.New("footer ends in the middle of a value")
@@ -250,6 +261,7 @@ func (s *footerScanner) structBody(k structKind) error {
 	}
 	var id int16
 	for {
+		start := s.pos
 		h, err := s.byte1()
 		if err != nil {
 			return err
@@ -267,6 +279,10 @@ func (s *footerScanner) structBody(k structKind) error {
 			}
 			id = int16(v)
 		}
+		if s.union != nil && s.depth == s.unionDepth {
+			*s.union = append(*s.union, id)
+		}
+		s.fieldStart = start
 		if err := s.field(k, id, t); err != nil {
 			return err
 		}
@@ -295,8 +311,50 @@ func (s *footerScanner) field(k structKind, id int16, t byte) error {
 		return nil
 	case k == kindFileMeta && id == 2 && t == ctList:
 		return s.schemaList()
+	case k == kindSchemaElem && id == 10 && t == ctStruct && s.union == nil:
+		return s.logicalType()
 	}
 	return s.value(k.child(id), t)
+}
+
+// knownLogicalTypes are the LogicalType union members arrow-go reads (parquet.thrift: 1 STRING
+// to 8 TIMESTAMP, 10 INTEGER to 18 GEOGRAPHY; 9 was never assigned).
+func knownLogicalType(id int16) bool { return id >= 1 && id <= 18 && id != 9 }
+
+// logicalType scans a schema element's logicalType union and records its span when none of
+// its members is known and it is the element's last field: the Parquet format asks readers
+// to ignore a logical type they do not know and read the physical type, where arrow-go
+// panics. (A field after it would have its header's id delta taken from the removed one, so
+// such a span is left alone and the panic, contained, makes the file unreadable.)
+func (s *footerScanner) logicalType() error {
+	start := s.fieldStart
+	var ids []int16
+	s.union, s.unionDepth = &ids, s.depth+1
+	err := s.value(kindGeneric, ctStruct)
+	s.union = nil
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if knownLogicalType(id) {
+			return nil
+		}
+	}
+	if s.pos < len(s.b) && s.b[s.pos] == ctStop {
+		s.st.unknownLogical = append(s.st.unknownLogical, [2]int{start, s.pos})
+	}
+	return nil
+}
+
+// withoutSpans returns b without the byte spans (sorted, disjoint), in a new slice.
+func withoutSpans(b []byte, spans [][2]int) []byte {
+	out := make([]byte, 0, len(b))
+	at := 0
+	for _, sp := range spans {
+		out = append(out, b[at:sp[0]]...)
+		at = sp[1]
+	}
+	return append(out, b[at:]...)
 }
 
 // value scans one value of wire type t; kind is the struct kind when t is a struct or a list

@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -59,7 +60,7 @@ func TestScanFooterStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := footerStats{cost: st.cost, schemaElems: 11, columns: 7, depth: 4, rowGroups: 5, keyValues: 2}
-	if st != want {
+	if !reflect.DeepEqual(st, want) {
 		t.Errorf("stats %+v, want %+v", st, want)
 	}
 }

@@ -42,6 +42,9 @@ type Options struct {
 	// Progress, when set, is called after listing finds a file, after each footer, and when
 	// listing ends; never concurrently.
 	Progress func(Progress)
+	// ListSplits is the most key ranges a large folder is listed in at once, on backends
+	// whose listing can start after a key; 0 means DefaultListSplits, 1 lists in one stream.
+	ListSplits int
 }
 
 func (o Options) prefix() string {
@@ -148,6 +151,10 @@ type Group struct {
 	Verdict    *schemadiff.Verdict     `json:"verdict,omitempty"`
 	Changes    []schemadiff.ChangeInfo `json:"changes,omitzero"`
 	Suggestion *Suggestion             `json:"suggestion,omitempty"`
+	// TableVersion is the table version the files were written against and the commits that
+	// changed the schema after it, set by Report.Diff from the table's history; absent when
+	// the history is not known or no version's schema is the group's.
+	TableVersion *TableVersion `json:"table_version,omitempty"`
 }
 
 // Totals sums up a run.
@@ -171,6 +178,16 @@ type Report struct {
 	Files  []File  `json:"files"`  // in key order
 	Groups []Group `json:"groups"` // by first modification, then schema id
 	Totals Totals  `json:"totals"`
+
+	// saved is set on a report read back with LoadReport: previews check each file is
+	// unchanged before reading it.
+	saved bool
+	// A streamed report (StreamReport without its files) keeps the unreadable files, and
+	// per group the files its suggestion names, unless the group has more (overflow).
+	streamed   bool
+	unreadable []File
+	kept       map[string][]File
+	overflow   map[string]bool
 }
 
 // Group returns the group with the given schema id, or the one group whose id starts with id;
@@ -212,8 +229,13 @@ func (r *Report) FindGroup(id string) (*Group, error) {
 	return nil, fmt.Errorf("schema group prefix %q is ambiguous (%s)", id, strings.Join(ids, ", "))
 }
 
-// GroupFiles returns the readable files of a group, in key order.
+// GroupFiles returns the readable files of a group, in key order. For a streamed report
+// without its files, those it kept: all of a group's files unless it has more than
+// three COPY INTO statements take.
 func (r *Report) GroupFiles(id string) []File {
+	if r.streamed {
+		return r.kept[id]
+	}
 	var out []File
 	for _, f := range r.Files {
 		if f.SchemaID == id && !f.Unreadable() {
@@ -225,6 +247,9 @@ func (r *Report) GroupFiles(id string) []File {
 
 // Unreadable returns the unreadable files, in key order.
 func (r *Report) Unreadable() []File {
+	if r.streamed {
+		return r.unreadable
+	}
 	var out []File
 	for _, f := range r.Files {
 		if f.Unreadable() {
@@ -292,7 +317,11 @@ func Stream(ctx context.Context, b storage.Backend, opts Options, fn func(FileRe
 	work := make(chan storage.ObjectInfo, 1024)
 	g.Go(func() error {
 		defer close(work)
-		err := b.List(gctx, prefix, func(o storage.ObjectInfo) error {
+		splits := opts.ListSplits
+		if splits <= 0 {
+			splits = DefaultListSplits
+		}
+		err := listSplit(gctx, b, prefix, splits, func(o storage.ObjectInfo) error {
 			rel := strings.TrimPrefix(o.Key, prefix)
 			if o.Special != "" || Classify(rel) != "parquet" {
 				mu.Lock()
@@ -376,6 +405,8 @@ func inspectFile(ctx context.Context, b storage.Backend, o storage.ObjectInfo, p
 	ff, err := extract(ft.md)
 	ft.release()
 	if err != nil {
+		// A footer that was read still says how many rows the file holds.
+		res.Rows, res.RowGroups, res.FooterBytes = ff.rows, ff.rowGroups, ft.length
 		return fail(err)
 	}
 	res.Rows = ff.rows
@@ -445,43 +476,105 @@ func (in *interner) get(s string) string {
 // readable files by schema and returns the report. Unreadable files are in the report with
 // their error; Run itself fails only when listing fails or ctx ends.
 func Run(ctx context.Context, b storage.Backend, opts Options) (*Report, error) {
-	var (
-		files  []File
-		groups = map[string]*groupAcc{}
-	)
+	return StreamReport(ctx, b, opts, true, nil)
+}
+
+// StreamReport is Run with the files handed to each (when not nil) as they are read, in
+// completion order and never concurrently, and with the report's Files kept only when
+// keepFiles is set. Without them the report holds the totals, the schema groups, the
+// unreadable files and, per group, the files its suggested COPY INTO statements name (at
+// most the 3,000 that three statements take; a larger group is pointed at reload): memory
+// does not grow with the number of files. Report.GroupFiles then returns those kept files.
+func StreamReport(ctx context.Context, b storage.Backend, opts Options, keepFiles bool, each func(FileResult) error) (*Report, error) {
+	c := newCollector(keepFiles)
 	tot, err := Stream(ctx, b, opts, func(r FileResult) error {
-		files = append(files, r.File)
-		if r.Err != nil {
-			return nil
+		c.add(r)
+		if each != nil {
+			return each(r)
 		}
-		acc, ok := groups[r.SchemaID]
-		if !ok {
-			acc = &groupAcc{Group: Group{SchemaID: r.SchemaID, Schema: r.Schema}}
-			groups[r.SchemaID] = acc
-		} else {
-			acc.addNullCounts(r.Schema)
-		}
-		acc.add(r.File)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Root: b.Location(), Prefix: opts.prefix(), Files: files, Totals: tot}
-	if rep.Files == nil {
-		rep.Files = []File{}
+	return c.report(b.Location(), opts.prefix(), tot), nil
+}
+
+// maxKeptPerGroup is how many files a streamed report keeps per group: as many as the
+// suggested statements name.
+const maxKeptPerGroup = maxSuggestedStatements * schemadiff.MaxCopyFiles
+
+// collector accumulates a Stream run into a Report.
+type collector struct {
+	keepFiles  bool
+	files      []File
+	unreadable []File
+	groups     map[string]*groupAcc
+	rows       int64
+}
+
+func newCollector(keepFiles bool) *collector {
+	return &collector{keepFiles: keepFiles, groups: map[string]*groupAcc{}}
+}
+
+func (c *collector) add(r FileResult) {
+	if c.keepFiles {
+		c.files = append(c.files, r.File)
 	}
-	sort.Slice(rep.Files, func(i, j int) bool { return rep.Files[i].Key < rep.Files[j].Key })
-	for _, f := range rep.Files {
-		if f.Unreadable() {
-			rep.Totals.Unreadable++
+	if r.Err != nil {
+		if !c.keepFiles {
+			c.unreadable = append(c.unreadable, r.File)
+		}
+		return
+	}
+	c.rows = addRows(c.rows, r.Rows)
+	acc, ok := c.groups[r.SchemaID]
+	if !ok {
+		acc = &groupAcc{Group: Group{SchemaID: r.SchemaID, Schema: r.Schema}}
+		c.groups[r.SchemaID] = acc
+	} else {
+		acc.addNullCounts(r.Schema)
+	}
+	acc.add(r.File)
+	if !c.keepFiles && !acc.overflow {
+		if len(acc.kept) < maxKeptPerGroup {
+			acc.kept = append(acc.kept, r.File)
 		} else {
-			rep.Totals.Rows = addRows(rep.Totals.Rows, f.Rows)
+			acc.kept, acc.overflow = nil, true
 		}
 	}
-	rep.Groups = make([]Group, 0, len(groups))
-	for _, acc := range groups {
+}
+
+func (c *collector) report(root, prefix string, tot Totals) *Report {
+	rep := &Report{Root: root, Prefix: prefix, Totals: tot}
+	if c.keepFiles {
+		rep.Files = c.files
+		if rep.Files == nil {
+			rep.Files = []File{}
+		}
+		sort.Slice(rep.Files, func(i, j int) bool { return rep.Files[i].Key < rep.Files[j].Key })
+		for _, f := range rep.Files {
+			if f.Unreadable() {
+				rep.Totals.Unreadable++
+			}
+		}
+	} else {
+		rep.streamed = true
+		rep.unreadable = c.unreadable
+		sort.Slice(rep.unreadable, func(i, j int) bool { return rep.unreadable[i].Key < rep.unreadable[j].Key })
+		rep.Totals.Unreadable = len(rep.unreadable)
+		rep.kept = map[string][]File{}
+		rep.overflow = map[string]bool{}
+	}
+	rep.Totals.Rows = c.rows
+	rep.Groups = make([]Group, 0, len(c.groups))
+	for _, acc := range c.groups {
 		rep.Groups = append(rep.Groups, acc.finish())
+		if rep.streamed {
+			sort.Slice(acc.kept, func(i, j int) bool { return acc.kept[i].Key < acc.kept[j].Key })
+			rep.kept[acc.SchemaID] = acc.kept
+			rep.overflow[acc.SchemaID] = acc.overflow
+		}
 	}
 	sort.Slice(rep.Groups, func(i, j int) bool {
 		a, b := rep.Groups[i], rep.Groups[j]
@@ -491,11 +584,13 @@ func Run(ctx context.Context, b storage.Backend, opts Options) (*Report, error) 
 		return a.SchemaID < b.SchemaID
 	})
 	rep.Totals.Groups = len(rep.Groups)
-	return rep, nil
+	return rep
 }
 
 type groupAcc struct {
 	Group
+	kept     []File // a streamed report's files of the group, up to maxKeptPerGroup
+	overflow bool   // more than maxKeptPerGroup: kept is dropped
 }
 
 func (g *groupAcc) add(f File) {

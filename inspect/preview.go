@@ -128,7 +128,9 @@ func PreviewObject(ctx context.Context, b storage.Backend, obj storage.ObjectInf
 // PreviewGroup shows the first rows of a schema group of rep (id may be a unique prefix of the
 // schema id), reading the group's files in key order until enough rows are shown; their sizes
 // come from the report, so each file costs 2 reads. A file that fails is listed with its error
-// and the preview moves on to the next.
+// and the preview moves on to the next. For a report read back with LoadReport, each file is
+// first checked unchanged (CheckUnchanged: one Stat), and a changed one is listed with its
+// error instead of read.
 func PreviewGroup(ctx context.Context, b storage.Backend, rep *Report, id string, opts PreviewOptions) (*PreviewResult, error) {
 	g, err := rep.FindGroup(id)
 	if err != nil {
@@ -149,7 +151,21 @@ func PreviewGroup(ctx context.Context, b storage.Backend, rep *Report, id string
 		if f.Rows == 0 {
 			continue
 		}
-		pf, err := previewFile(ctx, b, f.Object(rep.Prefix), rep.Prefix, opts, want-len(res.Rows), res)
+		obj := f.Object(rep.Prefix)
+		if rep.saved {
+			// A saved report's file must still be the object it describes.
+			if _, err := CheckUnchanged(ctx, b, rep.Prefix, f); err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				res.Files = append(res.Files, PreviewFile{Key: f.Key, KeyQuoted: f.KeyQuoted, Rows: f.Rows, Requests: 1, Error: err.Error()})
+				continue
+			}
+		}
+		pf, err := previewFile(ctx, b, obj, rep.Prefix, opts, want-len(res.Rows), res)
+		if rep.saved {
+			pf.Requests++ // the Stat
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

@@ -1,6 +1,8 @@
 package inspect
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,12 +13,144 @@ import (
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 )
 
-// WriteJSON writes the report as indented JSON.
+// WriteJSON writes the report as indented JSON, the document json.Encoder would write for
+// it, one file entry after the other: the document is never held in memory whole (a million
+// files take a few hundred bytes each).
 func (r *Report) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false) // SQL in suggestions holds < and >
-	return enc.Encode(r)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	jw := &jsonValueWriter{w: bw}
+	bw.WriteString("{\n")
+	jw.field("root", r.Root, "  ", false)
+	jw.field("prefix", r.Prefix, "  ", false)
+	if r.Table != nil {
+		jw.field("table", r.Table, "  ", false)
+	}
+	switch {
+	case r.Files == nil:
+		jw.field("files", nil, "  ", false)
+	case len(r.Files) == 0:
+		bw.WriteString("  \"files\": [],\n")
+	default:
+		bw.WriteString("  \"files\": [\n")
+		for i := range r.Files {
+			bw.WriteString("    ")
+			jw.value(&r.Files[i], "    ")
+			if i < len(r.Files)-1 {
+				bw.WriteString(",")
+			}
+			bw.WriteString("\n")
+		}
+		bw.WriteString("  ],\n")
+	}
+	jw.field("groups", r.Groups, "  ", false)
+	jw.field("totals", r.Totals, "  ", true)
+	bw.WriteString("}\n")
+	if jw.err != nil {
+		return jw.err
+	}
+	return bw.Flush()
+}
+
+// jsonValueWriter writes JSON values indented as they sit in an enclosing document.
+type jsonValueWriter struct {
+	w   *bufio.Writer
+	buf bytes.Buffer
+	err error
+}
+
+// value writes v as json.Encoder with two-space indents writes it at a depth whose lines
+// start with prefix, HTML characters unescaped (SQL in suggestions holds < and >).
+func (j *jsonValueWriter) value(v any, prefix string) {
+	if j.err != nil {
+		return
+	}
+	j.buf.Reset()
+	enc := json.NewEncoder(&j.buf)
+	enc.SetIndent(prefix, "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		j.err = err
+		return
+	}
+	j.w.Write(bytes.TrimSuffix(j.buf.Bytes(), []byte("\n")))
+}
+
+// field writes `prefix"key": value` and a comma unless last, then a newline.
+func (j *jsonValueWriter) field(key string, v any, prefix string, last bool) {
+	j.w.WriteString(prefix + strconv.Quote(key) + ": ")
+	j.value(v, prefix)
+	if !last {
+		j.w.WriteString(",")
+	}
+	j.w.WriteString("\n")
+}
+
+// JSONLines writes a run as JSON lines: a header with the root and the fallback folder, one
+// line per file as it is read, then the table, each schema group and the totals. Each line
+// is an object with one key: "inspect", "file", "table", "group" or "totals".
+type JSONLines struct {
+	w   *bufio.Writer
+	err error
+}
+
+// NewJSONLines returns a JSONLines writer on w; call Close at the end.
+func NewJSONLines(w io.Writer) *JSONLines { return &JSONLines{w: bufio.NewWriterSize(w, 64<<10)} }
+
+func (l *JSONLines) line(key string, v any) error {
+	if l.err != nil {
+		return l.err
+	}
+	b, err := marshalNoHTML(map[string]any{key: v})
+	if err != nil {
+		l.err = err
+		return err
+	}
+	l.w.Write(b)
+	_, l.err = l.w.Write([]byte("\n"))
+	return l.err
+}
+
+// Header writes {"inspect":{"root":…,"prefix":…}}.
+func (l *JSONLines) Header(root, prefix string) error {
+	return l.line("inspect", struct {
+		Root   string `json:"root"`
+		Prefix string `json:"prefix"`
+	}{root, prefix})
+}
+
+// File writes {"file":{…}}, the file's entry as the JSON report has it.
+func (l *JSONLines) File(f File) error { return l.line("file", f) }
+
+// Summary writes the report's table (when compared with one), its groups and its totals.
+func (l *JSONLines) Summary(r *Report) error {
+	if r.Table != nil {
+		l.line("table", r.Table)
+	}
+	for i := range r.Groups {
+		l.line("group", &r.Groups[i])
+	}
+	return l.line("totals", r.Totals)
+}
+
+// Extra writes one more line, {key: v}, after the summary (the overlap by key, for example).
+func (l *JSONLines) Extra(key string, v any) error { return l.line(key, v) }
+
+// Close flushes what is buffered.
+func (l *JSONLines) Close() error {
+	if l.err != nil {
+		return l.err
+	}
+	return l.w.Flush()
+}
+
+func marshalNoHTML(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // WriteText writes the report for a human: totals, the table schema compared with, one line

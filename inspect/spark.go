@@ -27,18 +27,29 @@ func (e *UnsupportedTypeError) Error() string {
 //
 //   - INT32 with INT(8/16/32, signed) → tinyint / smallint / int; unsigned ones widen to
 //     smallint / int / bigint; INT64 unsigned → decimal(20,0); DATE → date; DECIMAL → decimal.
+//
 //   - INT64 TIMESTAMP(MILLIS|MICROS) → timestamp when isAdjustedToUTC, else timestamp_ntz
 //     (legacy TIMESTAMP_MILLIS/MICROS converted types count as UTC-adjusted); INT96 → timestamp.
+//
 //   - BINARY with STRING, ENUM or JSON → string; plain BINARY and BSON → binary; FIXED_LEN_BYTE_ARRAY
 //     without annotation → binary.
+//
 //   - LIST → array (3-level lists, and the legacy 2-level forms Spark recognises); MAP and
 //     MAP_KEY_VALUE → map; other groups → struct; VARIANT → variant; a repeated field outside a
 //     LIST or MAP → a non-null array of non-null elements.
+//
 //   - OPTIONAL → nullable, REQUIRED → not null.
 //
-// Types Spark refuses (TIMESTAMP(NANOS), TIME, INTERVAL, UUID, FLOAT16, decimals over 38
-// digits) give an *UnsupportedTypeError. Field.ID carries a Parquet field_id when one is set
-// (≥ 1). Null counts are not filled here (see the footer reader).
+//   - BINARY with GEOMETRY or GEOGRAPHY → geometry(srid) / geography(srid), the SRID taken from
+//     the CRS (OGC:CRS84, the default, is 4326; EPSG:n is n).
+//
+// A column of a type Databricks cannot read (TIMESTAMP(NANOS), TIME, INTERVAL, UUID, FLOAT16,
+// decimals over 38 digits, an annotation illegal for its physical type) gets a
+// schemadiff.Unsupported type naming the Parquet type and the reason: the file stays
+// readable, and the diff blocks on that column. An unknown logical type (one newer than this
+// reader) never gets here: the footer reader drops it, so the column is read by its physical
+// type, as the Parquet format asks of readers. Field.ID carries a Parquet field_id when one
+// is set (≥ 1). Null counts are not filled here (see the footer reader).
 func SparkSchema(s *schema.Schema) (schemadiff.Schema, error) {
 	if s == nil || s.Root() == nil {
 		return schemadiff.Schema{}, fmt.Errorf("parquet schema is missing")
@@ -127,7 +138,7 @@ func describe(n *schema.PrimitiveNode) string {
 
 func convertPrimitive(n *schema.PrimitiveNode, path *colPath) (schemadiff.Type, error) {
 	unsupported := func(reason string) (schemadiff.Type, error) {
-		return schemadiff.Type{}, &UnsupportedTypeError{Path: path.String(), Parquet: describe(n), Reason: reason}
+		return schemadiff.UnsupportedType(describe(n), reason), nil
 	}
 	lt := n.LogicalType()
 	if lt == nil {
@@ -139,6 +150,22 @@ func convertPrimitive(n *schema.PrimitiveNode, path *colPath) (schemadiff.Type, 
 	}
 	if _, ok := lt.(schema.UnknownLogicalType); ok {
 		return unsupported("unknown logical type")
+	}
+	switch t := lt.(type) {
+	case schema.Float16LogicalType:
+		return unsupported("Databricks has no 16-bit floating-point type")
+	case schema.UUIDLogicalType:
+		return unsupported("Spark does not read UUID columns")
+	case schema.GeometryLogicalType:
+		if n.PhysicalType() != parquet.Types.ByteArray {
+			return unsupported("illegal physical type for GEOMETRY")
+		}
+		return schemadiff.GeometryType(sridOf(t.CRS())), nil
+	case schema.GeographyLogicalType:
+		if n.PhysicalType() != parquet.Types.ByteArray {
+			return unsupported("illegal physical type for GEOGRAPHY")
+		}
+		return schemadiff.GeographyType(sridOf(t.CRS())), nil
 	}
 	decimal := func(lt schema.DecimalLogicalType, maxDigits int32) (schemadiff.Type, error) {
 		p, s := lt.Precision(), lt.Scale()
@@ -250,6 +277,21 @@ func convertPrimitive(n *schema.PrimitiveNode, path *colPath) (schemadiff.Type, 
 	return unsupported("unknown physical type")
 }
 
+// sridOf turns a Parquet geospatial CRS into the SRID Databricks types carry: OGC:CRS84 (the
+// Parquet default) and EPSG:4326 are 4326, EPSG:n and SRID:n are n; any other CRS is kept as
+// it is, so that it differs from every table SRID rather than matching one by accident.
+func sridOf(crs string) string {
+	c := strings.TrimSpace(crs)
+	u := strings.ToUpper(c)
+	switch {
+	case c == "", u == "OGC:CRS84", u == "EPSG:4326":
+		return "4326"
+	case strings.HasPrefix(u, "EPSG:"), strings.HasPrefix(u, "SRID:"):
+		return c[5:]
+	}
+	return c
+}
+
 func convertGroup(g *schema.GroupNode, path *colPath) (schemadiff.Type, error) {
 	invalid := func(what string) (schemadiff.Type, error) {
 		return schemadiff.Type{}, fmt.Errorf("column %s: invalid %s", path, what)
@@ -325,6 +367,8 @@ func typeKey(b *strings.Builder, t schemadiff.Type) {
 	switch t.Kind {
 	case schemadiff.Decimal:
 		fmt.Fprintf(b, "decimal(%d,%d)", t.Precision, t.Scale)
+	case schemadiff.Geometry, schemadiff.Geography, schemadiff.Unsupported:
+		b.WriteString(t.String())
 	case schemadiff.Array:
 		b.WriteString("array<")
 		if t.Elem != nil {

@@ -3,7 +3,7 @@ package inspect_test
 import (
 	"bytes"
 	"context"
-	"errors"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
+	"github.com/zbrecover/zbrecover/schemadiff"
 )
 
 var (
@@ -142,17 +143,16 @@ func TestSparkSchemaUnsupported(t *testing.T) {
 		"decimal 40":      prim("c", opt, schema.NewDecimalLogicalType(40, 2), parquet.Types.FixedLenByteArray, 17),
 	}
 	for name, n := range cases {
-		_, err := sparkOf(t, n)
-		var ute *inspect.UnsupportedTypeError
-		if !errors.As(err, &ute) || ute.Path != "c" {
-			t.Errorf("%s: error %v, want UnsupportedTypeError for column c", name, err)
+		got, err := sparkOf(t, n)
+		if err != nil || !strings.HasPrefix(got, "unsupported(") {
+			t.Errorf("%s: %s, %v; want an unsupported column type, no error", name, got, err)
 		}
 	}
 }
 
-// A file with a column Spark cannot read is reported as unreadable with the reason, with no
-// schema id.
-func TestUnsupportedColumnMakesFileUnreadable(t *testing.T) {
+// A file with a column Spark cannot read is readable: its rows and row groups are reported,
+// it joins a schema group, and the group's diff blocks on that column with the reason.
+func TestUnsupportedColumnBlocksTheGroup(t *testing.T) {
 	sc := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}, Nullable: true},
@@ -168,11 +168,17 @@ func TestUnsupportedColumnMakesFileUnreadable(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := rep.Files[0]
-	if f.Error == "" || f.SchemaID != "" || rep.Totals.Unreadable != 1 || len(rep.Groups) != 0 {
-		t.Errorf("file %+v totals %+v", f, rep.Totals)
+	if f.Error != "" || f.Rows != 3 || f.RowGroups != 1 || rep.Totals.Unreadable != 0 || len(rep.Groups) != 1 {
+		t.Fatalf("file %+v totals %+v", f, rep.Totals)
 	}
-	if want := "column ts: INT64 (Timestamp(isAdjustedToUTC=true, timeUnit=nanoseconds"; !bytes.Contains([]byte(f.Error), []byte(want)) {
-		t.Errorf("error %q lacks %q", f.Error, want)
+	table := schemadiff.NewSchema().Col("id", schemadiff.LongType).Col("ts", schemadiff.TimestampType)
+	rep.Diff(inspect.NewTable(&schemadiff.Table{Source: schemadiff.SourceDelta, Schema: table}), inspect.DiffOptions{TableName: "t"})
+	g := rep.Groups[0]
+	if !g.Blocks() || len(g.Changes) != 1 || g.Changes[0].Path.String() != "ts" || g.Changes[0].Kind != schemadiff.KindUnsupportedType {
+		t.Fatalf("changes %v", g.Changes)
+	}
+	if want := "INT64 (Timestamp(isAdjustedToUTC=true, timeUnit=nanoseconds"; !strings.Contains(g.Changes[0].Reason, want) {
+		t.Errorf("reason %q lacks %q", g.Changes[0].Reason, want)
 	}
 }
 

@@ -15,11 +15,12 @@ func _() {
 	_ = x[KindLikelyRename-5]
 	_ = x[KindRenamed-6]
 	_ = x[KindCaseDiffers-7]
+	_ = x[KindUnsupportedType-8]
 }
 
-const _ChangeKind_name = "missing_in_fileextra_in_filetype_changednullability_changedlikely_renamerenamedcase_differs"
+const _ChangeKind_name = "missing_in_fileextra_in_filetype_changednullability_changedlikely_renamerenamedcase_differsunsupported_type"
 
-var _ChangeKind_index = [...]uint8{0, 15, 28, 40, 59, 72, 79, 91}
+var _ChangeKind_index = [...]uint8{0, 15, 28, 40, 59, 72, 79, 91, 107}
 
 func (i ChangeKind) String() string {
 	idx := int(i) - 1

@@ -65,6 +65,7 @@ const (
 	KindLikelyRename                             // likely_rename
 	KindRenamed                                  // renamed
 	KindCaseDiffers                              // case_differs
+	KindUnsupportedType                          // unsupported_type
 )
 
 // MarshalText implements encoding.TextMarshaler.
@@ -127,7 +128,7 @@ func (p *pathNode) path() Path {
 
 // Change is one difference between a file's schema and the table's, with what COPY INTO does
 // about it. The set of changes is closed: MissingInFile, ExtraInFile, TypeChanged,
-// NullabilityChanged, LikelyRename, Renamed and CaseDiffers.
+// NullabilityChanged, LikelyRename, Renamed, CaseDiffers and UnsupportedInFile.
 type Change interface {
 	Kind() ChangeKind
 	// Where is the path of the change in the table's terms (logical names); for a column only
@@ -164,9 +165,10 @@ type ExtraInFile struct {
 	top  top
 }
 
-// TypeChanged is a column whose type differs. Widening is true when every file value fits the
-// table type exactly (int → bigint, float → double, decimal widening, …): the load then needs
-// a CAST projection. Otherwise the change blocks.
+// TypeChanged is a column whose type differs. Widening is true when every file value converts
+// to the table type without loss (int → bigint, float → double, decimal widening, numbers,
+// booleans, dates and timestamps to string: LosslessCast): the load then needs a CAST
+// projection. Otherwise the change blocks.
 type TypeChanged struct {
 	Path        Path
 	File, Table Type
@@ -184,22 +186,39 @@ type NullabilityChanged struct {
 	top            top
 }
 
-// LikelyRename is a column only in the file and a column of the same type only in the table:
+// LikelyRename is a column only in the file and a column of the same type only in the table
+// whose names are alike enough to say so (Evidence: how they are alike, see SimilarNames):
 // probably a rename. It blocks (COPY INTO rejects the file's column and would leave the
-// table's NULL); the suggested projection "old AS new" is for the operator to confirm.
+// table's NULL); the suggested projection "old AS new" is for the operator to confirm. Two
+// such columns with unrelated names are not guessed at: they are an ExtraInFile and a
+// MissingInFile.
 type LikelyRename struct {
 	Path        Path // in the table
 	FilePath    Path
 	File, Table Field
+	Evidence    string
 	top         top
 }
 
-// Renamed is a column the file stores under its Delta column-mapping physical name. The match
-// is exact, but COPY INTO resolves columns by name, so the load needs the projection
-// "physical AS logical".
+// UnsupportedInFile is a file column (or member) whose Parquet type has no Databricks
+// equivalent (Float16, TIME, INTERVAL, …). Spark fails on such a file whatever the table
+// looks like, so the change blocks; the rest of the file (rows, other columns) is readable.
+type UnsupportedInFile struct {
+	Path Path // in the table's terms where the column pairs with one, else in the file's
+	File Type
+	top  top
+}
+
+// Renamed is a column the file stores under its Delta column-mapping physical name, or under
+// a name the table's history shows it was renamed from (Evidence says so). The match is
+// exact, but COPY INTO resolves columns by name, so the load needs the projection
+// "file name AS table name".
 type Renamed struct {
 	Path     Path // in the table
 	FilePath Path
+	// Evidence, when set, says how the rename is known other than by the file using the
+	// physical name (a RENAME COLUMN commit that kept the column's physical name).
+	Evidence string
 	top      top
 }
 
@@ -217,6 +236,7 @@ func (NullabilityChanged) change() {}
 func (LikelyRename) change()       {}
 func (Renamed) change()            {}
 func (CaseDiffers) change()        {}
+func (UnsupportedInFile) change()  {}
 
 // Kind implements Change.
 func (MissingInFile) Kind() ChangeKind      { return KindMissingInFile }
@@ -226,6 +246,7 @@ func (NullabilityChanged) Kind() ChangeKind { return KindNullabilityChanged }
 func (LikelyRename) Kind() ChangeKind       { return KindLikelyRename }
 func (Renamed) Kind() ChangeKind            { return KindRenamed }
 func (CaseDiffers) Kind() ChangeKind        { return KindCaseDiffers }
+func (UnsupportedInFile) Kind() ChangeKind  { return KindUnsupportedType }
 
 // Where implements Change.
 func (c MissingInFile) Where() Path      { return c.Path }
@@ -235,6 +256,7 @@ func (c NullabilityChanged) Where() Path { return c.Path }
 func (c LikelyRename) Where() Path       { return c.Path }
 func (c Renamed) Where() Path            { return c.Path }
 func (c CaseDiffers) Where() Path        { return c.Path }
+func (c UnsupportedInFile) Where() Path  { return c.Path }
 
 // Verdict implements Change.
 func (c MissingInFile) Verdict() Verdict {
@@ -271,6 +293,19 @@ func (Renamed) Verdict() Verdict { return NeedsCast }
 
 // Verdict implements Change.
 func (CaseDiffers) Verdict() Verdict { return OK }
+
+// Verdict implements Change.
+func (UnsupportedInFile) Verdict() Verdict { return Blocks }
+
+// Reason implements Change.
+func (c UnsupportedInFile) Reason() string {
+	why := c.File.Reason
+	if why == "" {
+		why = "Databricks has no type for it"
+	}
+	return fmt.Sprintf("%s is %s in the file: %s; Spark cannot read the files' schema, so COPY INTO rejects them whatever the table has (the other columns and the row counts are readable)",
+		what(c.Path), c.File.Parquet, why)
+}
 
 func what(p Path) string {
 	if len(p) == 0 {
@@ -315,6 +350,8 @@ func (c ExtraInFile) Reason() string {
 func (c TypeChanged) Reason() string {
 	w := what(c.Path)
 	switch {
+	case c.Widening && c.Table.Kind == String:
+		return fmt.Sprintf("%s is %s in the file and %s in the table: every value converts to a string without loss, but COPY INTO does not cast implicitly; load through CAST(… AS %s)", w, c.File, c.Table, c.Table.SQL())
 	case c.Widening:
 		return fmt.Sprintf("%s is %s in the file and %s in the table: every value fits, but COPY INTO is not documented to cast implicitly; load through CAST(… AS %s) or confirm with VALIDATE", w, c.File, c.Table, c.Table.SQL())
 	case isTimestamp(c.File.Kind) && isTimestamp(c.Table.Kind):
@@ -359,12 +396,20 @@ func (c NullabilityChanged) Reason() string {
 
 // Reason implements Change.
 func (c LikelyRename) Reason() string {
-	return fmt.Sprintf("column %s (%s) is only in the file and %s (%s) only in the table: probably renamed. COPY INTO rejects %s and would leave %s NULL; confirm, then load with %s AS %s",
-		c.FilePath, c.File.Type, c.Path, c.Table.Type, c.FilePath, c.Path, QuoteIdent(c.File.Name), QuoteIdent(c.Table.Name))
+	ev := ""
+	if c.Evidence != "" {
+		ev = " (" + c.Evidence + ")"
+	}
+	return fmt.Sprintf("column %s (%s) is only in the file and %s (%s) only in the table: probably renamed%s. COPY INTO rejects %s and would leave %s NULL; confirm, then load with %s AS %s",
+		c.FilePath, c.File.Type, c.Path, c.Table.Type, ev, c.FilePath, c.Path, QuoteIdent(c.File.Name), QuoteIdent(c.Table.Name))
 }
 
 // Reason implements Change.
 func (c Renamed) Reason() string {
+	if c.Evidence != "" {
+		return fmt.Sprintf("%s is %s in the file: %s; COPY INTO matches columns by name, so load through %s AS %s",
+			what(c.Path), c.FilePath, c.Evidence, QuoteIdent(c.FilePath[len(c.FilePath)-1]), QuoteIdent(c.Path[len(c.Path)-1]))
+	}
 	return fmt.Sprintf("the file stores %s under its column-mapping physical name %s; COPY INTO matches columns by name, so load through %s AS %s",
 		what(c.Path), c.FilePath, QuoteIdent(c.FilePath[len(c.FilePath)-1]), QuoteIdent(c.Path[len(c.Path)-1]))
 }
@@ -400,6 +445,23 @@ func CanWiden(from, to Type) bool {
 			to.Scale >= from.Scale && to.Precision-to.Scale >= from.Precision-from.Scale
 	case Date:
 		return to.Kind == TimestampNTZ
+	}
+	return false
+}
+
+// LosslessCast reports whether CAST(x AS to) keeps every value of type from: the widenings
+// of CanWiden, and numbers, booleans, dates and timestamps to string (Spark's string forms
+// of them cast back to the same value). Equal types are not casts.
+func LosslessCast(from, to Type) bool {
+	if CanWiden(from, to) {
+		return true
+	}
+	if to.Kind != String {
+		return false
+	}
+	switch from.Kind {
+	case Boolean, Byte, Short, Integer, Long, Float, Double, Decimal, Date, Timestamp, TimestampNTZ:
+		return true
 	}
 	return false
 }
@@ -534,8 +596,9 @@ func (d *differ) match(ff, tf []Field) []pair {
 }
 
 // likelyRenames pairs an unmatched file field with an unmatched table field when its type
-// equals that table field's type and no other unmatched field on either side has that type.
-// It returns table index → file index.
+// equals that table field's type, no other unmatched field on either side has that type, and
+// their names are alike (SimilarNames): the type alone is no evidence. It returns table
+// index → file index.
 func likelyRenames(ff, tf []Field, pairs []pair) map[int]int {
 	var onlyFile, onlyTable []int
 	for _, p := range pairs {
@@ -555,6 +618,9 @@ func likelyRenames(ff, tf []Field, pairs []pair) map[int]int {
 			}
 		}
 		if len(cands) != 1 {
+			continue
+		}
+		if _, ok := SimilarNames(ff[j].Name, tf[cands[0]].Name); !ok {
 			continue
 		}
 		back := 0
@@ -593,7 +659,8 @@ func (d *differ) fields(ff, tf []Field, tpath, fpath *pathNode, tp *top) {
 			if j, ok := renameOf[p.table]; ok {
 				f := ff[j]
 				ctp := d.topFor(tp, &f, &t)
-				d.out = append(d.out, LikelyRename{Path: tpath.child(t.Name).path(), FilePath: fpath.child(f.Name).path(), File: f, Table: t, top: ctp})
+				ev, _ := SimilarNames(f.Name, t.Name)
+				d.out = append(d.out, LikelyRename{Path: tpath.child(t.Name).path(), FilePath: fpath.child(f.Name).path(), File: f, Table: t, Evidence: ev, top: ctp})
 				// Nested nullability still matters once the operator confirms the rename.
 				if f.Nullable && !t.Nullable {
 					d.out = append(d.out, NullabilityChanged{Path: tpath.child(t.Name).path(), NullCount: f.NullCount, NullCountKnown: f.NullCountKnown, top: ctp})
@@ -606,6 +673,10 @@ func (d *differ) fields(ff, tf []Field, tpath, fpath *pathNode, tp *top) {
 				continue
 			}
 			f := ff[p.file]
+			if f.Type.HasUnsupported() {
+				d.unsupported(f.Type, tpath.child(f.Name), d.topFor(tp, &f, nil))
+				continue
+			}
 			// A file column the table lacks is named in the table's terms where its parent is.
 			d.out = append(d.out, ExtraInFile{Path: tpath.child(f.Name).path(), File: f, top: d.topFor(tp, &f, nil)})
 		}
@@ -634,8 +705,33 @@ func (d *differ) pair(f, t Field, tpath, fpath *pathNode, byPhysical bool, tp to
 	d.types(f.Type, t.Type, tpath, fpath, tp)
 }
 
+// unsupported reports every Unsupported type inside t (a file column the table lacks).
+func (d *differ) unsupported(t Type, path *pathNode, tp top) {
+	switch t.Kind {
+	case Unsupported:
+		d.out = append(d.out, UnsupportedInFile{Path: path.path(), File: t, top: tp})
+	case Struct:
+		for _, f := range t.Fields {
+			d.unsupported(f.Type, path.child(f.Name), tp)
+		}
+	case Array:
+		if t.Elem != nil {
+			d.unsupported(*t.Elem, path.child("element"), tp)
+		}
+	case Map:
+		if t.Key != nil {
+			d.unsupported(*t.Key, path.child("key"), tp)
+		}
+		if t.Value != nil {
+			d.unsupported(*t.Value, path.child("value"), tp)
+		}
+	}
+}
+
 func (d *differ) types(ft, tt Type, tpath, fpath *pathNode, tp top) {
 	switch {
+	case ft.Kind == Unsupported:
+		d.out = append(d.out, UnsupportedInFile{Path: tpath.path(), File: ft, top: tp})
 	case ft.Kind == Struct && tt.Kind == Struct:
 		d.fields(ft.Fields, tt.Fields, tpath, fpath, &tp)
 	case ft.Kind == Array && tt.Kind == Array && ft.Elem != nil && tt.Elem != nil:
@@ -651,8 +747,8 @@ func (d *differ) types(ft, tt Type, tpath, fpath *pathNode, tp top) {
 			d.out = append(d.out, NullabilityChanged{Path: vp.path(), top: tp})
 		}
 		d.types(*ft.Value, *tt.Value, vp, fpath.child("value"), tp)
-	case ft.Kind != tt.Kind || ft.Kind == Decimal && (ft.Precision != tt.Precision || ft.Scale != tt.Scale):
-		d.out = append(d.out, TypeChanged{Path: tpath.path(), File: ft, Table: tt, Widening: CanWiden(ft, tt), top: tp})
+	case ft.Kind != tt.Kind || !typesEqual(ft, tt, strings.EqualFold) && ft.Kind != Struct && ft.Kind != Array && ft.Kind != Map:
+		d.out = append(d.out, TypeChanged{Path: tpath.path(), File: ft, Table: tt, Widening: LosslessCast(ft, tt), top: tp})
 	}
 }
 
@@ -685,6 +781,8 @@ func Info(c Change) ChangeInfo {
 		in.FilePath = c.FilePath
 	case CaseDiffers:
 		in.FilePath = c.FilePath
+	case UnsupportedInFile:
+		in.FileType = c.File.String()
 	}
 	return in
 }
@@ -723,3 +821,6 @@ func (c Renamed) MarshalJSON() ([]byte, error) { return json.Marshal(Info(c)) }
 
 // MarshalJSON implements json.Marshaler through ChangeInfo.
 func (c CaseDiffers) MarshalJSON() ([]byte, error) { return json.Marshal(Info(c)) }
+
+// MarshalJSON implements json.Marshaler through ChangeInfo.
+func (c UnsupportedInFile) MarshalJSON() ([]byte, error) { return json.Marshal(Info(c)) }

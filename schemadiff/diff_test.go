@@ -106,9 +106,18 @@ func TestDiff(t *testing.T) {
 		{name: "NOT NULL in file, nullable in table",
 			file: col("id", LongType, NotNull), table: col("id", LongType), verdict: OK},
 		{name: "likely rename",
-			file: id.Col("amount", DecimalType(10, 2)), table: id.Col("total", DecimalType(10, 2)),
-			want: []Change{LikelyRename{Path: p("total"), FilePath: p("amount"),
-				File: NewField("amount", DecimalType(10, 2)), Table: NewField("total", DecimalType(10, 2))}},
+			file: id.Col("amount", DecimalType(10, 2)), table: id.Col("amount_usd", DecimalType(10, 2)),
+			want: []Change{LikelyRename{Path: p("amount_usd"), FilePath: p("amount"),
+				File: NewField("amount", DecimalType(10, 2)), Table: NewField("amount_usd", DecimalType(10, 2)),
+				Evidence: "one name extends the other"}},
+			verdict: Blocks},
+		{name: "no rename on the type alone: unrelated names",
+			// A table that dropped note and added region (both strings): not a rename.
+			file: id.Col("note", StringType), table: id.Col("region", StringType),
+			want: []Change{
+				MissingInFile{Path: p("region"), Table: NewField("region", StringType)},
+				ExtraInFile{Path: p("note"), File: NewField("note", StringType)},
+			},
 			verdict: Blocks},
 		{name: "likely rename off",
 			file: id.Col("amount", DecimalType(10, 2)), table: id.Col("total", DecimalType(10, 2)),
@@ -291,8 +300,10 @@ func TestDiff(t *testing.T) {
 			file:  col("id", IntegerType),
 			table: NewSchema().Col("newid", IntegerType, Physical("id", 1)),
 			opts:  []Option{MatchPhysicalNames(false)},
-			want: []Change{LikelyRename{Path: p("newid"), FilePath: p("id"),
-				File: NewField("id", IntegerType), Table: NewField("newid", IntegerType, Physical("id", 1))}},
+			want: []Change{
+				MissingInFile{Path: p("newid"), Table: NewField("newid", IntegerType, Physical("id", 1))},
+				ExtraInFile{Path: p("id"), File: NewField("id", IntegerType)},
+			},
 			verdict: Blocks},
 	}
 	for _, tc := range cases {
@@ -330,7 +341,7 @@ func TestWideningRules(t *testing.T) {
 		{DecimalType(10, 2), DecimalType(10, 3)}, {DecimalType(10, 2), DecimalType(9, 2)}, {DecimalType(10, 4), DecimalType(20, 2)},
 		{DecimalType(10, 2), DecimalType(10, 2)}, {DecimalType(10, 0), LongType}, {DecimalType(5, 0), IntegerType},
 		{DateType, TimestampType}, {TimestampType, TimestampNTZType}, {TimestampNTZType, TimestampType}, {TimestampType, DateType},
-		{StringType, BinaryType}, {BinaryType, StringType}, {IntegerType, StringType}, {StringType, IntegerType},
+		{StringType, BinaryType}, {BinaryType, StringType}, {StringType, IntegerType},
 		{BooleanType, IntegerType}, {IntegerType, BooleanType}, {StringType, VariantType}, {IntegerType, IntegerType},
 	}
 	for _, w := range widen {
@@ -370,7 +381,7 @@ func TestDiffDoesNotMutate(t *testing.T) {
 func TestChangeReasonsAndJSON(t *testing.T) {
 	changes := Diff(
 		NewSchema().Col("id", LongType, NullCount(2)).Col("n", IntegerType).Col("ts", TimestampNTZType).Col("old", StringType),
-		NewSchema().Col("id", LongType, NotNull).Col("n", LongType).Col("ts", TimestampType).Col("new", StringType).Col("q", IntegerType, NotNull),
+		NewSchema().Col("id", LongType, NotNull).Col("n", LongType).Col("ts", TimestampType).Col("old_v2", StringType).Col("q", IntegerType, NotNull),
 	)
 	var reasons []string
 	for _, c := range changes {
@@ -382,7 +393,7 @@ func TestChangeReasonsAndJSON(t *testing.T) {
 		"n: needs-cast: column n is int in the file and bigint in the table: every value fits",
 		"CAST(… AS BIGINT)",
 		"ts: blocks: column ts is timestamp_ntz (local date-time) in the file and timestamp (UTC instant) in the table",
-		"new: blocks: column old (string) is only in the file and new (string) only in the table: probably renamed",
+		"old_v2: blocks: column old (string) is only in the file and old_v2 (string) only in the table: probably renamed (one name extends the other)",
 		"q: blocks: column q (int NOT NULL) is in the table but not in the file",
 	} {
 		if !strings.Contains(all, want) {

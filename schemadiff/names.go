@@ -31,7 +31,7 @@ var primitiveNames = map[string]Type{
 // unsupportedTypes are Spark types the model deliberately does not carry; parsers name them in
 // their error instead of calling them unknown.
 var unsupportedTypes = map[string]bool{
-	"interval": true, "calendarinterval": true, "geography": true, "geometry": true,
+	"interval": true, "calendarinterval": true,
 	"object": true, "time": true,
 }
 
@@ -39,6 +39,7 @@ var (
 	decimalRe = regexp.MustCompile(`^(?:decimal|dec|numeric)\s*\(\s*(\d+)\s*(?:,\s*(-?\d+)\s*)?\)$`)
 	charRe    = regexp.MustCompile(`^(?:char|varchar|character)\s*\(\s*\d+\s*\)$`)
 	collateRe = regexp.MustCompile(`^string\s+collate\s+[A-Za-z0-9_.]+$`)
+	geoRe     = regexp.MustCompile(`^(geometry|geography)\s*(?:\(\s*([a-z0-9:_-]+)\s*\))?$`)
 )
 
 // MaxDecimalPrecision is the largest decimal precision Spark and Delta accept.
@@ -63,6 +64,12 @@ func ParsePrimitive(name string) (Type, error) {
 			s, _ = strconv.Atoi(m[2])
 		}
 		return checkDecimal(p, s)
+	}
+	if m := geoRe.FindStringSubmatch(n); m != nil {
+		if m[1] == "geometry" {
+			return GeometryType(strings.ToUpper(m[2])), nil
+		}
+		return GeographyType(strings.ToUpper(m[2])), nil
 	}
 	if charRe.MatchString(n) || collateRe.MatchString(n) {
 		return StringType, nil
@@ -97,6 +104,87 @@ func deltaTypeName(t Type) string {
 		return "long"
 	case Decimal:
 		return "decimal(" + strconv.Itoa(t.Precision) + "," + strconv.Itoa(t.Scale) + ")"
+	case Geometry, Geography:
+		if t.SRID != "" {
+			return t.Kind.String() + "(" + strings.ToLower(t.SRID) + ")"
+		}
 	}
 	return t.Kind.String()
+}
+
+// SimilarNames reports whether two column names are alike enough to state that one is
+// probably the other renamed, and how: they are equal once case and the separators "_", "-",
+// "." and " " are ignored; or one extends the other (a prefix or suffix of at least 3
+// characters and half the longer name: amount → amount_usd); or they share a prefix of at
+// least 5 characters and two thirds of the longer name (customer_id → customer_key); or they
+// differ by one character (two in names of 8 or more: adress → address). Names that share
+// only a type, such as note and region, are not alike.
+func SimilarNames(a, b string) (string, bool) {
+	na, nb := normName(a), normName(b)
+	if na == "" || nb == "" {
+		return "", false
+	}
+	if na == nb {
+		return "the names differ only in case and separators", true
+	}
+	short, long := na, nb
+	if len([]rune(short)) > len([]rune(long)) {
+		short, long = long, short
+	}
+	ns, nl := len([]rune(short)), len([]rune(long))
+	if ns >= 3 && 2*ns >= nl && (strings.HasPrefix(long, short) || strings.HasSuffix(long, short)) {
+		return "one name extends the other", true
+	}
+	ra, rb := []rune(na), []rune(nb)
+	common := 0
+	for common < len(ra) && common < len(rb) && ra[common] == rb[common] {
+		common++
+	}
+	if common >= 5 && 3*common >= 2*nl {
+		return "the names share the prefix " + string(ra[:common]), true
+	}
+	d := editDistance(ra, rb)
+	switch {
+	case d == 1 && ns >= 4:
+		return "the names differ by one character", true
+	case d == 2 && ns >= 8:
+		return "the names differ by two characters", true
+	}
+	return "", false
+}
+
+func normName(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch r {
+		case '_', '-', '.', ' ':
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// editDistance is the Levenshtein distance between a and b (names are short).
+func editDistance(a, b []rune) int {
+	if len(a) > 256 || len(b) > 256 {
+		return max(len(a), len(b))
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

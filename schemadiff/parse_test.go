@@ -152,7 +152,7 @@ func TestParsePrimitiveSynonyms(t *testing.T) {
 			t.Errorf("ParsePrimitive(%q) = %s, want %s", name, got, want)
 		}
 	}
-	for _, bad := range []string{"interval", "geography", "uuid", "decimal(39,0)", "decimal(5,6)", "int64", ""} {
+	for _, bad := range []string{"interval", "uuid", "decimal(39,0)", "decimal(5,6)", "int64", ""} {
 		if _, err := ParsePrimitive(bad); err == nil {
 			t.Errorf("ParsePrimitive(%q) succeeded, want an error", bad)
 		}
@@ -233,7 +233,7 @@ func TestParseDescribeJSON(t *testing.T) {
 func TestParseDescribeJSONErrors(t *testing.T) {
 	cases := map[string]string{
 		`{"columns":[{"name":"i","type":{"name":"interval","start_unit":"day","end_unit":"second"}}]}`:       "not supported",
-		`{"columns":[{"name":"g","type":{"name":"geography"}}]}`:                                             "not supported",
+		`{"columns":[{"name":"g","type":{"name":"interval"}}]}`:                                              "not supported",
 		`{"columns":[{"name":"s","type":{"name":"struct","fields":[{"name":"x","type":{"name":"what"}}]}}]}`: "s.x",
 		`{"col_name":"id","data_type":"bigint"}`:                                                             "no \"columns\"",
 		`[]`:                                                                                                 "want an object",
@@ -347,7 +347,7 @@ func TestParseDDLErrors(t *testing.T) {
 		"id INT id2 INT":                    "unsupported column option",
 		"`open INT":                         "unterminated",
 		"":                                  "want a column name",
-		"a ARRAY<STRUCT<x: GEOGRAPHY>>":     "a.element.x",
+		"a ARRAY<STRUCT<x: INTERVAL>>":      "a.element.x",
 		"c VARCHAR":                         "",
 		"id INT COMMENT 5":                  "want a string after COMMENT",
 		"x INT(4)":                          "takes no parameters",

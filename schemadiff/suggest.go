@@ -186,6 +186,9 @@ func Suggest(changes []Change, table string) Suggestion {
 			}
 		case LikelyRename:
 			s.Confirm = true
+		case UnsupportedInFile:
+			s.Complete = false
+			s.Notes = append(s.Notes, fmt.Sprintf("%s is %s in the files, which Spark cannot read: no table change or projection loads these files; rewrite them without that column (or with a supported type), then load the rewritten files", c.Path, c.File.Parquet))
 		}
 	}
 	if len(addCols) > 0 {
@@ -229,6 +232,8 @@ func topOf(c Change) (top, bool) {
 	case LikelyRename:
 		return c.top, true
 	case Renamed:
+		return c.top, true
+	case UnsupportedInFile:
 		return c.top, true
 	}
 	return top{}, false
@@ -344,6 +349,10 @@ func sameForLoad(ft, tt Type) bool {
 	switch ft.Kind {
 	case Decimal:
 		return ft.Precision == tt.Precision && ft.Scale == tt.Scale
+	case Geometry, Geography:
+		return ft.SRID == tt.SRID
+	case Unsupported:
+		return false
 	case Array:
 		return ft.Elem != nil && tt.Elem != nil && sameForLoad(*ft.Elem, *tt.Elem)
 	case Map:
@@ -388,7 +397,7 @@ func (cv *converter) castable(ft, tt Type) bool {
 	case ft.Kind == Struct || ft.Kind == Array || ft.Kind == Map:
 		return false
 	}
-	return sameForLoad(ft, tt) || CanWiden(ft, tt)
+	return sameForLoad(ft, tt) || LosslessCast(ft, tt)
 }
 
 // looseSQL is Type.SQL without NOT NULL on struct members: CAST cannot turn a nullable member

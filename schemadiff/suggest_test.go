@@ -39,8 +39,8 @@ func TestSuggest(t *testing.T) {
 			wantDDL:    []string{"ALTER TABLE `main`.`sales`.`orders` ADD COLUMNS (`legacy` STRING COMMENT 'old code', `n` SMALLINT)"},
 			wantSelect: "`id`", omit: []string{"legacy", "n"}, complete: true},
 		{name: "likely rename",
-			file: col("id", LongType).Col("amount", DecimalType(10, 2)), table: col("id", LongType).Col("total", DecimalType(10, 2)),
-			wantSelect: "`id`, `amount` AS `total`", confirm: true, complete: true},
+			file: col("id", LongType).Col("amount", DecimalType(10, 2)), table: col("id", LongType).Col("amount_usd", DecimalType(10, 2)),
+			wantSelect: "`id`, `amount` AS `amount_usd`", confirm: true, complete: true},
 		{name: "nullable into NOT NULL with nulls",
 			file: col("id", LongType, NullCount(5)), table: col("id", LongType, NotNull),
 			wantDDL:    []string{"ALTER TABLE `main`.`sales`.`orders` ALTER COLUMN `id` DROP NOT NULL"},
@@ -173,14 +173,14 @@ func TestSuggestNestedNotNullMissing(t *testing.T) {
 // TestSuggestNestedRename: a likely rename inside a struct is applied by the projection, for
 // the operator to confirm.
 func TestSuggestNestedRename(t *testing.T) {
-	file := col("s", StructType(NewField("a", IntegerType), NewField("z", IntegerType)))
-	table := col("s", StructType(NewField("a", LongType), NewField("b", IntegerType, NotNull)))
+	file := col("s", StructType(NewField("a", IntegerType), NewField("count", IntegerType)))
+	table := col("s", StructType(NewField("a", LongType), NewField("counts", IntegerType, NotNull)))
 	s := Suggest(Diff(file, table), "t")
-	want := "IF(`s` IS NULL, NULL, named_struct('a', CAST(`s`.`a` AS BIGINT), 'b', `s`.`z`)) AS `s`"
+	want := "IF(`s` IS NULL, NULL, named_struct('a', CAST(`s`.`a` AS BIGINT), 'counts', `s`.`count`)) AS `s`"
 	if got := s.SelectList(file); got != want || !s.Confirm {
 		t.Errorf("SelectList = %s (confirm %v), want %s", got, s.Confirm, want)
 	}
-	if want := []string{"ALTER TABLE `t` ALTER COLUMN `s`.`b` DROP NOT NULL"}; !reflect.DeepEqual(s.DDL, want) {
+	if want := []string{"ALTER TABLE `t` ALTER COLUMN `s`.`counts` DROP NOT NULL"}; !reflect.DeepEqual(s.DDL, want) {
 		t.Errorf("DDL = %q, want %q", s.DDL, want)
 	}
 }

@@ -3,6 +3,7 @@ package schemadiff
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Source names where a table's schema was read from.
@@ -44,6 +45,10 @@ type Table struct {
 	Schema Schema `json:"-"`
 	// Log holds the Delta log facts when the source is the Delta log.
 	Log *LogDetails `json:"delta,omitempty"`
+	// History is the table's schema over its versions, from the Delta log: one entry per
+	// commit that changed it, oldest first, the first being the oldest schema the log still
+	// holds. Nil when not read.
+	History []SchemaVersion `json:"-"`
 }
 
 // LogDetails are the Delta log facts behind a schema read from storage.
@@ -92,4 +97,22 @@ func (t *Table) Describe() string {
 		fmt.Fprintf(&b, ", version %d", *t.Version)
 	}
 	return b.String()
+}
+
+// SchemaVersion is a table schema as one Delta commit set it, with who set it and how.
+type SchemaVersion struct {
+	// Version is the commit's table version.
+	Version int64 `json:"version"`
+	// Time is the commit's timestamp (commitInfo), zero when the log does not say.
+	Time time.Time `json:"time,omitzero"`
+	// Operation is the commit's operation (CREATE TABLE, REPLACE TABLE, ADD COLUMNS,
+	// RENAME COLUMN, CHANGE COLUMN, …), "" when the log does not say.
+	Operation string `json:"operation,omitempty"`
+	// User is the commit's user name (or id), "" when the log does not say.
+	User string `json:"user,omitempty"`
+	// FromCheckpoint is true when the schema comes from a checkpoint at Version whose commit
+	// is gone: it held at Version, and may have been set earlier.
+	FromCheckpoint bool `json:"from_checkpoint,omitempty"`
+	// Schema is the schema the commit set.
+	Schema Schema `json:"-"`
 }

@@ -35,6 +35,9 @@ const (
 	Struct
 	Array
 	Map
+	Geometry    // geometry(srid): planar shapes (Parquet GEOMETRY)
+	Geography   // geography(srid): shapes on the sphere (Parquet GEOGRAPHY)
+	Unsupported // a file column Databricks has no type for (Type.Parquet, Type.Reason)
 )
 
 var kindNames = [...]string{
@@ -42,6 +45,7 @@ var kindNames = [...]string{
 	Long: "bigint", Float: "float", Double: "double", Decimal: "decimal", String: "string",
 	Binary: "binary", Date: "date", Timestamp: "timestamp", TimestampNTZ: "timestamp_ntz",
 	Variant: "variant", Void: "void", Struct: "struct", Array: "array", Map: "map",
+	Geometry: "geometry", Geography: "geography", Unsupported: "unsupported",
 }
 
 // String returns the Spark DDL name of the kind.
@@ -67,6 +71,14 @@ type Type struct {
 	ContainsNull      bool
 	Key, Value        *Type
 	ValueContainsNull bool
+
+	// Geometry and Geography: SRID is the spatial reference system ("4326"), "" when the
+	// type does not state one.
+	SRID string
+
+	// Unsupported (file columns only): Parquet is the column's Parquet type ("FIXED_LEN_BYTE_ARRAY
+	// (Float16)") and Reason why Databricks cannot read it.
+	Parquet, Reason string
 }
 
 // Field is a named column or struct member.
@@ -110,6 +122,37 @@ var (
 	TimestampNTZType = Type{Kind: TimestampNTZ}
 	VariantType      = Type{Kind: Variant}
 )
+
+// GeometryType returns geometry(srid) (plain geometry when srid is "").
+func GeometryType(srid string) Type { return Type{Kind: Geometry, SRID: srid} }
+
+// GeographyType returns geography(srid) (plain geography when srid is "").
+func GeographyType(srid string) Type { return Type{Kind: Geography, SRID: srid} }
+
+// UnsupportedType returns the type of a file column Databricks cannot read: parquet names
+// the Parquet type, reason says why.
+func UnsupportedType(parquet, reason string) Type {
+	return Type{Kind: Unsupported, Parquet: parquet, Reason: reason}
+}
+
+// HasUnsupported reports whether t is, or contains, an Unsupported type.
+func (t Type) HasUnsupported() bool {
+	switch t.Kind {
+	case Unsupported:
+		return true
+	case Struct:
+		for _, f := range t.Fields {
+			if f.Type.HasUnsupported() {
+				return true
+			}
+		}
+	case Array:
+		return t.Elem != nil && t.Elem.HasUnsupported()
+	case Map:
+		return (t.Key != nil && t.Key.HasUnsupported()) || (t.Value != nil && t.Value.HasUnsupported())
+	}
+	return false
+}
 
 // DecimalType returns decimal(p,s).
 func DecimalType(p, s int) Type { return Type{Kind: Decimal, Precision: p, Scale: s} }
@@ -163,6 +206,14 @@ func (s syntax) writeType(b *strings.Builder, t Type) {
 	switch t.Kind {
 	case Decimal:
 		b.WriteString("(" + strconv.Itoa(t.Precision) + "," + strconv.Itoa(t.Scale) + ")")
+	case Geometry, Geography:
+		if t.SRID != "" {
+			b.WriteString("(" + t.SRID + ")")
+		}
+	case Unsupported:
+		if t.Parquet != "" {
+			b.WriteString("(" + t.Parquet + ")")
+		}
 	case Array:
 		b.WriteString("<")
 		if t.Elem != nil {
@@ -218,6 +269,10 @@ func typesEqual(t, u Type, sameName func(a, b string) bool) bool {
 	switch t.Kind {
 	case Decimal:
 		return t.Precision == u.Precision && t.Scale == u.Scale
+	case Geometry, Geography:
+		return t.SRID == u.SRID
+	case Unsupported:
+		return t.Parquet == u.Parquet
 	case Array:
 		return t.ContainsNull == u.ContainsNull && ptrsEqual(t.Elem, u.Elem, sameName)
 	case Map:

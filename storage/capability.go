@@ -19,12 +19,13 @@ const (
 	CanListPages                            // Pager
 	CanPut                                  // Putter
 	CanCopy                                 // Copier
+	CanListAfter                            // AfterLister
 )
 
 var capNames = []struct {
 	c    Capabilities
 	name string
-}{{CanBatchDelete, "batch-delete"}, {CanListPages, "list-pages"}, {CanPut, "put"}, {CanCopy, "copy"}}
+}{{CanBatchDelete, "batch-delete"}, {CanListPages, "list-pages"}, {CanPut, "put"}, {CanCopy, "copy"}, {CanListAfter, "list-after"}}
 
 // Has reports whether c holds every capability of x.
 func (c Capabilities) Has(x Capabilities) bool { return c&x == x }
@@ -69,6 +70,9 @@ func CapabilitiesOf(b Backend) Capabilities {
 	if _, ok := b.(Copier); ok {
 		c |= CanCopy
 	}
+	if _, ok := b.(AfterLister); ok {
+		c |= CanListAfter
+	}
 	return c
 }
 
@@ -86,6 +90,9 @@ func AsPutter(b Backend) (Putter, bool) { return as[Putter](b, CanPut) }
 
 // AsCopier returns b as a Copier if it can copy objects inside the store.
 func AsCopier(b Backend) (Copier, bool) { return as[Copier](b, CanCopy) }
+
+// AsAfterLister returns b as an AfterLister if its listing can start after a given key.
+func AsAfterLister(b Backend) (AfterLister, bool) { return as[AfterLister](b, CanListAfter) }
 
 func as[T any](b Backend, c Capabilities) (T, bool) {
 	var zero T

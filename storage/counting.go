@@ -213,3 +213,6 @@ func (h *hooked) Copy(ctx context.Context, srcKey, dstKey string, cond Precondit
 	}
 	return c.Copy(ctx, srcKey, dstKey, cond, opts)
 }
+
+// AfterToken implements AfterLister through the wrapped backend.
+func (h *hooked) AfterToken(key string) string { return innerAfterToken(h.inner, key) }

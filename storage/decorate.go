@@ -103,4 +103,14 @@ type decorator interface {
 	Pager
 	Putter
 	Copier
+	AfterLister
+}
+
+// innerAfterToken returns inner's AfterToken for key, or "" (the first page) when inner
+// cannot start after a key: callers ask AsAfterLister first.
+func innerAfterToken(inner Backend, key string) string {
+	if a, ok := AsAfterLister(inner); ok {
+		return a.AfterToken(key)
+	}
+	return ""
 }

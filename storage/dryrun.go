@@ -130,3 +130,6 @@ func (d *dryRun) Copy(ctx context.Context, srcKey, dstKey string, cond Precondit
 	d.log(s)
 	return ObjectInfo{Key: dstKey, Size: cond.Size, ModTime: time.Now().UTC()}, nil
 }
+
+// AfterToken implements AfterLister through the wrapped backend.
+func (d *dryRun) AfterToken(key string) string { return innerAfterToken(d.inner, key) }

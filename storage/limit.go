@@ -132,3 +132,6 @@ func (l *limited) Copy(ctx context.Context, srcKey, dstKey string, cond Precondi
 	defer l.release()
 	return c.Copy(ctx, srcKey, dstKey, cond, opts)
 }
+
+// AfterToken implements AfterLister through the wrapped backend.
+func (l *limited) AfterToken(key string) string { return innerAfterToken(l.inner, key) }

@@ -334,3 +334,6 @@ func afterRetries(err error, tries int, opts PutOptions) error {
 	}
 	return err
 }
+
+// AfterToken implements AfterLister through the wrapped backend.
+func (r *retrying) AfterToken(key string) string { return innerAfterToken(r.inner, key) }

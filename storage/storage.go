@@ -146,6 +146,16 @@ type Pager interface {
 	ListPage(ctx context.Context, prefix, token string) (page []ObjectInfo, next string, err error)
 }
 
+// AfterLister is implemented by Pagers whose listing can start after a given key (S3
+// StartAfter), so that one prefix can be listed as several key ranges at once.
+type AfterLister interface {
+	Pager
+	// AfterToken returns the page token that makes ListPage return the first page of the
+	// keys under the prefix that sort after key (a key relative to the root, like the
+	// listed ones). Later pages follow with the tokens ListPage returns.
+	AfterToken(key string) string
+}
+
 // ListPages implements List over a Pager: it requests one page after the other and calls fn
 // for each object, checking ctx between objects.
 func ListPages(ctx context.Context, p Pager, prefix string, fn func(ObjectInfo) error) error {

@@ -56,6 +56,7 @@ var (
 	_ storage.Pager        = (*Backend)(nil)
 	_ storage.Putter       = (*Backend)(nil)
 	_ storage.Copier       = (*Backend)(nil)
+	_ storage.AfterLister  = (*Backend)(nil)
 )
 
 // Option configures New.
@@ -118,15 +119,19 @@ func (s *store) write(name string, data []byte, modTime time.Time) object {
 	return o
 }
 
-// Capabilities implements storage.Capable: batch delete, put and copy, and list pages when
-// the backend was made WithPageSize.
+// Capabilities implements storage.Capable: batch delete, put and copy, and list pages (which
+// can start after a key) when the backend was made WithPageSize.
 func (b *Backend) Capabilities() storage.Capabilities {
 	c := storage.CanBatchDelete | storage.CanPut | storage.CanCopy
 	if b.pageSize > 0 {
-		c |= storage.CanListPages
+		c |= storage.CanListPages | storage.CanListAfter
 	}
 	return c
 }
+
+// AfterToken implements storage.AfterLister: page tokens are the last key listed, so the
+// token to start after key is key.
+func (b *Backend) AfterToken(key string) string { return key }
 
 // Location implements storage.Backend: mem://<root>.
 func (b *Backend) Location() string { return "mem://" + strings.TrimSuffix(b.root, "/") }

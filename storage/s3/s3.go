@@ -54,6 +54,7 @@ var (
 	_ storage.Backend      = (*Backend)(nil)
 	_ storage.BatchDeleter = (*Backend)(nil)
 	_ storage.Pager        = (*Backend)(nil)
+	_ storage.AfterLister  = (*Backend)(nil)
 	_ storage.Putter       = (*Backend)(nil)
 	_ storage.Copier       = (*Backend)(nil)
 )
@@ -192,10 +193,18 @@ func (b *Backend) List(ctx context.Context, prefix string, fn func(storage.Objec
 	return storage.ListPages(ctx, b, prefix, fn)
 }
 
+// afterMark starts the tokens of AfterToken; S3 continuation tokens never hold a NUL byte.
+const afterMark = "\x00start-after\x00"
+
+// AfterToken implements storage.AfterLister: the token makes ListPage send StartAfter.
+func (b *Backend) AfterToken(key string) string { return afterMark + key }
+
 // ListPage implements storage.Pager with one ListObjectsV2 request.
 func (b *Backend) ListPage(ctx context.Context, prefix, token string) ([]storage.ObjectInfo, string, error) {
 	in := &s3.ListObjectsV2Input{Bucket: aws.String(b.bucket), Prefix: aws.String(b.root + prefix)}
-	if token != "" {
+	if after, ok := strings.CutPrefix(token, afterMark); ok {
+		in.StartAfter = aws.String(b.root + after)
+	} else if token != "" {
 		in.ContinuationToken = aws.String(token)
 	}
 	if b.pageSize > 0 {

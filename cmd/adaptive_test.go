@@ -1,0 +1,58 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zbrecover/zbrecover/internal/iostreams"
+	"github.com/zbrecover/zbrecover/storage"
+	"github.com/zbrecover/zbrecover/storage/mem"
+)
+
+// throttled answers the first n reads with SlowDown.
+type throttled struct {
+	storage.Backend
+	n int
+}
+
+func (t *throttled) ReadRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
+	if t.n > 0 {
+		t.n--
+		return nil, storage.Retryable(errors.New("read: api error SlowDown: Please reduce your request rate"))
+	}
+	return t.Backend.ReadRange(ctx, key, off, n)
+}
+
+// TestAdaptiveLimitAtVerbose: the storage the commands open backs off on SlowDown and
+// recovers, and -v shows the limit as it moves.
+func TestAdaptiveLimitAtVerbose(t *testing.T) {
+	ios, _, _, errOut := iostreams.Test()
+	f := NewFactory(ios)
+	f.Global.Concurrency = 8
+	f.Global.Verbose = 1
+	m := mem.New()
+	m.Set("k", []byte("x"), time.Time{})
+	b := f.adaptive(&throttled{Backend: m, n: 1})
+	ctx := context.Background()
+	if _, err := storage.ReadAll(ctx, b, "k", 0, -1); err == nil {
+		t.Fatal("the throttled read succeeded")
+	}
+	for i := 0; i < 100; i++ {
+		if _, err := storage.ReadAll(ctx, b, "k", 0, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := errOut.String()
+	for _, want := range []string{
+		"info: storage throttled: concurrency lowered limit=4 was=8 error=read: api error SlowDown",
+		"info: storage concurrency raised limit=8 max=8",
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("-v output lacks %q:\n%s", want, log)
+		}
+	}
+}

@@ -56,8 +56,9 @@ generated from a fixed seed: every run writes the same files.
 The demo runs schema, inspect, inspect --output json and preview, and explains their exit
 codes: inspect reports the corrupt file (5) and, where it diffs against the table, the
 blocking schema (3). Those are the findings the example is built to show, so the demo exits 0.
-Reload, verify and cleanup are not part of this build yet: the demo says what they would do
-and does not run them.
+Reload, verify and cleanup need a SQL warehouse: this demo says what they would do and does not
+run them; ` + "`zbrecover demo serve`" + ` starts a local workspace (SQL warehouse, Unity Catalog,
+volumes) to run them against.
 
 Without --dir the example goes to a new temporary directory that is removed at the end
 (unless --keep). With --dir it is written to DIR/orders (which must not exist or be empty)
@@ -255,8 +256,8 @@ func writeDemoExitCodes(w io.Writer, inspectCode int, sum *demo.Summary) {
 
 func writeDemoNextSteps(w io.Writer, ex *demo.Example, sum *demo.Summary) {
 	readable := ex.Files - len(sum.Unreadable)
-	fmt.Fprintf(w, "\n# Next steps (not run: reload, verify and cleanup are not part of this build yet;\n")
-	fmt.Fprintf(w, "# nothing was loaded into a table and nothing was deleted)\n")
+	fmt.Fprintf(w, "\n# Next steps (not run here: reload, verify and cleanup need a SQL warehouse, such as the\n")
+	fmt.Fprintf(w, "# local one `zbrecover demo serve --table %s=ROOT` starts; nothing was loaded or deleted)\n", ex.Table)
 	confirm, ddl := false, false
 	for _, g := range sum.Groups {
 		confirm = confirm || g.Confirm
@@ -275,13 +276,13 @@ func writeDemoNextSteps(w io.Writer, ex *demo.Example, sum *demo.Summary) {
 		fmt.Fprintf(w, ", or change the\n   table first (the ALTER TABLE statements above)")
 	}
 	fmt.Fprintf(w, ".\n")
-	fmt.Fprintf(w, "2. zbrecover reload %s\n", shellJoin([]string{ex.Root}))
-	fmt.Fprintf(w, "   would run COPY INTO %s … VALIDATE ALL as a dry run, then\n", ex.Table)
+	fmt.Fprintf(w, "2. zbrecover reload %s --rename … (--stage-to /Volumes/… where Unity Catalog refuses the path)\n", ex.Table)
+	fmt.Fprintf(w, "   runs COPY INTO %s … VALIDATE ALL as a preflight, then\n", ex.Table)
 	fmt.Fprintf(w, "   COPY INTO with mergeSchema = false in batches of at most 1000 files, journaling each\n")
 	fmt.Fprintf(w, "   batch, and check the inserted rows against the %d rows the footers of the %d\n", sum.Totals.Rows, readable)
 	fmt.Fprintf(w, "   readable files promise.\n")
-	fmt.Fprintf(w, "3. zbrecover verify would re-check the counts against the table history.\n")
-	fmt.Fprintf(w, "4. zbrecover cleanup would delete exactly the files a verified reload loaded; the\n")
+	fmt.Fprintf(w, "3. zbrecover verify re-checks the counts against the table history (--key COL: by key).\n")
+	fmt.Fprintf(w, "4. zbrecover cleanup --yes deletes exactly the files a verified reload loaded; the\n")
 	fmt.Fprintf(w, "   unreadable file is not loaded and stays where it is for a person to look at.\n")
 }
 

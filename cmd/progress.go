@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"os"
 	"sync"
 	"time"
 
@@ -20,7 +21,13 @@ type footerProgress struct {
 }
 
 func newFooterProgress(f *Factory, name string) *footerProgress {
-	if f.Global.NoProgress || f.Global.JSON() || f.Global.Output == "jsonl" || !f.IO.IsStderrTTY() {
+	return newProgress(f, name, "files")
+}
+
+// newProgress is a progress bar counting unit ("files", "batches") under name. A terminal
+// that cannot move the cursor (TERM=dumb) gets none.
+func newProgress(f *Factory, name, unit string) *footerProgress {
+	if f.Global.NoProgress || f.Global.JSON() || f.Global.Output == "jsonl" || !f.IO.IsStderrTTY() || os.Getenv("TERM") == "dumb" {
 		return &footerProgress{}
 	}
 	p := mpb.New(mpb.WithOutput(f.IO.ErrOut), mpb.WithWidth(40),
@@ -28,7 +35,7 @@ func newFooterProgress(f *Factory, name string) *footerProgress {
 		// already decided stderr is one.
 		mpb.WithAutoRefresh())
 	bar := p.AddBar(0,
-		mpb.PrependDecorators(decor.Name(name+" "), decor.CountersNoUnit("%d / %d files")),
+		mpb.PrependDecorators(decor.Name(name+" "), decor.CountersNoUnit("%d / %d "+unit)),
 		mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO)),
 	)
 	return &footerProgress{p: p, bar: bar}

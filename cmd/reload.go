@@ -333,7 +333,7 @@ func reloadRun(ctx context.Context, o *ReloadOptions) error {
 	}
 
 	user := currentUser(ctx, wh)
-	bar := newFooterProgress(f, "batches")
+	bar := newProgress(f, "loaded", "batches")
 	res, runErr := reload.Run(ctx, reload.Deps{Warehouse: wh, Journal: store,
 		Target: journal.Target{TableID: tgt.TableID, Table: tgt.TableName(), Root: tgt.Display()}, User: user},
 		tgt.Name, plan, reload.Options{NoValidate: o.NoValidate, Header: header(user), Root: tgt.Display(), Prefix: rep.Prefix,

@@ -243,6 +243,8 @@ record that Zerobus both published and parked can end up twice.
 		NewCmdHistory(f, nil),
 		NewCmdCleanup(f, nil),
 	)
+	// A help topic: a command with no Run is shown by `zbrecover help environment`.
+	root.AddCommand(NewCmdEnvironment())
 	for _, add := range extraCommands {
 		root.AddCommand(add(f))
 	}

@@ -18,6 +18,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
 )
@@ -219,7 +220,7 @@ record that Zerobus both published and parked can end up twice.
 	root.SetErr(f.IO.ErrOut)
 	root.SetIn(f.IO.In)
 	root.SetVersionTemplate("zbrecover {{.Version}}\n")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &FlagError{Err: err} })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &FlagError{Err: suggestFlag(c, err)} })
 
 	pf := root.PersistentFlags()
 	pf.StringVarP(&g.Output, "output", "o", "text", "output format: text or json (inspect: also jsonl)")
@@ -259,4 +260,48 @@ func printJSON(f *Factory, v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false) // Spark types (array<int>) and SQL hold < and >
 	return enc.Encode(v)
+}
+
+// suggestFlag adds "did you mean --x?" to an unknown-flag error when a flag of c has a name
+// close to the one given.
+func suggestFlag(c *cobra.Command, err error) error {
+	const prefix = "unknown flag: --"
+	msg := err.Error()
+	if !strings.HasPrefix(msg, prefix) {
+		return err
+	}
+	given := strings.TrimPrefix(msg, prefix)
+	best, bestD := "", 3
+	visit := func(fl *pflag.Flag) {
+		if d := editDistance(given, fl.Name); d < bestD {
+			best, bestD = fl.Name, d
+		}
+	}
+	c.Flags().VisitAll(visit)
+	c.InheritedFlags().VisitAll(visit)
+	if best == "" {
+		return err
+	}
+	return fmt.Errorf("%w (did you mean --%s?)", err, best)
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

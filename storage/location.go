@@ -197,6 +197,9 @@ func Parse(raw string) (Location, error) {
 		// abfs:// and wasb:// name the same stores as their TLS forms, which are what we use.
 		loc.Original = map[string]string{"abfs": "abfss", "abfss": "abfss", "wasb": "wasbs", "wasbs": "wasbs"}[scheme]
 	default:
+		if hint := httpsHint(u); hint != "" {
+			return Location{}, fmt.Errorf("unsupported storage location %q: %s", Redact(raw), hint)
+		}
 		return Location{}, fmt.Errorf("unsupported storage location %q: unknown scheme %q; use %s", Redact(raw), u.Scheme, SupportedSchemes)
 	}
 	return loc, nil
@@ -377,3 +380,33 @@ func redactedQuery(q url.Values) string {
 // redactor, internal/redact.String: registered secrets, SAS signatures and tokens in query
 // strings, user:password in URLs, bearer tokens, Databricks tokens and the like.
 func Redact(s string) string { return redact.String(s) }
+
+// httpsHint turns an https:// URL of a storage service into the form zbrecover reads, for the
+// error message: an Azure Blob / Data Lake endpoint into abfss://, an S3 or GCS endpoint into
+// s3:// or gs://. The query (a SAS) is left out of the suggestion.
+func httpsHint(u *url.URL) string {
+	if u.Scheme != "https" && u.Scheme != "http" {
+		return ""
+	}
+	host := strings.ToLower(u.Hostname())
+	parts := strings.SplitN(strings.Trim(u.Path, "/"), "/", 2)
+	rest := ""
+	if len(parts) == 2 {
+		rest = parts[1]
+	}
+	switch {
+	case strings.Contains(host, ".blob.core.") || strings.Contains(host, ".dfs.core."):
+		account, suffix, _ := strings.Cut(host, ".")
+		suffix = strings.Replace(suffix, "blob.", "dfs.", 1)
+		if parts[0] == "" {
+			return "name the container: abfss://<container>@" + account + "." + suffix + "/<path>"
+		}
+		return fmt.Sprintf("did you mean abfss://%s@%s.%s/%s ? (a SAS token goes in the query or AZURE_STORAGE_SAS_TOKEN)", parts[0], account, suffix, rest)
+	case host == "storage.googleapis.com":
+		return fmt.Sprintf("did you mean gs://%s/%s ?", parts[0], rest)
+	case strings.HasSuffix(host, ".amazonaws.com") && strings.Contains(host, ".s3"):
+		bucket, _, _ := strings.Cut(host, ".s3")
+		return fmt.Sprintf("did you mean s3://%s/%s ?", bucket, strings.Trim(u.Path, "/"))
+	}
+	return ""
+}

@@ -189,3 +189,19 @@ func (l *locOnly) ReadRange(context.Context, string, int64, int64) (io.ReadClose
 	return nil, storage.ErrNotExist
 }
 func (l *locOnly) Delete(context.Context, string, storage.Precondition) error { return nil }
+
+// TestParseSuggestsForHTTPSURLs: a storage service's https:// URL is refused with the form
+// zbrecover reads, and never with its secret.
+func TestParseSuggestsForHTTPSURLs(t *testing.T) {
+	for raw, want := range map[string]string{
+		"https://acct.blob.core.windows.net/c/x/y?sv=1&sig=c2lnbmF0dXJl": "did you mean abfss://c@acct.dfs.core.windows.net/x/y ?",
+		"https://acct.dfs.core.windows.net/c/x":                          "did you mean abfss://c@acct.dfs.core.windows.net/x ?",
+		"https://bkt.s3.eu-west-1.amazonaws.com/a/b":                     "did you mean s3://bkt/a/b ?",
+		"https://storage.googleapis.com/b/p":                             "did you mean gs://b/p ?",
+	} {
+		_, err := storage.Parse(raw)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "c2lnbmF0dXJl") {
+			t.Errorf("Parse(%q) = %v, want %q", raw, err, want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/zbrecover/zbrecover/target"
 	"io"
@@ -225,6 +226,7 @@ func inspectRun(ctx context.Context, o *InspectOptions) error {
 	}
 
 	table, tableErr := fileTable, error(nil)
+	notRoot := "" // set when the root holds neither fallback files nor a Delta log
 	switch {
 	case table == nil && len(rep.Groups) > 0:
 		table, tableErr = tableFromSource(ctx, src, tgt)
@@ -239,6 +241,7 @@ func inspectRun(ctx context.Context, o *InspectOptions) error {
 		}
 		if note != "" {
 			table = inspect.MissingTable(note)
+			notRoot = mistypedRoot(tgt.Display(), note)
 		}
 	}
 	if table.Known() && table.Source != schemadiff.SourceFile {
@@ -282,6 +285,9 @@ func inspectRun(ctx context.Context, o *InspectOptions) error {
 	}
 	if keysErr != nil {
 		return keysErr
+	}
+	if notRoot != "" {
+		return errors.New(notRoot)
 	}
 	if tableErr != nil {
 		return fmt.Errorf("read the table schema (--from %s): %w", src.Name(), tableErr)
@@ -348,4 +354,17 @@ func ensureSlash(p string) string {
 		p += "/"
 	}
 	return p
+}
+
+// mistypedRoot words the error for a root with neither fallback files nor a Delta log: the
+// fallback folder itself given as the root gets the root it lies in as a suggestion.
+func mistypedRoot(root, note string) string {
+	trimmed := strings.TrimSuffix(root, "/")
+	for _, tail := range []string{"/" + strings.TrimSuffix(inspect.FallbackPrefix, "/"), "/_zerobus"} {
+		if strings.HasSuffix(trimmed, tail) {
+			return fmt.Sprintf("%s is the fallback folder, not the table's root: did you mean %s ?",
+				root, strings.TrimSuffix(trimmed, tail))
+		}
+	}
+	return note + " (give the folder that holds _delta_log/ and _zerobus/)"
 }

@@ -157,30 +157,42 @@ func TestInspectJSONAndPartialExit(t *testing.T) {
 	}
 }
 
+// A table root with nothing in its fallback folder: nothing to recover, exit 0.
 func TestInspectEmptyRootIsOK(t *testing.T) {
-	code, out, _ := run(t, "inspect", t.TempDir())
+	root := t.TempDir()
+	writeLog(t, root, ordersTable)
+	code, out, _ := run(t, "inspect", root)
 	if code != 0 || !strings.Contains(out, "nothing to recover") {
 		t.Errorf("exit %d: %s", code, out)
 	}
 }
 
 // With no fallback files, a root that has no Delta log either (a prefix that is not the table's
-// root, say) is named, so that "nothing to recover" is not taken for a clean table; the exit
-// status stays 0. A local path that does not exist is an error.
+// root, say) is an error (exit 1) that names it, so that "nothing to recover" is not taken for
+// a clean table; the fallback folder given as the root gets its table root as a suggestion. A
+// local path that does not exist is an error.
 func TestInspectNothingToRecoverChecksTheRoot(t *testing.T) {
 	notRoot := filepath.Join(t.TempDir(), "ordres")
 	if err := os.Mkdir(notRoot, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	code, out, _ := run(t, "inspect", notRoot)
-	if code != 0 || !strings.Contains(out, "nothing to recover") ||
+	code, out, errOut0 := run(t, "inspect", notRoot)
+	if code != ExitFailure || !strings.Contains(errOut0, "give the folder that holds _delta_log/") ||
 		!strings.Contains(out, "file://"+filepath.ToSlash(notRoot)+" has no Delta log (_delta_log/) either: check that it is the table's storage root") {
 		t.Errorf("not a table root: exit %d\n%s", code, out)
 	}
 	code, out, _ = run(t, "-o", "json", "inspect", notRoot)
 	rep := decodeReport(t, out)
-	if code != 0 || rep.Table == nil || rep.Table.Source != "none" || !strings.Contains(rep.Table.Note, "storage root") {
+	if code != ExitFailure || rep.Table == nil || rep.Table.Source != "none" || !strings.Contains(rep.Table.Note, "storage root") {
 		t.Errorf("not a table root, json: exit %d, table %+v", code, rep.Table)
+	}
+	fallbackDir := filepath.Join(t.TempDir(), "orders", "_zerobus", "table_rejected_parquets")
+	if err := os.MkdirAll(fallbackDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut1 := run(t, "inspect", fallbackDir)
+	if code != ExitFailure || !strings.Contains(errOut1, "is the fallback folder, not the table's root: did you mean file://"+filepath.ToSlash(filepath.Dir(filepath.Dir(fallbackDir)))+" ?") {
+		t.Errorf("fallback folder as the root: exit %d: %s", code, errOut1)
 	}
 
 	missing := filepath.Join(t.TempDir(), "missing")

@@ -45,6 +45,10 @@ func (h *redactingHandler) Handle(ctx context.Context, r slog.Record) error {
 		return h.handleJSON(r)
 	}
 	var b strings.Builder
+	if h.verbose() >= 1 && !r.Time.IsZero() {
+		// With -v, every line says when: an incident timeline is read from these.
+		b.WriteString(r.Time.UTC().Format("2006-01-02T15:04:05.000Z07:00") + " ")
+	}
 	b.WriteString(strings.ToLower(r.Level.String()))
 	b.WriteString(": ")
 	b.WriteString(r.Message)

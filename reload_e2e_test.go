@@ -597,3 +597,56 @@ func TestReloadHostileNames(t *testing.T) {
 		t.Errorf("%d statements ran for refused table names", n)
 	}
 }
+
+// setUnknowns changes the local warehouse's answers where Databricks' are unknown.
+func (r *recovery) setUnknowns(change func(*fakewarehouse.Unknowns)) {
+	u := r.ws.Warehouse().Unknowns()
+	change(&u)
+	r.ws.Warehouse().SetUnknowns(u)
+}
+
+// TestReloadUnderTheOtherUnknowns runs the fault scenarios against the other plausible
+// answers of Databricks where they are unknown: errors without a SQLSTATE, an empty COPY INTO
+// that commits a version, the LOCATION_OVERLAP refusal without a SQLSTATE.
+func TestReloadUnderTheOtherUnknowns(t *testing.T) {
+	t.Run("conflict without a SQLSTATE", func(t *testing.T) {
+		r := reloadSmall(t)
+		r.setUnknowns(func(u *fakewarehouse.Unknowns) { u.NoSQLState = true })
+		f := r.ws.Warehouse().Inject(fakewarehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1,
+			Error: &fakewarehouse.SQLError{Class: "DELTA_CONCURRENT_APPEND", SQLState: "2D521", Message: "ConcurrentAppendException: injected"}})
+		if code, out, errOut := runZbrecover(t, reloadArgs(r)...); code != 0 || f.Fired() != 1 {
+			t.Fatalf("exit %d, fault fired %d\n%s%s", code, f.Fired(), out, errOut)
+		}
+		if rows, distinct, missing := r.check(t); rows != r.rows || distinct != r.rows || missing != 0 {
+			t.Errorf("table: %d rows, %d distinct, %d missing", rows, distinct, missing)
+		}
+	})
+	t.Run("lost answer, empty COPY INTO commits a version", func(t *testing.T) {
+		r := reloadSmall(t)
+		r.setUnknowns(func(u *fakewarehouse.Unknowns) { u.CommitEmptyCopy = true })
+		r.ws.Warehouse().Inject(fakewarehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1, DropResponse: true})
+		if code, _, _ := runZbrecover(t, reloadArgs(r)...); code == 0 {
+			t.Fatal("a lost answer was not reported")
+		}
+		converge(t, r)
+	})
+	t.Run("failure on batch 2 without a SQLSTATE", func(t *testing.T) {
+		r := reloadSmall(t)
+		r.setUnknowns(func(u *fakewarehouse.Unknowns) { u.NoSQLState = true })
+		r.ws.Warehouse().Inject(fakewarehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1,
+			Error: &fakewarehouse.SQLError{Class: "INTERNAL_ERROR", SQLState: "XX000", Message: "injected"}})
+		if code, out, errOut := runZbrecover(t, reloadArgs(r)...); code == 0 {
+			t.Fatalf("a failed batch exited 0\n%s%s", out, errOut)
+		}
+		converge(t, r)
+	})
+	t.Run("LOCATION_OVERLAP without a SQLSTATE", func(t *testing.T) {
+		r := reloadSmall(t)
+		r.setUnknowns(func(u *fakewarehouse.Unknowns) { u.PathAccess = fakewarehouse.OverlapNoSQLState })
+		before := len(r.ws.Statements())
+		code, out, errOut := runZbrecover(t, reloadArgs(r)...)
+		if code != 1 || r.copyStatements(before) != 0 || !strings.Contains(errOut, "--stage-to") {
+			t.Fatalf("exit %d, %d COPY INTO\n%s%s", code, r.copyStatements(before), out, errOut)
+		}
+	})
+}

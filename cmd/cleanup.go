@@ -160,9 +160,7 @@ func cleanupRun(ctx context.Context, o *CleanupOptions) error {
 	if err != nil {
 		return err
 	}
-	if c, ok := store.(interface{ Close() error }); ok {
-		defer c.Close()
-	}
+	defer closeJournal(store)
 	st, err := pickCleanupRun(ctx, f, store, tgt, o.Run)
 	if err != nil || st == nil {
 		return err

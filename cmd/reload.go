@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"slices"
 	"sort"
 	"strings"
 
@@ -126,7 +127,7 @@ verified, 130 when interrupted.`,
 			if o.Target.Table == "" {
 				return FlagErrorf("reload needs the table's name: give catalog.schema.table, or --table with --root")
 			}
-			if !slicesContains(schemaSourceNames, o.From) {
+			if !slices.Contains(schemaSourceNames, o.From) {
 				return FlagErrorf("--from must be one of %s, not %q", strings.Join(schemaSourceNames, ", "), o.From)
 			}
 			if o.SchemaFile != "" && c.Flags().Changed("from") {
@@ -163,15 +164,6 @@ verified, 130 when interrupted.`,
 	fl.StringVar(&o.DedupeOrder, "dedupe-order", "", "with --dedupe-key: of the records of one key keep the one with the highest COL")
 	fl.BoolVar(&o.DedupeAscending, "dedupe-ascending", false, "with --dedupe-order: keep the lowest instead")
 	return c
-}
-
-func slicesContains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func parseRenames(list []string) (map[string]string, error) {
@@ -214,6 +206,13 @@ func (f *Factory) openJournal(ctx context.Context, url string) (journal.Store, e
 		return nil, fmt.Errorf("--journal: %w", err)
 	}
 	return journal.OpenRemote(b)
+}
+
+// closeJournal releases what the journal holds open (the local store's files).
+func closeJournal(s journal.Store) {
+	if c, ok := s.(interface{ Close() error }); ok {
+		_ = c.Close()
+	}
 }
 
 // header is this process's journal run record.
@@ -272,9 +271,7 @@ func reloadRun(ctx context.Context, o *ReloadOptions) error {
 	if err != nil {
 		return err
 	}
-	if c, ok := store.(interface{ Close() error }); ok {
-		defer c.Close()
-	}
+	defer closeJournal(store)
 	skip, changed, err := journalSkips(ctx, store, tgt.TableID, tgt.Display(), rep)
 	if err != nil {
 		return err

@@ -96,9 +96,7 @@ func verifyRun(ctx context.Context, o *VerifyOptions) error {
 	if err != nil {
 		return err
 	}
-	if c, ok := store.(interface{ Close() error }); ok {
-		defer c.Close()
-	}
+	defer closeJournal(store)
 	run := o.Run
 	if run == "" {
 		runs, err := journal.Runs(ctx, store, tgt.TableID)
@@ -237,9 +235,7 @@ func historyRun(ctx context.Context, o *HistoryOptions) error {
 	if err != nil {
 		return err
 	}
-	if c, ok := store.(interface{ Close() error }); ok {
-		defer c.Close()
-	}
+	defer closeJournal(store)
 	var tables []string
 	if o.Target.Table != "" || o.Target.Root != "" {
 		tgt, err := f.openTarget(ctx, &o.Target, target.Read)

@@ -494,38 +494,53 @@ var (
 // readJSONActions scans newline-delimited actions and returns the metaData and protocol ones
 // (the last of each, though a commit holds at most one).
 func readJSONActions(ctx context.Context, b storage.Backend, f logFile) (*metaData, *protocol, error) {
-	rc, err := b.ReadRange(ctx, LogDir+f.name, 0, -1)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read %s%s: %w", LogDir, f.name, err)
-	}
-	defer rc.Close()
 	var (
 		md *metaData
 		p  *protocol
 	)
+	err := scanActions(ctx, b, f, [][]byte{metaDataKey, protocolKey}, func(line []byte) error {
+		var a struct {
+			MetaData *metaData `json:"metaData"`
+			Protocol *protocol `json:"protocol"`
+		}
+		if err := json.Unmarshal(line, &a); err != nil {
+			return err
+		}
+		if a.MetaData != nil {
+			md = a.MetaData
+		}
+		if a.Protocol != nil {
+			p = a.Protocol
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return md, p, nil
+}
+
+// scanActions reads the JSON commit f line by line and calls decode for each line holding one
+// of keys (the cheap test that skips add and remove actions); a decode error names the line.
+func scanActions(ctx context.Context, b storage.Backend, f logFile, keys [][]byte, decode func(line []byte) error) error {
+	rc, err := b.ReadRange(ctx, LogDir+f.name, 0, -1)
+	if err != nil {
+		return fmt.Errorf("read %s%s: %w", LogDir, f.name, err)
+	}
+	defer rc.Close()
 	r := bufio.NewReaderSize(rc, 64<<10)
 	for lineNo := 1; ; lineNo++ {
 		line, err := readLine(r)
-		if len(bytes.TrimSpace(line)) > 0 && (bytes.Contains(line, metaDataKey) || bytes.Contains(line, protocolKey)) {
-			var a struct {
-				MetaData *metaData `json:"metaData"`
-				Protocol *protocol `json:"protocol"`
-			}
-			if jerr := json.Unmarshal(line, &a); jerr != nil {
-				return nil, nil, fmt.Errorf("%s%s line %d: %w", LogDir, f.name, lineNo, jerr)
-			}
-			if a.MetaData != nil {
-				md = a.MetaData
-			}
-			if a.Protocol != nil {
-				p = a.Protocol
+		if len(bytes.TrimSpace(line)) > 0 && slices.ContainsFunc(keys, func(k []byte) bool { return bytes.Contains(line, k) }) {
+			if jerr := decode(line); jerr != nil {
+				return fmt.Errorf("%s%s line %d: %w", LogDir, f.name, lineNo, jerr)
 			}
 		}
 		if err == io.EOF {
-			return md, p, nil
+			return nil
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("read %s%s: %w", LogDir, f.name, err)
+			return fmt.Errorf("read %s%s: %w", LogDir, f.name, err)
 		}
 	}
 }

@@ -1,12 +1,9 @@
 package delta
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"sort"
 	"time"
 
@@ -149,38 +146,28 @@ func History(ctx context.Context, b storage.Backend, maxCommits int) ([]schemadi
 
 // readCommitSchema scans a JSON commit for its metaData and commitInfo actions.
 func readCommitSchema(ctx context.Context, b storage.Backend, f logFile) (*metaData, *commitInfo, error) {
-	rc, err := b.ReadRange(ctx, LogDir+f.name, 0, -1)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read %s%s: %w", LogDir, f.name, err)
-	}
-	defer rc.Close()
 	var (
 		md *metaData
 		ci *commitInfo
 	)
-	r := bufio.NewReaderSize(rc, 64<<10)
-	for lineNo := 1; ; lineNo++ {
-		line, err := readLine(r)
-		if len(bytes.TrimSpace(line)) > 0 && (bytes.Contains(line, metaDataKey) || bytes.Contains(line, commitInfoKey)) {
-			var a struct {
-				MetaData   *metaData   `json:"metaData"`
-				CommitInfo *commitInfo `json:"commitInfo"`
-			}
-			if jerr := json.Unmarshal(line, &a); jerr != nil {
-				return nil, nil, fmt.Errorf("%s%s line %d: %w", LogDir, f.name, lineNo, jerr)
-			}
-			if a.MetaData != nil {
-				md = a.MetaData
-			}
-			if a.CommitInfo != nil {
-				ci = a.CommitInfo
-			}
+	err := scanActions(ctx, b, f, [][]byte{metaDataKey, commitInfoKey}, func(line []byte) error {
+		var a struct {
+			MetaData   *metaData   `json:"metaData"`
+			CommitInfo *commitInfo `json:"commitInfo"`
 		}
-		if err == io.EOF {
-			return md, ci, nil
+		if err := json.Unmarshal(line, &a); err != nil {
+			return err
 		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("read %s%s: %w", LogDir, f.name, err)
+		if a.MetaData != nil {
+			md = a.MetaData
 		}
+		if a.CommitInfo != nil {
+			ci = a.CommitInfo
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
+	return md, ci, nil
 }

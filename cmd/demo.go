@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,6 +19,7 @@ import (
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/demo"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
+	"github.com/zbrecover/zbrecover/internal/workspace"
 )
 
 func init() {
@@ -44,25 +46,27 @@ func NewCmdDemo(f *Factory, runF func(context.Context, *DemoOptions) error) *cob
 	c := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the recovery on a generated local example (no cloud account needed)",
-		Long: `Demo writes a local example and runs the recovery commands on it, in-process, exactly as
-they run from the command line, showing their real output.
+		Long: `Demo runs the whole recovery on a generated local example, exactly as the commands run from
+the command line, showing their real output. It needs no cloud account.
 
-The example is the storage root of the Delta table ` + demo.Table + `: a Delta log whose
-newest version renamed a column and changed a type (the breaking change), and the fallback
-Parquet files Zerobus Ingest parked under ` + inspect.FallbackPrefix + ` in two producer
-schemas over three date folders, with one corrupt file and two hidden objects. The data is
-generated from a fixed seed: every run writes the same files.
+The example is the storage root of the managed Delta table ` + demo.Table + ` (column
+mapping on) and the fallback Parquet files Zerobus Ingest parked under
+` + inspect.FallbackPrefix + ` in two producer schemas over three date folders, with one
+corrupt file and two hidden objects, generated from a fixed seed. The demo serves a local
+Databricks workspace on 127.0.0.1 (SQL warehouse, Unity Catalog, volumes; what
+` + "`zbrecover demo serve`" + ` starts), registers the table in it, makes the breaking change
+there (a rename, a dropped column, a wider decimal) and publishes a few of the parked records
+to the table, as at-least-once delivery does. Then it runs:
 
-The demo runs schema, inspect, inspect --output json and preview, and explains their exit
-codes: inspect reports the corrupt file (5) and, where it diffs against the table, the
-blocking schema (3). Those are the findings the example is built to show, so the demo exits 0.
-Reload, verify and cleanup need a SQL warehouse: this demo says what they would do and does not
-run them; ` + "`zbrecover demo serve`" + ` starts a local workspace (SQL warehouse, Unity Catalog,
-volumes) to run them against.
+  schema, inspect (the blocking diff, the table version each group matches, the fix) and
+  preview; the fix (ALTER TABLE, printed as SQL); reload (the managed path refused with
+  LOCATION_OVERLAP, then staged to a volume and verified); verify --key (the duplicate
+  report); cleanup --dry-run, then cleanup --yes; history.
 
-Without --dir the example goes to a new temporary directory that is removed at the end
-(unless --keep). With --dir it is written to DIR/orders (which must not exist or be empty)
-and kept.
+It exits 0 when every step answered as expected. Without --dir the example (table root and
+journal) goes to a new temporary directory that is removed at the end (unless --keep). With
+--dir it is written to DIR/orders (which must not exist or be empty) and kept. The local
+workspace stops at the end: nothing is left running.
 ` + exitCodesHelp,
 		Example: `  zbrecover demo
   zbrecover demo --files 500 --keep
@@ -116,8 +120,10 @@ func demoRun(ctx context.Context, o *DemoOptions) (err error) {
 		}()
 	}
 
-	fmt.Fprintf(out, "zbrecover demo: the recovery of %s on a generated local example.\n", demo.Table)
-	fmt.Fprintf(out, "No cloud account is used: the table root is a local directory.\n\n")
+	fmt.Fprintf(out, "zbrecover demo: the whole recovery of %s on a generated local example.\n", demo.Table)
+	fmt.Fprintf(out, "No cloud account is used: the table root is a local directory and the Databricks workspace\n")
+	fmt.Fprintf(out, "(SQL warehouse, Unity Catalog, volumes) is a local one on 127.0.0.1, as `zbrecover demo serve`\n")
+	fmt.Fprintf(out, "starts it.\n\n")
 	fmt.Fprintf(f.IO.ErrOut, "Writing %d fallback files and a Delta log under %s …\n", o.Files, dir)
 	ex, err := demo.Build(ctx, filepath.Join(dir, "orders"), demo.Options{Files: o.Files})
 	if err != nil {
@@ -131,49 +137,245 @@ func demoRun(ctx context.Context, o *DemoOptions) (err error) {
 		return err
 	}
 
-	d := &demoSession{o: o, ctx: ctx}
+	// The local workspace, with the example as the managed table.
+	wsOpts := workspace.Options{}
+	if p := os.Getenv("ZBRECOVER_DEMO_STATEMENT_LOG"); p != "" {
+		lf, err := os.Create(p)
+		if err != nil {
+			return err
+		}
+		defer lf.Close()
+		wsOpts.StatementLog = lf
+	}
+	ws, err := workspace.Start(wsOpts)
+	if err != nil {
+		return fmt.Errorf("start the local workspace: %w", err)
+	}
+	defer ws.Close()
+	if err := ws.RegisterTable(ctx, demo.Table, root, true); err != nil {
+		return fmt.Errorf("register %s: %w", demo.Table, err)
+	}
+	state := filepath.Join(dir, "state")
+	restore, err := demoEnv(append(ws.Env(),
+		"XDG_STATE_HOME="+state,
+		// Only the local workspace: no profile of the machine's ~/.databrickscfg.
+		"DATABRICKS_CONFIG_FILE="+filepath.Join(dir, "databrickscfg-none"),
+		"DATABRICKS_CONFIG_PROFILE=",
+		// The local Files API answers as fast as the disk: the client's request limit (200 a
+		// second, for a real workspace) would be most of the demo's time.
+		"DATABRICKS_RATE_LIMIT=5000",
+	))
+	if err != nil {
+		return err
+	}
+	defer restore()
+	fmt.Fprintf(out, "\nThe local workspace serves at %s (SQL warehouse %q, Unity Catalog, volumes);\n", ws.URL(), ws.WarehouseID())
+	fmt.Fprintf(out, "the commands below reach it through DATABRICKS_HOST, DATABRICKS_TOKEN and DATABRICKS_WAREHOUSE_ID.\n")
+	fmt.Fprintf(out, "%s is registered in it as a MANAGED table at the table root: Unity Catalog refuses\n", demo.Table)
+	fmt.Fprintf(out, "path reads inside managed storage (LOCATION_OVERLAP), as it may in a real workspace.\n")
 
-	d.note("The table as it is now, read from its Delta log (no warehouse needed):")
-	if _, err := d.step(nil, []int{ExitOK}, "schema", root); err != nil {
+	d := &demoSession{o: o, ctx: ctx}
+	exec := func(stmt string) error {
+		fmt.Fprintf(out, "sql> %s;\n", demoSQLShort(stmt))
+		if _, err := ws.Warehouse().Engine().Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("%s: %w", demoSQLShort(stmt), err)
+		}
+		return nil
+	}
+
+	d.note("The breaking change, made by the table's owner on the SQL warehouse while Zerobus was sending:")
+	for _, stmt := range demo.BreakingChange {
+		if err := exec(stmt); err != nil {
+			return err
+		}
+	}
+	insert, published, publishedFrom, err := ex.AlreadyPublished(3)
+	if err != nil {
+		return err
+	}
+	d.note(fmt.Sprintf("Zerobus delivers at least once: it had also published the %d records of %d of the parked files:", published, len(publishedFrom)))
+	if err := exec(insert); err != nil {
 		return err
 	}
 
-	d.note("What Zerobus parked: files, rows, schema groups and unreadable files:")
-	inspectCode, err := d.step(nil, []int{ExitOK, ExitSchema, ExitPartial}, "inspect", root)
+	d.note("The table as it is now, from Unity Catalog and its Delta log:")
+	if _, err := d.step(nil, []int{ExitOK}, "schema", demo.Table); err != nil {
+		return err
+	}
+
+	d.note("What Zerobus parked, diffed against the table (each group names the table version it matches):")
+	inspectCode, err := d.step(nil, []int{ExitSchema, ExitPartial}, "inspect", demo.Table)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "[exit status %d: %s]\n", inspectCode, exitMeaning(inspectCode))
 
-	d.note("The same report as JSON, for scripts (summarised here):")
 	var inspectJSON bytes.Buffer
-	if _, err := d.step(&inspectJSON, []int{ExitOK, ExitSchema, ExitPartial}, "inspect", root, "--output", "json"); err != nil {
+	if _, err := d.quiet(&inspectJSON, []int{ExitSchema, ExitPartial}, "inspect", demo.Table, "--output", "json"); err != nil {
 		return err
 	}
 	sum, err := demo.Summarize(inspectJSON.Bytes())
 	if err != nil {
 		return err
 	}
-	if err := sum.WriteText(out); err != nil {
-		return err
-	}
-
-	for _, g := range sum.Groups {
+	if len(sum.Groups) > 0 {
+		g := sum.Groups[0]
 		d.note(fmt.Sprintf("The first rows of schema group %s (%d files):", g.SchemaID, g.Files))
-		if _, err := d.step(nil, []int{ExitOK}, "preview", root, "--group", g.SchemaID, "-n", "3"); err != nil {
+		if _, err := d.step(nil, []int{ExitOK}, "preview", demo.Table, "--group", g.SchemaID, "-n", "3"); err != nil {
 			return err
 		}
 	}
 
-	writeDemoExitCodes(out, inspectCode, sum)
-	writeDemoNextSteps(out, ex, sum)
+	d.note("The fix, as inspect suggests it: re-add the dropped column, so that the parked records keep\n" +
+		"# their status (new records fit the table again too); the rename and the wider decimal are\n" +
+		"# handled by the load (--rename, and a lossless CAST):")
+	fixes := sum.DDL()
+	if len(fixes) == 0 {
+		return fmt.Errorf("inspect suggested no ALTER TABLE for the dropped column; the demo stops here")
+	}
+	for _, stmt := range fixes {
+		if err := exec(stmt); err != nil {
+			return err
+		}
+	}
 
+	reload := []string{"reload", demo.Table, "--rename", "customer_id=customer_key", "--yes"}
+	d.note("Reload straight from the fallback folder: the warehouse refuses to read the managed path:")
+	code, err := d.step(nil, []int{ExitFailure}, reload...)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "[exit status %d: %s; nothing was loaded]\n", code, exitMeaning(code))
+
+	stage := "/Volumes/main/sales/staging/orders-recovery"
+	d.note("Reload staged to a Unity Catalog volume: copies checked, then COPY INTO from the copies:")
+	if _, err := d.step(nil, []int{ExitOK, ExitPartial}, append(reload, "--stage-to", stage)...); err != nil {
+		return err
+	}
+
+	d.note("Verify again, by key: every key of the files must be in the table; keys twice are reported:")
+	if _, err := d.step(nil, []int{ExitOK}, "verify", demo.Table, "--key", "order_id"); err != nil {
+		return err
+	}
+	res, err := ws.Warehouse().Engine().Exec(ctx, "SELECT count(*), count(DISTINCT order_id) FROM "+demo.Table)
+	if err != nil {
+		return fmt.Errorf("count the table's rows: %w", err)
+	}
+	if len(res.Rows) == 1 && len(res.Rows[0]) == 2 {
+		fmt.Fprintf(out, "sql> SELECT count(*), count(DISTINCT order_id) FROM %s;\n%v rows, %v distinct order_id\n", demo.Table, res.Rows[0][0], res.Rows[0][1])
+	}
+	writeDemoDuplicates(out, published, publishedFrom)
+
+	d.note("Cleanup: first the plan (nothing is deleted), then the deletion of exactly the verified files:")
+	var plan bytes.Buffer
+	if _, err := d.step(&plan, []int{ExitOK}, "cleanup", demo.Table, "--dry-run"); err != nil {
+		return err
+	}
+	writeHead(out, plan.String(), 4)
+	if _, err := d.step(nil, []int{ExitOK}, "cleanup", demo.Table, "--yes"); err != nil {
+		return err
+	}
+
+	d.note("The journal: the run, its batches and every file's fate:")
+	if _, err := d.step(nil, []int{ExitOK}, "history", demo.Table); err != nil {
+		return err
+	}
+
+	writeDemoEnd(out, ex, sum, state)
 	if keep {
-		fmt.Fprintf(out, "\nThe example stays in %s: run the commands above on it yourself.\n", dir)
+		fmt.Fprintf(out, "\nThe example stays in %s (the table root in orders/, the journal in state/).\n", dir)
+		fmt.Fprintf(out, "The local workspace stops now; `zbrecover demo serve --table %s=%s`\n", demo.Table, root)
+		fmt.Fprintf(out, "serves the table again (its rows start empty there).\n")
 	} else {
-		fmt.Fprintf(out, "\nThe example in %s is removed now (--keep keeps it).\n", dir)
+		fmt.Fprintf(out, "\nThe example in %s (table root, journal) is removed now (--keep keeps it),\n", dir)
+		fmt.Fprintf(out, "and the local workspace stops: nothing is left running.\n")
 	}
 	return nil
+}
+
+// writeHead writes the first n lines of text and a count of the others.
+func writeHead(w io.Writer, text string, n int) {
+	lines := strings.SplitAfter(text, "\n")
+	if len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	for i, l := range lines {
+		if i == n {
+			fmt.Fprintf(w, "… (%d more lines like these)\n", len(lines)-n)
+			return
+		}
+		fmt.Fprint(w, l)
+	}
+}
+
+// demoEnv sets the environment variables kv (NAME=value; an empty value unsets) for the
+// commands the demo runs in-process, and returns a function that restores them.
+func demoEnv(kv []string) (func(), error) {
+	type saved struct {
+		name, value string
+		set         bool
+	}
+	var old []saved
+	restore := func() {
+		for i := len(old) - 1; i >= 0; i-- {
+			if old[i].set {
+				os.Setenv(old[i].name, old[i].value)
+			} else {
+				os.Unsetenv(old[i].name)
+			}
+		}
+	}
+	for _, e := range kv {
+		k, v, _ := strings.Cut(e, "=")
+		prev, set := os.LookupEnv(k)
+		old = append(old, saved{k, prev, set})
+		var err error
+		if v == "" {
+			err = os.Unsetenv(k)
+		} else {
+			err = os.Setenv(k, v)
+		}
+		if err != nil {
+			restore()
+			return nil, err
+		}
+	}
+	return restore, nil
+}
+
+// demoSQLShort shortens a long statement (the INSERT of published records) for display.
+func demoSQLShort(stmt string) string {
+	if len(stmt) <= 160 {
+		return stmt
+	}
+	if i := strings.Index(stmt, " VALUES "); i > 0 {
+		end := strings.Index(stmt[i:], "), (")
+		if end > 0 {
+			return stmt[:i+end+1] + ", … (" + fmt.Sprint(strings.Count(stmt, "), (")) + " more rows)"
+		}
+	}
+	return stmt[:157] + "…"
+}
+
+func writeDemoDuplicates(w io.Writer, published int, from []string) {
+	fmt.Fprintf(w, "\n# The duplicates\n")
+	fmt.Fprintf(w, "The keys found twice are the %d records of %d files that Zerobus both published and\n", published, len(from))
+	fmt.Fprintf(w, "parked. COPY INTO skips files it loaded, not rows, so a plain reload keeps such records\n")
+	fmt.Fprintf(w, "twice, and verify --key reports them. To load without them, reload with a key instead:\n")
+	fmt.Fprintf(w, "  zbrecover reload %s --rename customer_id=customer_key --stage-to … --dedupe-key order_id\n", demo.Table)
+	fmt.Fprintf(w, "which loads the batches into a staging table and inserts them with one MERGE … WHEN NOT\n")
+	fmt.Fprintf(w, "MATCHED on order_id, so keys already in the table are not inserted again. zbrecover never\n")
+	fmt.Fprintf(w, "deletes rows: removing duplicates already in a table is a change to review and make by hand.\n")
+}
+
+func writeDemoEnd(w io.Writer, ex *demo.Example, sum *demo.Summary, state string) {
+	readable := ex.Files - len(sum.Unreadable)
+	fmt.Fprintf(w, "\n# Done\n")
+	fmt.Fprintf(w, "%d readable files were loaded once each (%d rows), verified against the footers and the\n", readable, sum.Totals.Rows)
+	fmt.Fprintf(w, "table history, and deleted with their staged copies. The corrupt file was never loaded\n")
+	fmt.Fprintf(w, "and is still in the fallback folder, for a person to look at. Exit codes: 0 ok, 1 error,\n")
+	fmt.Fprintf(w, "2 usage, 3 schema blocks the load, 4 verification failed, 5 partial (unreadable files).\n")
+	fmt.Fprintf(w, "The journal of the run is in %s.\n", filepath.Join(state, "zbrecover"))
 }
 
 // demoSession runs zbrecover commands in-process for the demo, through Run, as the command
@@ -206,6 +408,22 @@ func (d *demoSession) step(capture *bytes.Buffer, want []int, args ...string) (i
 		if code == w {
 			return code, nil
 		}
+	}
+	return code, fmt.Errorf("`zbrecover %s` exited with %d (%s); the demo stops here", shellJoin(args), code, exitMeaning(code))
+}
+
+// quiet runs a command as step does, without printing its command line, its standard
+// output going to capture.
+func (d *demoSession) quiet(capture *bytes.Buffer, want []int, args ...string) (int, error) {
+	args = append(args, d.o.Inherited...)
+	c := d.child(capture)
+	c.IO.ErrOut = io.Discard
+	code := Run(d.ctx, c, args)
+	if d.ctx.Err() != nil {
+		return code, d.ctx.Err()
+	}
+	if slices.Contains(want, code) {
+		return code, nil
 	}
 	return code, fmt.Errorf("`zbrecover %s` exited with %d (%s); the demo stops here", shellJoin(args), code, exitMeaning(code))
 }
@@ -244,46 +462,6 @@ func exitMeaning(code int) string {
 		return "interrupted"
 	}
 	return "unknown"
-}
-
-func writeDemoExitCodes(w io.Writer, inspectCode int, sum *demo.Summary) {
-	fmt.Fprintf(w, "\n# Exit codes\n")
-	fmt.Fprintf(w, "inspect exited with %d. Scripts read the findings from the exit code:\n", inspectCode)
-	fmt.Fprintf(w, "  3  the files' schema blocks the load (it wins over 5: the more urgent news)\n")
-	fmt.Fprintf(w, "  5  partial: some files are unreadable; the report covers the rest\n")
-	fmt.Fprintf(w, "Both findings are what this example is built to show, so the demo itself exits 0.\n")
-}
-
-func writeDemoNextSteps(w io.Writer, ex *demo.Example, sum *demo.Summary) {
-	readable := ex.Files - len(sum.Unreadable)
-	fmt.Fprintf(w, "\n# Next steps (not run here: reload, verify and cleanup need a SQL warehouse, such as the\n")
-	fmt.Fprintf(w, "# local one `zbrecover demo serve --table %s=ROOT` starts; nothing was loaded or deleted)\n", ex.Table)
-	confirm, ddl := false, false
-	for _, g := range sum.Groups {
-		confirm = confirm || g.Confirm
-		ddl = ddl || len(g.DDL) > 0
-	}
-	switch {
-	case sum.Blocking() && confirm:
-		fmt.Fprintf(w, "1. Settle the blocking changes: confirm the guessed rename, then load each group\n"+
-			"   through its projection above")
-	case sum.Blocking():
-		fmt.Fprintf(w, "1. Settle the blocking changes: load each group through its projection above")
-	default:
-		fmt.Fprintf(w, "1. Nothing blocks the load: the groups load as they are or through their projection")
-	}
-	if ddl {
-		fmt.Fprintf(w, ", or change the\n   table first (the ALTER TABLE statements above)")
-	}
-	fmt.Fprintf(w, ".\n")
-	fmt.Fprintf(w, "2. zbrecover reload %s --rename … (--stage-to /Volumes/… where Unity Catalog refuses the path)\n", ex.Table)
-	fmt.Fprintf(w, "   runs COPY INTO %s … VALIDATE ALL as a preflight, then\n", ex.Table)
-	fmt.Fprintf(w, "   COPY INTO with mergeSchema = false in batches of at most 1000 files, journaling each\n")
-	fmt.Fprintf(w, "   batch, and check the inserted rows against the %d rows the footers of the %d\n", sum.Totals.Rows, readable)
-	fmt.Fprintf(w, "   readable files promise.\n")
-	fmt.Fprintf(w, "3. zbrecover verify re-checks the counts against the table history (--key COL: by key).\n")
-	fmt.Fprintf(w, "4. zbrecover cleanup --yes deletes exactly the files a verified reload loaded; the\n")
-	fmt.Fprintf(w, "   unreadable file is not loaded and stays where it is for a person to look at.\n")
 }
 
 // shellJoin renders args as a shell command line, quoting the arguments that need it.

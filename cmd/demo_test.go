@@ -6,77 +6,97 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"net"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zbrecover/zbrecover/internal/iostreams"
 )
 
+// TestDemoEndToEnd runs the whole recovery of the demo on a small example: the local
+// workspace serves, the managed path is refused, the staged reload verifies, verify --key
+// reports the records also published, cleanup deletes the verified files and history shows
+// the run cleaned; at the end the example is removed and nothing listens.
 func TestDemoEndToEnd(t *testing.T) {
 	code, out, errOut := run(t, "demo", "--files", "24", "--no-progress")
 	if code != ExitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	root := regexp.MustCompile(`(?m)^Table root: (.+)$`).FindStringSubmatch(out)
-	if root == nil {
-		t.Fatalf("no table root in:\n%s", out)
+	host := regexp.MustCompile(`local workspace serves at http://(127\.0\.0\.1:\d+) `).FindStringSubmatch(out)
+	published := regexp.MustCompile(`it had also published the (\d+) records of 3 of the parked files`).FindStringSubmatch(out)
+	if root == nil || host == nil || published == nil {
+		t.Fatalf("no table root, workspace or published records in:\n%s", out)
 	}
-	// The real commands ran, each after its command line.
+	const table = "main.sales.orders"
+	// The real commands ran, each after its command line, with their real output.
 	for _, want := range []string{
-		"$ zbrecover schema " + root[1] + " --no-progress\n",
-		"$ zbrecover inspect " + root[1] + " --no-progress\n",
-		"$ zbrecover inspect " + root[1] + " --output json --no-progress\n",
-		"customer_key  string", // schema's output: the table after the breaking change
-		"Schema groups: 2",     // inspect's output
+		"sql> ALTER TABLE main.sales.orders RENAME COLUMN customer_id TO customer_key;",
+		"sql> ALTER TABLE main.sales.orders DROP COLUMN status;",
+		"sql> ALTER TABLE main.sales.orders ALTER COLUMN amount TYPE DECIMAL(18,4);",
+		"$ zbrecover schema " + table + " --no-progress\n",
+		"customer_key  string", // the table after the breaking change
+		"$ zbrecover inspect " + table + " --no-progress\n",
 		"Files:   24 Parquet files",
-		"Other:   2 objects not read",
+		"Schema groups: 2",
+		"the table renamed customer_id to customer_key in version 2 (RENAME COLUMN",
+		"status: blocks: column status (string) is in the file but not in the table",
+		"[exit status 3: ",
+		"sql> ALTER TABLE `main`.`sales`.`orders` ADD COLUMNS (`status` STRING);",
+		"$ zbrecover reload " + table + " --rename customer_id=customer_key --yes --no-progress\n[exit status 1: error; nothing was loaded]",
+		"$ zbrecover reload " + table + " --rename customer_id=customer_key --yes --stage-to /Volumes/main/sales/staging/orders-recovery --no-progress\n",
+		"batches verified, 0 unknown, 0 failed, 0 mismatch; run verified",
+		"$ zbrecover verify " + table + " --key order_id --no-progress\n",
+		published[1] + " keys duplicated in the table",
+		"$ zbrecover cleanup " + table + " --dry-run --no-progress\n",
+		"$ zbrecover cleanup " + table + " --yes --no-progress\n",
+		"deleted (", "run cleaned",
+		"$ zbrecover history " + table + " --no-progress\n",
+		"--dedupe-key order_id",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q", want)
 		}
 	}
-	// Both groups are previewed by id.
-	groups := regexp.MustCompile(`(?m)^group ([0-9a-f]+): (\d+) files`).FindAllStringSubmatch(out, -1)
-	if len(groups) != 2 {
-		t.Fatalf("groups in the summary: %v\n%s", groups, out)
+	// The table holds every readable row once, plus the published records a second time.
+	rows := regexp.MustCompile(`(?m)^(\d+) rows, (\d+) distinct order_id$`).FindStringSubmatch(out)
+	loaded := regexp.MustCompile(`(?m)^(\d+) readable files were loaded once each \((\d+) rows\)`).FindStringSubmatch(out)
+	if rows == nil || loaded == nil {
+		t.Fatalf("no table count or summary in:\n%s", out)
 	}
-	for _, g := range groups {
-		if !strings.Contains(out, "$ zbrecover preview "+root[1]+" --group "+g[1]+" -n 3 --no-progress\n") {
-			t.Errorf("group %s not previewed", g[1])
-		}
-		if !strings.Contains(out, "\nSchema "+g[1]+"\norder_id") {
-			t.Errorf("no preview table for group %s", g[1])
-		}
+	if n, d, want, pub := atoi(t, rows[1]), atoi(t, rows[2]), atoi(t, loaded[2]), atoi(t, published[1]); n != want+pub || d != want {
+		t.Errorf("table: %d rows, %d distinct; want %d rows (%d loaded + %d published), %d distinct", n, d, want+pub, want, pub, want)
 	}
-	// The corrupt file, the blocking change and the exit codes are explained.
-	unreadable := regexp.MustCompile(`(?m)^  (\S+\.parquet) \([^)]*\): not a Parquet file`).FindStringSubmatch(out)
-	if unreadable == nil || !strings.Contains(out, "unreadable: "+unreadable[1]) {
-		t.Errorf("corrupt file not reported by inspect and the summary:\n%s", out)
+	if !strings.Contains(errOut, "LOCATION_OVERLAP") || !strings.Contains(errOut, "--stage-to /Volumes/main/sales/") {
+		t.Errorf("the refused managed path is not explained on stderr:\n%s", errOut)
 	}
-	for _, want := range []string{
-		"customer_key [blocks] column customer_id (string) is only in the file",
-		"amount [needs-cast]",
-		"`customer_id` AS `customer_key`",
-		"3  the files' schema blocks the load",
-		"5  partial: some files are unreadable",
-		"so the demo itself exits 0",
-		"reload, verify and cleanup need a SQL warehouse",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("stdout lacks %q", want)
-		}
+	if !regexp.MustCompile(`The journal of the run is in \S+/state/zbrecover\.`).MatchString(out) {
+		t.Errorf("the journal's place is not printed:\n%s", out)
 	}
-	if !regexp.MustCompile(`\[exit status [35]: `).MatchString(out) {
-		t.Errorf("inspect's exit status is not shown")
-	}
-	if !strings.Contains(errOut, "fallback files are unreadable") {
-		t.Errorf("inspect's stderr is not shown: %s", errOut)
-	}
-	// The temporary example is gone.
+	// The temporary example is gone, and the workspace no longer listens.
 	if _, err := os.Stat(root[1]); !os.IsNotExist(err) {
 		t.Errorf("example not removed: %v", err)
 	}
+	if c, err := net.DialTimeout("tcp", host[1], time.Second); err == nil {
+		c.Close()
+		t.Errorf("%s still listens after the demo", host[1])
+	}
+	// The environment the demo set for its commands is restored.
+	if h := os.Getenv("DATABRICKS_HOST"); strings.Contains(h, host[1]) {
+		t.Errorf("DATABRICKS_HOST left set to %s", h)
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func TestDemoDirIsKept(t *testing.T) {
@@ -103,7 +123,7 @@ func TestDemoDirIsKept(t *testing.T) {
 
 func TestDemoKeep(t *testing.T) {
 	code, out, _ := run(t, "demo", "--files", "4", "--keep", "--no-progress")
-	m := regexp.MustCompile(`The example stays in (\S+):`).FindStringSubmatch(out)
+	m := regexp.MustCompile(`The example stays in (\S+) \(`).FindStringSubmatch(out)
 	if code != ExitOK || m == nil {
 		t.Fatalf("exit %d\n%s", code, out)
 	}

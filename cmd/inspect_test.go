@@ -384,7 +384,7 @@ func TestInspectDiffNeedsCastIsNotBlocking(t *testing.T) {
 		"    tags: ok: column tags (array<string>) is in the table but not in the file: COPY INTO fills it with NULL",
 		"  Against the table: ok",
 		"    Projection, for COPY INTO … FROM (SELECT … FROM '<folder>'):\n      SELECT `id`, `customer`, CAST(`amount` AS DECIMAL(12,2)) AS `amount`\n",
-		"    To load this group's files, and only them:\n      COPY INTO <table> FROM (SELECT `id`, `customer`, CAST(`amount` AS DECIMAL(12,2)) AS `amount` FROM 'file://",
+		"    To load this group's files, and only them (FILES lists cut here; -o json has them whole):\n      COPY INTO <table> FROM (SELECT `id`, `customer`, CAST(`amount` AS DECIMAL(12,2)) AS `amount` FROM 'file://",
 	} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("exit %d, text lacks %q:\n%s", code, want, out)

@@ -337,7 +337,9 @@ func reloadRun(ctx context.Context, o *ReloadOptions) error {
 			Log: f.Logger, Stage: stage, Source: source, Dedupe: dedupe,
 			Progress: func(done, total int) { bar.update(inspect.Progress{Listed: total, ListingDone: true, Done: done}) }})
 	bar.done(runErr == nil)
-	if res != nil {
+	// A run that stopped before its first journal record (a refused preflight) has nothing to
+	// report: the error says what happened.
+	if res != nil && (res.Run != "" || runErr == nil) {
 		if err := printReloadReport(f, res); err != nil {
 			return err
 		}

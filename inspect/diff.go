@@ -385,13 +385,61 @@ func writeGroupDiff(ew *errWriter, g *Group) {
 		}
 	}
 	if len(s.Statements) > 0 {
-		ew.printf("    To load this group's files, and only them:\n")
+		ew.printf("    To load this group's files, and only them (FILES lists cut here; -o json has them whole):\n")
 		for _, st := range s.Statements {
-			ew.printf("      %s;\n", st)
+			ew.printf("      %s;\n", shortFilesList(st, 2))
 		}
 	}
 	for _, n := range s.Notes {
 		ew.printf("    Note: %s\n", n)
+	}
+}
+
+// shortFilesList returns the statement st with its FILES = (…) list cut to its first keep
+// names and a count of the others, for text output. A statement without such a list, or
+// with one it cannot read, is returned as it is.
+func shortFilesList(st string, keep int) string {
+	const open = " FILES = ("
+	i := strings.Index(st, open)
+	if i < 0 {
+		return st
+	}
+	j := i + len(open)
+	n, cut := 0, -1
+	for {
+		if j >= len(st) || st[j] != '\'' {
+			return st
+		}
+		// A quoted name: '' is an escaped quote.
+		k := j + 1
+		for {
+			q := strings.IndexByte(st[k:], '\'')
+			if q < 0 {
+				return st
+			}
+			k += q + 1
+			if k < len(st) && st[k] == '\'' {
+				k++
+				continue
+			}
+			break
+		}
+		n++
+		if n == keep {
+			cut = k
+		}
+		j = k
+		switch {
+		case strings.HasPrefix(st[j:], ", "):
+			j += 2
+		case strings.HasPrefix(st[j:], ")"):
+			if cut < 0 || n == keep {
+				return st
+			}
+			return st[:cut] + fmt.Sprintf(", … %d more", n-keep) + st[j:]
+		default:
+			return st
+		}
 	}
 }
 

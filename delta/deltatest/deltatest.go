@@ -23,6 +23,9 @@ type Table struct {
 	// Later are the schemas of versions 1, 2, …: each is committed as one metaData action (a
 	// schema change such as ALTER TABLE … ADD COLUMNS).
 	Later []schemadiff.Schema
+	// Operations are the commitInfo operations of the Later versions, in order; a missing one
+	// is REPLACE COLUMNS.
+	Operations []string
 	// PartitionColumns are the partition columns (logical names).
 	PartitionColumns []string
 	// Configuration holds table properties. When the schema has column-mapping physical names
@@ -55,9 +58,16 @@ func Write(dir string, t Table) (int64, error) {
 	schemas := append([]schemadiff.Schema{t.Schema}, t.Later...)
 	for v, s := range schemas {
 		var actions []any
+		op := "CREATE TABLE"
+		switch {
+		case v > 0 && v-1 < len(t.Operations):
+			op = t.Operations[v-1]
+		case v > 0:
+			op = "REPLACE COLUMNS"
+		}
 		actions = append(actions, map[string]any{"commitInfo": map[string]any{
 			"timestamp":  ts.UnixMilli(),
-			"operation":  map[bool]string{true: "CREATE TABLE", false: "REPLACE COLUMNS"}[v == 0],
+			"operation":  op,
 			"engineInfo": "zbrecover-deltatest",
 		}})
 		if v == 0 {

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -84,6 +85,8 @@ type Example struct {
 	Hidden []string
 	// Took is how long writing the example took.
 	Took time.Duration
+
+	specs []fileSpec
 }
 
 // incidentStart is when the breaking change landed and the first fallback file was written.
@@ -132,17 +135,19 @@ func Build(ctx context.Context, root string, opts Options) (*Example, error) {
 	}
 
 	version, err := deltatest.Write(root, deltatest.Table{
-		Schema: tableV0,
-		Later:  []schemadiff.Schema{tableV1, tableV2},
-		ID:     tableID,
-		Time:   incidentStart.Add(-2 * time.Minute),
+		Schema:        tableV0,
+		Later:         []schemadiff.Schema{tableV1},
+		Operations:    []string{"ADD COLUMNS"},
+		Configuration: tableProperties,
+		ID:            tableID,
+		Time:          incidentStart.Add(-2 * time.Minute),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("write the delta log: %w", err)
 	}
 
 	specs := plan(n, seed)
-	ex := &Example{Root: root, Table: Table, Prefix: inspect.FallbackPrefix, TableVersion: version, Files: n}
+	ex := &Example{Root: root, Table: Table, Prefix: inspect.FallbackPrefix, TableVersion: version, Files: n, specs: specs}
 	days := map[string]bool{}
 	for _, s := range specs {
 		days[path.Dir(s.key)] = true
@@ -377,4 +382,50 @@ func (ex *Example) WriteStory(w io.Writer) error {
 	}
 	_, err := fmt.Fprintf(w, storyText, ex.Table, ex.Prefix, ex.Files, days)
 	return err
+}
+
+// AlreadyPublished returns an INSERT statement of the records of the first files readable
+// files that Zerobus also published to the table before parking them (delivery is
+// at-least-once), in the table's columns after BreakingChange, and the number of rows and
+// the keys of the files it took them from (relative to the fallback folder). The nested
+// columns are left NULL.
+func (ex *Example) AlreadyPublished(files int) (stmt string, rows int, keys []string, err error) {
+	var values []string
+	for _, s := range ex.specs {
+		if len(keys) == files {
+			break
+		}
+		if s.truncate {
+			continue
+		}
+		sc := producerV1
+		if s.v2 {
+			sc = producerV2
+		}
+		rec, err := records(sc, s)
+		if err != nil {
+			return "", 0, nil, err
+		}
+		id := rec.Column(0).(*array.Int64)
+		cust := rec.Column(1).(*array.String)
+		ts := rec.Column(2).(*array.Timestamp)
+		amount := rec.Column(3).(*array.Decimal128)
+		for r := 0; r < int(rec.NumRows()); r++ {
+			c := "NULL"
+			if cust.IsValid(r) {
+				c = "'" + cust.Value(r) + "'"
+			}
+			gift := "NULL"
+			if s.v2 {
+				gift = fmt.Sprint(rec.Column(7).(*array.Boolean).Value(r))
+			}
+			at := ts.Value(r).ToTime(arrow.Microsecond).UTC().Format("2006-01-02 15:04:05.000000")
+			values = append(values, fmt.Sprintf("(%d, %s, TIMESTAMP '%s', %s, %s)", id.Value(r), c, at,
+				amount.Value(r).ToString(2), gift))
+		}
+		rec.Release()
+		keys = append(keys, s.key)
+	}
+	stmt = "INSERT INTO " + ex.Table + " (order_id, customer_key, order_ts, amount, is_gift) VALUES " + strings.Join(values, ", ")
+	return stmt, len(values), keys, nil
 }

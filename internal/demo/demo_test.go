@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"github.com/zbrecover/zbrecover/schemadiff"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,8 +13,27 @@ import (
 	"github.com/zbrecover/zbrecover/delta"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/demo"
+	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
+	"github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/storage/local"
 )
+
+// breakingChange registers the example in a local SQL warehouse and makes the breaking
+// change there, which continues the example's Delta log; it returns the warehouse.
+func breakingChange(t *testing.T, ex *demo.Example) *fakewarehouse.Server {
+	t.Helper()
+	srv := fakewarehouse.New(t)
+	ctx := context.Background()
+	if err := srv.Engine().RegisterTable(ctx, demo.Table, ex.Root, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range demo.BreakingChange {
+		if _, err := srv.Engine().Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	return srv
+}
 
 func build(t *testing.T, opts demo.Options) *demo.Example {
 	t.Helper()
@@ -34,19 +52,37 @@ func TestBuildWritesTheStory(t *testing.T) {
 	}
 	b := local.New(ex.Root)
 
-	// The Delta log: three versions, the newest with the breaking change.
+	// The Delta log: two versions, column mapping and type widening on.
 	snap, err := delta.Read(ctx, b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap.Version != 2 || snap.Version != ex.TableVersion {
+	if snap.Version != 1 || snap.Version != ex.TableVersion {
 		t.Errorf("table version %d, example says %d", snap.Version, ex.TableVersion)
 	}
-	if !snap.Schema.Equal(demo.TableSchema()) {
-		t.Errorf("table schema %s, want %s", snap.Schema, demo.TableSchema())
+	if !snap.Schema.Equal(demo.TableSchemaBeforeChange()) {
+		t.Errorf("table schema %s, want %s", snap.Schema, demo.TableSchemaBeforeChange())
 	}
-	if _, ok := snap.Schema.Lookup("customer_key"); !ok {
-		t.Errorf("the newest table schema has no customer_key: %s", snap.Schema)
+	if m := snap.Configuration; m["delta.columnMapping.mode"] != "name" || m["delta.enableTypeWidening"] != "true" {
+		t.Errorf("table properties %v", m)
+	}
+
+	// The breaking change, made by a SQL warehouse, continues the log: the rename keeps the
+	// physical name, status is gone, amount is wider.
+	before, _ := snap.Schema.Lookup("customer_id")
+	breakingChange(t, ex)
+	snap, err = delta.Read(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Version != 4 {
+		t.Errorf("table version %d after the breaking change, want 4", snap.Version)
+	}
+	if f, ok := snap.Schema.Lookup("customer_key"); !ok || f.PhysicalName != before.PhysicalName || before.PhysicalName == "" {
+		t.Errorf("customer_key %+v, customer_id was %+v", f, before)
+	}
+	if _, ok := snap.Schema.Lookup("status"); ok {
+		t.Errorf("status not dropped: %s", snap.Schema)
 	}
 	if f, _ := snap.Schema.Lookup("amount"); f.Type.String() != "decimal(18,4)" {
 		t.Errorf("amount is %s in the table", f.Type)
@@ -170,8 +206,8 @@ func TestBuildIsDeterministic(t *testing.T) {
 	a := build(t, demo.Options{Files: 30, Concurrency: 1})
 	b := build(t, demo.Options{Files: 30, Concurrency: 8})
 	da, db := digest(t, a.Root), digest(t, b.Root)
-	if len(da) != 30+2+3 {
-		t.Errorf("%d files written, want 30 fallback files, 2 hidden objects and 3 commits", len(da))
+	if len(da) != 30+2+2 {
+		t.Errorf("%d files written, want 30 fallback files, 2 hidden objects and 2 commits", len(da))
 	}
 	if len(da) != len(db) {
 		t.Fatalf("%d files vs %d", len(da), len(db))
@@ -222,7 +258,7 @@ func TestStoryNamesTheChange(t *testing.T) {
 	if err := ex.WriteStory(&buf); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{demo.Table, "customer_id renamed to customer_key", "DECIMAL(18,4)", "_zerobus/table_rejected_parquets/", "5 files", "_SUCCESS"} {
+	for _, want := range []string{demo.Table, "customer_id renamed to\n  customer_key", "status dropped", "DECIMAL(18,4)", "column mapping", "_zerobus/table_rejected_parquets/", "5 files", "_SUCCESS"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("story lacks %q:\n%s", want, buf.String())
 		}
@@ -244,6 +280,9 @@ func inspectJSON(t *testing.T, ex *demo.Example) []byte {
 		t.Fatal(err)
 	}
 	tbl := inspect.NewTable(&schemadiff.Table{Source: schemadiff.SourceDelta, Schema: snap.Schema, Version: &snap.Version})
+	if tbl.History, err = delta.History(ctx, b, 0); err != nil {
+		t.Fatal(err)
+	}
 	rep.Diff(tbl, inspect.DiffOptions{TableName: demo.Table})
 	var ib bytes.Buffer
 	if err := rep.WriteJSON(&ib); err != nil {
@@ -254,11 +293,12 @@ func inspectJSON(t *testing.T, ex *demo.Example) []byte {
 
 func TestSummarizeReadsInspectsDiff(t *testing.T) {
 	ex := build(t, demo.Options{Files: 20})
+	breakingChange(t, ex)
 	sum, err := demo.Summarize(inspectJSON(t, ex))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.TableVersion == nil || *sum.TableVersion != 2 {
+	if sum.TableVersion == nil || *sum.TableVersion != 4 {
 		t.Errorf("table version %v", sum.TableVersion)
 	}
 	if len(sum.Unreadable) != 1 || sum.Unreadable[0].Key != ex.Corrupt || sum.Totals.Files != 20 {
@@ -272,14 +312,14 @@ func TestSummarizeReadsInspectsDiff(t *testing.T) {
 		for _, c := range g.Changes {
 			got[c.Path] = c.Verdict
 		}
-		if g.Verdict != "blocks" || got["customer_key"] != "blocks" || got["amount"] != "needs-cast" {
+		if g.Verdict != "blocks" || got["status"] != "blocks" || got["customer_key"] != "needs-cast" || got["amount"] != "needs-cast" {
 			t.Errorf("group %s: verdict %s, changes %v", g.SchemaID, g.Verdict, got)
 		}
 		if len(g.Columns) == 7 && got["is_gift"] != "ok" {
 			t.Errorf("group without is_gift: changes %v", got)
 		}
 		if !strings.Contains(g.Projection, "`customer_id` AS `customer_key`") ||
-			!strings.Contains(g.Projection, "CAST(`amount` AS DECIMAL(18,4)) AS `amount`") || !g.Confirm {
+			!strings.Contains(g.Projection, "CAST(`amount` AS DECIMAL(18,4)) AS `amount`") || g.Confirm {
 			t.Errorf("group %s: projection %q, confirm %v", g.SchemaID, g.Projection, g.Confirm)
 		}
 	}
@@ -287,8 +327,8 @@ func TestSummarizeReadsInspectsDiff(t *testing.T) {
 	if err := sum.WriteText(&out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"20 Parquet files", "1 unreadable", "unreadable: " + ex.Corrupt, "version 2",
-		"group " + sum.Groups[0].SchemaID, "customer_key [blocks]", "amount [needs-cast]", "load through: SELECT `order_id`, `customer_id` AS `customer_key`"} {
+	for _, want := range []string{"20 Parquet files", "1 unreadable", "unreadable: " + ex.Corrupt, "version 4",
+		"group " + sum.Groups[0].SchemaID, "status [blocks]", "customer_key [needs-cast]", "amount [needs-cast]", "load through: SELECT `order_id`, `customer_id` AS `customer_key`"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, out.String())
 		}

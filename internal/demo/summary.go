@@ -97,6 +97,21 @@ func Summarize(inspectJSON []byte) (*Summary, error) {
 	return sum, nil
 }
 
+// DDL returns the table changes the groups suggest, each once, in the groups' order.
+func (s *Summary) DDL() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, g := range s.Groups {
+		for _, d := range g.DDL {
+			if !seen[d] {
+				seen[d] = true
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
 // Blocking reports whether any group's verdict is "blocks".
 func (s *Summary) Blocking() bool {
 	for _, g := range s.Groups {

@@ -3,6 +3,7 @@ package fakewarehouse
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -750,6 +751,9 @@ func (e *DuckDB) describeSQL(ctx context.Context, q string) ([]Field, error) {
 // fixInt96 marks top-level INT96 columns as timestamp: Spark reads INT96 as an instant,
 // while DuckDB reports a timestamp without time zone.
 func (e *DuckDB) fixInt96(ctx context.Context, local string, cols []Field) error {
+	if !slices.ContainsFunc(cols, func(c Field) bool { return c.Type.Kind == KindTimestampNTZ }) {
+		return nil // no column an INT96 can be
+	}
 	res, err := e.duckQuery(ctx, "SELECT name, type FROM parquet_schema("+duckString(local)+") WHERE type = 'INT96'")
 	if err != nil {
 		return nil // the schema was readable a moment ago; leave the types as they are

@@ -4,9 +4,9 @@ package cmd
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
-	"net"
 	"regexp"
 	"strconv"
 	"strings"

@@ -31,8 +31,8 @@ func TestRootHelpAndVersion(t *testing.T) {
 		t.Fatalf("version: code %d, out %q", code, out)
 	}
 	code, out, _ = run(t, "--output", "json", "version")
-	var v map[string]string
-	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v["version"] == "" {
+	var v map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v["version"] == "" || v["schema_version"] != float64(1) {
 		t.Fatalf("version json: code %d, out %q", code, out)
 	}
 	code, out, _ = run(t, "completion", "bash")

@@ -351,7 +351,7 @@ func TestInspectDiffNeedsCastIsNotBlocking(t *testing.T) {
 		t.Fatalf("table %+v", rep.Table)
 	}
 	v1 := rep.Groups[groupWith(t, rep, "amount")]
-	if v1.Verdict != "needs-cast" || v1.Suggestion == nil {
+	if v1.Verdict != "needs_cast" || v1.Suggestion == nil {
 		t.Fatalf("v1 group: verdict %q suggestion %+v", v1.Verdict, v1.Suggestion)
 	}
 	want := "`id`, `customer`, CAST(`amount` AS DECIMAL(12,2)) AS `amount`"
@@ -367,7 +367,7 @@ func TestInspectDiffNeedsCastIsNotBlocking(t *testing.T) {
 	for _, c := range v1.Changes {
 		kinds[c.Path] = c.Kind + " " + c.Verdict
 	}
-	if kinds["amount"] != "type_changed needs-cast" || kinds["tags"] != "missing_in_file ok" || len(kinds) != 2 {
+	if kinds["amount"] != "type_changed needs_cast" || kinds["tags"] != "missing_in_file ok" || len(kinds) != 2 {
 		t.Errorf("v1 changes %v", kinds)
 	}
 	v2 := rep.Groups[groupWith(t, rep, "tags")]
@@ -546,7 +546,7 @@ func TestInspectColumnMappingComparesPhysicalNames(t *testing.T) {
 	for _, c := range g.Changes {
 		got[c.Path] = c.Kind + " " + c.FilePath + " " + c.Verdict
 	}
-	want := map[string]string{"id": "renamed `col-1` needs-cast", "customer_name": "renamed `col-2` needs-cast", "`col-3`": "extra_in_file  blocks"}
+	want := map[string]string{"id": "renamed `col-1` needs_cast", "customer_name": "renamed `col-2` needs_cast", "`col-3`": "extra_in_file  blocks"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("changes %v, want %v", got, want)
 	}

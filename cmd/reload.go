@@ -312,7 +312,7 @@ func reloadRun(ctx context.Context, o *ReloadOptions) error {
 		fmt.Fprintf(f.IO.ErrOut, "Nothing to load: %s\n", nothingReason(plan, rep))
 		if f.Global.JSON() {
 			if err := printJSON(f, &reload.Report{TableID: tgt.TableID, Table: tgt.TableName(), Root: tgt.Display(),
-				Batches: []reload.BatchReport{}, Warnings: []string{}, Status: "nothing to load", Guarantee: reload.Guarantee}); err != nil {
+				Batches: []reload.BatchReport{}, Warnings: []string{}, Status: "nothing_to_load", Guarantee: reload.Guarantee}); err != nil {
 				return err
 			}
 		}

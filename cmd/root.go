@@ -4,10 +4,12 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/zbrecover/zbrecover/internal/jsonout"
 	"github.com/zbrecover/zbrecover/internal/redact"
 	"log"
 	"log/slog"
@@ -87,9 +89,10 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	}
 	if f.Global.JSON() {
 		b, _ := json.Marshal(struct {
-			Error string `json:"error"`
-			Code  int    `json:"code"`
-		}{msg, code})
+			SchemaVersion int    `json:"schema_version"`
+			Error         string `json:"error"`
+			Code          int    `json:"code"`
+		}{jsonout.SchemaVersion, msg, code})
 		fmt.Fprintln(f.IO.ErrOut, string(b))
 		return code
 	}
@@ -256,10 +259,15 @@ record that Zerobus both published and parked can end up twice.
 var extraCommands []func(*Factory) *cobra.Command
 
 func printJSON(f *Factory, v any) error {
-	enc := json.NewEncoder(f.IO.Out)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false) // Spark types (array<int>) and SQL hold < and >
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := f.IO.Out.Write(jsonout.Versioned(buf.Bytes()))
+	return err
 }
 
 // suggestFlag adds "did you mean --x?" to an unknown-flag error when a flag of c has a name

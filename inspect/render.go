@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/zbrecover/zbrecover/internal/jsonout"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 )
 
@@ -20,6 +21,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	jw := &jsonValueWriter{w: bw}
 	bw.WriteString("{\n")
+	jw.field("schema_version", jsonout.SchemaVersion, "  ", false)
 	jw.field("root", r.Root, "  ", false)
 	jw.field("prefix", r.Prefix, "  ", false)
 	if r.Table != nil {
@@ -110,12 +112,13 @@ func (l *JSONLines) line(key string, v any) error {
 	return l.err
 }
 
-// Header writes {"inspect":{"root":…,"prefix":…}}.
+// Header writes {"inspect":{"schema_version":1,"root":…,"prefix":…}}.
 func (l *JSONLines) Header(root, prefix string) error {
 	return l.line("inspect", struct {
-		Root   string `json:"root"`
-		Prefix string `json:"prefix"`
-	}{root, prefix})
+		SchemaVersion int    `json:"schema_version"`
+		Root          string `json:"root"`
+		Prefix        string `json:"prefix"`
+	}{jsonout.SchemaVersion, root, prefix})
 }
 
 // File writes {"file":{…}}, the file's entry as the JSON report has it.

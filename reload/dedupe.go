@@ -240,7 +240,7 @@ func (r *runner) dedupeFinish(ctx context.Context) error {
 	for _, b := range st.Batches {
 		switch b.Status {
 		case journal.BatchMismatch:
-			mr.Status = "not run"
+			mr.Status = "not_run"
 			return nil
 		case journal.BatchPlanned, journal.BatchOpen, journal.BatchLoaded, journal.BatchFailed:
 			return fmt.Errorf("batch %d is %s: the MERGE waits until every batch is settled; re-run reload", b.Batch, b.Status)

@@ -185,7 +185,7 @@ func Run(ctx context.Context, d Deps, table databricks.TableName, p *Plan, o Opt
 		newBatches = p.Batches
 	}
 	if st == nil && len(newBatches) == 0 {
-		r.rep.Status = "nothing to load"
+		r.rep.Status = "nothing_to_load"
 		return r.rep, nil
 	}
 

@@ -19,13 +19,15 @@ const (
 	Blocks                   // blocks
 )
 
-// MarshalText implements encoding.TextMarshaler ("ok", "needs-cast", "blocks").
-func (v Verdict) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
+// MarshalText implements encoding.TextMarshaler: "ok", "needs_cast", "blocks", in the one
+// enum style of the JSON output (snake_case); the text output says needs-cast.
+func (v Verdict) MarshalText() ([]byte, error) { return []byte(strings.ReplaceAll(v.String(), "-", "_")), nil }
 
-// UnmarshalText implements encoding.TextUnmarshaler.
+// UnmarshalText implements encoding.TextUnmarshaler; it also reads the text form
+// (needs-cast), which reports of earlier versions hold.
 func (v *Verdict) UnmarshalText(b []byte) error {
 	for _, c := range []Verdict{OK, NeedsCast, Blocks} {
-		if string(b) == c.String() {
+		if m, _ := c.MarshalText(); string(b) == c.String() || string(b) == string(m) {
 			*v = c
 			return nil
 		}

@@ -408,7 +408,7 @@ func TestChangeReasonsAndJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
 	}
-	if got[1]["kind"] != "type_changed" || got[1]["path"] != "n" || got[1]["verdict"] != "needs-cast" ||
+	if got[1]["kind"] != "type_changed" || got[1]["path"] != "n" || got[1]["verdict"] != "needs_cast" ||
 		got[1]["file_type"] != "int" || got[1]["table_type"] != "bigint" {
 		t.Errorf("JSON of a type change = %v", got[1])
 	}

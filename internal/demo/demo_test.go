@@ -312,7 +312,7 @@ func TestSummarizeReadsInspectsDiff(t *testing.T) {
 		for _, c := range g.Changes {
 			got[c.Path] = c.Verdict
 		}
-		if g.Verdict != "blocks" || got["status"] != "blocks" || got["customer_key"] != "needs-cast" || got["amount"] != "needs-cast" {
+		if g.Verdict != "blocks" || got["status"] != "blocks" || got["customer_key"] != "needs_cast" || got["amount"] != "needs_cast" {
 			t.Errorf("group %s: verdict %s, changes %v", g.SchemaID, g.Verdict, got)
 		}
 		if len(g.Columns) == 7 && got["is_gift"] != "ok" {
@@ -328,7 +328,7 @@ func TestSummarizeReadsInspectsDiff(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"20 Parquet files", "1 unreadable", "unreadable: " + ex.Corrupt, "version 4",
-		"group " + sum.Groups[0].SchemaID, "status [blocks]", "customer_key [needs-cast]", "amount [needs-cast]", "load through: SELECT `order_id`, `customer_id` AS `customer_key`"} {
+		"group " + sum.Groups[0].SchemaID, "status [blocks]", "customer_key [needs_cast]", "amount [needs_cast]", "load through: SELECT `order_id`, `customer_id` AS `customer_key`"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, out.String())
 		}

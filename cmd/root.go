@@ -243,6 +243,7 @@ record that Zerobus both published and parked can end up twice.
 		NewCmdVerify(f, nil),
 		NewCmdHistory(f, nil),
 		NewCmdCleanup(f, nil),
+		NewCmdDoctor(f, nil),
 	)
 	// A help topic: a command with no Run is shown by `zbrecover help environment`.
 	root.AddCommand(NewCmdEnvironment())

@@ -68,7 +68,10 @@ type Check struct {
 // Step is what one step of the recovery needs, and whether it is met.
 type Step struct {
 	Step string `json:"step"`
-	// Ready is false when a check the step needs failed.
+	// Status is "ready" (every check the step needs passed, warnings allowed), "blocked" (one
+	// failed) or "unknown" (none failed, one was not run).
+	Status string `json:"status"`
+	// Ready is Status == "ready".
 	Ready bool `json:"ready"`
 	// Needs are the checks the step needs.
 	Needs []string `json:"needs"`
@@ -83,7 +86,8 @@ type Report struct {
 	Table         string `json:"table"`
 	Root          string `json:"root,omitempty"`
 	Host          string `json:"host,omitempty"`
-	// OK is true when every step is ready.
+	// OK is true when no check failed: every step is ready, or unknown for a check that was
+	// not run (--no-write-probe).
 	OK     bool    `json:"ok"`
 	Checks []Check `json:"checks"`
 	Steps  []Step  `json:"steps"`
@@ -192,19 +196,25 @@ func Run(ctx context.Context, o Options) *Report {
 		ch.Detail, ch.Fix = redact.String(ch.Detail), redact.String(ch.Fix)
 		r.rep.Checks = append(r.rep.Checks, ch)
 	}
-	r.rep.OK = true
+	r.rep.OK = len(r.rep.Failed()) == 0
 	for _, s := range stepNeeds {
-		st := Step{Step: s.step, Ready: true, Needs: s.needs, Failed: []string{}, Unknown: []string{}}
+		st := Step{Step: s.step, Needs: s.needs, Failed: []string{}, Unknown: []string{}}
 		for _, id := range s.needs {
 			switch r.rep.Check(id).Status {
 			case Fail:
-				st.Ready = false
 				st.Failed = append(st.Failed, id)
 			case Skip:
 				st.Unknown = append(st.Unknown, id)
 			}
 		}
-		r.rep.OK = r.rep.OK && st.Ready
+		switch {
+		case len(st.Failed) > 0:
+			st.Status = "blocked"
+		case len(st.Unknown) > 0:
+			st.Status = "unknown"
+		default:
+			st.Status, st.Ready = "ready", true
+		}
 		r.rep.Steps = append(r.rep.Steps, st)
 	}
 	r.rep.Root = redact.String(r.rep.Root)
@@ -458,7 +468,7 @@ func (r *run) vending(ctx context.Context) Check {
 			return Check{Status: Fail, Detail: "Unity Catalog vends no READ credentials for the table, and the storage is read with them (--storage-auth): " + readErr.Error(),
 				Fix: "grant EXTERNAL USE SCHEMA on the schema and enable external data access on the metastore, or use --storage-auth default with the store's own credentials"}
 		}
-		return Check{Status: OK, Detail: "not available (" + readErr.Error() + "); not needed: the storage is read with the store's own credentials"}
+		return Check{Status: OK, Detail: "not available (" + shortAPIError(readErr) + "); not needed: the storage is read with the store's own credentials"}
 	}
 	_, rwErr := r.client.TableCredentials(ctx, r.table.TableID, databricks.OperationReadWrite)
 	use := "not used: the storage is read with the store's own credentials"
@@ -663,6 +673,25 @@ func randomHex() string {
 		return fmt.Sprint(time.Now().UnixNano())
 	}
 	return hex.EncodeToString(b)
+}
+
+// shortAPIError is a REST error without its advice, for a detail that gives its own.
+func shortAPIError(err error) string {
+	var ae *databricks.APIError
+	if !errors.As(err, &ae) {
+		return err.Error()
+	}
+	s := ae.Kind.Error()
+	if ae.StatusCode != 0 {
+		s += fmt.Sprintf(", HTTP %d", ae.StatusCode)
+	}
+	if ae.ErrorCode != "" {
+		s += " " + ae.ErrorCode
+	}
+	if m := strings.TrimRight(ae.Message, ". \n"); m != "" {
+		s += ": " + m
+	}
+	return s
 }
 
 func orDash(s string) string {

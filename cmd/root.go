@@ -184,6 +184,8 @@ table after a breaking schema change, and parked as Parquet files under
 
 The recovery, in order:
   zbrecover ls URL            check that the storage is reachable with the credentials at hand
+  zbrecover doctor TARGET     check identity, warehouse, privileges and storage access for
+                              every step of the recovery
   zbrecover inspect TARGET    what is parked: files, rows, schema variants, unreadable files,
                               and what blocks a load into the table as it is now
   zbrecover preview TARGET    the first rows, per file or per schema group

@@ -152,7 +152,7 @@ func TestDoctorAllPass(t *testing.T) {
 // TestDoctorToken: a wrong token and no token fail the identity check with what to set, exit
 // 1, and the token is never printed.
 func TestDoctorToken(t *testing.T) {
-	ws, _ := doctorWorkspace(t)
+	ws, root := doctorWorkspace(t)
 	allowPathAccess(ws)
 	t.Setenv("DATABRICKS_TOKEN", "dapi-wrong-0123456789abcdef")
 	code, rep, all := doctorJSON(t, "main.sales.orders")
@@ -172,6 +172,15 @@ func TestDoctorToken(t *testing.T) {
 	if strings.Contains(all, "dapi-wrong-0123456789abcdef") {
 		t.Error("the wrong token appears in the output")
 	}
+
+	// With --root the storage checks still run, with the store's own credentials.
+	code, rep, all = doctorJSON(t, "--table", "main.sales.orders", "--root", root)
+	if code != ExitFailure {
+		t.Fatalf("wrong token, --root: exit %d\n%s", code, all)
+	}
+	wantCheck(t, rep, doctor.CheckRead, doctor.OK)
+	wantCheck(t, rep, doctor.CheckDelete, doctor.OK)
+	wantSteps(t, rep, map[string]bool{"inspect": false, "cleanup": true})
 
 	os.Unsetenv("DATABRICKS_TOKEN")
 	code, rep, all = doctorJSON(t, "main.sales.orders")

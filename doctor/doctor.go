@@ -494,6 +494,16 @@ func (r *run) rootLocation() (storage.Location, error) {
 
 var errStop = errors.New("stop")
 
+// storageSpec is what the storage checks open: the table, or, when Unity Catalog could not
+// give it and --root names the root, the root alone (with the store's own credentials).
+func (r *run) storageSpec() target.Spec {
+	s := r.o.Spec
+	if r.table == nil && s.Root != "" {
+		s.Table = ""
+	}
+	return s
+}
+
 func (r *run) read(ctx context.Context) Check {
 	if r.o.Spec.Root == "" {
 		if ch, ok := r.needs(CheckIdentity, CheckTable); !ok {
@@ -503,7 +513,7 @@ func (r *run) read(ctx context.Context) Check {
 	if r.o.Resolver == nil {
 		return Check{Status: Fail, Detail: "no storage resolver"}
 	}
-	tgt, err := r.o.Resolver.Resolve(ctx, r.o.Spec, target.Read)
+	tgt, err := r.o.Resolver.Resolve(ctx, r.storageSpec(), target.Read)
 	if err != nil {
 		return Check{Status: Fail, Detail: err.Error(), Fix: "check the storage credentials (--storage-auth; the store's environment variables), or pass --root"}
 	}
@@ -596,7 +606,7 @@ func (r *run) deleteProbe(ctx context.Context) Check {
 	if ch, ok := r.needs(CheckRead); !ok {
 		return ch
 	}
-	tgt, err := r.o.Resolver.Resolve(ctx, r.o.Spec, target.ReadWrite)
+	tgt, err := r.o.Resolver.Resolve(ctx, r.storageSpec(), target.ReadWrite)
 	if err != nil {
 		return Check{Status: Fail, Detail: "the storage cannot be opened for deleting: " + err.Error(),
 			Fix: "cleanup deletes with the store's own credentials: vended credentials are read-only on managed tables; use --storage-auth default with credentials that may delete in the table's storage"}

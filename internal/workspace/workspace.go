@@ -2,7 +2,8 @@
 // port it serves the SQL warehouse (internal/fakewarehouse, the Thrift endpoint the
 // databricks-sql-go driver speaks), the Unity Catalog tables and temporary table credentials
 // APIs (databricks/uctest's handlers, answering from the warehouse's live catalog), the Files
-// API for Unity Catalog volumes, the SQL warehouses API and the SCIM Me endpoint, so that the
+// API for Unity Catalog volumes, the SQL warehouses API (with stop and start), Unity Catalog's
+// effective permissions and the SCIM Me endpoint, so that the
 // zbrecover binary and the databricks-sdk-go clients work against it with only
 // DATABRICKS_HOST, DATABRICKS_TOKEN and DATABRICKS_WAREHOUSE_ID.
 //

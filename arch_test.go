@@ -26,7 +26,7 @@ const mod = "github.com/zbrecover/zbrecover/"
 // importRules keep the import graph reading as the architecture:
 // cmd → reload, inspect → storage, schemadiff; domain packages never reach back up. A
 // journal depends only on storage and the redactor; cleanup can justify a delete only by a
-// journal record, so it sees nothing else of the tool.
+// journal record, so it sees nothing else of the tool; doctor sees neither.
 var importRules = []importRule{
 	{dir: "schemadiff", forbidden: []string{mod + "storage", "database/sql", "net/http", "os", mod + "cmd", "github.com/spf13/cobra"}},
 	{dir: "storage", forbidden: []string{mod + "cmd", mod + "inspect", mod + "reload", mod + "databricks", mod + "target", mod + "journal", "github.com/spf13/cobra"}},
@@ -38,6 +38,9 @@ var importRules = []importRule{
 	{dir: "journal", only: []string{mod + "storage", mod + "internal/redact"}},
 	{dir: "cleanup", only: []string{mod + "journal", mod + "storage", mod + "internal/redact"}},
 	{dir: "internal/redact", only: []string{}},
+	// doctor reads, and writes only its own probe object: it never reaches the journal or
+	// cleanup, whose deletes a journal record must justify.
+	{dir: "doctor", forbidden: []string{mod + "cmd", mod + "cleanup", mod + "journal", "github.com/spf13/cobra"}},
 }
 
 // TestImportRules checks every rule against the tree.

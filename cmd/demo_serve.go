@@ -36,7 +36,10 @@ func newCmdDemoServe(f *Factory) *cobra.Command {
 		Long: `Serve starts a local Databricks workspace on 127.0.0.1: a SQL warehouse (the Thrift
 endpoint the SQL driver speaks, backed by DuckDB), the Unity Catalog tables and temporary
 table credentials APIs, the Files API for volumes (/Volumes/<catalog>/<schema>/<volume>/…),
-and the SQL warehouses API, all on one port. It prints the settings to export, so that every
+the SQL warehouses API (POST …/stop makes the warehouse refuse every statement, as one that
+cannot start does, until POST …/start), SCIM Me and Unity Catalog's effective permissions (the
+workspace user holds what a recovery needs on each registered table and volume), all on one
+port. It prints the settings to export, so that every
 zbrecover command (and the Databricks SDKs) can run against it, and serves until Ctrl-C or
 SIGTERM, leaving nothing running.
 

@@ -187,6 +187,8 @@ table after a breaking schema change, and parked as Parquet files under
 
 The recovery, in order:
   zbrecover ls URL            check that the storage is reachable with the credentials at hand
+  zbrecover doctor TARGET     check identity, warehouse, privileges and storage access for
+                              every step of the recovery
   zbrecover inspect TARGET    what is parked: files, rows, schema variants, unreadable files,
                               and what blocks a load into the table as it is now
   zbrecover preview TARGET    the first rows, per file or per schema group
@@ -246,6 +248,7 @@ record that Zerobus both published and parked can end up twice.
 		NewCmdVerify(f, nil),
 		NewCmdHistory(f, nil),
 		NewCmdCleanup(f, nil),
+		NewCmdDoctor(f, nil),
 	)
 	// A help topic: a command with no Run is shown by `zbrecover help environment`.
 	root.AddCommand(NewCmdEnvironment())

@@ -25,6 +25,8 @@ type TableInfo struct {
 	// PartitionColumns are the partition columns, in partition order.
 	PartitionColumns []string
 	Properties       map[string]string
+	// Owner is the table's owner (a user, group or service principal).
+	Owner string
 }
 
 // Root returns the parsed storage location.
@@ -109,6 +111,7 @@ func tableInfoFrom(tn TableName, ti *catalog.TableInfo) (*TableInfo, error) {
 		DataSourceFormat: string(ti.DataSourceFormat),
 		StorageLocation:  ti.StorageLocation,
 		Properties:       ti.Properties,
+		Owner:            ti.Owner,
 	}
 	if ti.CatalogName != "" && ti.SchemaName != "" && ti.Name != "" {
 		out.Name = TableName{Catalog: ti.CatalogName, Schema: ti.SchemaName, Table: ti.Name}

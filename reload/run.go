@@ -698,6 +698,10 @@ func validateOf(stmt string) string {
 	return strings.Replace(stmt, " FILEFORMAT = PARQUET FILES = (", " FILEFORMAT = PARQUET VALIDATE ALL FILES = (", 1)
 }
 
+// IsLocationOverlap reports whether err is Unity Catalog's refusal of a path read inside a
+// managed table's storage: the class LOCATION_OVERLAP, recognised by SQLSTATE-free text too.
+func IsLocationOverlap(err error) bool { return isLocationOverlap(err) }
+
 func isLocationOverlap(err error) bool {
 	if err == nil {
 		return false

@@ -134,3 +134,24 @@ func (s *Server) matchFault(method, stmt string) *Fault {
 	}
 	return nil
 }
+
+// SetStopped makes the warehouse behave as a stopped warehouse that cannot start: sessions
+// still open, and every statement is refused with msg as an ERROR_STATUS of ExecuteStatement
+// (no SQLSTATE, no operation). An empty msg serves statements again.
+//
+// Databricks documents that a connection or a query starts a stopped warehouse when the
+// identity may use it; one that does not come up (no capacity, a failing start) was seen to
+// accept OpenSession and then refuse each operation with an ERROR_STATUS inside HTTP 200, or to
+// answer HTTP 503 until the driver's retries give up. The local warehouse gives the first
+// form; the text of the refusal is not known, so clients must not match on it.
+func (s *Server) SetStopped(msg string) {
+	s.mu.Lock()
+	s.stopped = msg
+	s.mu.Unlock()
+}
+
+func (s *Server) stoppedMessage() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopped
+}

@@ -153,8 +153,19 @@ func (h *service) ExecuteStatement(ctx context.Context, req *tcli.TExecuteStatem
 	if ss == nil {
 		return &tcli.TExecuteStatementResp{Status: invalidHandle("SessionHandle")}, nil
 	}
-	snap := h.s.duck.snapshot()
 	text := req.GetStatement()
+	if msg := h.s.stoppedMessage(); msg != "" {
+		now := time.Now()
+		st := Statement{QueryID: formatGUID(newGUID()), SessionID: ss.id, SQL: text, Start: now, End: now, State: "REJECTED", Error: msg}
+		h.s.mu.Lock()
+		h.s.stmts = append(h.s.stmts, st)
+		h.s.mu.Unlock()
+		if h.s.opts.OnStatement != nil {
+			h.s.opts.OnStatement(st)
+		}
+		return &tcli.TExecuteStatementResp{Status: &tcli.TStatus{StatusCode: tcli.TStatusCode_ERROR_STATUS, ErrorMessage: &msg}}, nil
+	}
+	snap := h.s.duck.snapshot()
 	params := make([]Param, 0, len(req.GetParameters()))
 	for _, p := range req.GetParameters() {
 		prm := Param{Name: p.GetName(), Type: p.GetType()}

@@ -2,7 +2,8 @@
 // port it serves the SQL warehouse (internal/fakewarehouse, the Thrift endpoint the
 // databricks-sql-go driver speaks), the Unity Catalog tables and temporary table credentials
 // APIs (databricks/uctest's handlers, answering from the warehouse's live catalog), the Files
-// API for Unity Catalog volumes, the SQL warehouses API and the SCIM Me endpoint, so that the
+// API for Unity Catalog volumes, the SQL warehouses API (with stop and start), Unity Catalog's
+// effective permissions and the SCIM Me endpoint, so that the
 // zbrecover binary and the databricks-sdk-go clients work against it with only
 // DATABRICKS_HOST, DATABRICKS_TOKEN and DATABRICKS_WAREHOUSE_ID.
 //
@@ -80,6 +81,10 @@ type Workspace struct {
 
 	logMu sync.Mutex
 	once  sync.Once
+
+	mu      sync.Mutex
+	stopped bool
+	grants  map[string]map[string][]string // securable key → principal → privileges
 }
 
 // Start starts a workspace.
@@ -108,6 +113,7 @@ func Start(opts Options) (*Workspace, error) {
 	mux.HandleFunc("/api/2.0/sql/warehouses", w.auth(w.serveWarehouses))
 	mux.HandleFunc("/api/2.0/sql/warehouses/", w.auth(w.serveWarehouses))
 	mux.HandleFunc("/api/2.0/preview/scim/v2/Me", w.auth(w.serveMe))
+	mux.HandleFunc(effectivePrefix, w.auth(w.serveEffective))
 	mux.Handle("/", w.uc)
 	wh, err := fakewarehouse.Start(fakewarehouse.Options{
 		Token: opts.Token, WarehouseID: opts.WarehouseID, Dir: opts.Dir, Storage: opts.Storage,
@@ -166,13 +172,27 @@ func (w *Workspace) RegisterTable(ctx context.Context, fullName, root string, ma
 		return err
 	}
 	parts := strings.Split(fullName, ".")
-	_, err := w.wh.Engine().CreateVolume(parts[0] + "." + parts[1] + ".staging")
-	return err
+	if _, err := w.CreateVolume(parts[0] + "." + parts[1] + ".staging"); err != nil {
+		return err
+	}
+	w.Grant("table", fullName, w.opts.UserName, "SELECT", "MODIFY")
+	return nil
 }
 
-// CreateVolume creates the volume catalog.schema.volume and returns its local folder.
+// CreateVolume creates the volume catalog.schema.volume and returns its local folder. The
+// workspace user is granted USE_CATALOG, USE_SCHEMA, READ_VOLUME and WRITE_VOLUME on it.
 func (w *Workspace) CreateVolume(fullName string) (string, error) {
-	return w.wh.Engine().CreateVolume(fullName)
+	dir, err := w.wh.Engine().CreateVolume(fullName)
+	if err != nil {
+		return "", err
+	}
+	parts := strings.Split(fullName, ".")
+	if len(parts) == 3 {
+		w.Grant("catalog", parts[0], w.opts.UserName, "USE_CATALOG")
+		w.Grant("schema", parts[0]+"."+parts[1], w.opts.UserName, "USE_SCHEMA")
+	}
+	w.Grant("volume", fullName, w.opts.UserName, "READ_VOLUME", "WRITE_VOLUME")
+	return dir, nil
 }
 
 func (w *Workspace) logStatement(st fakewarehouse.Statement) {
@@ -232,7 +252,7 @@ func writeError(rw http.ResponseWriter, status int, code, msg string) {
 func (w *Workspace) warehouseJSON() map[string]any {
 	u := w.ln.Addr().(*net.TCPAddr)
 	return map[string]any{
-		"id": w.opts.WarehouseID, "name": "Local warehouse", "state": "RUNNING", "cluster_size": "2X-Small",
+		"id": w.opts.WarehouseID, "name": "Local warehouse", "state": w.warehouseState(), "cluster_size": "2X-Small",
 		"warehouse_type": "PRO", "enable_serverless_compute": true, "creator_name": w.opts.UserName,
 		"odbc_params": map[string]any{"hostname": u.IP.String(), "port": u.Port, "path": w.wh.HTTPPath(), "protocol": "http"},
 		"jdbc_url":    fmt.Sprintf("jdbc:databricks://%s:%d/default;transportMode=http;ssl=0;httpPath=%s", u.IP, u.Port, w.wh.HTTPPath()),
@@ -240,11 +260,27 @@ func (w *Workspace) warehouseJSON() map[string]any {
 }
 
 func (w *Workspace) serveWarehouses(rw http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet {
-		writeError(rw, http.StatusMethodNotAllowed, "BAD_REQUEST", "Only GET is supported by the local workspace.")
+	id := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/api/2.0/sql/warehouses"), "/")
+	if r.Method == http.MethodPost {
+		id, action, _ := strings.Cut(id, "/")
+		switch {
+		case id != w.opts.WarehouseID:
+			writeError(rw, http.StatusNotFound, "RESOURCE_DOES_NOT_EXIST", fmt.Sprintf("SQL warehouse %s does not exist.", id))
+		case action == "stop":
+			w.StopWarehouse()
+			writeJSON(rw, http.StatusOK, map[string]any{})
+		case action == "start":
+			w.StartWarehouse()
+			writeJSON(rw, http.StatusOK, map[string]any{})
+		default:
+			writeError(rw, http.StatusNotFound, "ENDPOINT_NOT_FOUND", fmt.Sprintf("No API found for '%s %s'", r.Method, r.URL.Path))
+		}
 		return
 	}
-	id := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/api/2.0/sql/warehouses"), "/")
+	if r.Method != http.MethodGet {
+		writeError(rw, http.StatusMethodNotAllowed, "BAD_REQUEST", "Only GET and POST …/start, …/stop are supported by the local workspace.")
+		return
+	}
 	switch {
 	case id == "":
 		writeJSON(rw, http.StatusOK, map[string]any{"warehouses": []any{w.warehouseJSON()}})

@@ -1,0 +1,270 @@
+//go:build cgo
+
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/zbrecover/zbrecover/delta/deltatest"
+	"github.com/zbrecover/zbrecover/doctor"
+	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
+	"github.com/zbrecover/zbrecover/internal/pqgen"
+	"github.com/zbrecover/zbrecover/internal/workspace"
+	sd "github.com/zbrecover/zbrecover/schemadiff"
+)
+
+// doctorWorkspace starts a local workspace with the managed table main.sales.orders, one
+// fallback file in its root, and points the environment at it (nothing else of the machine's
+// Databricks or cloud settings is seen). Path access inside the table's storage is refused,
+// the workspace's default for managed tables.
+func doctorWorkspace(t *testing.T) (*workspace.Workspace, string) {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		for _, p := range []string{"DATABRICKS_", "ARM_", "AZURE_", "AWS_", "GOOGLE_"} {
+			if strings.HasPrefix(k, p) {
+				t.Setenv(k, "")
+				os.Unsetenv(k)
+			}
+		}
+	}
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("DATABRICKS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	root := filepath.Join(t.TempDir(), "orders")
+	schema := sd.NewSchema().Col("id", sd.LongType, sd.NotNull).Col("customer", sd.StringType)
+	if _, err := deltatest.Write(root, deltatest.Table{Schema: schema}); err != nil {
+		t.Fatal(err)
+	}
+	file := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "customer", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	data, err := pqgen.Bytes(file, `[{"id":1,"customer":"a"},{"id":2,"customer":"b"}]`, pqgen.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pqgen.WriteFile(filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix+"2026/01/part-1.parquet")), data); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.Start(workspace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	if err := ws.RegisterTable(context.Background(), "main.sales.orders", root, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range ws.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	return ws, root
+}
+
+func allowPathAccess(ws *workspace.Workspace) {
+	u := ws.Warehouse().Unknowns()
+	u.PathAccess = fakewarehouse.OverlapAllowed
+	ws.Warehouse().SetUnknowns(u)
+}
+
+func doctorJSON(t *testing.T, args ...string) (int, *doctor.Report, string) {
+	t.Helper()
+	code, out, errOut := run(t, append([]string{"doctor", "-o", "json"}, args...)...)
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(out), &raw); err != nil {
+		t.Fatalf("doctor -o json: %v\nstdout: %s\nstderr: %s", err, out, errOut)
+	}
+	if raw["schema_version"] != float64(1) {
+		t.Errorf("schema_version %v, want 1", raw["schema_version"])
+	}
+	var rep doctor.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	return code, &rep, out + errOut
+}
+
+func wantCheck(t *testing.T, rep *doctor.Report, id string, status doctor.Status, fixHas ...string) {
+	t.Helper()
+	c := rep.Check(id)
+	if c == nil {
+		t.Fatalf("no check %s", id)
+	}
+	if c.Status != status {
+		t.Errorf("check %s: %s (%s; fix %s), want %s", id, c.Status, c.Detail, c.Fix, status)
+	}
+	for _, s := range fixHas {
+		if !strings.Contains(c.Fix, s) {
+			t.Errorf("check %s: fix %q lacks %q", id, c.Fix, s)
+		}
+	}
+}
+
+func wantSteps(t *testing.T, rep *doctor.Report, ready map[string]bool) {
+	t.Helper()
+	for _, s := range rep.Steps {
+		if want, ok := ready[s.Step]; ok && s.Ready != want {
+			t.Errorf("step %s ready %v (failed %v), want %v", s.Step, s.Ready, s.Failed, want)
+		}
+	}
+}
+
+// TestDoctorAllPass: against a workspace that allows everything, every check passes, every
+// step is ready, exit 0; the delete probe leaves no object behind.
+func TestDoctorAllPass(t *testing.T) {
+	ws, root := doctorWorkspace(t)
+	allowPathAccess(ws)
+	code, rep, all := doctorJSON(t, "main.sales.orders")
+	if code != ExitOK || !rep.OK {
+		t.Fatalf("exit %d, ok %v\n%s", code, rep.OK, all)
+	}
+	for _, c := range rep.Checks {
+		if c.Status != doctor.OK {
+			t.Errorf("check %s: %s: %s", c.ID, c.Status, c.Detail)
+		}
+	}
+	if d := rep.Check(doctor.CheckIdentity).Detail; !strings.Contains(d, "operator@example.com") || !strings.Contains(d, "pat auth") {
+		t.Errorf("identity: %s", d)
+	}
+	if strings.Contains(all, ws.Token()) {
+		t.Error("the token appears in the output")
+	}
+	entries, _ := os.ReadDir(filepath.Join(root, "_zerobus"))
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), doctor.ProbePrefix) {
+			t.Errorf("probe object %s left behind", e.Name())
+		}
+	}
+	// The text form: aligned columns, and the summary.
+	code, out, _ := run(t, "doctor", "main.sales.orders")
+	if code != ExitOK || !strings.Contains(out, "CHECK               STATUS  DETAIL") || !strings.Contains(out, "\npath-access         ok      ") ||
+		!strings.Contains(out, "Every step's checks pass.") {
+		t.Errorf("text: exit %d\n%s", code, out)
+	}
+}
+
+// TestDoctorToken: a wrong token and no token fail the identity check with what to set, exit
+// 1, and the token is never printed.
+func TestDoctorToken(t *testing.T) {
+	ws, root := doctorWorkspace(t)
+	allowPathAccess(ws)
+	t.Setenv("DATABRICKS_TOKEN", "dapi-wrong-0123456789abcdef")
+	code, rep, all := doctorJSON(t, "main.sales.orders")
+	if code != ExitFailure || rep.OK {
+		t.Fatalf("wrong token: exit %d\n%s", code, all)
+	}
+	wantCheck(t, rep, doctor.CheckIdentity, doctor.Fail, "DATABRICKS_TOKEN")
+	if d := rep.Check(doctor.CheckIdentity).Detail; !strings.Contains(d, "authentication failed") {
+		t.Errorf("identity detail: %s", d)
+	}
+	wantSteps(t, rep, map[string]bool{"inspect": false, "reload": false, "verify": false, "cleanup": false})
+	for _, s := range rep.Steps {
+		if want := map[string]string{"cleanup": "unknown"}[s.Step]; want != "" && s.Status != want || want == "" && s.Status != "blocked" {
+			t.Errorf("step %s: %s", s.Step, s.Status)
+		}
+	}
+	if strings.Contains(all, "dapi-wrong-0123456789abcdef") {
+		t.Error("the wrong token appears in the output")
+	}
+
+	// With --root the storage checks still run, with the store's own credentials.
+	code, rep, all = doctorJSON(t, "--table", "main.sales.orders", "--root", root)
+	if code != ExitFailure {
+		t.Fatalf("wrong token, --root: exit %d\n%s", code, all)
+	}
+	wantCheck(t, rep, doctor.CheckRead, doctor.OK)
+	wantCheck(t, rep, doctor.CheckDelete, doctor.OK)
+	wantSteps(t, rep, map[string]bool{"inspect": false, "cleanup": true})
+
+	os.Unsetenv("DATABRICKS_TOKEN")
+	code, rep, all = doctorJSON(t, "main.sales.orders")
+	if code != ExitFailure {
+		t.Fatalf("no token: exit %d\n%s", code, all)
+	}
+	wantCheck(t, rep, doctor.CheckIdentity, doctor.Fail, "DATABRICKS_TOKEN")
+	if c := rep.Check(doctor.CheckWarehouse); c.Status != doctor.Skip {
+		t.Errorf("warehouse after a failed identity: %s", c.Status)
+	}
+	// Text: the failing check and its fix.
+	_, out, errOut := run(t, "doctor", "main.sales.orders")
+	if !strings.Contains(out, "identity            fail") || !strings.Contains(out, "fix: set DATABRICKS_HOST and DATABRICKS_TOKEN") ||
+		!strings.Contains(errOut, "doctor: failed: identity") {
+		t.Errorf("text:\n%s\nstderr: %s", out, errOut)
+	}
+}
+
+// TestDoctorWarehouseStopped: a stopped warehouse that a query does not start fails the
+// warehouse check with how to start it; inspect and cleanup are still ready.
+func TestDoctorWarehouseStopped(t *testing.T) {
+	ws, _ := doctorWorkspace(t)
+	allowPathAccess(ws)
+	ws.StopWarehouse()
+	code, rep, all := doctorJSON(t, "main.sales.orders")
+	if code != ExitFailure {
+		t.Fatalf("exit %d\n%s", code, all)
+	}
+	wantCheck(t, rep, doctor.CheckWarehouse, doctor.Fail, "STOPPED", "databricks warehouses start local")
+	wantCheck(t, rep, doctor.CheckPathAccess, doctor.Skip)
+	wantSteps(t, rep, map[string]bool{"inspect": true, "reload": false, "verify": false, "cleanup": true})
+}
+
+// TestDoctorLocationOverlap: with path access refused (the default for managed tables) the
+// path-access check fails and prints the reload command with --stage-to; with --stage-to a
+// volume the identity may use, every step is ready.
+func TestDoctorLocationOverlap(t *testing.T) {
+	doctorWorkspace(t)
+	code, rep, all := doctorJSON(t, "main.sales.orders")
+	if code != ExitFailure {
+		t.Fatalf("exit %d\n%s", code, all)
+	}
+	wantCheck(t, rep, doctor.CheckPathAccess, doctor.Fail, "reload needs --stage-to /Volumes/",
+		"zbrecover reload main.sales.orders --stage-to /Volumes/main/sales/<volume>/zbrecover-orders --yes")
+	wantSteps(t, rep, map[string]bool{"inspect": true, "reload": false, "verify": true, "cleanup": true})
+
+	code, rep, all = doctorJSON(t, "main.sales.orders", "--stage-to", "/Volumes/main/sales/staging/zbrecover-orders")
+	if code != ExitOK {
+		t.Fatalf("--stage-to: exit %d\n%s", code, all)
+	}
+	wantCheck(t, rep, doctor.CheckPathAccess, doctor.OK)
+	if d := rep.Check(doctor.CheckPrivileges).Detail; !strings.Contains(d, "WRITE_VOLUME on main.sales.staging") {
+		t.Errorf("privileges: %s", d)
+	}
+}
+
+// TestDoctorPrivileges: a missing privilege fails the check with the GRANT to run; a group's
+// grant counts; --no-write-probe leaves cleanup unknown but not failed.
+func TestDoctorPrivileges(t *testing.T) {
+	ws, _ := doctorWorkspace(t)
+	allowPathAccess(ws)
+	ws.Revoke("table", "main.sales.orders", "operator@example.com", "MODIFY")
+	code, rep, all := doctorJSON(t, "main.sales.orders", "--no-write-probe")
+	if code != ExitFailure {
+		t.Fatalf("exit %d\n%s", code, all)
+	}
+	wantCheck(t, rep, doctor.CheckPrivileges, doctor.Fail, "GRANT MODIFY ON TABLE `main`.`sales`.`orders` TO `operator@example.com`")
+	wantCheck(t, rep, doctor.CheckDelete, doctor.Skip)
+	ws.Grant("schema", "main.sales", "account users", "ALL_PRIVILEGES")
+	code, rep, all = doctorJSON(t, "main.sales.orders", "--no-write-probe")
+	if code != ExitOK {
+		t.Fatalf("after a grant to account users: exit %d\n%s", code, all)
+	}
+	for _, s := range rep.Steps {
+		if s.Step == "cleanup" && (s.Status != "unknown" || len(s.Unknown) != 1 || s.Unknown[0] != doctor.CheckDelete) {
+			t.Errorf("cleanup: %+v", s)
+		}
+	}
+}
+
+func TestDoctorUsage(t *testing.T) {
+	for _, args := range [][]string{{"doctor"}, {"doctor", "./some/root"}, {"doctor", "main.sales.orders", "--stage-to", "/Volumes/main"}} {
+		if code, _, errOut := run(t, args...); code != ExitUsage {
+			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errOut)
+		}
+	}
+}

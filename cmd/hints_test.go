@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zbrecover/zbrecover/storage/gcs/gcstest"
 	"github.com/zbrecover/zbrecover/storage/s3/s3test"
 )
 
@@ -51,4 +52,31 @@ func TestHintS3Credentials(t *testing.T) {
 			}
 		})
 	}
+}
+
+// GCS failures say what to do: log in, grant the permission the request needed, or fix the
+// bucket name.
+func TestHintGCS(t *testing.T) {
+	t.Run("no credentials", func(t *testing.T) {
+		t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", "")
+		t.Setenv("HOME", t.TempDir())
+		t.Setenv("CLOUDSDK_CONFIG", t.TempDir())
+		code, out, errOut := run(t, "ls", "gs://zbrecover-test/tables/orders")
+		checkHint(t, code, out, errOut, ExitFailure, []string{"no Google credentials found", "gcloud auth application-default login", "GOOGLE_APPLICATION_CREDENTIALS"})
+	})
+	t.Run("permission", func(t *testing.T) {
+		srv := gcstest.NewRefuser(t, "forbidden")
+		code, out, errOut := run(t, "ls", "--gcs-endpoint", srv.URL, "gs://zbrecover-test/tables/orders")
+		checkHint(t, code, out, errOut, ExitFailure, []string{"lacks storage.objects.list", `bucket "zbrecover-test"`, "roles/storage.objectViewer"})
+	})
+	t.Run("not authenticated", func(t *testing.T) {
+		srv := gcstest.NewRefuser(t, "invalid-credentials")
+		code, out, errOut := run(t, "ls", "--gcs-endpoint", srv.URL, "gs://zbrecover-test/tables/orders")
+		checkHint(t, code, out, errOut, ExitFailure, []string{"HTTP 401", "gcloud auth application-default login"})
+	})
+	t.Run("missing bucket", func(t *testing.T) {
+		srv := gcstest.NewServer(t)
+		code, out, errOut := run(t, "ls", "--gcs-endpoint", srv.URL, "gs://no-such-bucket/tables/orders")
+		checkHint(t, code, out, errOut, ExitFailure, []string{`bucket "no-such-bucket" does not exist`, "check the bucket name in the gs:// URL"})
+	})
 }

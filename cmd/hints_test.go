@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zbrecover/zbrecover/storage/azure"
+	"github.com/zbrecover/zbrecover/storage/azure/azuretest"
 	"github.com/zbrecover/zbrecover/storage/gcs/gcstest"
 	"github.com/zbrecover/zbrecover/storage/s3/s3test"
 )
@@ -78,5 +80,48 @@ func TestHintGCS(t *testing.T) {
 		srv := gcstest.NewServer(t)
 		code, out, errOut := run(t, "ls", "--gcs-endpoint", srv.URL, "gs://no-such-bucket/tables/orders")
 		checkHint(t, code, out, errOut, ExitFailure, []string{`bucket "no-such-bucket" does not exist`, "check the bucket name in the gs:// URL"})
+	})
+}
+
+// Azure refusals say which credential to check or what to grant; a missing credential says how
+// to give one.
+func TestHintAzure(t *testing.T) {
+	clear := func(t *testing.T) {
+		for _, env := range []string{azure.EnvConnectionString, azure.EnvAccountKey, azure.EnvAccount, azure.EnvSASToken,
+			"AZURE_CLIENT_ID", "AZURE_TENANT_ID", "AZURE_CLIENT_SECRET", "AZURE_FEDERATED_TOKEN_FILE",
+			"IDENTITY_ENDPOINT", "MSI_ENDPOINT"} {
+			t.Setenv(env, "")
+		}
+	}
+	url := "abfss://c@" + azuretest.Account + ".dfs.core.windows.net/tables/orders"
+	t.Run("bad key", func(t *testing.T) {
+		clear(t)
+		srv := azuretest.NewRefuser(t, "bad-key")
+		t.Setenv(azure.EnvAccountKey, azuretest.AccountKey)
+		code, out, errOut := run(t, "ls", "--azure-endpoint", srv.Endpoint, url)
+		checkHint(t, code, out, errOut, ExitFailure, []string{"the account key was refused", "AuthenticationFailed", azure.EnvAccountKey}, azuretest.AccountKey)
+	})
+	t.Run("SAS lacks list", func(t *testing.T) {
+		clear(t)
+		srv := azuretest.NewRefuser(t, "permission-mismatch")
+		const sig = "c2lnbmF0dXJlLW9mLWEtcmVhZC1vbmx5LXNhcw%3D%3D"
+		t.Setenv(azure.EnvSASToken, "sv=2023-11-03&sr=c&sp=r&se=2099-01-01T00:00:00Z&sig="+sig)
+		code, out, errOut := run(t, "ls", "--azure-endpoint", srv.Endpoint, url)
+		checkHint(t, code, out, errOut, ExitFailure, []string{"does not allow list", "sp=r,", `needs "l"`}, sig, "c2lnbmF0dXJlLW9m")
+	})
+	t.Run("missing container", func(t *testing.T) {
+		clear(t)
+		srv := azuretest.NewRefuser(t, "container-not-found")
+		t.Setenv(azure.EnvAccountKey, azuretest.AccountKey)
+		code, out, errOut := run(t, "ls", "--azure-endpoint", srv.Endpoint, "abfss://no-such-container@"+azuretest.Account+".dfs.core.windows.net/t")
+		checkHint(t, code, out, errOut, ExitFailure, []string{`container "no-such-container" does not exist`, "check the container and account in the URL"}, azuretest.AccountKey)
+	})
+	t.Run("no credential", func(t *testing.T) {
+		clear(t)
+		t.Setenv("PATH", "")
+		t.Setenv("HOME", t.TempDir())
+		// The default credential fails before any request is sent: the endpoint needs no server.
+		code, out, errOut := run(t, "ls", "--azure-endpoint", "https://127.0.0.1:1/"+azuretest.Account+"/", url)
+		checkHint(t, code, out, errOut, ExitFailure, []string{"no Azure credentials found", "az login", azure.EnvAccountKey, azure.EnvSASToken})
 	})
 }

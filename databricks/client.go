@@ -111,6 +111,12 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, redact.Error(err))
 	}
 	redact.Register(cfg.Token, cfg.ClientSecret, cfg.AzureClientSecret, cfg.Password, cfg.GoogleCredentials)
+	if strings.EqualFold(cfg.AuthType, "external-browser") {
+		// Other Databricks tools' name for the user login (OAuth U2M); this SDK calls it
+		// databricks-cli and reads the token that `databricks auth login` caches.
+		logger().Debug("auth type external-browser read as databricks-cli (OAuth user login)")
+		cfg.AuthType = u2mAuthType
+	}
 
 	if cfg.Host == "" && cfg.AzureResourceID == "" {
 		where := "the environment"
@@ -127,14 +133,25 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	}
 	if err := cfg.Authenticate(probe); err != nil {
 		msg := redact.String(err.Error())
-		if strings.Contains(msg, "cannot configure default credentials") {
+		login := loginCommand(cfg.Host, cfg.Profile)
+		var expired *config.CliInvalidRefreshTokenError
+		switch {
+		case strings.Contains(msg, "cannot configure default credentials"):
 			// The SDK says the same when a secret is missing and when the one given was
 			// refused (oauth-m2m fetches a token with it, and a refusal drops to this).
 			if who := givenSecret(cfg); who != "" {
 				return nil, fmt.Errorf("%w: %s was rejected by %s: check that it is current and was issued for this workspace (%s)",
 					ErrUnauthenticated, who, cfg.Host, debugSummary(cfg))
 			}
-			return nil, fmt.Errorf("%w: no credentials for %s: %s (%s)", ErrConfig, cfg.Host, credentialsHint, debugSummary(cfg))
+			// Without a secret the SDK has also tried the Databricks CLI's token cache.
+			return nil, fmt.Errorf("%w: no credentials for %s: %s; or, to sign in as a user, run `%s` (%s)",
+				ErrConfig, cfg.Host, credentialsHint, login, debugSummary(cfg))
+		case errors.As(err, &expired):
+			return nil, fmt.Errorf("%w: the OAuth login for %s has expired (its refresh token is no longer valid): run `%s`, then run again",
+				ErrUnauthenticated, cfg.Host, login)
+		case cfg.AuthType == u2mAuthType:
+			return nil, fmt.Errorf("%w: no OAuth login for %s in the Databricks CLI's token cache (auth type %s): run `%s`, "+
+				"then run again (%s)", ErrConfig, cfg.Host, u2mAuthType, login, msg)
 		}
 		return nil, fmt.Errorf("%w: credentials for %s (auth type %s): %s", ErrConfig, cfg.Host, orUnknown(cfg.AuthType), msg)
 	}
@@ -158,6 +175,20 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	}
 	logger().Debug("databricks workspace resolved", "host", cfg.Host, "auth_type", cfg.AuthType, "profile", cfg.Profile)
 	return c, nil
+}
+
+// u2mAuthType is the SDK's auth type of the user login (OAuth U2M) through the Databricks CLI's
+// token cache.
+const u2mAuthType = "databricks-cli"
+
+// loginCommand returns the Databricks CLI command that logs a user in to host, under profile
+// when one is named.
+func loginCommand(host, profile string) string {
+	cmd := "databricks auth login --host " + host
+	if profile != "" {
+		cmd += " --profile " + profile
+	}
+	return cmd
 }
 
 // Host returns the workspace URL.

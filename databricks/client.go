@@ -63,12 +63,14 @@ const defaultRateLimit = 200
 // Client talks to one Databricks workspace with one resolved identity: Unity Catalog lookups,
 // credential vending, and SQL warehouse sessions.
 type Client struct {
-	cfg    *config.Config
-	api    *client.DatabricksClient
-	tables catalog.TablesInterface
-	creds  catalog.TemporaryTableCredentialsInterface
-	opts   Options
-	now    func() time.Time
+	cfg *config.Config
+	api *client.DatabricksClient
+	// transport carries every request (REST and SQL) and reports an unreachable workspace.
+	transport http.RoundTripper
+	tables    catalog.TablesInterface
+	creds     catalog.TemporaryTableCredentialsInterface
+	opts      Options
+	now       func() time.Time
 }
 
 var semver = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
@@ -94,12 +96,17 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	installLogging(opts.Log)
 	useragent.WithProduct("zbrecover", userAgentVersion(opts.Version))
 
+	base := opts.Transport
+	if base == nil {
+		base = defaultTransport()
+	}
+	reach := &reachTransport{base: base}
 	cfg := &config.Config{
 		Profile:       opts.Profile,
 		Host:          opts.Host,
 		ConfigFile:    opts.ConfigFile,
 		WarehouseID:   opts.WarehouseID,
-		HTTPTransport: opts.Transport,
+		HTTPTransport: reach,
 	}
 	cfg.RetryTimeoutSeconds = int(orDefault(opts.RetryTimeout, 30*time.Second) / time.Second)
 	cfg.HTTPTimeoutSeconds = int(orDefault(opts.HTTPTimeout, 60*time.Second) / time.Second)
@@ -111,6 +118,7 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, redact.Error(err))
 	}
 	redact.Register(cfg.Token, cfg.ClientSecret, cfg.AzureClientSecret, cfg.Password, cfg.GoogleCredentials)
+	reach.host = redact.String(cfg.Host)
 	if strings.EqualFold(cfg.AuthType, "external-browser") {
 		// Other Databricks tools' name for the user login (OAuth U2M); this SDK calls it
 		// databricks-cli and reads the token that `databricks auth login` caches.
@@ -166,12 +174,13 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, redact.Error(err))
 	}
 	c := &Client{
-		cfg:    cfg,
-		api:    api,
-		tables: catalog.NewTables(api),
-		creds:  catalog.NewTemporaryTableCredentials(api),
-		opts:   opts,
-		now:    time.Now,
+		cfg:       cfg,
+		api:       api,
+		transport: reach,
+		tables:    catalog.NewTables(api),
+		creds:     catalog.NewTemporaryTableCredentials(api),
+		opts:      opts,
+		now:       time.Now,
 	}
 	logger().Debug("databricks workspace resolved", "host", cfg.Host, "auth_type", cfg.AuthType, "profile", cfg.Profile)
 	return c, nil

@@ -128,6 +128,13 @@ func classifyAPI(op, host, authType string, err error, h apiHints) error {
 		}
 		return e
 	}
+	var unreachable *UnreachableError
+	if errors.As(err, &unreachable) {
+		e.Kind = ErrUnreachable
+		e.Message = redact.String(unreachable.Error())
+		e.Hint = unreachableHint
+		return e
+	}
 	var ue *url.Error
 	var ne net.Error
 	var dnsErr *net.DNSError

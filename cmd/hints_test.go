@@ -1,8 +1,12 @@
 package cmd
 
 import (
+	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zbrecover/zbrecover/storage/azure"
 	"github.com/zbrecover/zbrecover/storage/azure/azuretest"
@@ -124,4 +128,38 @@ func TestHintAzure(t *testing.T) {
 		code, out, errOut := run(t, "ls", "--azure-endpoint", "https://127.0.0.1:1/"+azuretest.Account+"/", url)
 		checkHint(t, code, out, errOut, ExitFailure, []string{"no Azure credentials found", "az login", azure.EnvAccountKey, azure.EnvSASToken})
 	})
+}
+
+// A profile that logs in as a user (OAuth U2M) without a cached token says how to log in.
+func TestHintDatabricksLogin(t *testing.T) {
+	srv := databricksEnv(t)
+	t.Setenv("DATABRICKS_TOKEN", "")
+	t.Setenv("DATABRICKS_HOST", "")
+	t.Setenv("PATH", "") // no databricks CLI to ask for a token
+	cfgFile := filepath.Join(t.TempDir(), "databrickscfg")
+	if err := os.WriteFile(cfgFile, []byte("[u2m]\nhost = "+srv.URL+"\nauth_type = databricks-cli\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DATABRICKS_CONFIG_FILE", cfgFile)
+	code, out, errOut := run(t, "inspect", "--profile", "u2m", "main.sales.orders")
+	checkHint(t, code, out, errOut, ExitFailure, []string{"`databricks auth login --host " + srv.URL + " --profile u2m`"}, ucToken)
+}
+
+// An unreachable workspace is reported within seconds with what to check, not after the
+// SDK's 30 s of retries.
+func TestHintDatabricksUnreachable(t *testing.T) {
+	databricksEnv(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := "http://" + l.Addr().String()
+	l.Close()
+	t.Setenv("DATABRICKS_HOST", host)
+	start := time.Now()
+	code, out, errOut := run(t, "inspect", "main.sales.orders")
+	checkHint(t, code, out, errOut, ExitFailure, []string{"cannot reach the workspace " + host, "was refused", "DATABRICKS_HOST", "the profile's host"}, ucToken)
+	if d := time.Since(start); d > 10*time.Second { // a guard against the old 30 s, not a benchmark
+		t.Errorf("took %s", d)
+	}
 }

@@ -47,7 +47,10 @@ type Options struct {
 	Version string
 	// Log receives the SDK's and the SQL driver's logs, redacted; nil discards them.
 	Log *slog.Logger
-	// Transport carries every HTTP request (REST and SQL); nil uses the default transport.
+	// Transport carries every HTTP request (REST and SQL); nil uses one like the SDK's whose
+	// connections and TLS handshakes time out after DialTimeout. Either way an unreachable
+	// workspace is reported at once (UnreachableError), without the retries of the SDK or
+	// the SQL driver.
 	Transport http.RoundTripper
 	// RetryTimeout bounds how long a failing REST call is retried (default 30s).
 	RetryTimeout time.Duration

@@ -47,7 +47,10 @@ type Options struct {
 	Version string
 	// Log receives the SDK's and the SQL driver's logs, redacted; nil discards them.
 	Log *slog.Logger
-	// Transport carries every HTTP request (REST and SQL); nil uses the default transport.
+	// Transport carries every HTTP request (REST and SQL); nil uses one like the SDK's whose
+	// connections and TLS handshakes time out after DialTimeout. Either way an unreachable
+	// workspace is reported at once (UnreachableError), without the retries of the SDK or
+	// the SQL driver.
 	Transport http.RoundTripper
 	// RetryTimeout bounds how long a failing REST call is retried (default 30s).
 	RetryTimeout time.Duration
@@ -63,12 +66,14 @@ const defaultRateLimit = 200
 // Client talks to one Databricks workspace with one resolved identity: Unity Catalog lookups,
 // credential vending, and SQL warehouse sessions.
 type Client struct {
-	cfg    *config.Config
-	api    *client.DatabricksClient
-	tables catalog.TablesInterface
-	creds  catalog.TemporaryTableCredentialsInterface
-	opts   Options
-	now    func() time.Time
+	cfg *config.Config
+	api *client.DatabricksClient
+	// transport carries every request (REST and SQL) and reports an unreachable workspace.
+	transport http.RoundTripper
+	tables    catalog.TablesInterface
+	creds     catalog.TemporaryTableCredentialsInterface
+	opts      Options
+	now       func() time.Time
 }
 
 var semver = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
@@ -94,12 +99,17 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	installLogging(opts.Log)
 	useragent.WithProduct("zbrecover", userAgentVersion(opts.Version))
 
+	base := opts.Transport
+	if base == nil {
+		base = defaultTransport()
+	}
+	reach := &reachTransport{base: base}
 	cfg := &config.Config{
 		Profile:       opts.Profile,
 		Host:          opts.Host,
 		ConfigFile:    opts.ConfigFile,
 		WarehouseID:   opts.WarehouseID,
-		HTTPTransport: opts.Transport,
+		HTTPTransport: reach,
 	}
 	cfg.RetryTimeoutSeconds = int(orDefault(opts.RetryTimeout, 30*time.Second) / time.Second)
 	cfg.HTTPTimeoutSeconds = int(orDefault(opts.HTTPTimeout, 60*time.Second) / time.Second)
@@ -111,6 +121,13 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, redact.Error(err))
 	}
 	redact.Register(cfg.Token, cfg.ClientSecret, cfg.AzureClientSecret, cfg.Password, cfg.GoogleCredentials)
+	reach.host = redact.String(cfg.Host)
+	if strings.EqualFold(cfg.AuthType, "external-browser") {
+		// Other Databricks tools' name for the user login (OAuth U2M); this SDK calls it
+		// databricks-cli and reads the token that `databricks auth login` caches.
+		logger().Debug("auth type external-browser read as databricks-cli (OAuth user login)")
+		cfg.AuthType = u2mAuthType
+	}
 
 	if cfg.Host == "" && cfg.AzureResourceID == "" {
 		where := "the environment"
@@ -127,14 +144,25 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	}
 	if err := cfg.Authenticate(probe); err != nil {
 		msg := redact.String(err.Error())
-		if strings.Contains(msg, "cannot configure default credentials") {
+		login := loginCommand(cfg.Host, cfg.Profile)
+		var expired *config.CliInvalidRefreshTokenError
+		switch {
+		case strings.Contains(msg, "cannot configure default credentials"):
 			// The SDK says the same when a secret is missing and when the one given was
 			// refused (oauth-m2m fetches a token with it, and a refusal drops to this).
 			if who := givenSecret(cfg); who != "" {
 				return nil, fmt.Errorf("%w: %s was rejected by %s: check that it is current and was issued for this workspace (%s)",
 					ErrUnauthenticated, who, cfg.Host, debugSummary(cfg))
 			}
-			return nil, fmt.Errorf("%w: no credentials for %s: %s (%s)", ErrConfig, cfg.Host, credentialsHint, debugSummary(cfg))
+			// Without a secret the SDK has also tried the Databricks CLI's token cache.
+			return nil, fmt.Errorf("%w: no credentials for %s: %s; or, to sign in as a user, run `%s` (%s)",
+				ErrConfig, cfg.Host, credentialsHint, login, debugSummary(cfg))
+		case errors.As(err, &expired):
+			return nil, fmt.Errorf("%w: the OAuth login for %s has expired (its refresh token is no longer valid): run `%s`, then run again",
+				ErrUnauthenticated, cfg.Host, login)
+		case cfg.AuthType == u2mAuthType:
+			return nil, fmt.Errorf("%w: no OAuth login for %s in the Databricks CLI's token cache (auth type %s): run `%s`, "+
+				"then run again (%s)", ErrConfig, cfg.Host, u2mAuthType, login, msg)
 		}
 		return nil, fmt.Errorf("%w: credentials for %s (auth type %s): %s", ErrConfig, cfg.Host, orUnknown(cfg.AuthType), msg)
 	}
@@ -149,15 +177,30 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, redact.Error(err))
 	}
 	c := &Client{
-		cfg:    cfg,
-		api:    api,
-		tables: catalog.NewTables(api),
-		creds:  catalog.NewTemporaryTableCredentials(api),
-		opts:   opts,
-		now:    time.Now,
+		cfg:       cfg,
+		api:       api,
+		transport: reach,
+		tables:    catalog.NewTables(api),
+		creds:     catalog.NewTemporaryTableCredentials(api),
+		opts:      opts,
+		now:       time.Now,
 	}
 	logger().Debug("databricks workspace resolved", "host", cfg.Host, "auth_type", cfg.AuthType, "profile", cfg.Profile)
 	return c, nil
+}
+
+// u2mAuthType is the SDK's auth type of the user login (OAuth U2M) through the Databricks CLI's
+// token cache.
+const u2mAuthType = "databricks-cli"
+
+// loginCommand returns the Databricks CLI command that logs a user in to host, under profile
+// when one is named.
+func loginCommand(host, profile string) string {
+	cmd := "databricks auth login --host " + host
+	if profile != "" {
+		cmd += " --profile " + profile
+	}
+	return cmd
 }
 
 // Host returns the workspace URL.

@@ -128,6 +128,13 @@ func classifyAPI(op, host, authType string, err error, h apiHints) error {
 		}
 		return e
 	}
+	var unreachable *UnreachableError
+	if errors.As(err, &unreachable) {
+		e.Kind = ErrUnreachable
+		e.Message = redact.String(unreachable.Error())
+		e.Hint = unreachableHint
+		return e
+	}
 	var ue *url.Error
 	var ne net.Error
 	var dnsErr *net.DNSError
@@ -143,6 +150,9 @@ func classifyAPI(op, host, authType string, err error, h apiHints) error {
 		e.Kind = ErrConfig
 		e.Message = redact.String(msg)
 		e.Hint = credentialsHint
+		if authType == u2mAuthType {
+			e.Hint = fmt.Sprintf("the OAuth user login for %s is missing or expired: run `%s`, then run again", host, loginCommand(host, ""))
+		}
 		return e
 	}
 	if strings.Contains(msg, "invalid character") || strings.Contains(msg, "unexpected end of JSON") ||

@@ -55,10 +55,7 @@ func (c *Client) Warehouse(ctx context.Context) (*Warehouse, error) {
 			return nil, fmt.Errorf("%w: workspace host %q: bad port", ErrConfig, redact.String(c.cfg.Host))
 		}
 	}
-	base := c.opts.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
+	base := c.transport
 	opts := []dbsql.ConnOption{
 		dbsql.WithServerHostname(scheme + "://" + u.Hostname()),
 		dbsql.WithPort(port),
@@ -77,7 +74,18 @@ func (c *Client) Warehouse(ctx context.Context) (*Warehouse, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sql warehouse %s%s: %w", c.cfg.Host, path, Classify(err))
 	}
-	return open(ctx, sql.OpenDB(conn), c.cfg.Host+path)
+	// The driver retries a failed connection for up to four attempts with growing waits:
+	// an unreachable workspace ends the ping at the first attempt instead.
+	pctx, failed := failFast(ctx)
+	w, err := open(pctx, sql.OpenDB(conn), c.cfg.Host+path)
+	if err == nil {
+		return w, nil
+	}
+	if ue := failed(); ue != nil {
+		return nil, fmt.Errorf("connect to sql warehouse %s%s: %w", redact.String(c.cfg.Host), path,
+			&SQLError{Class: ClassConnection, Message: redact.String(ue.Error()), Hint: unreachableHint, Err: ue})
+	}
+	return nil, err
 }
 
 // OpenDSN opens a warehouse from a complete databricks-sql-go DSN

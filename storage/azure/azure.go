@@ -15,6 +15,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -57,6 +58,11 @@ type Backend struct {
 	loc       string
 	base      string // loc without path and query, for messages
 	auth      string // how the backend authenticates, for messages (never the secret)
+	kind      authKind
+	account   string
+	// sas holds the parameters of the SAS in use (the latest vended one), for messages about
+	// its permissions and expiry; its signature is never printed.
+	sas atomic.Pointer[url.Values]
 
 	// Vended SAS tokens are short-lived: the container client is rebuilt around a fresh one
 	// before the current one expires.
@@ -180,9 +186,10 @@ func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backen
 	if a := os.Getenv(EnvAccount); a != "" {
 		account = a
 	}
+	b.account = account
 	switch {
 	case cfg.Credentials != nil:
-		b.auth = "vended SAS token"
+		b.auth, b.kind = "vended SAS token", authVended
 		b.refresh = func(ctx context.Context) (*container.Client, time.Time, error) {
 			c, err := cfg.Credentials(ctx)
 			if err != nil {
@@ -191,27 +198,34 @@ func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backen
 			if c.AzureSASToken == "" {
 				return nil, time.Time{}, errors.New("azure credentials: the credential provider returned no SAS token")
 			}
+			b.setSAS(c.AzureSASToken)
 			cc, err := withSAS(c.AzureSASToken)
 			return cc, c.Expires, err
 		}
 	case os.Getenv(EnvConnectionString) != "":
-		b.auth = EnvConnectionString
+		b.auth, b.kind = EnvConnectionString, authKey
+		if sas := connStringSAS(os.Getenv(EnvConnectionString)); sas != "" {
+			b.kind = authSAS
+			b.setSAS(sas)
+		}
 		b.cc, err = container.NewClientFromConnectionString(os.Getenv(EnvConnectionString), loc.Bucket, opts)
 	case os.Getenv(EnvAccountKey) != "":
-		b.auth = EnvAccountKey
+		b.auth, b.kind = EnvAccountKey, authKey
 		var cred *container.SharedKeyCredential
 		cred, err = container.NewSharedKeyCredential(account, os.Getenv(EnvAccountKey))
 		if err == nil {
 			b.cc, err = container.NewClientWithSharedKeyCredential(containerURL, cred, opts)
 		}
 	case os.Getenv(EnvSASToken) != "":
-		b.auth = EnvSASToken
+		b.auth, b.kind = EnvSASToken, authSAS
+		b.setSAS(os.Getenv(EnvSASToken))
 		b.cc, err = withSAS(os.Getenv(EnvSASToken))
 	case loc.Query.Get("sig") != "":
-		b.auth = "SAS token in the URL"
+		b.auth, b.kind = "SAS token in the URL", authSAS
+		b.setSAS(loc.Query.Encode())
 		b.cc, err = withSAS(loc.Query.Encode())
 	default:
-		b.auth = "Azure default credential"
+		b.auth, b.kind = "Azure default credential", authToken
 		var cred *azidentity.DefaultAzureCredential
 		cred, err = azidentity.NewDefaultAzureCredential(nil)
 		if err == nil {
@@ -507,13 +521,17 @@ func (b *Backend) fail(op, key string, err error, conditional bool) error {
 		st := status(err)
 		switch {
 		case bloberror.HasCode(err, bloberror.ContainerNotFound):
-			return storage.ClassPermanent, fmt.Sprintf("container %q does not exist", b.container)
+			return storage.ClassPermanent, fmt.Sprintf("container %q does not exist in account %q: check the "+
+				"container and account in the URL (abfss://<container>@<account>.dfs.core.windows.net/<path>)", b.container, b.account)
 		case bloberror.HasCode(err, bloberror.BlobNotFound) || st == http.StatusNotFound:
 			return storage.ClassNotExist, ""
 		case bloberror.HasCode(err, bloberror.ConditionNotMet) || st == http.StatusPreconditionFailed && conditional:
 			return storage.ClassPreconditionFailed, ""
-		case bloberror.HasCode(err, bloberror.AuthenticationFailed, bloberror.AuthorizationFailure, bloberror.AuthorizationPermissionMismatch):
-			return storage.ClassPermanent, fmt.Sprintf("access refused (credentials: %s)", b.auth)
+		case bloberror.HasCode(err, bloberror.AuthenticationFailed, bloberror.AuthorizationFailure,
+			bloberror.AuthorizationPermissionMismatch, bloberror.AuthorizationResourceTypeMismatch) || st == http.StatusForbidden:
+			return storage.ClassPermanent, b.refusedNote(op, err)
+		case isNoCredential(err):
+			return storage.ClassPermanent, noCredentialHint
 		case bloberror.HasCode(err, bloberror.ServerBusy, bloberror.OperationTimedOut, bloberror.InternalError) ||
 			storage.RetryableStatus(st) || storage.IsTransientNetwork(err):
 			return storage.ClassTransient, ""

@@ -35,6 +35,12 @@ func NewFactory() storage.Factory { return storage.NewFactory("gs", New) }
 // say (the S3 and Azure SDKs bound theirs too).
 const DefaultMaxAttempts = 5
 
+// noCredentialsHint says how to give the client credentials when Application Default
+// Credentials find none.
+const noCredentialsHint = "no Google credentials found: run `gcloud auth application-default login`, " +
+	"or set GOOGLE_APPLICATION_CREDENTIALS to a service account key file (or name the table with --table " +
+	"to use the credentials Unity Catalog vends for it)"
+
 // Backend is a bucket and prefix on Google Cloud Storage.
 type Backend struct {
 	client   *gstorage.Client
@@ -43,6 +49,7 @@ type Backend struct {
 	root     string // "" or a prefix ending in "/"
 	pageSize int
 	loc      string
+	vended   bool // the token comes from cfg.Credentials (Unity Catalog)
 }
 
 var (
@@ -87,6 +94,9 @@ func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backen
 	}
 	client, err := gstorage.NewClient(ctx, opts...)
 	if err != nil {
+		if strings.Contains(err.Error(), "could not find default credentials") {
+			return nil, fmt.Errorf("gcs client: %s: %w", noCredentialsHint, storage.RedactError(err))
+		}
 		return nil, fmt.Errorf("gcs client: %w", storage.RedactError(err))
 	}
 	// The SDK's default retries an idempotent request until its context ends (a refused
@@ -116,6 +126,7 @@ func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backen
 		pageSize: DefaultPageSize,
 		root:     loc.KeyPrefix(),
 		loc:      loc.String(),
+		vended:   cfg.Credentials != nil && cfg.GCSEndpoint == "",
 	}
 	if cfg.PageSize > 0 {
 		b.pageSize = min(cfg.PageSize, DefaultPageSize)
@@ -303,13 +314,25 @@ func code(err error) int {
 
 // fail translates an SDK error with storage.RequestError: not found, a failed generation
 // match (412, only for a conditional request), and throttling, 5xx answers and dropped
-// connections (transient). A missing bucket is permanent and named.
+// connections (transient). A missing bucket, missing or refused credentials (401) and a
+// missing permission (403) are permanent, each with a note that says what to do.
 func (b *Backend) fail(op, key string, err error, conditional bool) error {
 	return storage.RequestError(op, b.url(key), err, func(err error) (storage.ErrorClass, string) {
 		status := code(err)
 		switch {
 		case errors.Is(err, gstorage.ErrBucketNotExist):
-			return storage.ClassPermanent, fmt.Sprintf("bucket %q does not exist", b.name)
+			return storage.ClassPermanent, fmt.Sprintf("bucket %q does not exist: check the bucket name in the gs:// URL", b.name)
+		case status == http.StatusUnauthorized && b.vended:
+			return storage.ClassPermanent, "GCS refused the OAuth token Unity Catalog vended for the table (HTTP 401); " +
+				"run again for a fresh one, or read with the environment's credentials (--storage-auth default)"
+		case status == http.StatusUnauthorized:
+			return storage.ClassPermanent, "the request carries no valid Google credentials (HTTP 401): run " +
+				"`gcloud auth application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS to a service " +
+				"account key file"
+		case status == http.StatusForbidden:
+			perm, role := gcsPermission(op)
+			return storage.ClassPermanent, fmt.Sprintf("the principal in use lacks %s on bucket %q (HTTP 403): "+
+				"grant it a role that includes it, such as %s, or use another identity", perm, b.name, role)
 		case errors.Is(err, gstorage.ErrObjectNotExist) || status == http.StatusNotFound:
 			return storage.ClassNotExist, ""
 		case status == http.StatusPreconditionFailed && conditional:
@@ -319,6 +342,24 @@ func (b *Backend) fail(op, key string, err error, conditional bool) error {
 		}
 		return storage.ClassPermanent, ""
 	})
+}
+
+// gcsPermission names the IAM permission request op needs and a predefined role that grants
+// it.
+func gcsPermission(op string) (perm, role string) {
+	switch op {
+	case "list":
+		return "storage.objects.list", "Storage Object Viewer (roles/storage.objectViewer)"
+	case "stat", "read":
+		return "storage.objects.get", "Storage Object Viewer (roles/storage.objectViewer)"
+	case "delete":
+		return "storage.objects.delete", "Storage Object User (roles/storage.objectUser)"
+	case "put":
+		return "storage.objects.create", "Storage Object Creator (roles/storage.objectCreator)"
+	case "copy":
+		return "storage.objects.get and storage.objects.create", "Storage Object User (roles/storage.objectUser)"
+	}
+	return "storage.objects.list and storage.objects.get", "Storage Object Viewer (roles/storage.objectViewer)"
 }
 
 // Put implements storage.Putter with one upload (a single request up to the writer's chunk

@@ -48,6 +48,10 @@ type Backend struct {
 	loc      string
 	// plainHTTP is set for an endpoint without TLS (an emulator).
 	plainHTTP bool
+	// endpointURL is the configured S3-compatible endpoint, "" for AWS.
+	endpointURL string
+	// vended is set when the credentials come from cfg.Credentials (Unity Catalog).
+	vended bool
 }
 
 var (
@@ -122,7 +126,9 @@ func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backen
 		root:   loc.KeyPrefix(),
 		loc:    loc.String(),
 
-		plainHTTP: strings.HasPrefix(strings.ToLower(cfg.S3Endpoint), "http://"),
+		plainHTTP:   strings.HasPrefix(strings.ToLower(cfg.S3Endpoint), "http://"),
+		endpointURL: redact.String(cfg.S3Endpoint),
+		vended:      cfg.Credentials != nil,
 	}
 	if cfg.PageSize > 0 {
 		b.pageSize = int32(min(cfg.PageSize, 1000))
@@ -372,7 +378,7 @@ func (b *Backend) DeleteBatch(ctx context.Context, reqs []storage.DeleteRequest)
 		code := aws.ToString(e.Code)
 		apiErr := fmt.Errorf("%s: %s", code, aws.ToString(e.Message))
 		err := storage.RequestError("delete", b.url(reqs[i].Key), apiErr, func(err error) (storage.ErrorClass, string) {
-			return b.classify(code, 0, err)
+			return b.classify("delete", code, 0, err)
 		})
 		if reqs[i].Cond.IsZero() && errors.Is(err, storage.ErrNotExist) {
 			continue // already gone, as an unconditional Delete accepts
@@ -404,14 +410,15 @@ func (b *Backend) fail(op, key string, err error) error {
 		if errors.As(err, &ae) {
 			code = ae.ErrorCode()
 		}
-		return b.classify(code, statusOf(err), err)
+		return b.classify(op, code, statusOf(err), err)
 	})
 }
 
-// classify sorts a failed request by its S3 error code and HTTP status: not found, a failed
-// If-Match, and throttling, 5xx answers and dropped connections (transient). A missing bucket
-// is permanent and named.
-func (b *Backend) classify(code string, status int, err error) (storage.ErrorClass, string) {
+// classify sorts failed request op by its S3 error code and HTTP status: not found, a failed
+// If-Match, and throttling, 5xx answers and dropped connections (transient). A missing bucket,
+// refused credentials (an unknown access key, a wrong secret, an expired session) and a
+// missing permission are permanent, each with a note that says what to check.
+func (b *Backend) classify(op, code string, status int, err error) (storage.ErrorClass, string) {
 	switch {
 	case code == "NoSuchBucket":
 		return storage.ClassPermanent, fmt.Sprintf("bucket %q does not exist", b.bucket)
@@ -419,11 +426,31 @@ func (b *Backend) classify(code string, status int, err error) (storage.ErrorCla
 		return storage.ClassPermanent, "no usable AWS credentials (set AWS_ACCESS_KEY_ID and " +
 			"AWS_SECRET_ACCESS_KEY, or AWS_PROFILE, or run where an instance role applies; or name the " +
 			"table with --table to use the credentials Unity Catalog vends for it)"
-	case code == "AccessDenied" || code == "AllAccessDisabled" || status == http.StatusForbidden:
-		return storage.ClassPermanent, "access denied: the credentials in use may not list or read this " +
-			"prefix (s3:ListBucket, s3:GetObject)"
-	case code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "ExpiredToken":
-		return storage.ClassPermanent, "the AWS credentials in use are not valid (" + code + ")"
+	case (code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "ExpiredToken" ||
+		code == "TokenRefreshRequired" || code == "InvalidToken") && b.vended:
+		return storage.ClassPermanent, fmt.Sprintf("%s refused the temporary credentials Unity Catalog vended for "+
+			"the table (%s); run again for fresh ones, check that the endpoint and region are the table's "+
+			"(--s3-endpoint, --s3-region), or read with the environment's credentials (--storage-auth default)", b.endpoint(), code)
+	case code == "InvalidAccessKeyId":
+		return storage.ClassPermanent, fmt.Sprintf("the access key id is not valid: %s does not know it (%s); "+
+			"check AWS_ACCESS_KEY_ID or the profile in use (AWS_PROFILE), and that the key was issued for this "+
+			"endpoint and region (--s3-endpoint, --s3-region)", b.endpoint(), code)
+	case code == "SignatureDoesNotMatch":
+		return storage.ClassPermanent, fmt.Sprintf("the secret access key does not match the access key id (%s); "+
+			"check AWS_SECRET_ACCESS_KEY or the profile in use (AWS_PROFILE)", code)
+	case code == "ExpiredToken" || code == "TokenRefreshRequired":
+		return storage.ClassPermanent, fmt.Sprintf("the session credentials have expired (%s); refresh them "+
+			"(aws sso login, aws sts assume-role or a new AWS_SESSION_TOKEN) and run again", code)
+	case code == "InvalidToken":
+		return storage.ClassPermanent, fmt.Sprintf("the session token is not valid (%s); check AWS_SESSION_TOKEN, "+
+			"which must come with the access key it was issued with", code)
+	case code == "AccessDenied" || code == "AllAccessDisabled":
+		return storage.ClassPermanent, "access denied: the credentials in use may not " + s3Permission(op) + " this prefix"
+	case status == http.StatusForbidden:
+		// HEAD answers carry no error code: a key S3 does not know looks like a missing
+		// permission.
+		return storage.ClassPermanent, "access denied (HTTP 403 without an error code): the credentials in use may not " +
+			s3Permission(op) + " this prefix, or the access key itself is not valid for " + b.endpoint()
 	case code == "NoSuchKey" || code == "NotFound" || status == http.StatusNotFound:
 		return storage.ClassNotExist, ""
 	case code == "PreconditionFailed" || status == http.StatusPreconditionFailed:
@@ -435,6 +462,31 @@ func (b *Backend) classify(code string, status int, err error) (storage.ErrorCla
 		return storage.ClassTransient, ""
 	}
 	return storage.ClassPermanent, ""
+}
+
+// s3Permission names what op needs, for the note of an access-denied answer.
+func s3Permission(op string) string {
+	switch op {
+	case "list":
+		return "list (s3:ListBucket)"
+	case "stat", "read":
+		return "read (s3:GetObject)"
+	case "delete", "delete batch":
+		return "delete (s3:DeleteObject)"
+	case "put":
+		return "write (s3:PutObject)"
+	case "copy":
+		return "copy (s3:GetObject on the source, s3:PutObject on the destination)"
+	}
+	return "list or read (s3:ListBucket, s3:GetObject)"
+}
+
+// endpoint names where the backend's requests go, for messages.
+func (b *Backend) endpoint() string {
+	if b.endpointURL != "" {
+		return b.endpointURL
+	}
+	return "S3 (region " + b.region + ")"
 }
 
 // sdkLogger routes the AWS SDK's log lines (such as its instance-metadata fallback warnings) to

@@ -239,6 +239,17 @@ func demoRun(ctx context.Context, o *DemoOptions) (err error) {
 		}
 	}
 
+	stage := "/Volumes/main/sales/staging/orders-recovery"
+	d.note("Before loading, doctor checks what each step will need (identity, warehouse, privileges,\n" +
+		"# credentials, read and delete access, and whether the warehouse may read the fallback folder):")
+	if _, err := d.step(nil, []int{ExitOK, ExitFailure}, "doctor", demo.Table); err != nil {
+		return err
+	}
+	d.note("With a volume to stage to, nothing stands in the way:")
+	if _, err := d.step(nil, []int{ExitOK}, "doctor", demo.Table, "--stage-to", stage); err != nil {
+		return err
+	}
+
 	reload := []string{"reload", demo.Table, "--rename", "customer_id=customer_key", "--yes"}
 	d.note("Reload straight from the fallback folder: the warehouse refuses to read the managed path:")
 	code, err := d.step(nil, []int{ExitFailure}, reload...)
@@ -247,7 +258,6 @@ func demoRun(ctx context.Context, o *DemoOptions) (err error) {
 	}
 	fmt.Fprintf(out, "[exit status %d: %s; nothing was loaded]\n", code, exitMeaning(code))
 
-	stage := "/Volumes/main/sales/staging/orders-recovery"
 	d.note("Reload staged to a Unity Catalog volume: copies checked, then COPY INTO from the copies:")
 	if _, err := d.step(nil, []int{ExitOK, ExitPartial}, append(reload, "--stage-to", stage)...); err != nil {
 		return err

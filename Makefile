@@ -8,7 +8,7 @@ TAGS      ?= duckdb demo
 # Flags for `make demo`, for example DEMOFLAGS='--keep --files 500'.
 DEMOFLAGS ?=
 
-.PHONY: all build demo test lint deps clean
+.PHONY: all build demo test lint deps docs docs-check clean
 
 all: build
 
@@ -30,6 +30,15 @@ lint:
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet -tags '$(TAGS)' ./...
 	CGO_ENABLED=0 $(GO) build -o /dev/null .
+
+# The generated documentation: the command reference (docs/cli.md) and the man pages (docs/man).
+docs:
+	$(GO) run ./internal/gendocs -out docs
+
+# Fails when the generated documentation is not the committed one.
+docs-check: docs
+	@git diff --exit-code --stat -- docs/ || { echo "make docs changed docs/: commit the result"; exit 1; }
+	@test -z "$$(git ls-files --others --exclude-standard -- docs/)" || { echo "make docs added files under docs/: commit them"; git ls-files --others --exclude-standard -- docs/; exit 1; }
 
 clean:
 	rm -rf bin

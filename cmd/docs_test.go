@@ -2,77 +2,46 @@ package cmd
 
 import (
 	"bytes"
-	"flag"
-	"fmt"
 	"os"
-	"strings"
 	"testing"
-
-	"github.com/spf13/cobra"
-	"github.com/zbrecover/zbrecover/internal/iostreams"
 )
 
-var updateDocs = flag.Bool("update-docs", false, "rewrite docs/cli.md from the command tree")
-
 // TestCLIReference keeps docs/cli.md equal to the commands' own help: change a command's help
-// text, then run `go test ./cmd -run TestCLIReference -update-docs`.
+// text, then run `make docs`.
 func TestCLIReference(t *testing.T) {
-	io, _, _, _ := iostreams.Test()
-	root := NewRootCmd(NewFactory(io))
-	// Commands compiled in only with build tags (the demo) are not part of the release binary.
-	for _, c := range root.Commands() {
-		if c.Name() == "demo" {
-			root.RemoveCommand(c)
-		}
-	}
 	var b bytes.Buffer
-	b.WriteString("# Command reference\n\nGenerated from the commands' help (`go test ./cmd -run TestCLIReference -update-docs`); do not edit.\n")
-	writeCommandDoc(&b, root)
-	const path = "../docs/cli.md"
-	if *updateDocs {
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
+	if err := WriteReference(&b); err != nil {
+		t.Fatal(err)
 	}
-	have, err := os.ReadFile(path)
+	have, err := os.ReadFile("../docs/cli.md")
 	if err != nil {
-		t.Fatalf("%v (run go test ./cmd -run TestCLIReference -update-docs)", err)
+		t.Fatalf("%v (run make docs)", err)
 	}
 	if !bytes.Equal(have, b.Bytes()) {
-		t.Fatalf("docs/cli.md is out of date: run go test ./cmd -run TestCLIReference -update-docs")
+		t.Fatalf("docs/cli.md is out of date: run make docs")
 	}
 }
 
-func writeCommandDoc(b *bytes.Buffer, c *cobra.Command) {
-	if c.Hidden || (c.Name() == "help") {
-		return
+// TestManPages: one page per command of the release binary, the same bytes on every run.
+func TestManPages(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	if err := WriteManPages(a); err != nil {
+		t.Fatal(err)
 	}
-	if c.Runnable() || c.HasParent() == false {
-		fmt.Fprintf(b, "\n## %s\n\n", c.CommandPath())
-		long := c.Long
-		if long == "" {
-			long = c.Short
+	if err := WriteManPages(b); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"zbrecover.1", "zbrecover-inspect.1", "zbrecover-reload.1", "zbrecover-cleanup.1", "zbrecover-doctor.1"} {
+		pa, err := os.ReadFile(a + "/" + name)
+		if err != nil {
+			t.Fatal(err)
 		}
-		b.WriteString(strings.TrimSpace(long) + "\n")
-		if c.Runnable() {
-			fmt.Fprintf(b, "\n```\n%s\n```\n", c.UseLine())
-		}
-		if c.Example != "" {
-			fmt.Fprintf(b, "\nExamples:\n\n```\n%s\n```\n", strings.TrimRight(c.Example, "\n"))
-		}
-		if fl := c.NonInheritedFlags().FlagUsages(); fl != "" {
-			fmt.Fprintf(b, "\nFlags:\n\n```\n%s```\n", fl)
-		}
-		if !c.HasParent() {
-			fmt.Fprintf(b, "\nGlobal flags (every command):\n\n```\n%s```\n", c.PersistentFlags().FlagUsages())
+		pb, _ := os.ReadFile(b + "/" + name)
+		if !bytes.Equal(pa, pb) || !bytes.Contains(pa, []byte(".TH \"ZBRECOVER\"")) {
+			t.Errorf("%s: not the same twice, or no header:\n%.300s", name, pa)
 		}
 	}
-	for _, sub := range c.Commands() {
-		if sub.Name() == "completion" && c.HasParent() == false {
-			fmt.Fprintf(b, "\n## %s\n\n%s\n", sub.CommandPath(), sub.Short)
-			continue
-		}
-		writeCommandDoc(b, sub)
+	if _, err := os.Stat(a + "/zbrecover-demo.1"); err == nil {
+		t.Error("a man page for demo, which the release binary does not have")
 	}
 }

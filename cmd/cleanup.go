@@ -66,7 +66,8 @@ Deleting needs write access to the table's storage with the store's own credenti
 so they usually cannot delete. A refused delete says which credentials were used.
 
 ` + targetHelp + `
-` + exitCodesHelp + `
+` + exitHelp(exitLine{ExitVerify, "the run is not cleanable (a batch open, failed or mismatched): nothing deleted"},
+			exitLine{ExitPartial, "partial: some deletes failed or were refused; the rest is journaled, run again"}) + `
 
 Cleanup exits 4 when the run is not verified, 5 when some file was skipped (changed) or
 could not be deleted (each is listed with the reason), 130 when interrupted.`,

@@ -67,7 +67,7 @@ It exits 0 when every step answered as expected. Without --dir the example (tabl
 journal) goes to a new temporary directory that is removed at the end (unless --keep). With
 --dir it is written to DIR/orders (which must not exist or be empty) and kept. The local
 workspace stops at the end: nothing is left running.
-` + exitCodesHelp,
+` + exitHelp(exitLine{ExitFailure, "a step did not answer as expected (the demo says which)"}),
 		Example: `  zbrecover demo
   zbrecover demo --files 500 --keep
   zbrecover demo --dir ./example`,

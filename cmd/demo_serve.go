@@ -53,7 +53,7 @@ loaded: in the warehouse the table starts empty.
 
 --log FILE appends one JSON line per statement: its text, outcome, error class, SQLSTATE
 and rows.
-` + exitCodesHelp,
+` + exitHelp(),
 		Example: `  zbrecover demo serve --table main.sales.orders=./orders
   eval "$(zbrecover demo serve --table main.sales.orders=./orders | head -3)"   # in another shell: copy the exports`,
 		Args: exactArgs(0),

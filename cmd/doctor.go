@@ -63,7 +63,7 @@ Then it says, for each step (inspect, reload, verify, cleanup), which checks it 
 whether they passed. Give the same --stage-to as the reload will, so that staging is checked.
 
 ` + targetHelp + `
-` + exitCodesHelp + `
+` + exitHelp(exitLine{ExitFailure, "a check failed (each failed check says what to do), or an error"}) + `
 
 Doctor exits 0 when no check failed (warnings allowed; a check that was not run, such as the
 delete check under --no-write-probe, leaves its step "unknown"), 1 when a check failed (the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/zbrecover/zbrecover/target"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -22,7 +23,7 @@ const (
 	ExitTerminated  = 143 // terminated (SIGTERM)
 )
 
-// exitCodesHelp is appended to every command's long help.
+// exitCodesHelp is the root help's exit status block: every code. Commands list theirs with exitHelp.
 const exitCodesHelp = `
 Exit status:
   0    ok (including "nothing to do")
@@ -33,6 +34,39 @@ Exit status:
   5    partial: some files unreadable or failed, the rest done
   130  interrupted (SIGINT, Ctrl-C)
   143  terminated (SIGTERM)`
+
+// exitLine is one line of a command's exit status help: a code and what it means for that
+// command.
+type exitLine struct {
+	code    int
+	meaning string
+}
+
+// exitHelp is the exit status block of a command's help: 0, 1 and 2, then the codes the
+// command can return besides (lines, in order), then 130 and 143. Only codes the command can
+// return are listed; exitCodesHelp, the root's, lists them all.
+func exitHelp(lines ...exitLine) string {
+	var b strings.Builder
+	b.WriteString("\nExit status:\n")
+	write := func(code int, meaning string) { fmt.Fprintf(&b, "  %-4d %s\n", code, meaning) }
+	write(ExitOK, "ok (including \"nothing to do\")")
+	failure := "error"
+	for _, l := range lines {
+		if l.code == ExitFailure {
+			failure = l.meaning
+		}
+	}
+	write(ExitFailure, failure)
+	write(ExitUsage, "usage error (bad flags or arguments)")
+	for _, l := range lines {
+		if l.code != ExitFailure {
+			write(l.code, l.meaning)
+		}
+	}
+	write(ExitInterrupted, "interrupted (SIGINT, Ctrl-C)")
+	write(ExitTerminated, "terminated (SIGTERM)")
+	return strings.TrimRight(b.String(), "\n")
+}
 
 // FlagError is a usage error: the command's usage is printed and the exit code is 2.
 type FlagError struct{ Err error }

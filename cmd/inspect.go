@@ -94,7 +94,8 @@ Listing a large fallback folder is split into key ranges listed at once where th
 start a listing after a key (S3). Storage requests run under an adaptive limit: throttled
 answers (429, 503, SlowDown) halve the requests in flight, down to 1; answers without one
 raise them back by one per round, up to --concurrency. -v shows the limit as it moves.
-` + exitCodesHelp + `
+` + exitHelp(exitLine{ExitSchema, "some schema group blocks the load into the table as it is (wins over 5)"},
+			exitLine{ExitPartial, "partial: some files are unreadable; the report covers the rest"}) + `
 
 Inspect exits with 3 when some schema group blocks the load, and with 5 when some files are
 unreadable (the report lists them with the reason); when both apply, 3 wins.

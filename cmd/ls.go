@@ -63,7 +63,7 @@ as a Go-quoted string. The summary goes to stderr.
 Credentials come from each store's usual sources: the AWS default chain (environment, profile,
 instance role), Google Application Default Credentials, and for Azure AZURE_STORAGE_CONNECTION_STRING,
 AZURE_STORAGE_KEY, AZURE_STORAGE_SAS_TOKEN or the Azure default credential chain.
-` + exitCodesHelp,
+` + exitHelp(),
 		Example: `  zbrecover ls s3://bucket/tables/orders/_zerobus/
   zbrecover ls abfss://lake@acct.dfs.core.windows.net/orders --output json
   zbrecover ls ./local/table --limit 20`,

@@ -60,7 +60,7 @@ for a row group. Values are shown as Spark reads them: nested values as JSON, de
 binary as base64, timestamps in RFC3339 (UTC with "Z"; timestamp_ntz without a zone).
 
 ` + targetHelp + `
-` + exitCodesHelp,
+` + exitHelp(exitLine{ExitPartial, "partial: some files could not be previewed; the others are shown"}),
 		Example: `  zbrecover preview s3://bucket/tables/orders
   zbrecover preview s3://bucket/tables/orders --group 3f2a -n 5 --columns id,payload
   zbrecover preview ./table --file 2024/05/part-0001.parquet --format csv

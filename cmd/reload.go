@@ -111,11 +111,11 @@ On a terminal, reload shows the plan and asks before the first load; without one
 
 The journal is kept in ` + "`$XDG_STATE_HOME/zbrecover`" + ` (or ~/.local/state/zbrecover), or at
 --journal URL on any store that can write (one object per record, created once).
-` + exitCodesHelp + `
-
-Reload exits 3 when a schema group blocks the load, 4 when a batch inserted another number of
-rows than its files hold, 5 when some files are unreadable or some batch could not be
-verified, 130 when interrupted.`,
+` + exitHelp(
+			exitLine{ExitFailure, "error, or a batch failed, or the warehouse may not read the files (LOCATION_OVERLAP: stage them)"},
+			exitLine{ExitSchema, "a schema group blocks the load, or the VALIDATE preflight refused it: nothing loaded"},
+			exitLine{ExitVerify, "a batch inserted another number of rows than its files hold"},
+			exitLine{ExitPartial, "partial: files unreadable or changed were left behind, or a batch is unknown (run again)"}),
 		Example: `  zbrecover reload main.sales.orders --dry-run
   zbrecover reload main.sales.orders --rename customer_id=customer_key --yes
   zbrecover reload --table main.sales.orders --root s3://lake/orders --yes -o json`,

@@ -105,7 +105,7 @@ JSON) and --from uc (Unity Catalog column type_json) need a Databricks connectio
 column mapping); --output ddl prints a Spark column list; --output json prints the columns,
 the Delta schema JSON and the log details. Both are usable with inspect --schema-file, but
 only the JSON keeps column-mapping physical names, which fallback files may carry.
-` + exitCodesHelp,
+` + exitHelp(),
 		Example: `  zbrecover schema s3://bucket/tables/orders
   zbrecover schema ./orders --output ddl > orders.ddl
   zbrecover schema abfss://lake@acct.dfs.core.windows.net/orders -o json`,

@@ -48,10 +48,7 @@ Zerobus also published; a load by key does not.
 ` + keysHelp + `
 
 ` + targetHelp + `
-` + exitCodesHelp + `
-
-Verify exits 4 when any batch's counts do not agree or are not known, or when keys of the
-run's files are missing from the table.`,
+` + exitHelp(exitLine{ExitVerify, "a batch's counts do not agree or are not known, or keys of the run's files are missing from the table"}),
 		Example: `  zbrecover verify main.sales.orders
   zbrecover verify main.sales.orders --run 20261201T101500Z-1a2b3c4d -o json
   zbrecover verify main.sales.orders --key id`,
@@ -192,7 +189,7 @@ With --run ID it lists every file of the run with its expected rows (from its fo
 batch, the batch's state, the table version that settled it (when one did) and its deletion.
 
 ` + targetHelp + `
-` + exitCodesHelp,
+` + exitHelp(),
 		Example: `  zbrecover history
   zbrecover history main.sales.orders
   zbrecover history main.sales.orders --run 20261201T101500Z-1a2b3c4d -o json`,

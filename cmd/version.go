@@ -12,7 +12,11 @@ func NewCmdVersion(f *Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
-		Args:  cobra.NoArgs,
+		Long: `Version prints zbrecover's version, the Go version it was built with and the platform.
+` + exitHelp(),
+		Example: `  zbrecover version
+  zbrecover version -o json`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if f.Global.JSON() {
 				return printJSON(f, map[string]string{"version": Version, "go": runtime.Version(),

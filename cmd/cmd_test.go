@@ -31,7 +31,7 @@ func TestRootHelpAndVersion(t *testing.T) {
 		t.Fatalf("version: code %d, out %q", code, out)
 	}
 	code, out, _ = run(t, "--output", "json", "version")
-	var v map[string]string
+	var v map[string]any
 	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v["version"] == "" {
 		t.Fatalf("version json: code %d, out %q", code, out)
 	}

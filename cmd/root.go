@@ -217,6 +217,8 @@ table name catalog.schema.table resolved through Unity Catalog.
 
 COPY INTO's guarantee is at-least-once: it skips files it already loaded, never rows, so a
 record that Zerobus both published and parked can end up twice.
+
+` + completionHelp + `
 ` + exitCodesHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -275,6 +277,7 @@ record that Zerobus both published and parked can end up twice.
 	for _, add := range extraCommands {
 		root.AddCommand(add(f))
 	}
+	registerCompletions(root)
 	return root
 }
 

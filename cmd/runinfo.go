@@ -42,7 +42,8 @@ func osUser() string {
 // It returns what it logged, for the summary.
 func runHeader(ctx context.Context, f *Factory, withWorkspace bool) *runSummary {
 	b := readBuildInfo()
-	s := &runSummary{CommandLine: commandLine(f.args), Version: b.short(), OSUser: osUser(), Started: time.Now().UTC()}
+	s := &runSummary{CommandLine: commandLine(f.args), Version: b.short(), OSUser: osUser(), Started: time.Now().UTC(),
+		Files: -1, Rows: -1, Inserted: -1}
 	s.Machine, _ = os.Hostname()
 	if ws := f.workspace(); withWorkspace && ws != nil {
 		if c, err := ws.Client(ctx); err == nil {
@@ -89,8 +90,6 @@ type runSummary struct {
 	RunStatus    string
 	Notes        []string
 }
-
-func newRunSummary() *runSummary { return &runSummary{Files: -1, Rows: -1, Inserted: -1} }
 
 // addSummaryFlag adds --summary to c.
 func addSummaryFlag(c *cobra.Command, path *string) {

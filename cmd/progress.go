@@ -24,7 +24,10 @@ func progressEnabled(f *Factory) bool {
 // added. While it is live, status lines (f.status: the log, notices) are printed above the
 // bars and stay on screen. When progress is not enabled it draws nothing and costs nothing.
 type progress struct {
-	f    *Factory
+	f  *Factory
+	on bool
+	// p is started with the first bar: until then status lines go straight to stderr (a
+	// container without bars would not draw the lines written just before it ends).
 	p    *mpb.Progress
 	mu   sync.Mutex
 	bars map[string]*progressBar
@@ -33,18 +36,10 @@ type progress struct {
 // progressBar is one bar of a progress, counting its unit ("files", "batches").
 type progressBar struct{ bar *mpb.Bar }
 
-// newBars starts a progress container on stderr (nothing when progress is not enabled).
+// newBars returns the progress of a step on stderr; it draws nothing when progress is not
+// enabled.
 func newBars(f *Factory) *progress {
-	pg := &progress{f: f, bars: map[string]*progressBar{}}
-	if !progressEnabled(f) {
-		return pg
-	}
-	pg.p = mpb.New(mpb.WithOutput(f.IO.ErrOut), mpb.WithWidth(40),
-		// Refresh, and redraw in place, even when mpb does not recognise the writer as a
-		// terminal: the caller already decided stderr is one.
-		mpb.WithAutoRefresh(), mpb.ForceTTY())
-	f.status.attach(pg.p)
-	return pg
+	return &progress{f: f, on: progressEnabled(f), bars: map[string]*progressBar{}}
 }
 
 // bar returns the bar named name, adding it below the others on first use.
@@ -55,6 +50,13 @@ func (pg *progress) bar(name, unit string) *progressBar {
 		return b
 	}
 	b := &progressBar{}
+	if pg.on && pg.p == nil {
+		pg.p = mpb.New(mpb.WithOutput(pg.f.IO.ErrOut), mpb.WithWidth(40),
+			// Refresh, and redraw in place, even when mpb does not recognise the writer
+			// as a terminal: the caller already decided stderr is one.
+			mpb.WithAutoRefresh(), mpb.ForceTTY())
+		pg.f.status.attach(pg.p)
+	}
 	if pg.p != nil {
 		b.bar = pg.p.AddBar(0,
 			mpb.PrependDecorators(decor.Name(name+" "), decor.CountersNoUnit("%d / %d "+unit)),
@@ -83,7 +85,10 @@ func (b *progressBar) set(done, total int) {
 // done completes (or, after a failure, abandons) every bar, waits for their last render and
 // hands stderr back to plain status lines.
 func (pg *progress) done(ok bool) {
-	if pg.p == nil {
+	pg.mu.Lock()
+	started := pg.p != nil
+	pg.mu.Unlock()
+	if !started {
 		return
 	}
 	pg.f.status.closing()

@@ -13,7 +13,7 @@ DEMOFLAGS ?=
 all: build
 
 build:
-	CGO_ENABLED=0 $(GO) build -o $(BIN) .
+	CGO_ENABLED=0 $(GO) build -buildvcs=auto -o $(BIN) .
 
 # The whole recovery on a generated local example, with no cloud account.
 demo:

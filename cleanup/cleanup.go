@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -246,6 +247,9 @@ type Options struct {
 	Log *slog.Logger
 	// Progress, when set, is told the files done so far and the total after each chunk.
 	Progress func(done, total int)
+	// ArchiveProgress, when set with Archive, is told the archive copies made and checked so
+	// far (or found already there) and the total, after each file.
+	ArchiveProgress func(done, total int)
 }
 
 // FileResult is what happened to one file.
@@ -345,6 +349,18 @@ func RunPlan(ctx context.Context, b storage.Backend, st *journal.State, p *Plan,
 	}
 	defer func() { r.Limiter = lim.Stats() }()
 	done := 0
+	var archived atomic.Int64
+	onArchived := func() {
+		if o.ArchiveProgress != nil {
+			o.ArchiveProgress(int(archived.Add(1)), len(p.Delete))
+		}
+	}
+	if o.Archive != nil && o.ArchiveProgress != nil {
+		o.ArchiveProgress(0, len(p.Delete))
+	}
+	if o.Progress != nil {
+		o.Progress(0, len(p.Delete))
+	}
 	for lo := 0; lo < len(p.Delete); lo += chunk {
 		ts := p.Delete[lo:min(lo+chunk, len(p.Delete))]
 		if err := ctx.Err(); err != nil {
@@ -361,7 +377,7 @@ func RunPlan(ctx context.Context, b storage.Backend, st *journal.State, p *Plan,
 			r.finish()
 			return r, fmt.Errorf("journal the delete intent (nothing of this chunk was deleted): %w", err)
 		}
-		res := deleteChunk(ctx, b, ts, lim, conc, o.Archive)
+		res := deleteChunk(ctx, b, ts, lim, conc, o.Archive, onArchived)
 		var recs []journal.DeletedResult
 		for i, fr := range res {
 			if fr.Status == "" {
@@ -433,7 +449,7 @@ func (r *Report) finish() {
 
 // deleteChunk archives (when asked) and deletes ts. A result with no status was interrupted
 // before its outcome was known.
-func deleteChunk(ctx context.Context, b storage.Backend, ts []Target, lim *storage.AIMD, conc int, archive storage.Backend) []FileResult {
+func deleteChunk(ctx context.Context, b storage.Backend, ts []Target, lim *storage.AIMD, conc int, archive storage.Backend, onArchived func()) []FileResult {
 	out := make([]FileResult, len(ts))
 	for i, t := range ts {
 		out[i] = FileResult{Key: t.Key, Size: t.Size, Batch: t.Batch}
@@ -450,6 +466,9 @@ func deleteChunk(ctx context.Context, b storage.Backend, ts []Target, lim *stora
 		for i := range ts {
 			g.Go(func() error {
 				ok[i] = archiveOne(ctx, b, archive, ts[i], &out[i])
+				if ok[i] {
+					onArchived()
+				}
 				return nil
 			})
 		}

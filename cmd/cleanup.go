@@ -29,6 +29,8 @@ type CleanupOptions struct {
 	MinAge    time.Duration
 	Journal   string
 	Prefix    string
+	// Summary is --summary: a Markdown summary of the run, to a file or "-" (stdout).
+	Summary string
 }
 
 // NewCmdCleanup returns `zbrecover cleanup`. runF replaces the run function in tests.
@@ -85,6 +87,9 @@ could not be deleted (each is listed with the reason), 130 when interrupted.`,
 			if o.Yes && o.DryRun {
 				return FlagErrorf("give --yes or --dry-run, not both")
 			}
+			if err := checkSummaryFlag(f, o.Summary); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(c.Context(), o)
 			}
@@ -100,6 +105,7 @@ could not be deleted (each is listed with the reason), 130 when interrupted.`,
 	fl.DurationVar(&o.MinAge, "min-age", 0, "only files whose batch was verified at least this long ago (e.g. 72h)")
 	fl.StringVar(&o.Journal, "journal", "", "the journal's storage URL (default: the local state directory)")
 	fl.StringVar(&o.Prefix, "prefix", inspect.FallbackPrefix, "the fallback folder under the table root, listed to report files cleanup leaves")
+	addSummaryFlag(c, &o.Summary)
 	return c
 }
 
@@ -110,8 +116,17 @@ type cleanupPlanDoc struct {
 	Keys     []string `json:"keys"`
 }
 
+// cleanupRun logs the run header, cleans up and writes the --summary.
 func cleanupRun(ctx context.Context, o *CleanupOptions) error {
+	s := runHeader(ctx, o.F, o.Target.Table != "")
+	s.Command = "cleanup"
+	return withSummary(ctx, o.F, o.Summary, s, func(code int) []string { return cleanupNext(o, s, code) },
+		func() error { return cleanupSteps(ctx, o, s) })
+}
+
+func cleanupSteps(ctx context.Context, o *CleanupOptions, s *runSummary) error {
 	f := o.F
+	s.Table, s.Root = o.Target.Table, o.Target.Root
 	conc := f.Global.Concurrency
 	if conc < 1 {
 		conc = 16
@@ -157,15 +172,21 @@ func cleanupRun(ctx context.Context, o *CleanupOptions) error {
 	if err := target.Identify(ctx, tgt); err != nil {
 		return err
 	}
+	s.Table, s.Root = tgt.TableName(), tgt.Display()
 	store, err := f.openJournal(ctx, o.Journal)
 	if err != nil {
 		return err
 	}
 	defer closeJournal(store)
+	s.Journal = store.Location()
 	st, err := pickCleanupRun(ctx, f, store, tgt, o.Run)
 	if err != nil || st == nil {
+		if err == nil {
+			s.RunStatus = "nothing to clean up: no verified run of the table on this root in the journal"
+		}
 		return err
 	}
+	s.Run, s.RunStatus = st.Run, string(st.Status)
 	plan, err := cleanup.NewPlan(st, cleanup.PlanOptions{MinAge: o.MinAge})
 	if err != nil {
 		return WithCode(ExitVerify, err.Error())
@@ -175,6 +196,8 @@ func cleanupRun(ctx context.Context, o *CleanupOptions) error {
 			return fmt.Errorf("list %s to report what stays: %w", storage.ObjectURL(tgt.Root, o.Prefix), err)
 		}
 	}
+	s.Files, s.Bytes = plan.Files, plan.Bytes
+	s.Deleted = fmt.Sprintf("nothing (the plan: %d files, %d bytes, to delete; %d deleted earlier)", plan.Files, plan.Bytes, plan.Removed)
 	deleting := o.Yes || o.DryRun
 	if err := printCleanupPlan(f, plan, !deleting); err != nil {
 		return err
@@ -221,6 +244,7 @@ func cleanupRun(ctx context.Context, o *CleanupOptions) error {
 		if err != nil {
 			return err
 		}
+		s.Deleted = fmt.Sprintf("nothing (dry run: %d files would be deleted)", rep.Deleted)
 		fmt.Fprintf(f.IO.ErrOut, "Dry run: %d files would be deleted; nothing was deleted.\n", rep.Deleted)
 		return nil
 	}
@@ -244,10 +268,16 @@ func cleanupRun(ctx context.Context, o *CleanupOptions) error {
 	if err != nil {
 		return err
 	}
-	bar := newFooterProgress(f, "deleted")
-	rep, runErr := cleanup.RunPlan(ctx, b, st, plan, w, cleanup.Options{Concurrency: conc, Limiter: lim, Archive: archive, Log: f.Logger,
-		Progress: func(done, total int) { bar.update(inspect.Progress{Listed: total, ListingDone: true, Done: done}) }})
-	bar.done(runErr == nil)
+	bars := newBars(f)
+	copts := cleanup.Options{Concurrency: conc, Limiter: lim, Archive: archive, Log: f.Logger}
+	if archive != nil {
+		// The archive bar first: each file is copied before it is deleted.
+		copts.ArchiveProgress = bars.counter("archived", "files")
+	}
+	copts.Progress = bars.counter("deleted", "files")
+	rep, runErr := cleanup.RunPlan(ctx, b, st, plan, w, copts)
+	bars.done(runErr == nil)
+	summarizeCleanup(s, rep)
 	if runErr == nil {
 		if err := f.removeStaged(ctx, st, store, w); err != nil {
 			runErr = err
@@ -270,6 +300,50 @@ func cleanupRun(ctx context.Context, o *CleanupOptions) error {
 		return err
 	}
 	return cleanupExit(ctx, runErr, rep, tgt)
+}
+
+// summarizeCleanup copies cleanup's report into s.
+func summarizeCleanup(s *runSummary, r *cleanup.Report) {
+	if r == nil {
+		return
+	}
+	s.RunStatus = string(r.After)
+	d := fmt.Sprintf("%d files (%d bytes); %d already gone, %d skipped (changed), %d failed", r.Deleted, r.DeletedBytes, r.Gone, r.Skipped, r.Failed)
+	if r.NotDone > 0 {
+		d += fmt.Sprintf(", %d not done", r.NotDone)
+	}
+	if r.Archive != "" {
+		d += "; archived to " + r.Archive + " first"
+	}
+	s.Deleted = d
+	for _, p := range r.Problems {
+		s.Notes = append(s.Notes, fmt.Sprintf("%s %s: %s", p.Status, p.Key, p.Reason))
+	}
+}
+
+// cleanupNext is what to do after a cleanup that exited with code.
+func cleanupNext(o *CleanupOptions, s *runSummary, code int) []string {
+	tgt := orDefault(s.Table, orDefault(o.Target.Table, o.Target.Root))
+	run := ""
+	if s.Run != "" {
+		run = " --run " + s.Run
+	}
+	again := "zbrecover cleanup " + tgt + run
+	if o.ArchiveTo != "" {
+		again += " --archive-to " + o.ArchiveTo
+	}
+	switch {
+	case code == ExitOK && !o.Yes:
+		return []string{"delete the files of the plan: " + mdCmd(again+" --yes")}
+	case code == ExitOK:
+		return []string{"nothing more to do for this run; " + mdCmd("zbrecover history "+tgt+run) + " lists each file's deletion"}
+	case code == ExitVerify:
+		return []string{"the run is not verified: " + mdCmd("zbrecover verify "+tgt+run) + " shows why; nothing was deleted"}
+	case code == ExitUsage:
+		return []string{"fix the command line (" + mdCmd("zbrecover cleanup --help") + ")"}
+	}
+	return []string{"run cleanup again: it continues the run and never deletes a file twice: " + mdCmd(again+" --yes"),
+		"each file's fate: " + mdCmd("zbrecover history "+tgt+run)}
 }
 
 // pickCleanupRun returns the run to clean: --run, else the newest verified or partially

@@ -25,7 +25,7 @@ type Factory struct {
 	Registry func() *storage.Registry
 	// Global holds the root command's persistent flags, filled before any command runs.
 	Global *GlobalOptions
-	// Logger writes -v output to stderr, with secrets redacted.
+	// Logger writes -v output to stderr and every line to --log-file, with secrets redacted.
 	Logger *slog.Logger
 	// NoDatabricks makes table names fail with ErrNeedsDatabricks (tests of builds or
 	// configurations without a workspace).
@@ -35,6 +35,13 @@ type Factory struct {
 	databricks *DatabricksOptions
 	// jsonStderr is set when --output json is parsed: stderr then holds only JSON lines.
 	jsonStderr *atomic.Bool
+	// status is stderr for status lines (the log, notices): above the progress bars while
+	// they are live.
+	status *statusWriter
+	// logFile is --log-file.
+	logFile *logFile
+	// args is the command line Run was given, for run headers and summaries.
+	args []string
 }
 
 // GlobalOptions are the flags every command accepts.
@@ -43,6 +50,7 @@ type GlobalOptions struct {
 	Concurrency int
 	Verbose     int
 	NoProgress  bool
+	LogFile     string
 
 	S3Region      string
 	S3Endpoint    string
@@ -74,23 +82,30 @@ func (f *Factory) setJSONStderr(v bool) {
 
 func (f *Factory) isJSONStderr() bool { return f.jsonStderr != nil && f.jsonStderr.Load() }
 
-// notice writes a status line to stderr: as is, or as {"notice":…} under --output json.
+// notice writes a status line to stderr (above the progress bars while they are live, so
+// that it stays on screen): as is, or as {"notice":…} under --output json. The log file
+// records it too.
 func (f *Factory) notice(msg string) {
+	f.logFile.line("notice", msg)
 	if f.isJSONStderr() {
 		b, _ := json.Marshal(struct {
 			Notice string `json:"notice"`
 		}{redact.String(msg)})
-		fmt.Fprintln(f.IO.ErrOut, string(b))
+		fmt.Fprintln(f.status, string(b))
 		return
 	}
-	fmt.Fprintln(f.IO.ErrOut, redact.String(msg))
+	fmt.Fprintln(f.status, redact.String(msg))
 }
 
 // NewFactory returns the production factory over the given streams.
 func NewFactory(io *iostreams.IOStreams) *Factory {
 	g := &GlobalOptions{}
-	f := &Factory{IO: io, Registry: all.Registry, Global: g, jsonStderr: new(atomic.Bool)}
-	f.Logger = slog.New(newRedactingHandler(io.ErrOut, func() int { return g.Verbose }, f.isJSONStderr))
+	f := &Factory{IO: io, Registry: all.Registry, Global: g, jsonStderr: new(atomic.Bool),
+		status: newStatusWriter(io.ErrOut), logFile: &logFile{}}
+	f.Logger = slog.New(teeHandler{
+		newRedactingHandler(f.status, func() int { return g.Verbose }, f.isJSONStderr),
+		newRedactingHandler(f.logFile, f.logFile.verbosity, nil),
+	})
 	return f
 }
 

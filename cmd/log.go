@@ -3,12 +3,16 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"github.com/zbrecover/zbrecover/internal/redact"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
+	"time"
+
+	"github.com/zbrecover/zbrecover/internal/redact"
 )
 
 // redactingHandler writes log records as plain lines to stderr, only at -v (info) or -vv
@@ -31,6 +35,8 @@ func newRedactingHandler(w io.Writer, verbose func() int, asJSON func() bool) *r
 
 func (h *redactingHandler) Enabled(_ context.Context, l slog.Level) bool {
 	switch v := h.verbose(); {
+	case v < 0:
+		return false
 	case l >= slog.LevelWarn:
 		return true
 	case l >= slog.LevelInfo:
@@ -96,3 +102,107 @@ func (h *redactingHandler) WithAttrs(as []slog.Attr) slog.Handler {
 }
 
 func (h *redactingHandler) WithGroup(string) slog.Handler { return h }
+
+// teeHandler hands every record to each of its handlers that is enabled for its level: the
+// terminal's (at the verbosity of -v) and the log file's (always at debug level).
+type teeHandler []slog.Handler
+
+func (t teeHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	for _, h := range t {
+		if h.Enabled(ctx, l) {
+			return true
+		}
+	}
+	return false
+}
+
+func (t teeHandler) Handle(ctx context.Context, r slog.Record) error {
+	var errs []error
+	for _, h := range t {
+		if h.Enabled(ctx, r.Level) {
+			errs = append(errs, h.Handle(ctx, r.Clone()))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (t teeHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	out := make(teeHandler, len(t))
+	for i, h := range t {
+		out[i] = h.WithAttrs(as)
+	}
+	return out
+}
+
+func (t teeHandler) WithGroup(name string) slog.Handler {
+	out := make(teeHandler, len(t))
+	for i, h := range t {
+		out[i] = h.WithGroup(name)
+	}
+	return out
+}
+
+// logFile is --log-file: once opened, it receives every log line at debug level, whatever
+// -v says, as plain timestamped lines redacted like stderr's. Before it is opened (and without
+// --log-file) it takes nothing.
+type logFile struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+// open appends to path, creating it readable by its owner only.
+func (l *logFile) open(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("--log-file: %w", err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f != nil {
+		_ = l.f.Close()
+	}
+	l.f = f
+	return nil
+}
+
+func (l *logFile) isOpen() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.f != nil
+}
+
+// verbosity is the log file handler's: debug once open, nothing before.
+func (l *logFile) verbosity() int {
+	if l.isOpen() {
+		return 2
+	}
+	return -1
+}
+
+func (l *logFile) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return len(b), nil
+	}
+	return l.f.Write(b)
+}
+
+// line appends one timestamped, redacted line that is not a log record (a notice).
+func (l *logFile) line(level, msg string) {
+	if !l.isOpen() {
+		return
+	}
+	_, _ = io.WriteString(l, time.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00")+" "+level+": "+redact.String(msg)+"\n")
+}
+
+func (l *logFile) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}

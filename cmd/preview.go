@@ -104,7 +104,7 @@ binary as base64, timestamps in RFC3339 (UTC with "Z"; timestamp_ntz without a z
 	fl := c.Flags()
 	fl.StringVar(&o.Prefix, "prefix", inspect.FallbackPrefix, "the fallback folder under the table root")
 	fl.StringVar(&o.File, "file", "", "preview this file (key under the fallback folder)")
-	fl.StringVar(&o.Group, "group", "", "preview this schema group (schema id or a unique prefix)")
+	fl.StringVar(&o.Group, "group", "", "preview this schema group (schema id or a unique prefix; shell completion offers the ids of --from-report)")
 	fl.IntVarP(&o.Rows, "rows", "n", inspect.DefaultPreviewRows, "rows to show per file or group")
 	fl.StringSliceVar(&o.Columns, "columns", nil, "show only these top-level columns (comma-separated)")
 	fl.StringVar(&o.Format, "format", "", "table, json or csv (default: table, or json with --output json)")

@@ -40,6 +40,8 @@ type ReloadOptions struct {
 	DedupeKey       string
 	DedupeOrder     string
 	DedupeAscending bool
+	// Summary is --summary: a Markdown summary of the run, to a file or "-" (stdout).
+	Summary string
 }
 
 // NewCmdReload returns `zbrecover reload`. runF replaces the run function in tests.
@@ -142,6 +144,9 @@ The journal is kept in ` + "`$XDG_STATE_HOME/zbrecover`" + ` (or ~/.local/state/
 			if err := validateDedupeFlags(o); err != nil {
 				return err
 			}
+			if err := checkSummaryFlag(f, o.Summary); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(c.Context(), o)
 			}
@@ -163,6 +168,7 @@ The journal is kept in ` + "`$XDG_STATE_HOME/zbrecover`" + ` (or ~/.local/state/
 	fl.StringVar(&o.DedupeKey, "dedupe-key", "", "load by key: insert only records whose key (COL[,COL]) the table lacks, one per key")
 	fl.StringVar(&o.DedupeOrder, "dedupe-order", "", "with --dedupe-key: of the records of one key keep the one with the highest COL")
 	fl.BoolVar(&o.DedupeAscending, "dedupe-ascending", false, "with --dedupe-order: keep the lowest instead")
+	addSummaryFlag(c, &o.Summary)
 	return c
 }
 
@@ -225,9 +231,18 @@ func header(identity string) journal.Header {
 	return h
 }
 
+// reloadRun logs the run header, reloads and writes the --summary.
 func reloadRun(ctx context.Context, o *ReloadOptions) error {
+	s := runHeader(ctx, o.F, true)
+	s.Command = "reload"
+	return withSummary(ctx, o.F, o.Summary, s, func(code int) []string { return reloadNext(o, s, code) },
+		func() error { return reloadSteps(ctx, o, s) })
+}
+
+func reloadSteps(ctx context.Context, o *ReloadOptions, s *runSummary) error {
 	f := o.F
 	renames, _ := parseRenames(o.Renames)
+	s.Table = o.Target.Table
 
 	// The table schema first: a bad schema file or an unavailable warehouse fails before
 	// anything is listed.
@@ -246,6 +261,7 @@ func reloadRun(ctx context.Context, o *ReloadOptions) error {
 	if err := target.Identify(ctx, tgt); err != nil {
 		return err
 	}
+	s.Table, s.Root = tgt.TableName(), tgt.Display()
 	var table *schemadiff.Table
 	if o.SchemaFile != "" {
 		t, err := readSchemaFile(f, o.SchemaFile)
@@ -272,6 +288,7 @@ func reloadRun(ctx context.Context, o *ReloadOptions) error {
 		return err
 	}
 	defer closeJournal(store)
+	s.Journal = store.Location()
 	skip, changed, err := journalSkips(ctx, store, tgt.TableID, tgt.Display(), rep)
 	if err != nil {
 		return err
@@ -294,13 +311,17 @@ func reloadRun(ctx context.Context, o *ReloadOptions) error {
 			"a copy under another path would be loaded again, so they are not staged or loaded (zbrecover history lists them)\n",
 			stage.Location, len(plan.Skipped))
 	}
+	s.Files, s.Rows = plan.Files(), plan.Rows()
+	summarizePlan(s, plan, changed)
 	if err := printPlan(f, plan, rep, changed, o.DryRun || planErr != nil); err != nil {
 		return err
 	}
 	if planErr != nil {
+		s.RunStatus = "blocked: nothing was loaded"
 		return WithCode(ExitSchema, planErr.Error())
 	}
 	if o.DryRun {
+		s.RunStatus = "dry run: nothing was executed"
 		fmt.Fprintln(f.IO.ErrOut, "Dry run: nothing was executed.")
 		return nil
 	}
@@ -309,6 +330,7 @@ func reloadRun(ctx context.Context, o *ReloadOptions) error {
 		return err
 	}
 	if len(plan.Batches) == 0 && st == nil {
+		s.RunStatus = "nothing to load: " + nothingReason(plan, rep)
 		fmt.Fprintf(f.IO.ErrOut, "Nothing to load: %s\n", nothingReason(plan, rep))
 		if f.Global.JSON() {
 			if err := printJSON(f, &reload.Report{TableID: tgt.TableID, Table: tgt.TableName(), Root: tgt.Display(),
@@ -330,13 +352,21 @@ func reloadRun(ctx context.Context, o *ReloadOptions) error {
 	}
 
 	user := currentUser(ctx, wh)
-	bar := newProgress(f, "loaded", "batches")
+	s.Identity = user
+	f.Logger.Info("warehouse identity", "user", orUnknown(user))
+	bars := newBars(f)
+	if stage != nil {
+		stage.Progress = bars.counter("staged", "files")
+	}
 	res, runErr := reload.Run(ctx, reload.Deps{Warehouse: wh, Journal: store,
 		Target: journal.Target{TableID: tgt.TableID, Table: tgt.TableName(), Root: tgt.Display()}, User: user},
 		tgt.Name, plan, reload.Options{NoValidate: o.NoValidate, Header: header(user), Root: tgt.Display(), Prefix: rep.Prefix,
 			Log: f.Logger, Stage: stage, Source: source, Dedupe: dedupe,
-			Progress: func(done, total int) { bar.update(inspect.Progress{Listed: total, ListingDone: true, Done: done}) }})
-	bar.done(runErr == nil)
+			Progress: bars.counter("loaded", "batches")})
+	bars.done(runErr == nil)
+	if res != nil {
+		summarizeReload(s, res)
+	}
 	// A run that stopped before its first journal record (a refused preflight) has nothing to
 	// report: the error says what happened.
 	if res != nil && (res.Run != "" || runErr == nil) {
@@ -345,6 +375,82 @@ func reloadRun(ctx context.Context, o *ReloadOptions) error {
 		}
 	}
 	return reloadExit(runErr, rep, changed, tgt, o)
+}
+
+// summarizePlan notes in s what the plan leaves out.
+func summarizePlan(s *runSummary, plan *reload.Plan, changed []string) {
+	if n := len(plan.Skipped); n > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d files were loaded by earlier runs and are not planned again", n))
+	}
+	if n := len(plan.Unreadable); n > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d unreadable fallback files are left behind", n))
+	}
+	if n := len(changed); n > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d files changed since a run recorded them and were not loaded", n))
+	}
+	for _, b := range plan.Blocked {
+		var changes []string
+		for _, c := range b.Changes {
+			changes = append(changes, fmt.Sprint(c))
+		}
+		s.Notes = append(s.Notes, fmt.Sprintf("schema group %s (%d files) blocks the load: %s", b.Group, b.Files, strings.Join(changes, "; ")))
+	}
+}
+
+// summarizeReload copies reload's report into s.
+func summarizeReload(s *runSummary, r *reload.Report) {
+	s.Run, s.Table, s.Root = r.Run, r.Table, r.Root
+	s.Files, s.Rows, s.Inserted = r.Files, r.Rows, r.Inserted
+	s.RunStatus = r.Status
+	if r.Resumed {
+		s.RunStatus += " (continued an earlier run)"
+	}
+	s.Batches = map[string]int{}
+	for _, b := range r.Batches {
+		s.Batches[string(b.Status)]++
+	}
+	if r.Staged+r.StagedReused > 0 {
+		s.Staged = fmt.Sprintf("%d files copied, %d verified copies reused", r.Staged, r.StagedReused)
+	}
+	s.Verification = fmt.Sprintf("%d of %d batches verified (inserted rows = footer rows); %d unknown, %d failed, %d mismatch; %d load statements sent",
+		r.Verified, len(r.Batches), r.Unknown, r.Failed, r.Mismatch, r.Statements)
+	s.Notes = append(s.Notes, r.Warnings...)
+	if r.Guarantee != "" {
+		s.Notes = append(s.Notes, r.Guarantee)
+	}
+}
+
+// reloadNext is what to do after a reload that exited with code.
+func reloadNext(o *ReloadOptions, s *runSummary, code int) []string {
+	table := orDefault(s.Table, o.Target.Table)
+	again := "zbrecover reload " + table
+	for _, r := range o.Renames {
+		again += " --rename " + r
+	}
+	if o.StageTo != "" {
+		again += " --stage-to " + o.StageTo
+	}
+	again += " --yes"
+	run := ""
+	if s.Run != "" {
+		run = " --run " + s.Run
+	}
+	switch code {
+	case ExitOK:
+		if s.Run == "" {
+			return []string{"nothing was loaded by this run; " + mdCmd("zbrecover history "+table) + " lists the earlier runs"}
+		}
+		return []string{"re-check the counts: " + mdCmd("zbrecover verify "+table+run),
+			"see the plan of the deletion: " + mdCmd("zbrecover cleanup "+table+run) + ", then delete with " + mdCmd("zbrecover cleanup "+table+run+" --yes")}
+	case ExitSchema:
+		return []string{"change the table (the plan printed the ALTER TABLE statements) or confirm renames with --rename OLD=NEW, then " + mdCmd(again)}
+	case ExitVerify:
+		return []string{"the table holds another number of rows than the files: " + mdCmd("zbrecover verify "+table+run) + " shows the batches; do not run cleanup"}
+	case ExitPartial, ExitInterrupted, ExitTerminated, ExitFailure:
+		return []string{"run the same reload again: it continues this run and loads no file twice: " + mdCmd(again),
+			"the journal: " + mdCmd("zbrecover history "+table+run)}
+	}
+	return []string{"fix the command line (" + mdCmd("zbrecover reload --help") + ")"}
 }
 
 // openStage opens --stage-to: a volume path through the Files API (the workspace identity),

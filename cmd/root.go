@@ -60,25 +60,19 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 		args = []string{}
 	}
 	root.SetArgs(args)
+	f.args = args
 	err := execute(ctx, root)
+	code := exitStatus(ctx, f, args, err)
+	if err != nil {
+		f.logFile.line("error", err.Error())
+	}
+	f.logFile.line("info", fmt.Sprintf("exit status %d", code))
+	_ = f.logFile.close()
 	if err == nil {
 		return ExitOK
 	}
 	if strings.HasPrefix(err.Error(), "unknown command ") {
-		// cobra reports an unknown command before any flag is read: it is a usage error,
-		// printed as JSON when the command line asked for JSON.
 		err = &FlagError{Err: err}
-		if wantsJSON(args) {
-			f.Global.Output = "json"
-		}
-	}
-	code := ExitCode(err)
-	if ctx.Err() != nil && code == ExitFailure {
-		code = ExitInterrupted
-	}
-	var se *signalError
-	if code == ExitInterrupted && errors.As(context.Cause(ctx), &se) {
-		code = signalExitCode(se.sig)
 	}
 	msg := redact.String(err.Error())
 	switch code {
@@ -114,6 +108,31 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	var fe *FlagError
 	if errors.As(err, &fe) {
 		fmt.Fprintln(f.IO.ErrOut, "Run with --help for usage.")
+	}
+	return code
+}
+
+// exitStatus is the process exit status for a command's outcome err under ctx. An unknown
+// command is a usage error (cobra reports it before any flag is read; it is printed as JSON
+// when the command line asked for JSON); a failure after cancellation is an interruption, by
+// the signal that cancelled.
+func exitStatus(ctx context.Context, f *Factory, args []string, err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	if strings.HasPrefix(err.Error(), "unknown command ") {
+		err = &FlagError{Err: err}
+		if wantsJSON(args) {
+			f.Global.Output = "json"
+		}
+	}
+	code := ExitCode(err)
+	if ctx.Err() != nil && code == ExitFailure {
+		code = ExitInterrupted
+	}
+	var se *signalError
+	if code == ExitInterrupted && errors.As(context.Cause(ctx), &se) {
+		code = signalExitCode(se.sig)
 	}
 	return code
 }
@@ -203,10 +222,12 @@ table name catalog.schema.table resolved through Unity Catalog.
 
 COPY INTO's guarantee is at-least-once: it skips files it already loaded, never rows, so a
 record that Zerobus both published and parked can end up twice.
+
+` + completionHelp + `
 ` + exitCodesHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       Version,
+		Version:       readBuildInfo().String(),
 		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
 			f.setJSONStderr(g.JSON() || g.Output == "jsonl")
 			switch {
@@ -217,6 +238,12 @@ record that Zerobus both published and parked can end up twice.
 			}
 			if g.Concurrency < 1 || g.Concurrency > 1024 {
 				return FlagErrorf("--concurrency must be between 1 and 1024, not %d", g.Concurrency)
+			}
+			if g.LogFile != "" {
+				if err := f.logFile.open(g.LogFile); err != nil {
+					return err
+				}
+				f.Logger.Debug("start", "command", commandLine(f.args), "version", readBuildInfo().short())
 			}
 			return nil
 		},
@@ -232,6 +259,7 @@ record that Zerobus both published and parked can end up twice.
 	pf.IntVar(&g.Concurrency, "concurrency", 64, "requests in flight at once against storage")
 	pf.CountVarP(&g.Verbose, "verbose", "v", "log what is done to stderr (-vv for more)")
 	pf.BoolVar(&g.NoProgress, "no-progress", false, "never show progress bars")
+	pf.StringVar(&g.LogFile, "log-file", "", "append every log line (as -vv, timestamped, secrets redacted) to this file")
 	pf.StringVar(&g.S3Region, "s3-region", "", "S3 bucket region (default: discovered)")
 	pf.StringVar(&g.S3Endpoint, "s3-endpoint", "", "S3-compatible endpoint URL (path-style addressing)")
 	pf.StringVar(&g.GCSEndpoint, "gcs-endpoint", "", "Google Cloud Storage endpoint URL (an emulator; no auth)")
@@ -255,6 +283,7 @@ record that Zerobus both published and parked can end up twice.
 	for _, add := range extraCommands {
 		root.AddCommand(add(f))
 	}
+	registerCompletions(root)
 	return root
 }
 

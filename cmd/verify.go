@@ -20,6 +20,8 @@ type VerifyOptions struct {
 	Journal string
 	// Key, when set, reconciles the run's files with the table by key (keys.go).
 	Key string
+	// Summary is --summary: a Markdown summary of the check, to a file or "-" (stdout).
+	Summary string
 }
 
 // NewCmdVerify returns `zbrecover verify`. runF replaces the run function in tests.
@@ -63,6 +65,9 @@ Zerobus also published; a load by key does not.
 			if _, err := parseKeyFlag("key", o.Key); err != nil {
 				return err
 			}
+			if err := checkSummaryFlag(f, o.Summary); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(c.Context(), o)
 			}
@@ -73,11 +78,21 @@ Zerobus also published; a load by key does not.
 	c.Flags().StringVar(&o.Run, "run", "", "the run to check (default: the table's newest)")
 	c.Flags().StringVar(&o.Journal, "journal", "", "the journal's storage URL (default: the local state directory)")
 	c.Flags().StringVar(&o.Key, "key", "", "also reconcile the run's files with the table by these key columns (COL[,COL])")
+	addSummaryFlag(c, &o.Summary)
 	return c
 }
 
+// verifyRun logs the run header, verifies and writes the --summary.
 func verifyRun(ctx context.Context, o *VerifyOptions) error {
+	s := runHeader(ctx, o.F, true)
+	s.Command = "verify"
+	return withSummary(ctx, o.F, o.Summary, s, func(code int) []string { return verifyNext(o, s, code) },
+		func() error { return verifySteps(ctx, o, s) })
+}
+
+func verifySteps(ctx context.Context, o *VerifyOptions, s *runSummary) error {
 	f := o.F
+	s.Table = o.Target.Table
 	ws := f.workspace()
 	if ws == nil {
 		return fmt.Errorf("table %s: %w", o.Target.Table, ErrNeedsDatabricks)
@@ -89,11 +104,13 @@ func verifyRun(ctx context.Context, o *VerifyOptions) error {
 	if err := target.Identify(ctx, tgt); err != nil {
 		return err
 	}
+	s.Table, s.Root = tgt.TableName(), tgt.Display()
 	store, err := f.openJournal(ctx, o.Journal)
 	if err != nil {
 		return err
 	}
 	defer closeJournal(store)
+	s.Journal = store.Location()
 	run := o.Run
 	if run == "" {
 		runs, err := journal.Runs(ctx, store, tgt.TableID)
@@ -131,8 +148,17 @@ func verifyRun(ctx context.Context, o *VerifyOptions) error {
 	if err != nil {
 		return err
 	}
+	summarizeVerify(s, st, rep)
 	if err := verifyKeys(ctx, o, wh, tgt, st, rep); err != nil {
 		return err
+	}
+	if kc := rep.Keys; kc != nil {
+		mark := "ok"
+		if !kc.OK {
+			mark = "FAILED"
+		}
+		s.Verification += fmt.Sprintf("; keys %s: %s, %d keys in %d files, %d missing from the table, %d with 2 or more rows",
+			kc.Key, mark, kc.Keys, kc.Files, kc.Missing, kc.Duplicated)
 	}
 	if err := w.Append(ctx, journal.Record{Kind: journal.KindEnd, End: &journal.End{State: st.Status}}); err != nil {
 		return err
@@ -158,6 +184,53 @@ func verifyRun(ctx context.Context, o *VerifyOptions) error {
 		return WithCode(ExitVerify, verifyFailure(rep))
 	}
 	return nil
+}
+
+// summarizeVerify copies the check into s.
+func summarizeVerify(s *runSummary, st *journal.State, rep *reload.VerifyReport) {
+	s.Run, s.RunStatus = rep.Run, rep.Status
+	s.Rows, s.Inserted = rep.Expected, rep.Inserted
+	files := 0
+	for _, b := range st.Batches {
+		files += len(b.Files)
+	}
+	s.Files = files
+	s.Batches = map[string]int{}
+	for _, b := range st.Batches {
+		s.Batches[string(b.Status)]++
+	}
+	if rep.OK {
+		s.Verification = fmt.Sprintf("ok: all %d batches agree (footer rows = inserted rows = history)", len(rep.Checks))
+	} else {
+		s.Verification = fmt.Sprintf("FAILED: %d of %d batches do not agree or are not known", rep.Failed, len(rep.Checks))
+	}
+	for _, c := range rep.Checks {
+		if !c.OK {
+			s.Notes = append(s.Notes, fmt.Sprintf("batch %d: expected %d, inserted %s, history %s %s", c.Batch, c.Expected, optInt(c.Inserted), optInt(c.History), c.Note))
+		}
+	}
+	if rep.Guarantee != "" {
+		s.Notes = append(s.Notes, rep.Guarantee)
+	}
+}
+
+// verifyNext is what to do after a verify that exited with code.
+func verifyNext(o *VerifyOptions, s *runSummary, code int) []string {
+	table := orDefault(s.Table, o.Target.Table)
+	run := ""
+	if s.Run != "" {
+		run = " --run " + s.Run
+	}
+	switch code {
+	case ExitOK:
+		return []string{"see the plan of the deletion: " + mdCmd("zbrecover cleanup "+table+run) + ", then delete with " + mdCmd("zbrecover cleanup "+table+run+" --yes")}
+	case ExitVerify:
+		return []string{"do not run cleanup; an unknown or interrupted batch is settled by running the same reload again, then verify again",
+			"the batches: " + mdCmd("zbrecover history "+table+run)}
+	case ExitUsage:
+		return []string{"fix the command line (" + mdCmd("zbrecover verify --help") + ")"}
+	}
+	return []string{"run verify again once the error is fixed: " + mdCmd("zbrecover verify "+table+run)}
 }
 
 func optInt(p *int64) string {

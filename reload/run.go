@@ -61,7 +61,8 @@ type Options struct {
 	HistorySkew time.Duration
 	// Log receives progress lines (retries, settling).
 	Log *slog.Logger
-	// Progress is called after each batch with batches done and total.
+	// Progress is called before the first batch and after each batch with batches done and
+	// total.
 	Progress func(done, total int)
 	// Now is the clock (tests).
 	Now func() time.Time
@@ -353,6 +354,9 @@ func (r *runner) execute(ctx context.Context, st *journal.State, newBatches []Ba
 		if err := r.preflight(ctx, nil, r.toSend); err != nil {
 			return err
 		}
+	}
+	if r.o.Progress != nil {
+		r.o.Progress(0, len(todo))
 	}
 	for i, w := range todo {
 		if err := ctx.Err(); err != nil {

@@ -35,6 +35,9 @@ type Stage struct {
 	// SrcIdentity and DstIdentity say which credentials read the originals and write the
 	// copies, for errors ("the vended READ credentials of main.sales.orders").
 	SrcIdentity, DstIdentity string
+	// Progress, when set, is told the files staged so far (copied or reused) and the total
+	// of this staging step, after each file.
+	Progress func(done, total int)
 }
 
 // stage copies the files that have no verified copy yet and records the mapping in the
@@ -66,6 +69,14 @@ func (r *runner) stage(ctx context.Context, files []journal.File) error {
 		staged []journal.Staged
 		reused int
 	)
+	progress := func() {
+		if s.Progress != nil {
+			s.Progress(len(staged)+reused, len(files))
+		}
+	}
+	mu.Lock()
+	progress()
+	mu.Unlock()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(conc)
 	for _, f := range files {
@@ -78,6 +89,7 @@ func (r *runner) stage(ctx context.Context, files []journal.File) error {
 				if o, err := s.Dst.Stat(gctx, key); err == nil && o.Size == f.Size {
 					mu.Lock()
 					reused++
+					progress()
 					mu.Unlock()
 					return nil
 				}
@@ -96,6 +108,7 @@ func (r *runner) stage(ctx context.Context, files []journal.File) error {
 			}
 			mu.Lock()
 			staged = append(staged, journal.Staged{Source: f.Key, Key: key, Size: o.Size, Checksum: sum})
+			progress()
 			mu.Unlock()
 			return nil
 		})

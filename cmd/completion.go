@@ -1,0 +1,129 @@
+package cmd
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zbrecover/zbrecover/inspect"
+)
+
+// completionHelp is the root help's paragraph on shell completion.
+const completionHelp = `Shell completion (zbrecover completion bash|zsh|fish|powershell) completes command and flag
+names, the values of the enum flags (--output, --from, --format, --storage-auth), the profiles
+of ~/.databrickscfg (or DATABRICKS_CONFIG_FILE) for --profile, and for preview --group and
+--file the schema ids and keys of the --from-report file given before them. Completion never
+lists storage or reads footers, so it stays instant: without --from-report, --group completes
+nothing.`
+
+// registerCompletions adds the value completions of the flags of root's tree.
+func registerCompletions(root *cobra.Command) {
+	_ = root.RegisterFlagCompletionFunc("output", fixedValues("text\tfor people", "json\tone JSON document", "jsonl\tinspect: one JSON object per line"))
+	_ = root.RegisterFlagCompletionFunc("profile", completeProfiles)
+	_ = root.RegisterFlagCompletionFunc("storage-auth", fixedValues("auto\tvended when the environment has no credentials for the store",
+		"vended\tthe credentials Unity Catalog vends for the table", "default\tthe store's own credential chain"))
+	from := fixedValues("delta\tthe Delta log at the table root", "warehouse\tthe SQL warehouse (DESCRIBE TABLE)", "uc\tUnity Catalog")
+	for _, c := range root.Commands() {
+		if c.Flags().Lookup("from") != nil {
+			_ = c.RegisterFlagCompletionFunc("from", from)
+		}
+		switch c.Name() {
+		case "schema":
+			_ = c.RegisterFlagCompletionFunc("output", fixedValues("text", "json", "ddl\ta Spark column list"))
+		case "preview":
+			_ = c.RegisterFlagCompletionFunc("format", fixedValues("table", "json", "csv"))
+			_ = c.RegisterFlagCompletionFunc("group", completeFromReport(func(rep *inspect.Report) []string {
+				var out []string
+				for _, g := range rep.Groups {
+					out = append(out, fmt.Sprintf("%s\t%d files, %d rows", g.SchemaID, g.Files, g.Rows))
+				}
+				return out
+			}))
+			_ = c.RegisterFlagCompletionFunc("file", completeFromReport(func(rep *inspect.Report) []string {
+				var out []string
+				for _, f := range rep.Files {
+					if f.Error == "" {
+						out = append(out, f.Key)
+					}
+				}
+				return out
+			}))
+		}
+	}
+}
+
+// fixedValues completes one of vals ("value\tdescription").
+func fixedValues(vals ...string) cobra.CompletionFunc {
+	return func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		var out []cobra.Completion
+		for _, v := range vals {
+			if strings.HasPrefix(v, toComplete) {
+				out = append(out, v)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeProfiles completes the profile names of the Databricks configuration file
+// (DATABRICKS_CONFIG_FILE, else ~/.databrickscfg): its [section] names.
+func completeProfiles(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	path := os.Getenv("DATABRICKS_CONFIG_FILE")
+	if path == "" {
+		path = "~/.databrickscfg"
+	}
+	if strings.HasPrefix(path, "~") {
+		if home, err := os.UserHomeDir(); err == nil {
+			path = filepath.Join(home, path[1:])
+		}
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	defer fh.Close()
+	var out []cobra.Completion
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if !strings.HasPrefix(line, "[") || !strings.HasSuffix(line, "]") {
+			continue
+		}
+		name := strings.TrimSpace(line[1 : len(line)-1])
+		if name != "" && strings.HasPrefix(name, toComplete) {
+			out = append(out, name)
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeFromReport completes from the --from-report file given on the command line (not
+// stdin): no listing and no footer is read, so completion stays instant.
+func completeFromReport(values func(*inspect.Report) []string) cobra.CompletionFunc {
+	return func(c *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		path, _ := c.Flags().GetString("from-report")
+		if path == "" || path == "-" {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		fh, err := os.Open(path)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		defer fh.Close()
+		rep, err := inspect.LoadReport(fh)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var out []cobra.Completion
+		for _, v := range values(rep) {
+			if strings.HasPrefix(v, toComplete) {
+				out = append(out, v)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}

@@ -1,0 +1,179 @@
+//go:build demo && cgo
+
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
+)
+
+// tmuxPane is a detached tmux session on a private socket running one shell script.
+type tmuxPane struct {
+	t      *testing.T
+	socket string
+	name   string
+}
+
+func (p *tmuxPane) tmux(args ...string) string {
+	p.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-S", p.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		p.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// capture is the pane's screen as text.
+func (p *tmuxPane) capture() string { return p.tmux("capture-pane", "-p", "-t", p.name) }
+
+// waitFor polls the screen until cond holds, or fails after d.
+func (p *tmuxPane) waitFor(d time.Duration, what string, cond func(screen string) bool) string {
+	p.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		s := p.capture()
+		if cond(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("no %s on the screen within %s:\n%s", what, d, s)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// startPane runs script in a new 150×40 tmux pane; the pane stays after the script ends,
+// which prints EXIT:<status> last. raw, when set, receives every byte the pane's program
+// wrote (tmux pipe-pane).
+func startPane(t *testing.T, name, script, raw string) *tmuxPane {
+	t.Helper()
+	dir := t.TempDir()
+	file := filepath.Join(dir, name+".sh")
+	if raw != "" {
+		script = "sleep 0.5\n" + script // pipe-pane is attached once the pane runs
+	}
+	if err := os.WriteFile(file, []byte(script+"\necho EXIT:$?\nsleep 120\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := &tmuxPane{t: t, socket: filepath.Join(dir, "tmux.sock"), name: name}
+	p.tmux("-f", "/dev/null", "new-session", "-d", "-s", name, "-x", "150", "-y", "40", "sh "+file)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-S", p.socket, "kill-server").Run() })
+	if raw != "" {
+		p.tmux("pipe-pane", "-O", "-t", name, "cat > "+raw)
+	}
+	return p
+}
+
+// TestTerminalInTmux runs the release binary on a real terminal (a tmux pane) against the
+// local workspace: inspect of 5,000 files and reload show their bars while they run; the
+// first Ctrl-C prints the interrupt notice above the bar, and it is still on the screen once
+// reload has stopped; piped, the same commands write no ESC byte, and neither do they on a
+// terminal under TERM=dumb.
+func TestTerminalInTmux(t *testing.T) {
+	if testing.Short() {
+		t.Skip("5,000 files and a binary build")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	r := newRecovery(t, 5000, 0)
+	bin := filepath.Join(t.TempDir(), "zbrecover")
+	build := exec.Command("go", "build", "-buildvcs=auto", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	// The binary names its commit when it was built from a git clone (Go does not read the
+	// .git file of a linked worktree).
+	if fi, err := os.Stat(".git"); err == nil && fi.IsDir() {
+		if out, err := exec.Command(bin, "version").Output(); err != nil || !strings.Contains(string(out), "commit ") {
+			t.Errorf("version of a binary built from git: %q, %v", out, err)
+		}
+	}
+
+	var env strings.Builder
+	for _, k := range []string{"DATABRICKS_HOST", "DATABRICKS_TOKEN", "DATABRICKS_WAREHOUSE_ID", "XDG_STATE_HOME", "DATABRICKS_CONFIG_FILE", "HOME", "PATH"} {
+		fmt.Fprintf(&env, "export %s='%s'\n", k, os.Getenv(k))
+	}
+	// One footer at a time, so that inspect runs long enough to be seen.
+	inspectCmd := fmt.Sprintf("'%s' inspect %s --from delta --concurrency 1", bin, r.table)
+	reloadCmd := fmt.Sprintf("'%s' reload %s --rename customer_id=customer_key --batch-files 250 --yes", bin, r.table)
+
+	// inspect: the footer bar, complete, stays above the report. Reading 5,000 local footers
+	// takes about as long as the bar's first frame, so whether a frame is caught mid-run is
+	// only logged; reload below is held long enough to assert it.
+	p := startPane(t, "inspect", env.String()+inspectCmd, "")
+	sawBar := false
+	final := p.waitFor(2*time.Minute, "end of inspect", func(s string) bool {
+		if !strings.Contains(s, "EXIT:") && strings.Contains(s, "footers ") && strings.Contains(s, "/ 5000 files") {
+			sawBar = true
+		}
+		return strings.Contains(s, "EXIT:")
+	})
+	if lines := strings.Split(final, "\n"); !strings.HasPrefix(lines[0], "footers 5000 / 5000 files [") || !strings.Contains(final, "EXIT:3") {
+		t.Errorf("inspect: want its complete bar above the report:\n%s", final)
+	}
+	t.Logf("inspect's bar seen while it ran: %v", sawBar)
+
+	// reload: 21 statements (250 files at most, per folder), each held RUNNING for 400ms; Ctrl-C once the loading bar shows.
+	r.ws.Warehouse().Inject(fakewarehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Times: -1, Delay: 400 * time.Millisecond})
+	// The script's shell survives the Ctrl-C (a trap, which its child does not inherit) to
+	// print the exit status.
+	p = startPane(t, "reload", env.String()+"trap 'true' INT\n"+reloadCmd, "")
+	p.waitFor(2*time.Minute, "reload's loading bar", func(s string) bool {
+		return strings.Contains(s, "loaded ") && strings.Contains(s, " batches") && !strings.Contains(s, "EXIT:")
+	})
+	p.tmux("send-keys", "-t", "reload", "C-c")
+	p.waitFor(10*time.Second, "the interrupt notice while the bar is live", func(s string) bool {
+		return strings.Contains(s, "interrupt received, stopping cleanly")
+	})
+	final = p.waitFor(time.Minute, "end of reload", func(s string) bool { return strings.Contains(s, "EXIT:") })
+	for _, want := range []string{"interrupt received, stopping cleanly (send it again to exit at once)", "loaded ", "/ 21 batches", "EXIT:130"} {
+		if !strings.Contains(final, want) {
+			t.Errorf("after Ctrl-C the screen lacks %q:\n%s", want, final)
+		}
+	}
+	if n := strings.Count(final, "interrupt received"); n != 1 {
+		t.Errorf("the notice is on the screen %d times:\n%s", n, final)
+	}
+
+	// Piped: no escape byte on either stream; reload finishes the interrupted run.
+	r.ws.Warehouse().ClearFaults()
+	for _, args := range [][]string{
+		{"inspect", r.table, "--from", "delta"},
+		{"reload", r.table, "--rename", "customer_id=customer_key", "--batch-files", "250", "--yes"},
+	} {
+		c := exec.Command(bin, args...)
+		var out, errb bytes.Buffer
+		c.Stdout, c.Stderr = &out, &errb
+		err := c.Run()
+		if bytes.ContainsRune(out.Bytes(), 0x1b) || bytes.ContainsRune(errb.Bytes(), 0x1b) {
+			t.Errorf("piped %v: ESC bytes in the output:\n%q\n%q", args, out.String(), errb.String())
+		}
+		if args[0] == "reload" && err != nil {
+			t.Errorf("piped reload: %v\n%s%s", err, out.String(), errb.String())
+		}
+	}
+
+	// A terminal under TERM=dumb: no escape byte in what the program writes to it.
+	raw := filepath.Join(t.TempDir(), "dumb.raw")
+	p = startPane(t, "dumb", env.String()+"export TERM=dumb\n"+inspectCmd, raw)
+	p.waitFor(2*time.Minute, "end of inspect under TERM=dumb", func(s string) bool { return strings.Contains(s, "EXIT:") })
+	time.Sleep(200 * time.Millisecond)
+	data, err := os.ReadFile(raw)
+	if err != nil || !bytes.Contains(data, []byte("EXIT:")) {
+		t.Fatalf("raw output of the pane: %v %q", err, data)
+	}
+	if i := bytes.IndexByte(data, 0x1b); i >= 0 {
+		t.Errorf("TERM=dumb: ESC byte at %d of the terminal output:\n%q", i, data[max(0, i-80):min(len(data), i+80)])
+	}
+}

@@ -204,19 +204,23 @@ func NewRootCmd(f *Factory) *cobra.Command {
 table after a breaking schema change, and parked as Parquet files under
 <table storage root>/_zerobus/table_rejected_parquets/.
 
-The recovery, in order:
-  zbrecover ls URL            check that the storage is reachable with the credentials at hand
+The recovery, in order (docs/runbook.md tells it step by step):
   zbrecover doctor TARGET     check identity, warehouse, privileges and storage access for
                               every step of the recovery
   zbrecover inspect TARGET    what is parked: files, rows, schema variants, unreadable files,
-                              and what blocks a load into the table as it is now
+                              and what blocks a load into the table as it is now (and the fix)
   zbrecover preview TARGET    the first rows, per file or per schema group
   zbrecover schema TARGET     the table's schema (Delta log, SQL warehouse or Unity Catalog)
-Loading (COPY INTO), verifying and deleting the files (reload, verify, cleanup) are not part of
-this version: these commands only read.
+  zbrecover reload TARGET     COPY INTO in journaled FILES batches, each checked by its rows;
+                              --stage-to a volume when Unity Catalog refuses the path
+  zbrecover verify TARGET     re-check the run's counts against the table history (--key: by key)
+  zbrecover cleanup TARGET    delete exactly the files of verified batches (--yes)
+  zbrecover history [TARGET]  the journal: runs, batches, every file's fate
+  zbrecover ls URL            check that the storage is reachable with the credentials at hand
+Run it again after any crash or Ctrl-C: a re-run continues and never loads a file twice.
 
-TARGET is a storage root URL (s3://, gs://, abfss://, wasbs://, file:// or a local path), or a
-table name catalog.schema.table resolved through Unity Catalog.
+TARGET is a table name catalog.schema.table resolved through Unity Catalog (reload and verify
+need one), or a storage root URL (s3://, gs://, abfss://, wasbs://, file:// or a local path).
 
 ` + databricksFlagsHelp + `
 

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -445,12 +444,12 @@ func (d *demoSession) child(out io.Writer) *Factory {
 	ios := &iostreams.IOStreams{In: f.IO.In, Out: out, ErrOut: f.IO.ErrOut}
 	ios.SetStdoutTTY(out == f.IO.Out && f.IO.IsStdoutTTY())
 	ios.SetStderrTTY(f.IO.IsStderrTTY())
-	c := *f
-	c.IO = ios
-	g := &GlobalOptions{}
-	c.Global = g
-	c.Logger = slog.New(newRedactingHandler(ios.ErrOut, func() int { return g.Verbose }, nil))
-	return &c
+	// A factory of its own (fresh global options, status lines above its own bars, its own
+	// workspace connection), over the demo's storage backends.
+	c := NewFactory(ios)
+	c.Registry = f.Registry
+	c.NoDatabricks = f.NoDatabricks
+	return c
 }
 
 // exitMeaning is the one-line meaning of an exit code in the demo's words.

@@ -112,9 +112,9 @@ func TestDemoServeDoctor(t *testing.T) {
 	token := env["DATABRICKS_TOKEN"]
 
 	code, rep, all := doctor(token)
-	if st, fix := rep.status("path-access"); code != 1 || st != "fail" ||
+	if st, fix := rep.status("path_access"); code != 1 || st != "fail" ||
 		!strings.Contains(fix, "zbrecover reload main.sales.orders --stage-to /Volumes/main/sales/<volume>/zbrecover-orders --yes") {
-		t.Fatalf("LOCATION_OVERLAP: exit %d, path-access %s\n%s", code, st, all)
+		t.Fatalf("LOCATION_OVERLAP: exit %d, path_access %s\n%s", code, st, all)
 	}
 	code, rep, all = doctor(token, "--stage-to", "/Volumes/main/sales/staging/zbrecover-orders")
 	if code != 0 || !rep.OK {

@@ -44,11 +44,11 @@ ok, warn or fail, with what to do for a failure:
                       READ VOLUME and WRITE VOLUME on it; privileges held directly, through a
                       group or through account users count, and owning the table covers it;
                       when the permissions cannot be read, what is knowable is reported
-  vended-credentials  whether Unity Catalog vends temporary credentials for the table's
+  vended_credentials  whether Unity Catalog vends temporary credentials for the table's
                       storage, and whether they are read-only (as it documents for managed
                       tables); a failure only when the storage is read with them
-  fallback-read       the fallback folder lists, and one footer reads
-  path-access         whether the warehouse may read the fallback folder by path: one
+  fallback_read       the fallback folder lists, and one footer reads
+  path_access         whether the warehouse may read the fallback folder by path: one
                       COPY INTO … VALIDATE ALL of one file, which writes nothing; Unity Catalog
                       refuses paths inside a managed table's storage (LOCATION_OVERLAP), and
                       reload then needs --stage-to /Volumes/…: doctor prints the command

@@ -143,7 +143,7 @@ func TestDoctorAllPass(t *testing.T) {
 	}
 	// The text form: aligned columns, and the summary.
 	code, out, _ := run(t, "doctor", "main.sales.orders")
-	if code != ExitOK || !strings.Contains(out, "CHECK               STATUS  DETAIL") || !strings.Contains(out, "\npath-access         ok      ") ||
+	if code != ExitOK || !strings.Contains(out, "CHECK               STATUS  DETAIL") || !strings.Contains(out, "\npath_access         ok      ") ||
 		!strings.Contains(out, "Every step's checks pass.") {
 		t.Errorf("text: exit %d\n%s", code, out)
 	}

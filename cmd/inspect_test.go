@@ -482,7 +482,7 @@ func TestInspectSchemaFile(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	rep := decodeReport(t, out)
-	if rep.Table.Source != "schema-file" || rep.Table.Version != nil || len(rep.Table.Columns) != 5 {
+	if rep.Table.Source != "schema_file" || rep.Table.Version != nil || len(rep.Table.Columns) != 5 {
 		t.Errorf("table %+v", rep.Table)
 	}
 	for _, g := range rep.Groups {

@@ -98,12 +98,16 @@ func writeInspectJSON(w io.Writer, rep *inspect.Report, ov *reload.OverlapReport
 	if !bytes.HasSuffix(doc, []byte("}")) {
 		return fmt.Errorf("inspect: the JSON report is not an object")
 	}
-	keys, err := json.MarshalIndent(ov, "  ", "  ")
-	if err != nil {
+	var kb bytes.Buffer
+	enc := json.NewEncoder(&kb)
+	enc.SetIndent("  ", "  ")
+	enc.SetEscapeHTML(false) // as the rest of the document
+	if err := enc.Encode(ov); err != nil {
 		return err
 	}
+	keys := bytes.TrimRight(kb.Bytes(), "\n")
 	doc = bytes.TrimRight(doc[:len(doc)-1], " \n")
-	_, err = fmt.Fprintf(w, "%s,\n  \"keys\": %s\n}\n", doc, keys)
+	_, err := fmt.Fprintf(w, "%s,\n  \"keys\": %s\n}\n", doc, keys)
 	return err
 }
 

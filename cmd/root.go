@@ -75,19 +75,22 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 		err = &FlagError{Err: err}
 	}
 	msg := redact.String(err.Error())
-	switch code {
-	case ExitInterrupted:
+	switch {
+	case code == ExitInterrupted && !strings.HasPrefix(msg, "interrupted"):
 		msg = "interrupted: " + msg
-	case ExitTerminated:
+	case code == ExitTerminated && !strings.HasPrefix(msg, "terminated"):
 		msg = "terminated: " + msg
 	}
 	if f.Global.JSON() {
-		b, _ := json.Marshal(struct {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false) // commands and SQL in messages hold < and >
+		_ = enc.Encode(struct {
 			SchemaVersion int    `json:"schema_version"`
 			Error         string `json:"error"`
 			Code          int    `json:"code"`
 		}{jsonout.SchemaVersion, msg, code})
-		fmt.Fprintln(f.IO.ErrOut, string(b))
+		f.IO.ErrOut.Write(b.Bytes())
 		return code
 	}
 	var pe *panicError

@@ -49,9 +49,9 @@ const (
 	CheckWarehouse  = "warehouse"
 	CheckTable      = "table"
 	CheckPrivileges = "privileges"
-	CheckVending    = "vended-credentials"
-	CheckRead       = "fallback-read"
-	CheckPathAccess = "path-access"
+	CheckVending    = "vended_credentials"
+	CheckRead       = "fallback_read"
+	CheckPathAccess = "path_access"
 	CheckDelete     = "delete"
 )
 

@@ -266,14 +266,19 @@ func (w *Writer) Append(ctx context.Context, r Record) error {
 
 // RunSummary is one line of history.
 type RunSummary struct {
-	TableID, Table, Root, Run string
-	Started                   time.Time
-	Command, User             string
-	Status                    RunStatus
-	Batches, Files            int
-	ExpectedRows              int64
-	InsertedRows              int64
-	Problem                   string // why the run could not be read or replayed; Status is then ""
+	TableID      string    `json:"table_id"`
+	Table        string    `json:"table"`
+	Root         string    `json:"root"`
+	Run          string    `json:"run"`
+	Started      time.Time `json:"started"`
+	Command      string    `json:"command"`
+	User         string    `json:"user"`
+	Status       RunStatus `json:"status"`
+	Batches      int       `json:"batches"`
+	Files        int       `json:"files"`
+	ExpectedRows int64     `json:"expected_rows"`
+	InsertedRows int64     `json:"inserted_rows"`
+	Problem      string    `json:"problem,omitempty"` // why the run could not be read or replayed; Status is then ""
 }
 
 // Runs returns the summaries of a table's runs, newest first. A run that cannot be read or

@@ -55,11 +55,11 @@ func (b Batch) Keys() []string {
 
 // BlockedGroup is a schema group that cannot be loaded as the table is.
 type BlockedGroup struct {
-	Group   string
-	Files   int
-	Changes []schemadiff.ChangeInfo
-	DDL     []string
-	Notes   []string
+	Group   string                  `json:"group"`
+	Files   int                     `json:"files"`
+	Changes []schemadiff.ChangeInfo `json:"changes"`
+	DDL     []string                `json:"ddl"`
+	Notes   []string                `json:"notes"`
 }
 
 // Plan is everything a reload will send, computed without I/O.
@@ -82,8 +82,8 @@ type Plan struct {
 
 // SkippedFile is a file left out of the plan because of an earlier run.
 type SkippedFile struct {
-	Key    string
-	Reason string
+	Key    string `json:"key"`
+	Reason string `json:"reason"`
 }
 
 // Files returns the number of files the batches load.

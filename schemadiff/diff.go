@@ -21,7 +21,9 @@ const (
 
 // MarshalText implements encoding.TextMarshaler: "ok", "needs_cast", "blocks", in the one
 // enum style of the JSON output (snake_case); the text output says needs-cast.
-func (v Verdict) MarshalText() ([]byte, error) { return []byte(strings.ReplaceAll(v.String(), "-", "_")), nil }
+func (v Verdict) MarshalText() ([]byte, error) {
+	return []byte(strings.ReplaceAll(v.String(), "-", "_")), nil
+}
 
 // UnmarshalText implements encoding.TextUnmarshaler; it also reads the text form
 // (needs-cast), which reports of earlier versions hold.

@@ -17,7 +17,7 @@ const (
 	// SourceUC is the table's Unity Catalog entry (the columns' type_json).
 	SourceUC Source = "uc"
 	// SourceFile is a schema file given by the operator.
-	SourceFile Source = "schema-file"
+	SourceFile Source = "schema_file"
 	// SourceNone means no table schema was found.
 	SourceNone Source = "none"
 )

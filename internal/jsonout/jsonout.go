@@ -16,6 +16,9 @@ func Versioned(doc []byte) []byte {
 		return doc
 	}
 	body := bytes.TrimLeft(trimmed[1:], " \t\r\n")
+	if bytes.HasPrefix(body, []byte(`"schema_version"`)) {
+		return doc // the document has it already
+	}
 	indented := len(trimmed) > 1 && trimmed[1] == '\n'
 	var out bytes.Buffer
 	out.Grow(len(doc) + 24)

@@ -36,6 +36,9 @@ zbrecover itself:
                                   (else ~/.local/state/zbrecover); --journal URL overrides it
   GOMEMLIMIT                      the soft memory limit (default 256MiB)
   TERM                            TERM=dumb draws no progress bar
+  USER                            the operating system user journal records and run headers name
+  ZBRECOVER_DEMO_STATEMENT_LOG    zbrecover demo only: append one JSON line per statement the
+                                  local warehouse runs to this file (what demo serve --log does)
 
 Secrets from any of these never appear in output, logs, errors or the journal.`
 

@@ -330,7 +330,8 @@ func runZbrecoverTTY(t *testing.T, args ...string) (int, string, string) {
 
 // TestCleanupS3SlowDownVerbose: a verified run on an S3 root (the emulator); two of the
 // three DeleteObjects requests first get 503 SlowDown. Cleanup completes, and -v shows the
-// retries with their backoff, the concurrency limit halving, and the request counts.
+// retries with their backoff, the concurrency limit halving with its cause, and the request
+// counts.
 func TestCleanupS3SlowDownVerbose(t *testing.T) {
 	ctx := context.Background()
 	srv := s3test.NewServer(t)
@@ -405,10 +406,15 @@ func TestCleanupS3SlowDownVerbose(t *testing.T) {
 	if code != 0 || !strings.Contains(out, fmt.Sprintf("%d deleted", n)) {
 		t.Fatalf("cleanup: exit %d\n%s%s", code, out, errOut)
 	}
-	for _, want := range []string{"info: retry op=delete batch", "SlowDown", "wait=", "delete concurrency limit=4 why=throttled",
+	for _, want := range []string{"info: retry op=delete batch", "SlowDown", "wait=", "delete concurrency limit=4 why=throttled was=8 error=",
 		"delete-batches=5 (", "throttles=2", "decreases=1"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("-v output lacks %q:\n%s", want, errOut)
+		}
+	}
+	for _, l := range strings.Split(errOut, "\n") {
+		if strings.Contains(l, "delete concurrency") && strings.Contains(l, "why=throttled") && !strings.Contains(l, "SlowDown") {
+			t.Errorf("the lowering does not name its cause: %s", l)
 		}
 	}
 	if c := srv.Counts(); c.BatchDeletes != 5 {

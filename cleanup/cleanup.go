@@ -233,7 +233,7 @@ type Options struct {
 	Concurrency int
 	// Limiter adapts the number of delete requests in flight to throttling; nil: one is
 	// made with Concurrency as its maximum (batch requests start at 4).
-	Limiter *storage.AIMD
+	Limiter *storage.Adaptive
 	// Archive, when set, receives a verified copy of every file (same key) before the
 	// original is deleted.
 	Archive storage.Backend
@@ -265,17 +265,17 @@ type FileResult struct {
 // Report is what Run did.
 type Report struct {
 	*Plan
-	Archive      string            `json:"archive,omitempty"`
-	Results      []FileResult      `json:"results"`
-	Deleted      int               `json:"deleted"`
-	DeletedBytes int64             `json:"deleted_bytes"`
-	Gone         int               `json:"gone"`
-	Skipped      int               `json:"skipped"`
-	Failed       int               `json:"failed"`
-	NotDone      int               `json:"not_done"` // interrupted before a result came back
-	After        journal.RunStatus `json:"status_after"`
-	Limiter      storage.AIMDStats `json:"concurrency"`
-	Problems     []FileResult      `json:"problems"` // skipped and failed, for the listing
+	Archive      string                `json:"archive,omitempty"`
+	Results      []FileResult          `json:"results"`
+	Deleted      int                   `json:"deleted"`
+	DeletedBytes int64                 `json:"deleted_bytes"`
+	Gone         int                   `json:"gone"`
+	Skipped      int                   `json:"skipped"`
+	Failed       int                   `json:"failed"`
+	NotDone      int                   `json:"not_done"` // interrupted before a result came back
+	After        journal.RunStatus     `json:"status_after"`
+	Limiter      storage.AdaptiveStats `json:"concurrency"`
+	Problems     []FileResult          `json:"problems"` // skipped and failed, for the listing
 	verifiedSize int
 }
 
@@ -334,7 +334,7 @@ func RunPlan(ctx context.Context, b storage.Backend, st *journal.State, p *Plan,
 		if batched {
 			start = min(conc, 4)
 		}
-		lim = storage.NewAIMD(storage.AIMDOptions{Start: start, Max: conc})
+		lim = storage.NewAdaptive(storage.AdaptiveOptions{Start: start, Max: conc})
 	}
 	chunk := o.ChunkSize
 	if chunk < 1 {
@@ -449,7 +449,7 @@ func (r *Report) finish() {
 
 // deleteChunk archives (when asked) and deletes ts. A result with no status was interrupted
 // before its outcome was known.
-func deleteChunk(ctx context.Context, b storage.Backend, ts []Target, lim *storage.AIMD, conc int, archive storage.Backend, onArchived func()) []FileResult {
+func deleteChunk(ctx context.Context, b storage.Backend, ts []Target, lim *storage.Adaptive, conc int, archive storage.Backend, onArchived func()) []FileResult {
 	out := make([]FileResult, len(ts))
 	for i, t := range ts {
 		out[i] = FileResult{Key: t.Key, Size: t.Size, Batch: t.Batch}

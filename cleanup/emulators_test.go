@@ -151,7 +151,7 @@ func TestS3SlowDown(t *testing.T) {
 	st := fx.verified(t, raw, keys, nil, time.Now())
 	var mu sync.Mutex
 	var retries []string
-	lim := storage.NewAIMD(storage.AIMDOptions{Start: 4, Max: 8})
+	lim := storage.NewAdaptive(storage.AdaptiveOptions{Start: 4, Max: 8})
 	policy := storage.RetryPolicy{InitialDelay: 10 * time.Millisecond, OnRetry: lim.OnRetry(func(op string, attempt int, err error, wait time.Duration) {
 		mu.Lock()
 		defer mu.Unlock()

@@ -133,8 +133,12 @@ func cleanupSteps(ctx context.Context, o *CleanupOptions, s *runSummary) error {
 	}
 	// Start low and grow: 8 batch requests of 1000 keys are already more than S3 takes per
 	// prefix in a second; single deletes reach --concurrency after a few thousand requests.
-	lim := storage.NewAIMD(storage.AIMDOptions{Start: min(conc, 8), Max: conc, OnChange: func(n int, why string) {
-		f.Logger.Info("delete concurrency", "limit", n, "why", why)
+	lim := storage.NewAdaptive(storage.AdaptiveOptions{Start: min(conc, 8), Max: conc, OnChange: func(from, to int, cause error) {
+		if to < from {
+			f.Logger.Info("delete concurrency", "limit", to, "why", "throttled", "was", from, "error", cause.Error())
+		} else {
+			f.Logger.Info("delete concurrency", "limit", to, "why", "recovered", "max", conc)
+		}
 	}})
 	var counters []*storage.Counter
 	open := func(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {

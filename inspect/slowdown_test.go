@@ -76,8 +76,8 @@ func TestInspectUnderSlowDown(t *testing.T) {
 		t.Fatalf("totals %+v: want all %d files read", rep.Totals, n)
 	}
 	refused := sd.refused.Load()
-	if refused < n/3/5-1 || limit.Throttled() != refused {
-		t.Errorf("%d SlowDown answers, %d seen by the limit", refused, limit.Throttled())
+	if refused < n/3/5-1 || limit.Stats().Throttles != refused {
+		t.Errorf("%d SlowDown answers, %d seen by the limit", refused, limit.Stats().Throttles)
 	}
 	if sd.peak.Load() > 64 {
 		t.Errorf("%d reads in flight, over the cap of 64", sd.peak.Load())

@@ -99,8 +99,8 @@ func TestAdaptiveBacksOffAndRecovers(t *testing.T) {
 	}
 	run(4000)
 	lowest := a.Lowest()
-	if lowest > 8 || a.Throttled() == 0 {
-		t.Fatalf("lowest limit %d after %d throttled answers: no back-off", lowest, a.Throttled())
+	if lowest > 8 || a.Stats().Throttles == 0 {
+		t.Fatalf("lowest limit %d after %d throttled answers: no back-off", lowest, a.Stats().Throttles)
 	}
 	if th.peak.Load() > 32 {
 		t.Errorf("%d requests in flight, over the maximum", th.peak.Load())
@@ -114,5 +114,225 @@ func TestAdaptiveBacksOffAndRecovers(t *testing.T) {
 	defer mu.Unlock()
 	if len(changes) == 0 || changes[0] != "32→16" || !strings.HasSuffix(changes[len(changes)-1], "→32") {
 		t.Errorf("changes %v: want a first halving and a last rise to 32", changes)
+	}
+}
+
+var slowDownErr = storage.Retryable(errors.New("read: api error SlowDown: Please reduce your request rate"))
+
+// TestAdaptiveHalvesAndRecovers: a throttle halves the limit, a second one in the same round
+// of answers does not; the slots follow the limit; each answer without a throttle adds
+// 1/limit, back up to Max; the limit never falls below Min.
+func TestAdaptiveHalvesAndRecovers(t *testing.T) {
+	var changes []string
+	a := storage.NewAdaptive(storage.AdaptiveOptions{Start: 8, Max: 8,
+		OnChange: func(from, to int, cause error) { changes = append(changes, fmt.Sprintf("%d→%d %v", from, to, cause)) }})
+	a.Throttled(slowDownErr)
+	a.Throttled(nil) // within the round: counted, not halved again
+	if s := a.Stats(); s.Limit != 4 || s.Throttles != 2 || s.Decreases != 1 {
+		t.Fatalf("after two throttles: %+v", s)
+	}
+	// Four slots, the fifth waits.
+	ctx := context.Background()
+	for i := 0; i < 4; i++ {
+		if err := a.Acquire(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	if err := a.Acquire(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("fifth acquire: %v", err)
+	}
+	if s := a.Stats(); s.InFlight != 4 {
+		t.Fatalf("a cancelled wait holds a slot: %+v", s)
+	}
+	// Answers grow the limit by about one per round of limit requests.
+	for i := 0; i < 4; i++ {
+		a.Release(nil)
+	}
+	if got := a.Limit(); got != 4 {
+		t.Errorf("after four answers: %d, want still 4", got)
+	}
+	if err := a.Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a.Release(nil)
+	if got := a.Limit(); got != 5 {
+		t.Errorf("after five answers: %d, want 5", got)
+	}
+	for i := 0; i < 100; i++ {
+		if err := a.Acquire(ctx); err != nil {
+			t.Fatal(err)
+		}
+		a.Release(nil)
+	}
+	if got := a.Limit(); got != 8 {
+		t.Errorf("recovered to %d, want the max 8", got)
+	}
+	if len(changes) == 0 || !strings.HasPrefix(changes[0], "8→4 read: api error SlowDown") || changes[len(changes)-1] != "7→8 <nil>" {
+		t.Errorf("changes %q: want a lowering with its cause first, the rise to 8 last", changes)
+	}
+	if a.Lowest() != 4 {
+		t.Errorf("lowest %d, want 4", a.Lowest())
+	}
+	// Never below Min.
+	b := storage.NewAdaptive(storage.AdaptiveOptions{Max: 2})
+	for i := 0; i < 5; i++ {
+		b.Throttled(nil)
+	}
+	if s := b.Stats(); s.Limit != 1 || s.Decreases != 1 || s.Throttles != 5 {
+		t.Errorf("min: %+v", s)
+	}
+}
+
+// TestAdaptiveOncePerRound: after a decrease the next one waits for a round of answers, as
+// many as the lowered limit; throttles in between are counted, and count as answers.
+func TestAdaptiveOncePerRound(t *testing.T) {
+	a := storage.NewAdaptive(storage.AdaptiveOptions{Max: 16})
+	a.Throttled(slowDownErr) // 16 → 8
+	for i := 0; i < 6; i++ {
+		a.Throttled(slowDownErr) // answers 2..7 of the round of 8
+	}
+	if s := a.Stats(); s.Limit != 8 || s.Decreases != 1 || s.Throttles != 7 {
+		t.Fatalf("within the round: %+v", s)
+	}
+	ctx := context.Background()
+	if err := a.Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a.Release(nil) // answer 8: the round is complete
+	if err := a.Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a.Release(slowDownErr) // the next round's first throttle
+	if s := a.Stats(); s.Limit != 4 || s.Decreases != 2 || s.Throttles != 8 || s.InFlight != 0 {
+		t.Errorf("after a round: %+v", s)
+	}
+}
+
+// TestAdaptiveOutcomes: Release adjusts by the outcome: a throttle lowers, a cancelled
+// request changes nothing, any other answer (a failure too) raises; OnRetry passes only
+// throttles on, and calls the next hook for every retry.
+func TestAdaptiveOutcomes(t *testing.T) {
+	ctx := context.Background()
+	a := storage.NewAdaptive(storage.AdaptiveOptions{Start: 2, Max: 4})
+	release := func(err error) storage.AdaptiveStats {
+		t.Helper()
+		if err := a.Acquire(ctx); err != nil {
+			t.Fatal(err)
+		}
+		a.Release(err)
+		return a.Stats()
+	}
+	if s := release(fmt.Errorf("read k: %w", context.Canceled)); s.Limit != 2 || s.Throttles != 0 {
+		t.Errorf("cancelled: %+v", s)
+	}
+	release(storage.Retryable(errors.New("500 InternalError"))) // 2.5
+	release(storage.ErrNotExist)                                // 2.9
+	if s := release(nil); s.Limit != 3 || s.Throttles != 0 {
+		t.Errorf("three answers that are no throttle: %+v, want the limit raised to 3", s)
+	}
+	if s := release(slowDownErr); s.Limit != 1 || s.Throttles != 1 || s.Decreases != 1 {
+		t.Errorf("a throttle: %+v", s)
+	}
+	var next int
+	hook := a.OnRetry(func(string, int, error, time.Duration) { next++ })
+	hook("read", 1, storage.Retryable(errors.New("connection reset by peer")), time.Millisecond)
+	hook("read", 2, slowDownErr, time.Millisecond)
+	if s := a.Stats(); next != 2 || s.Throttles != 2 {
+		t.Errorf("OnRetry: next called %d times, %+v: want 2 calls and one more throttle", next, s)
+	}
+	a.OnRetry(nil)("read", 1, slowDownErr, time.Millisecond)
+	if s := a.Stats(); s.Throttles != 3 || s.InFlight != 0 {
+		t.Errorf("OnRetry(nil): %+v", s)
+	}
+}
+
+// TestAdaptiveFIFO: waiters get the slots in the order they came; a waiter whose context
+// ends leaves the queue without taking a slot; a newcomer does not pass the queue.
+func TestAdaptiveFIFO(t *testing.T) {
+	ctx := context.Background()
+	a := storage.NewAdaptive(storage.AdaptiveOptions{Max: 1})
+	if err := a.Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	queued := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); a.Waiting() != n; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d waiting, want %d", a.Waiting(), n)
+			}
+		}
+	}
+	var (
+		mu    sync.Mutex
+		order []int
+		wg    sync.WaitGroup
+	)
+	gone, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for i := 1; i <= 4; i++ {
+		c := ctx
+		if i == 2 {
+			c = gone
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := a.Acquire(c)
+			mu.Lock()
+			if err != nil {
+				order = append(order, -i)
+			} else {
+				order = append(order, i)
+			}
+			mu.Unlock()
+			if err == nil {
+				a.Release(nil)
+			}
+		}()
+		queued(i) // in the queue before the next one comes
+	}
+	cancel()
+	queued(3) // waiter 2 has left
+	a.Release(nil)
+	wg.Wait()
+	if fmt.Sprint(order) != "[-2 1 3 4]" {
+		t.Errorf("order %v, want waiter 2 cancelled and 1, 3, 4 served in turn", order)
+	}
+	if s := a.Stats(); s.InFlight != 0 {
+		t.Errorf("%+v: a slot was lost or kept", s)
+	}
+}
+
+// TestAdaptiveCancelWhileHandedASlot: waiters that give up as slots are handed to them
+// never leak one: afterwards every slot can be taken again.
+func TestAdaptiveCancelWhileHandedASlot(t *testing.T) {
+	ctx := context.Background()
+	a := storage.NewAdaptive(storage.AdaptiveOptions{Max: 4})
+	var wg sync.WaitGroup
+	for i := 0; i < 200; i++ {
+		c, cancel := context.WithTimeout(ctx, time.Duration(i%7)*50*time.Microsecond)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer cancel()
+			if a.Acquire(c) == nil {
+				time.Sleep(20 * time.Microsecond)
+				a.Release(nil)
+			}
+		}()
+	}
+	wg.Wait()
+	if s := a.Stats(); s.InFlight != 0 || a.Waiting() != 0 {
+		t.Fatalf("%+v, %d waiting", s, a.Waiting())
+	}
+	for i := 0; i < 4; i++ {
+		short, cancel := context.WithTimeout(ctx, time.Second)
+		err := a.Acquire(short)
+		cancel()
+		if err != nil {
+			t.Fatalf("slot %d of 4: %v", i+1, err)
+		}
 	}
 }

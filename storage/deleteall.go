@@ -13,8 +13,9 @@ type DeleteAllOptions struct {
 	// on top of the limiter's own.
 	Concurrency int
 	// Limiter, when set, adapts the number of requests in flight to throttling (each request
-	// holds one of its slots).
-	Limiter *AIMD
+	// holds one of its slots and releases it with its outcome: for a batch, its error or
+	// else the first throttled key's).
+	Limiter *Adaptive
 }
 
 // DeleteAll deletes every request's key with its precondition and returns one result per
@@ -56,7 +57,7 @@ func DeleteAll(ctx context.Context, b Backend, reqs []DeleteRequest, o DeleteAll
 			}
 			err := send()
 			if o.Limiter != nil {
-				o.Limiter.Release(IsRetryable(err))
+				o.Limiter.Release(err)
 			}
 			return nil
 		})
@@ -76,14 +77,14 @@ func DeleteAll(ctx context.Context, b Backend, reqs []DeleteRequest, o DeleteAll
 					}
 					return err
 				}
-				var overloaded error
+				var throttled error
 				for j, r := range res {
 					out[lo+j].Err = r.Err
-					if overloaded == nil && IsRetryable(r.Err) {
-						overloaded = r.Err
+					if throttled == nil && IsThrottle(r.Err) {
+						throttled = r.Err
 					}
 				}
-				return overloaded
+				return throttled
 			})
 		}
 	} else {

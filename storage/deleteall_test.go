@@ -14,64 +14,6 @@ import (
 	"github.com/zbrecover/zbrecover/storage/mock"
 )
 
-func TestAIMDHalvesAndRecovers(t *testing.T) {
-	var changes []string
-	a := storage.NewAIMD(storage.AIMDOptions{Start: 8, Max: 8, Cooldown: time.Hour,
-		OnChange: func(n int, why string) { changes = append(changes, fmt.Sprint(n, " ", why)) }})
-	a.Throttled()
-	a.Throttled() // within the cooldown: counted, not halved again
-	if s := a.Stats(); s.Limit != 4 || s.Throttles != 2 || s.Decreases != 1 {
-		t.Fatalf("after two throttles: %+v", s)
-	}
-	// Four slots, the fifth waits.
-	ctx := context.Background()
-	for i := 0; i < 4; i++ {
-		if err := a.Acquire(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
-	defer cancel()
-	if err := a.Acquire(short); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("fifth acquire: %v", err)
-	}
-	// Successes grow the limit by about one per round of limit requests.
-	for i := 0; i < 4; i++ {
-		a.Release(false)
-	}
-	if got := a.Limit(); got != 4 {
-		t.Errorf("after four successes: %d, want still 4", got)
-	}
-	if err := a.Acquire(ctx); err != nil {
-		t.Fatal(err)
-	}
-	a.Release(false)
-	if got := a.Limit(); got != 5 {
-		t.Errorf("after five successes: %d, want 5", got)
-	}
-	for i := 0; i < 100; i++ {
-		if err := a.Acquire(ctx); err != nil {
-			t.Fatal(err)
-		}
-		a.Release(false)
-	}
-	if got := a.Limit(); got != 8 {
-		t.Errorf("recovered to %d, want the max 8", got)
-	}
-	if len(changes) == 0 || changes[0] != "4 throttled" || changes[len(changes)-1] != "8 recovered" {
-		t.Errorf("changes %q", changes)
-	}
-	// Never below Min.
-	b := storage.NewAIMD(storage.AIMDOptions{Max: 2, Cooldown: time.Nanosecond})
-	for i := 0; i < 5; i++ {
-		b.Throttled()
-		time.Sleep(time.Millisecond)
-	}
-	if b.Limit() != 1 {
-		t.Errorf("min: %d", b.Limit())
-	}
-}
-
 func TestDeleteAllReportsEveryKey(t *testing.T) {
 	ctx := context.Background()
 	var inflight, peak atomic.Int64
@@ -139,7 +81,7 @@ func TestDeleteAllBatches(t *testing.T) {
 	}
 	m.Set("k00010", []byte("changed"), time.Now())
 	counted, c := storage.WithCounting(m)
-	lim := storage.NewAIMD(storage.AIMDOptions{Max: 2})
+	lim := storage.NewAdaptive(storage.AdaptiveOptions{Max: 2})
 	res := storage.DeleteAll(ctx, counted, reqs, storage.DeleteAllOptions{Limiter: lim})
 	if n := c.Counts(); n.DeleteBatches != 3 || n.Deletes != 0 || n.BatchKeys != 2500 {
 		t.Errorf("requests %s", n)
@@ -151,5 +93,38 @@ func TestDeleteAllBatches(t *testing.T) {
 	}
 	if lim.Stats().InFlight != 0 {
 		t.Errorf("limiter %+v", lim.Stats())
+	}
+}
+
+// TestDeleteAllTellsTheLimiter: a request's slot is released with its outcome; a batch whose
+// keys come back throttled counts as one throttle, one whose keys fail otherwise does not.
+func TestDeleteAllTellsTheLimiter(t *testing.T) {
+	ctx := context.Background()
+	slowDown := storage.Retryable(errors.New("delete batch: api error SlowDown: Please reduce your request rate"))
+	internal := storage.Retryable(errors.New("delete batch: api error InternalError: We encountered an internal error"))
+	b := &mock.BatchBackend{MaxBatch: 2, DeleteBatchFn: func(ctx context.Context, reqs []storage.DeleteRequest) ([]storage.DeleteResult, error) {
+		res := make([]storage.DeleteResult, len(reqs))
+		for i, r := range reqs {
+			res[i].Key = r.Key
+			switch r.Key {
+			case "k0", "k1":
+				res[i].Err = slowDown
+			case "k2":
+				res[i].Err = internal
+			}
+		}
+		return res, nil
+	}}
+	var reqs []storage.DeleteRequest
+	for i := 0; i < 6; i++ {
+		reqs = append(reqs, storage.DeleteRequest{Key: fmt.Sprintf("k%d", i)})
+	}
+	lim := storage.NewAdaptive(storage.AdaptiveOptions{Max: 8})
+	res := storage.DeleteAll(ctx, b, reqs, storage.DeleteAllOptions{Concurrency: 1, Limiter: lim})
+	if !errors.Is(res[0].Err, slowDown) || !errors.Is(res[1].Err, slowDown) || !errors.Is(res[2].Err, internal) || res[5].Err != nil {
+		t.Errorf("results %+v", res)
+	}
+	if s := lim.Stats(); s.Throttles != 1 || s.Decreases != 1 || s.Limit != 4 || s.InFlight != 0 {
+		t.Errorf("limiter %+v: want one throttle (k0 and k1 in one batch), the InternalError not one", s)
 	}
 }

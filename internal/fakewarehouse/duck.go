@@ -71,6 +71,18 @@ type DuckDB struct {
 	unknowns Unknowns
 
 	volumes map[string]string // catalog.schema.volume → local folder
+
+	// fileSchemas caches the schema of each Parquet file read (by local path, size and
+	// modification time): a load reads every file's schema in its VALIDATE and again in its
+	// COPY INTO, and a Parquet file's schema does not change while it stays the same file.
+	schemaMu    sync.Mutex
+	fileSchemas map[fileSchemaKey][]Field
+}
+
+type fileSchemaKey struct {
+	local   string
+	size    int64
+	modNano int64
 }
 
 type catalogMeta struct {

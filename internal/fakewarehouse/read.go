@@ -3,6 +3,7 @@ package fakewarehouse
 import (
 	"context"
 	"fmt"
+	"os"
 	"path"
 	"regexp"
 	"strconv"
@@ -199,6 +200,29 @@ const hiveNull = "__HIVE_DEFAULT_PARTITION__"
 
 // readFileSchema returns a Parquet file's columns with Spark types.
 func (e *DuckDB) readFileSchema(ctx context.Context, f srcFile) ([]Field, error) {
+	var key fileSchemaKey
+	if fi, err := os.Stat(f.local); err == nil && fi.Mode().IsRegular() {
+		key = fileSchemaKey{local: f.local, size: fi.Size(), modNano: fi.ModTime().UnixNano()}
+		e.schemaMu.Lock()
+		cols, ok := e.fileSchemas[key]
+		e.schemaMu.Unlock()
+		if ok {
+			return append([]Field(nil), cols...), nil
+		}
+	}
+	cols, err := e.readFileSchemaUncached(ctx, f)
+	if err == nil && key.local != "" {
+		e.schemaMu.Lock()
+		if e.fileSchemas == nil {
+			e.fileSchemas = map[fileSchemaKey][]Field{}
+		}
+		e.fileSchemas[key] = append([]Field(nil), cols...)
+		e.schemaMu.Unlock()
+	}
+	return cols, err
+}
+
+func (e *DuckDB) readFileSchemaUncached(ctx context.Context, f srcFile) ([]Field, error) {
 	cols, err := e.describeSQL(ctx, "SELECT * FROM read_parquet("+duckString(f.local)+", hive_partitioning = false)")
 	if err != nil {
 		return nil, &SQLError{Class: "FAILED_READ_FILE.CANNOT_READ_FILE_FOOTER", SQLState: "KD001",

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -150,4 +153,39 @@ func (f *Factory) retryPolicy() storage.RetryPolicy {
 			"wait", wait.Round(time.Millisecond).String(), "error", err.Error())
 	}
 	return p
+}
+
+// jsonLineWriter is stderr under -o json: a line that is not already a JSON object is written
+// as {"notice": line}. Text without a newline at its end (a prompt) is written at once, as
+// one notice.
+type jsonLineWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (j *jsonLineWriter) Write(p []byte) (int, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, line := range strings.SplitAfter(string(p), "\n") {
+		text := strings.TrimRight(line, "\r\n")
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		var out []byte
+		if strings.HasPrefix(text, "{") && json.Valid([]byte(text)) {
+			out = []byte(text + "\n")
+		} else {
+			b, err := json.Marshal(struct {
+				Notice string `json:"notice"`
+			}{redact.String(text)})
+			if err != nil {
+				return 0, err
+			}
+			out = append(b, '\n')
+		}
+		if _, err := j.w.Write(out); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
 }

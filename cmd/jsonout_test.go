@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/internal/jsonout"
+	"github.com/zbrecover/zbrecover/schemadiff"
 )
 
 // checkVersioned checks that doc is one JSON object, and nothing after it, whose first member
@@ -160,5 +162,29 @@ func TestJSONOutInspectLines(t *testing.T) {
 		if !slices.Contains(kinds, want) {
 			t.Errorf("no %q line in %v", want, kinds)
 		}
+	}
+}
+
+// TestJSONOutStderrIsJSONLines: under -o json every line on stderr is a JSON object, the
+// status lines a command prints as text included (as {"notice": …}).
+func TestJSONOutStderrIsJSONLines(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	root := t.TempDir()
+	if _, err := deltatest.Write(root, deltatest.Table{Schema: schemadiff.NewSchema().Col("id", schemadiff.LongType)}); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := run(t, "-o", "json", "cleanup", root)
+	if code != ExitOK || !strings.Contains(errOut, `{"notice":"Nothing to clean up: no verified run of `) {
+		t.Fatalf("cleanup: exit %d, stderr %q", code, errOut)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(errOut), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Errorf("stderr line %q: %v", line, err)
+		}
+	}
+	// In text, the same line is text.
+	if _, _, errOut := run(t, "cleanup", root); !strings.HasPrefix(errOut, "Nothing to clean up") {
+		t.Errorf("text: stderr %q", errOut)
 	}
 }

@@ -185,6 +185,16 @@ func TestCleanupDeletesExactlyTheVerifiedFiles(t *testing.T) {
 	if code != 0 || strings.Count(out, "would delete ") != 19 {
 		t.Fatalf("dry run: exit %d\n%s%s", code, out, errOut)
 	}
+	// Under -o json the dry run is the plan's document, the deletes on stderr as notices.
+	code, out, errOut = runZbrecover(t, "-o", "json", "cleanup", r.table, "--dry-run")
+	var dry struct {
+		DryRun bool     `json:"dry_run"`
+		Keys   []string `json:"keys"`
+	}
+	if err := json.Unmarshal([]byte(out), &dry); code != 0 || err != nil || !dry.DryRun || len(dry.Keys) != 19 ||
+		strings.Count(errOut, `{"notice":"would delete `) != 19 {
+		t.Fatalf("dry run -o json: exit %d, %+v (%v)\n%s%s", code, dry, err, out, errOut)
+	}
 	if after := r.fallbackFiles(t); len(after) != len(before) {
 		t.Fatalf("%d files before, %d after the runs without --yes", len(before), len(after))
 	}

@@ -113,7 +113,18 @@ could not be deleted (each is listed with the reason), 130 when interrupted.`,
 type cleanupPlanDoc struct {
 	*cleanup.Plan
 	Deleting bool     `json:"deleting"`
+	DryRun   bool     `json:"dry_run,omitempty"`
 	Keys     []string `json:"keys"`
+}
+
+// cleanupNothingDoc is cleanup's document under -o json when the journal holds no run to
+// clean up.
+type cleanupNothingDoc struct {
+	TableID string `json:"table_id"`
+	Table   string `json:"table,omitempty"`
+	Root    string `json:"root"`
+	Journal string `json:"journal"`
+	Nothing string `json:"nothing_to_clean_up"`
 }
 
 // cleanupRun logs the run header, cleans up and writes the --summary.
@@ -187,6 +198,10 @@ func cleanupSteps(ctx context.Context, o *CleanupOptions, s *runSummary) error {
 	if err != nil || st == nil {
 		if err == nil {
 			s.RunStatus = "nothing to clean up: no verified run of the table on this root in the journal"
+			if f.Global.JSON() {
+				return printJSON(f, cleanupNothingDoc{TableID: tgt.TableID, Table: tgt.TableName(), Root: tgt.Display(),
+					Journal: store.Location(), Nothing: "no verified run of the table on this root in the journal"})
+			}
 		}
 		return err
 	}
@@ -215,6 +230,9 @@ func cleanupSteps(ctx context.Context, o *CleanupOptions, s *runSummary) error {
 	}
 	if len(plan.Delete) == 0 {
 		fmt.Fprintln(f.IO.ErrOut, "Nothing to delete.")
+		if f.Global.JSON() {
+			return printJSON(f, cleanupPlanDoc{Plan: plan, Keys: []string{}, DryRun: o.DryRun})
+		}
 		return nil
 	}
 
@@ -227,14 +245,20 @@ func cleanupSteps(ctx context.Context, o *CleanupOptions, s *runSummary) error {
 	}
 	if o.DryRun {
 		var mu sync.Mutex
+		// The deletes that would be sent: on stdout in text; under -o json, on stderr (as
+		// notices), stdout holding the plan's document.
+		dryOut := f.IO.Out
+		if f.Global.JSON() {
+			dryOut = f.IO.ErrOut
+		}
 		dry := func(line string) {
 			mu.Lock()
 			defer mu.Unlock()
-			fmt.Fprintln(f.IO.Out, line)
+			fmt.Fprintln(dryOut, line)
 		}
 		b = storage.DryRun(b, dry)
 		if archive != nil {
-			fmt.Fprintf(f.IO.Out, "would archive every file to %s first\n", archive.Location())
+			fmt.Fprintf(dryOut, "would archive every file to %s first\n", archive.Location())
 		}
 		// A dry run checks no precondition: leave out what the listing shows changed.
 		var keep []cleanup.Target
@@ -250,6 +274,13 @@ func cleanupSteps(ctx context.Context, o *CleanupOptions, s *runSummary) error {
 		}
 		s.Deleted = fmt.Sprintf("nothing (dry run: %d files would be deleted)", rep.Deleted)
 		fmt.Fprintf(f.IO.ErrOut, "Dry run: %d files would be deleted; nothing was deleted.\n", rep.Deleted)
+		if f.Global.JSON() {
+			d := cleanupPlanDoc{Plan: plan, Keys: []string{}, DryRun: true}
+			for _, t := range plan.Delete {
+				d.Keys = append(d.Keys, t.Key)
+			}
+			return printJSON(f, d)
+		}
 		return nil
 	}
 

@@ -173,9 +173,13 @@ func TestJSONOutStderrIsJSONLines(t *testing.T) {
 	if _, err := deltatest.Write(root, deltatest.Table{Schema: schemadiff.NewSchema().Col("id", schemadiff.LongType)}); err != nil {
 		t.Fatal(err)
 	}
-	code, _, errOut := run(t, "-o", "json", "cleanup", root)
+	code, out, errOut := run(t, "-o", "json", "cleanup", root)
 	if code != ExitOK || !strings.Contains(errOut, `{"notice":"Nothing to clean up: no verified run of `) {
 		t.Fatalf("cleanup: exit %d, stderr %q", code, errOut)
+	}
+	// stdout holds a document even when there is nothing to do.
+	if doc := checkVersioned(t, "cleanup with nothing to clean up", out); doc["nothing_to_clean_up"] == nil || doc["root"] == nil {
+		t.Errorf("cleanup document %v", doc)
 	}
 	for _, line := range strings.Split(strings.TrimSpace(errOut), "\n") {
 		var m map[string]any

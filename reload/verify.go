@@ -13,7 +13,7 @@ type VerifyReport struct {
 	Run     string          `json:"run"`
 	TableID string          `json:"table_id"`
 	Table   string          `json:"table"`
-	Status  string          `json:"run_status"`
+	Status  string          `json:"status"`
 	Checks  []journal.Check `json:"checks"`
 	OK      bool            `json:"ok"`
 	// Failed counts the batches whose counts do not agree or are not known.

@@ -192,7 +192,7 @@ func demoRun(ctx context.Context, o *DemoOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	d.note(fmt.Sprintf("Zerobus delivers at least once: it had also published the %d records of %d of the parked files:", published, len(publishedFrom)))
+	d.note(fmt.Sprintf("Delivery is at least once: Zerobus had also published the %d records of %d of the parked files:", published, len(publishedFrom)))
 	if err := exec(insert); err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ func TestDemoEndToEnd(t *testing.T) {
 	}
 	root := regexp.MustCompile(`(?m)^Table root: (.+)$`).FindStringSubmatch(out)
 	host := regexp.MustCompile(`local workspace serves at http://(127\.0\.0\.1:\d+) `).FindStringSubmatch(out)
-	published := regexp.MustCompile(`it had also published the (\d+) records of 3 of the parked files`).FindStringSubmatch(out)
+	published := regexp.MustCompile(`Zerobus had also published the (\d+) records of 3 of the parked files`).FindStringSubmatch(out)
 	if root == nil || host == nil || published == nil {
 		t.Fatalf("no table root, workspace or published records in:\n%s", out)
 	}

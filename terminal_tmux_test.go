@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
+	"github.com/zbrecover/zbrecover/storage/s3/s3test"
 )
 
 // tmuxPane is a detached tmux session on a private socket running one shell script.
@@ -122,7 +124,39 @@ func TestTerminalInTmux(t *testing.T) {
 	if lines := strings.Split(final, "\n"); !strings.HasPrefix(lines[0], "footers 5000 / 5000 files [") || !strings.Contains(final, "EXIT:3") {
 		t.Errorf("inspect: want its complete bar above the report:\n%s", final)
 	}
-	t.Logf("inspect's bar seen while it ran: %v", sawBar)
+	t.Logf("inspect's bar seen on local files while it ran: %v", sawBar)
+
+	// The same 5,000 files on an S3 emulator answering each request after 3 ms: the footer
+	// bar is on the screen while inspect runs, counting up.
+	s3 := s3test.NewServer(t, s3test.WithLatency(3*time.Millisecond))
+	fallback := filepath.Join(r.root, filepath.FromSlash(inspect.FallbackPrefix))
+	if err := filepath.WalkDir(fallback, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(r.root, path)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return s3.Put("orders/"+filepath.ToSlash(rel), data)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s3Cmd := fmt.Sprintf("export AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=%s\n'%s' inspect %s --s3-endpoint %s --s3-region %s --concurrency 4",
+		s3test.AccessKeyID, s3test.SecretAccessKey, bin, s3.URLFor("orders"), s3.URL, s3test.Region)
+	p = startPane(t, "inspect-s3", env.String()+s3Cmd, "")
+	midRun := ""
+	final = p.waitFor(2*time.Minute, "end of inspect on S3", func(s string) bool {
+		if midRun == "" && !strings.Contains(s, "EXIT:") && strings.Contains(s, "footers ") && strings.Contains(s, "/ 5000 files") &&
+			!strings.Contains(s, "footers 5000 / 5000") {
+			midRun = s
+		}
+		return strings.Contains(s, "EXIT:")
+	})
+	if midRun == "" || !strings.Contains(final, "EXIT:0") || !strings.Contains(final, "Files:   5000 Parquet files") {
+		t.Errorf("inspect on S3: want the bar on the screen while it runs, then the report\nduring:\n%s\nat the end:\n%s", midRun, final)
+	}
 
 	// reload: 21 statements (250 files at most, per folder), each held RUNNING for 400ms; Ctrl-C once the loading bar shows.
 	r.ws.Warehouse().Inject(fakewarehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Times: -1, Delay: 400 * time.Millisecond})

@@ -2,9 +2,9 @@ package azuretest
 
 import (
 	"net/http"
-	"net/http/httptest"
-	"sync/atomic"
 	"testing"
+
+	"github.com/zbrecover/zbrecover/storage/storagetest"
 )
 
 // Refusals are the answers of Azure Blob Storage to a request it refuses, by name: the status,
@@ -44,10 +44,9 @@ Time:2024-01-01T00:00:00.0000000Z</Message></Error>`},
 
 // Refuser is a server that answers every request with one of Refusals.
 type Refuser struct {
+	*storagetest.Refuser
 	// Endpoint is the blob service URL, for storage.Config.AzureEndpoint.
 	Endpoint string
-	// Requests counts the requests answered.
-	Requests atomic.Int64
 }
 
 // NewRefuser starts a server that answers every request with Refusals[name] (HEAD requests
@@ -59,18 +58,10 @@ func NewRefuser(t testing.TB, name string) *Refuser {
 	if !ok {
 		t.Fatalf("azuretest: no Azure answer named %s", name)
 	}
-	r := &Refuser{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		r.Requests.Add(1)
-		w.Header().Set("Content-Type", "application/xml")
-		w.Header().Set("x-ms-error-code", e.Code)
-		w.Header().Set("x-ms-request-id", "2c3b8f6e-701e-0037-6f3a-1c5b4e000000")
-		w.WriteHeader(e.Status)
-		if req.Method != http.MethodHead {
-			_, _ = w.Write([]byte(e.Body))
-		}
-	}))
-	t.Cleanup(srv.Close)
-	r.Endpoint = srv.URL + "/" + Account + "/"
-	return r
+	r := storagetest.NewRefuser(t, e.Status, http.Header{
+		"Content-Type":    {"application/xml"},
+		"X-Ms-Error-Code": {e.Code},
+		"X-Ms-Request-Id": {"2c3b8f6e-701e-0037-6f3a-1c5b4e000000"},
+	}, e.Body)
+	return &Refuser{Refuser: r, Endpoint: r.URL + "/" + Account + "/"}
 }

@@ -2,9 +2,9 @@ package gcstest
 
 import (
 	"net/http"
-	"net/http/httptest"
-	"sync/atomic"
 	"testing"
+
+	"github.com/zbrecover/zbrecover/storage/storagetest"
 )
 
 // Refusals are the answers of the GCS JSON API to a request it refuses, by name: the status
@@ -65,13 +65,9 @@ var Refusals = map[string]struct {
 `},
 }
 
-// Refuser is a server that answers every request with one of Refusals.
-type Refuser struct {
-	// URL is the endpoint, for storage.Config.GCSEndpoint.
-	URL string
-	// Requests counts the requests answered.
-	Requests atomic.Int64
-}
+// Refuser is a server that answers every request with one of Refusals. Its URL is the
+// endpoint, for storage.Config.GCSEndpoint.
+type Refuser = storagetest.Refuser
 
 // NewRefuser starts a server that answers every request with Refusals[name]; it stops when
 // the test ends.
@@ -81,19 +77,9 @@ func NewRefuser(t testing.TB, name string) *Refuser {
 	if !ok {
 		t.Fatalf("gcstest: no GCS answer named %s", name)
 	}
-	r := &Refuser{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		r.Requests.Add(1)
-		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-		if e.Status == http.StatusUnauthorized {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="https://accounts.google.com/"`)
-		}
-		w.WriteHeader(e.Status)
-		if req.Method != http.MethodHead {
-			_, _ = w.Write([]byte(e.Body))
-		}
-	}))
-	t.Cleanup(srv.Close)
-	r.URL = srv.URL
-	return r
+	h := http.Header{"Content-Type": {"application/json; charset=UTF-8"}}
+	if e.Status == http.StatusUnauthorized {
+		h.Set("WWW-Authenticate", `Bearer realm="https://accounts.google.com/"`)
+	}
+	return storagetest.NewRefuser(t, e.Status, h, e.Body)
 }

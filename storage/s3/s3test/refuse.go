@@ -2,9 +2,9 @@ package s3test
 
 import (
 	"net/http"
-	"net/http/httptest"
-	"sync/atomic"
 	"testing"
+
+	"github.com/zbrecover/zbrecover/storage/storagetest"
 )
 
 // The credentials a test signs with against a Refuser; none of them may appear in a message.
@@ -38,13 +38,9 @@ x-amz-security-token:` + RefusedSession + `
 }
 
 // Refuser is a server that answers every request as S3 does for one refusal: gofakes3 checks
-// no credentials, so it cannot produce these answers.
-type Refuser struct {
-	// URL is the endpoint, for storage.Config.S3Endpoint.
-	URL string
-	// Requests counts the requests answered.
-	Requests atomic.Int64
-}
+// no credentials, so it cannot produce these answers. Its URL is the endpoint, for
+// storage.Config.S3Endpoint.
+type Refuser = storagetest.Refuser
 
 // NewRefuser starts a server that answers every request with Refusals[code] (HEAD requests
 // get the status without a body, as from S3); it stops when the test ends.
@@ -54,17 +50,8 @@ func NewRefuser(t testing.TB, code string) *Refuser {
 	if !ok {
 		t.Fatalf("s3test: no S3 answer for %s", code)
 	}
-	r := &Refuser{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		r.Requests.Add(1)
-		w.Header().Set("Content-Type", "application/xml")
-		w.Header().Set("x-amz-request-id", "4442587FB7D0A2F9")
-		w.WriteHeader(e.Status)
-		if req.Method != http.MethodHead {
-			_, _ = w.Write([]byte(e.Body))
-		}
-	}))
-	t.Cleanup(srv.Close)
-	r.URL = srv.URL
-	return r
+	return storagetest.NewRefuser(t, e.Status, http.Header{
+		"Content-Type":     {"application/xml"},
+		"X-Amz-Request-Id": {"4442587FB7D0A2F9"},
+	}, e.Body)
 }

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -64,28 +63,7 @@ func TestDemoServeDoctor(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	srv := exec.CommandContext(ctx, demoBin, "demo", "serve", "--table", "main.sales.orders="+root)
-	stdout, err := srv.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	srv.Stderr = &stderr
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = srv.Process.Kill(); _ = srv.Wait() }()
-	env := map[string]string{}
-	sc := bufio.NewScanner(stdout)
-	for len(env) < 3 && sc.Scan() {
-		if k, v, ok := strings.Cut(strings.TrimPrefix(sc.Text(), "export "), "="); ok {
-			env[k] = v
-		}
-	}
-	if env["DATABRICKS_HOST"] == "" || env["DATABRICKS_TOKEN"] == "" {
-		t.Fatalf("demo serve printed %v; stderr %s", env, stderr.String())
-	}
-	go func() { _, _ = bufio.NewReader(stdout).WriteTo(new(bytes.Buffer)) }()
+	env := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root).env
 
 	home := t.TempDir()
 	doctor := func(token string, args ...string) (int, doctorReport, string) {

@@ -3,20 +3,16 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -177,37 +173,8 @@ func TestDemoServeStaged(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	srv := exec.CommandContext(ctx, demoBin, "demo", "serve", "--table", "main.sales.orders="+root, "--log", logFile)
-	stdout, err := srv.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	srv.Stderr = &stderr
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := false
-	defer func() {
-		if !exited {
-			_ = srv.Process.Kill()
-			_ = srv.Wait()
-		}
-	}()
-	env := map[string]string{}
-	sc := bufio.NewScanner(stdout)
-	for len(env) < 3 && sc.Scan() {
-		line := strings.TrimPrefix(sc.Text(), "export ")
-		if k, v, ok := strings.Cut(line, "="); ok {
-			env[k] = v
-		}
-	}
-	for _, k := range []string{"DATABRICKS_HOST", "DATABRICKS_TOKEN", "DATABRICKS_WAREHOUSE_ID"} {
-		if env[k] == "" {
-			t.Fatalf("demo serve did not print %s (printed %v; stderr %s)", k, env, stderr.String())
-		}
-	}
-	go func() { _, _ = bufio.NewReader(stdout).WriteTo(new(bytes.Buffer)) }()
+	served := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root, "--log", logFile)
+	env := served.env
 	host, token := env["DATABRICKS_HOST"], env["DATABRICKS_TOKEN"]
 
 	// Only the printed settings, and a journal of its own.
@@ -368,26 +335,5 @@ func TestDemoServeStaged(t *testing.T) {
 		t.Errorf("%s after the last reload: %v", stageTo, got)
 	}
 
-	u, _ := url.Parse(host)
-	if err := srv.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Wait() }()
-	select {
-	case err := <-done:
-		exited = true
-		if err != nil {
-			t.Errorf("demo serve after SIGINT: %v\n%s", err, stderr.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatalf("demo serve did not stop within 20s of SIGINT\n%s", stderr.String())
-	}
-	if c, err := net.DialTimeout("tcp", u.Host, time.Second); err == nil {
-		c.Close()
-		t.Errorf("%s still accepts connections after demo serve stopped", u.Host)
-	}
-	if !strings.Contains(stderr.String(), "local workspace stopped") {
-		t.Errorf("stderr: %s", stderr.String())
-	}
+	served.stop()
 }

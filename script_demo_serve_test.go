@@ -58,37 +58,8 @@ func TestDemoServeAsAWorkspace(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	srv := exec.CommandContext(ctx, demoBin, "demo", "serve", "--table", "main.sales.orders="+root, "--listen", "127.0.0.1:0", "--log", logFile)
-	stdout, err := srv.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	srv.Stderr = &stderr
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := false
-	defer func() {
-		if !exited {
-			_ = srv.Process.Kill()
-			_ = srv.Wait()
-		}
-	}()
-	env := map[string]string{}
-	sc := bufio.NewScanner(stdout)
-	for len(env) < 3 && sc.Scan() {
-		line := strings.TrimPrefix(sc.Text(), "export ")
-		if k, v, ok := strings.Cut(line, "="); ok {
-			env[k] = v
-		}
-	}
-	for _, k := range []string{"DATABRICKS_HOST", "DATABRICKS_TOKEN", "DATABRICKS_WAREHOUSE_ID"} {
-		if env[k] == "" {
-			t.Fatalf("demo serve did not print %s (printed %v; stderr %s)", k, env, stderr.String())
-		}
-	}
-	go func() { _, _ = bufio.NewReader(stdout).WriteTo(new(bytes.Buffer)) }()
+	served := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root, "--listen", "127.0.0.1:0", "--log", logFile)
+	env := served.env
 
 	// Only the printed settings: no profile file, no other DATABRICKS_ variable.
 	home := t.TempDir()
@@ -124,26 +95,76 @@ func TestDemoServeAsAWorkspace(t *testing.T) {
 		t.Errorf("statement log:\n%s", logged)
 	}
 
-	u, _ := url.Parse(env["DATABRICKS_HOST"])
-	if err := srv.Process.Signal(syscall.SIGINT); err != nil {
+	served.stop()
+}
+
+// servedWorkspace is a running `zbrecover demo serve` process and the settings it printed.
+type servedWorkspace struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	env    map[string]string // DATABRICKS_HOST, DATABRICKS_TOKEN, DATABRICKS_WAREHOUSE_ID
+	stderr *bytes.Buffer
+}
+
+// startDemoServe starts `demoBin demo serve args…` and reads the settings it prints; the
+// process is killed when the test ends unless stop stopped it.
+func startDemoServe(ctx context.Context, t *testing.T, demoBin string, args ...string) *servedWorkspace {
+	t.Helper()
+	srv := exec.CommandContext(ctx, demoBin, append([]string{"demo", "serve"}, args...)...)
+	stdout, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &servedWorkspace{t: t, cmd: srv, env: map[string]string{}, stderr: &bytes.Buffer{}}
+	srv.Stderr = w.stderr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if srv.ProcessState == nil {
+			_ = srv.Process.Kill()
+			_ = srv.Wait()
+		}
+	})
+	sc := bufio.NewScanner(stdout)
+	for len(w.env) < 3 && sc.Scan() {
+		if k, v, ok := strings.Cut(strings.TrimPrefix(sc.Text(), "export "), "="); ok {
+			w.env[k] = v
+		}
+	}
+	for _, k := range []string{"DATABRICKS_HOST", "DATABRICKS_TOKEN", "DATABRICKS_WAREHOUSE_ID"} {
+		if w.env[k] == "" {
+			t.Fatalf("demo serve did not print %s (printed %v; stderr %s)", k, w.env, w.stderr.String())
+		}
+	}
+	go func() { _, _ = bufio.NewReader(stdout).WriteTo(new(bytes.Buffer)) }()
+	return w
+}
+
+// stop sends SIGINT and checks that the workspace stops within 20 s, says so, and leaves
+// nothing listening.
+func (w *servedWorkspace) stop() {
+	t := w.t
+	t.Helper()
+	u, _ := url.Parse(w.env["DATABRICKS_HOST"])
+	if err := w.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- srv.Wait() }()
+	go func() { done <- w.cmd.Wait() }()
 	select {
 	case err := <-done:
-		exited = true
 		if err != nil {
-			t.Errorf("demo serve after SIGINT: %v\n%s", err, stderr.String())
+			t.Errorf("demo serve after SIGINT: %v\n%s", err, w.stderr.String())
 		}
 	case <-time.After(20 * time.Second):
-		t.Fatalf("demo serve did not stop within 20s of SIGINT\n%s", stderr.String())
+		t.Fatalf("demo serve did not stop within 20s of SIGINT\n%s", w.stderr.String())
 	}
 	if c, err := net.DialTimeout("tcp", u.Host, time.Second); err == nil {
 		c.Close()
 		t.Errorf("%s still accepts connections after demo serve stopped", u.Host)
 	}
-	if !strings.Contains(stderr.String(), "local workspace stopped") {
-		t.Errorf("stderr: %s", stderr.String())
+	if !strings.Contains(w.stderr.String(), "local workspace stopped") {
+		t.Errorf("stderr: %s", w.stderr.String())
 	}
 }

@@ -27,16 +27,7 @@ import (
 // the workspace's default for managed tables.
 func doctorWorkspace(t *testing.T) (*workspace.Workspace, string) {
 	t.Helper()
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		for _, p := range []string{"DATABRICKS_", "ARM_", "AZURE_", "AWS_", "GOOGLE_"} {
-			if strings.HasPrefix(k, p) {
-				t.Setenv(k, "")
-				os.Unsetenv(k)
-			}
-		}
-	}
-	t.Setenv("HOME", t.TempDir())
+	isolateEnv(t)
 	t.Setenv("DATABRICKS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
 	root := filepath.Join(t.TempDir(), "orders")
 	schema := sd.NewSchema().Col("id", sd.LongType, sd.NotNull).Col("customer", sd.StringType)

@@ -24,9 +24,9 @@ import (
 
 const ucToken = "dapi00000000000000000000000000000001"
 
-// databricksEnv isolates the test from the machine's Databricks and cloud settings and points
-// it at a fake workspace.
-func databricksEnv(t *testing.T) *uctest.Server {
+// isolateEnv hides the machine's Databricks and cloud settings and home directory from the
+// test (restored when it ends).
+func isolateEnv(t *testing.T) {
 	t.Helper()
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
@@ -38,6 +38,13 @@ func databricksEnv(t *testing.T) *uctest.Server {
 		}
 	}
 	t.Setenv("HOME", t.TempDir())
+}
+
+// databricksEnv isolates the test from the machine's Databricks and cloud settings and points
+// it at a fake workspace.
+func databricksEnv(t *testing.T) *uctest.Server {
+	t.Helper()
+	isolateEnv(t)
 	srv := uctest.New(ucToken)
 	t.Cleanup(srv.Close)
 	t.Setenv("DATABRICKS_HOST", srv.URL)

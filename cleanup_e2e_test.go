@@ -147,6 +147,42 @@ func reloadWithUnknownBatch(t *testing.T) (*recovery, []string, []string) {
 	return r, verified, unknown
 }
 
+// checkPartialCleanup checks the report of `cleanup --yes -o json` (out) and the fallback
+// files left (after) in the scenario both cleanup end-to-end tests build: 19 verified files
+// deleted, one changed since it was verified (skipped), a late file and the files of an
+// unknown batch kept with their reasons. It returns the files that must remain.
+func checkPartialCleanup(t *testing.T, out string, after map[string]bool, changed, late string, unknown []string) map[string]bool {
+	t.Helper()
+	var rep cleanupJSON
+	decodeInto(t, out, &rep)
+	if rep.Deleted != 19 || rep.Skipped != 1 || rep.Failed != 0 || len(rep.Problems) != 1 || rep.Problems[0].Key != changed ||
+		!strings.Contains(rep.Problems[0].Reason, "changed since it was verified") || rep.After != "partially_cleaned" {
+		t.Errorf("report %+v", rep)
+	}
+	reasons := map[string]string{}
+	for _, k := range append(rep.Kept, rep.Untracked...) {
+		reasons[k.Key] = k.Reason
+	}
+	if !strings.Contains(reasons[late], "not in this run's journal") {
+		t.Errorf("late file: %q", reasons[late])
+	}
+	for _, k := range unknown {
+		if !strings.Contains(reasons[k], "unknown") {
+			t.Errorf("unknown file %s: %q", k, reasons[k])
+		}
+	}
+	want := map[string]bool{late: true, changed: true}
+	for _, k := range unknown {
+		want[k] = true
+	}
+	for k := range want {
+		if !after[k] {
+			t.Errorf("%s was deleted", k)
+		}
+	}
+	return want
+}
+
 // TestCleanupDeletesExactlyTheVerifiedFiles: after a reload with one unknown batch, a file
 // added after verification and a verified file overwritten since, cleanup without --yes
 // deletes nothing (exit 2 without a terminal, the plan on a terminal), and cleanup --yes
@@ -203,36 +239,8 @@ func TestCleanupDeletesExactlyTheVerifiedFiles(t *testing.T) {
 	if code != 5 {
 		t.Fatalf("cleanup: exit %d, want 5\n%s%s", code, out, errOut)
 	}
-	var rep cleanupJSON
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	if rep.Deleted != 19 || rep.Skipped != 1 || rep.Failed != 0 || len(rep.Problems) != 1 || rep.Problems[0].Key != changed ||
-		!strings.Contains(rep.Problems[0].Reason, "changed since it was verified") || rep.After != "partially_cleaned" {
-		t.Errorf("report %+v", rep)
-	}
-	reasons := map[string]string{}
-	for _, k := range append(rep.Kept, rep.Untracked...) {
-		reasons[k.Key] = k.Reason
-	}
-	if !strings.Contains(reasons[late], "not in this run's journal") {
-		t.Errorf("late file: %q", reasons[late])
-	}
-	for _, k := range unknown {
-		if !strings.Contains(reasons[k], "unknown") {
-			t.Errorf("unknown file %s: %q", k, reasons[k])
-		}
-	}
 	after := r.fallbackFiles(t)
-	want := map[string]bool{late: true, changed: true}
-	for _, k := range unknown {
-		want[k] = true
-	}
-	for k := range want {
-		if !after[k] {
-			t.Errorf("%s was deleted", k)
-		}
-	}
+	want := checkPartialCleanup(t, out, after, changed, late, unknown)
 	for _, k := range verified {
 		if k != changed && after[k] {
 			t.Errorf("verified file %s is still there", k)

@@ -406,24 +406,8 @@ func TestKeysComposite(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ws, err := workspace.Start(workspace.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ws.Close() })
 	const table = "main.sales.events"
-	if err := ws.RegisterTable(context.Background(), table, root, true); err != nil {
-		t.Fatal(err)
-	}
-	u := ws.Warehouse().Unknowns()
-	u.PathAccess = fakewarehouse.OverlapAllowed
-	ws.Warehouse().SetUnknowns(u)
-	for _, kv := range ws.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	t.Setenv("DATABRICKS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	ws := startWorkspace(t, workspace.Options{}, table, root)
 	exec := func(stmt string) [][]any {
 		res, err := ws.Warehouse().Engine().Exec(context.Background(), stmt)
 		if err != nil {

@@ -94,12 +94,22 @@ func newRecovery(t *testing.T, nOld, nNew int) *recovery {
 	for i := 0; i < nNew; i++ {
 		write("new", i, newFiles)
 	}
-	ws, err := workspace.Start(workspace.Options{})
+	ws := startWorkspace(t, workspace.Options{}, r.table, root)
+	r.ws = ws
+	return r
+}
+
+// startWorkspace starts a local workspace (stopped when the test ends) with table registered
+// as a managed table at root, path reads inside its storage allowed, and points the process
+// environment at it, with a journal of the test's own and no profile file.
+func startWorkspace(t *testing.T, opts workspace.Options, table, root string) *workspace.Workspace {
+	t.Helper()
+	ws, err := workspace.Start(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.Close() })
-	if err := ws.RegisterTable(context.Background(), r.table, root, true); err != nil {
+	if err := ws.RegisterTable(context.Background(), table, root, true); err != nil {
 		t.Fatal(err)
 	}
 	u := ws.Warehouse().Unknowns()
@@ -111,8 +121,7 @@ func newRecovery(t *testing.T, nOld, nNew int) *recovery {
 	}
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	t.Setenv("DATABRICKS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
-	r.ws = ws
-	return r
+	return ws
 }
 
 func (r *recovery) exec(t *testing.T, stmt string) {

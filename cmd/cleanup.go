@@ -184,16 +184,14 @@ func cleanupSteps(ctx context.Context, o *CleanupOptions, s *runSummary) error {
 	if err != nil {
 		return err
 	}
-	if err := target.Identify(ctx, tgt); err != nil {
+	if err := identify(ctx, tgt, s); err != nil {
 		return err
 	}
-	s.Table, s.Root = tgt.TableName(), tgt.Display()
-	store, err := f.openJournal(ctx, o.Journal)
+	store, err := f.openRunJournal(ctx, o.Journal, s)
 	if err != nil {
 		return err
 	}
 	defer closeJournal(store)
-	s.Journal = store.Location()
 	st, err := pickCleanupRun(ctx, f, store, tgt, o.Run)
 	if err != nil || st == nil {
 		if err == nil {

@@ -214,6 +214,27 @@ func (f *Factory) openJournal(ctx context.Context, url string) (journal.Store, e
 	return journal.OpenRemote(b)
 }
 
+// openRunJournal opens the journal at url (the local state directory when empty) and records
+// where it is in the run's summary.
+func (f *Factory) openRunJournal(ctx context.Context, url string, s *runSummary) (journal.Store, error) {
+	store, err := f.openJournal(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	s.Journal = store.Location()
+	return store, nil
+}
+
+// identify gives tgt its identity (the table id that keys the journal) and records the
+// target in the run's summary.
+func identify(ctx context.Context, tgt *target.Target, s *runSummary) error {
+	if err := target.Identify(ctx, tgt); err != nil {
+		return err
+	}
+	s.Table, s.Root = tgt.TableName(), tgt.Display()
+	return nil
+}
+
 // closeJournal releases what the journal holds open (the local store's files).
 func closeJournal(s journal.Store) {
 	if c, ok := s.(interface{ Close() error }); ok {
@@ -258,10 +279,9 @@ func reloadSteps(ctx context.Context, o *ReloadOptions, s *runSummary) error {
 	if err != nil {
 		return err
 	}
-	if err := target.Identify(ctx, tgt); err != nil {
+	if err := identify(ctx, tgt, s); err != nil {
 		return err
 	}
-	s.Table, s.Root = tgt.TableName(), tgt.Display()
 	var table *schemadiff.Table
 	if o.SchemaFile != "" {
 		t, err := readSchemaFile(f, o.SchemaFile)
@@ -283,12 +303,11 @@ func reloadSteps(ctx context.Context, o *ReloadOptions, s *runSummary) error {
 	if err != nil {
 		return err
 	}
-	store, err := f.openJournal(ctx, o.Journal)
+	store, err := f.openRunJournal(ctx, o.Journal, s)
 	if err != nil {
 		return err
 	}
 	defer closeJournal(store)
-	s.Journal = store.Location()
 	skip, changed, err := journalSkips(ctx, store, tgt.TableID, tgt.Display(), rep)
 	if err != nil {
 		return err

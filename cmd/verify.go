@@ -101,16 +101,14 @@ func verifySteps(ctx context.Context, o *VerifyOptions, s *runSummary) error {
 	if err != nil {
 		return err
 	}
-	if err := target.Identify(ctx, tgt); err != nil {
+	if err := identify(ctx, tgt, s); err != nil {
 		return err
 	}
-	s.Table, s.Root = tgt.TableName(), tgt.Display()
-	store, err := f.openJournal(ctx, o.Journal)
+	store, err := f.openRunJournal(ctx, o.Journal, s)
 	if err != nil {
 		return err
 	}
 	defer closeJournal(store)
-	s.Journal = store.Location()
 	run := o.Run
 	if run == "" {
 		runs, err := journal.Runs(ctx, store, tgt.TableID)

@@ -5,6 +5,7 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -203,6 +204,36 @@ func TestDoctorWarehouseStopped(t *testing.T) {
 	wantCheck(t, rep, doctor.CheckWarehouse, doctor.Fail, "STOPPED", "databricks warehouses start local")
 	wantCheck(t, rep, doctor.CheckPathAccess, doctor.Skip)
 	wantSteps(t, rep, map[string]bool{"inspect": true, "reload": false, "verify": false, "cleanup": true})
+}
+
+// TestDoctorWarehouseStoppedOtherAnswers: what a stopped warehouse does is not known for
+// certain (docs: a query starts it for an identity that may use it; seen: one that cannot
+// start refuses each statement, or answers 503 until the driver gives up). Reported STOPPED
+// but answering, the check passes and says the query started it; reported STOPPED and
+// answering 503, the check fails with how to start it.
+func TestDoctorWarehouseStoppedOtherAnswers(t *testing.T) {
+	ws, _ := doctorWorkspace(t)
+	allowPathAccess(ws)
+	ws.StopWarehouse()
+	ws.Warehouse().SetStopped("") // the API still says STOPPED; statements are served
+	code, rep, all := doctorJSON(t, "main.sales.orders")
+	if code != ExitOK {
+		t.Fatalf("stopped but answering: exit %d\n%s", code, all)
+	}
+	wantCheck(t, rep, doctor.CheckWarehouse, doctor.OK)
+	if c := rep.Check(doctor.CheckWarehouse); !strings.Contains(c.Detail, "STOPPED; the query started it") {
+		t.Errorf("warehouse check detail %q", c.Detail)
+	}
+
+	ws.Warehouse().Inject(fakewarehouse.Fault{Method: "OpenSession", Times: -1, HTTPStatus: http.StatusServiceUnavailable, RetryAfter: "0"})
+	code, rep, all = doctorJSON(t, "main.sales.orders")
+	if code != ExitFailure {
+		t.Fatalf("stopped and answering 503: exit %d\n%s", code, all)
+	}
+	wantCheck(t, rep, doctor.CheckWarehouse, doctor.Fail, "STOPPED", "databricks warehouses start local")
+	if c := rep.Check(doctor.CheckWarehouse); !strings.Contains(c.Detail, "503") {
+		t.Errorf("warehouse check detail %q does not name the 503", c.Detail)
+	}
 }
 
 // TestDoctorLocationOverlap: with path access refused (the default for managed tables) the

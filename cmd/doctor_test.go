@@ -236,6 +236,22 @@ func TestDoctorWarehouseStoppedOtherAnswers(t *testing.T) {
 	}
 }
 
+// TestDoctorLocationOverlapForms: the refusal is recognised in each form Databricks may give it
+// (with or without the [CLASS] prefix, with or without a SQLSTATE).
+func TestDoctorLocationOverlapForms(t *testing.T) {
+	ws, _ := doctorWorkspace(t)
+	for _, form := range []fakewarehouse.PathAccess{fakewarehouse.OverlapBracketed, fakewarehouse.OverlapPlain, fakewarehouse.OverlapNoSQLState} {
+		u := ws.Warehouse().Unknowns()
+		u.PathAccess = form
+		ws.Warehouse().SetUnknowns(u)
+		code, rep, all := doctorJSON(t, "main.sales.orders")
+		if code != ExitFailure {
+			t.Fatalf("form %d: exit %d\n%s", form, code, all)
+		}
+		wantCheck(t, rep, doctor.CheckPathAccess, doctor.Fail, "reload needs --stage-to /Volumes/")
+	}
+}
+
 // TestDoctorLocationOverlap: with path access refused (the default for managed tables) the
 // path-access check fails and prints the reload command with --stage-to; with --stage-to a
 // volume the identity may use, every step is ready.

@@ -77,9 +77,13 @@ func (g *GlobalOptions) StorageConfig() storage.Config {
 
 // setJSONStderr records, once the flags are parsed, whether stderr must hold only JSON; the
 // signal handler and the log read it from other goroutines.
+// Under JSON, the plain status lines a command writes to stderr become {"notice": …}.
 func (f *Factory) setJSONStderr(v bool) {
 	if f.jsonStderr != nil {
 		f.jsonStderr.Store(v)
+	}
+	if _, wrapped := f.IO.ErrOut.(*jsonLineWriter); v && !wrapped {
+		f.IO.ErrOut = &jsonLineWriter{w: f.IO.ErrOut}
 	}
 }
 

@@ -81,7 +81,9 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	case code == ExitTerminated && !strings.HasPrefix(msg, "terminated"):
 		msg = "terminated: " + msg
 	}
-	if f.Global.JSON() || f.isJSONStderr() {
+	// Flags are parsed before argument checks fail, PersistentPreRunE only after: an error
+	// of the command line itself is JSON when -o json was given.
+	if f.isJSONStderr() || f.Global.JSON() {
 		var b bytes.Buffer
 		enc := json.NewEncoder(&b)
 		enc.SetEscapeHTML(false) // commands and SQL in messages hold < and >
@@ -237,11 +239,6 @@ record that Zerobus both published and parked can end up twice.
 		Version:       readBuildInfo().String(),
 		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
 			f.setJSONStderr(g.JSON() || g.Output == "jsonl")
-			if f.isJSONStderr() {
-				// Under -o json, stderr holds JSON lines only: the plain status lines a command
-				// writes there become {"notice": …}.
-				f.IO.ErrOut = &jsonLineWriter{w: f.IO.ErrOut}
-			}
 			switch {
 			case g.Output == "jsonl" && c.Name() != "inspect":
 				return FlagErrorf("--output jsonl is for inspect; use text or json")

@@ -121,6 +121,7 @@ only the JSON keeps column-mapping physical names, which fallback files may carr
 			}
 			if o.Output == "json" {
 				f.Global.Output = "json" // errors are printed as JSON too
+				f.setJSONStderr(true)
 			}
 			if !slices.Contains(schemaSourceNames, o.From) {
 				return FlagErrorf("--from must be one of %s, not %q", strings.Join(schemaSourceNames, ", "), o.From)

@@ -712,8 +712,8 @@ func reloadExit(err error, rep *inspect.Report, changed []string, tgt *target.Ta
 			cmdline += " --rename " + r
 		}
 		return fmt.Errorf("%w.\nNothing was loaded. Stage the files to a volume (or an external location) the warehouse may read, and load from there:\n"+
-			"  %s --stage-to /Volumes/%s/%s/<volume>/zbrecover-%s --yes\n"+
-			"(the volume must exist; the workspace identity needs WRITE VOLUME on it)", err, cmdline, tgt.Name.Catalog, tgt.Name.Schema, tgt.Name.Table)
+			"  %s --stage-to %s --yes\n"+
+			"(the volume must exist; the workspace identity needs WRITE VOLUME on it)", err, cmdline, reload.StageToSuggestion(tgt.Name))
 	case errors.Is(err, reload.ErrValidate):
 		return WithCode(ExitSchema, err.Error()+": nothing was loaded")
 	case errors.Is(err, reload.ErrUnknown):

@@ -584,8 +584,8 @@ func (r *run) pathAccess(ctx context.Context) Check {
 		}
 		n := r.table.Name
 		return Check{Status: Fail, Detail: d, Fix: fmt.Sprintf("reload needs --stage-to /Volumes/...: stage the files to a volume the warehouse may read:\n"+
-			"zbrecover reload %s --stage-to /Volumes/%s/%s/<volume>/zbrecover-%s --yes\n(the volume must exist; the identity needs READ VOLUME and WRITE VOLUME on it; run doctor with the same --stage-to to check them)",
-			n, n.Catalog, n.Schema, n.Table)}
+			"zbrecover reload %s --stage-to %s --yes\n(the volume must exist; the identity needs READ VOLUME and WRITE VOLUME on it; run doctor with the same --stage-to to check them)",
+			n, reload.StageToSuggestion(n))}
 	}
 	se := databricks.Classify(err)
 	switch se.Class {

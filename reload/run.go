@@ -702,6 +702,12 @@ func validateOf(stmt string) string {
 	return strings.Replace(stmt, " FILEFORMAT = PARQUET FILES = (", " FILEFORMAT = PARQUET VALIDATE ALL FILES = (", 1)
 }
 
+// StageToSuggestion is the --stage-to path suggested when Unity Catalog refuses the fallback
+// folder: a directory of a volume (to be named) in the table's schema.
+func StageToSuggestion(n databricks.TableName) string {
+	return fmt.Sprintf("/Volumes/%s/%s/<volume>/zbrecover-%s", n.Catalog, n.Schema, n.Table)
+}
+
 // IsLocationOverlap reports whether err is Unity Catalog's refusal of a path read inside a
 // managed table's storage: the class LOCATION_OVERLAP, recognised by SQLSTATE-free text too.
 func IsLocationOverlap(err error) bool { return isLocationOverlap(err) }

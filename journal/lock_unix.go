@@ -23,10 +23,11 @@ func lockFile(tableID, path string, o LockOptions) (Lock, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		defer f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			le := &LockedError{TableID: tableID, Where: path}
+			le := &LockedError{TableID: tableID, Where: path, Live: true}
 			if data, err := readAll(f); err == nil {
 				_ = json.Unmarshal(data, &le.Holder)
 			}
+			le.describe(time.Now())
 			return nil, le
 		}
 		return nil, fmt.Errorf("journal: lock %s: %w", path, err)
@@ -65,4 +66,10 @@ func (l *flockLock) Close() error {
 		l.err = errors.Join(err, l.f.Close())
 	})
 	return l.err
+}
+
+// processAlive reports whether a process with this pid exists on this host.
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }

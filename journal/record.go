@@ -54,7 +54,9 @@ type Record struct {
 	Kind    Kind      `json:"kind"`
 	TableID string    `json:"table_id"`        // UC table_id, else Delta metaData.id: the key
 	Table   string    `json:"table,omitempty"` // catalog.schema.table, when known
-	Root    string    `json:"root,omitempty"`  // the fallback root, redacted, for display
+	// Root is the fallback root as shown (a URL with any secret query redacted). Runs are
+	// matched by the root without its query (SameRoot), so a fresh Azure SAS finds them.
+	Root string `json:"root,omitempty" redact:"yes"`
 
 	Header       *Header       `json:"header,omitempty"`
 	Plan         *Plan         `json:"plan,omitempty"`
@@ -78,7 +80,7 @@ type Header struct {
 	Identity    string `json:"identity,omitempty"` // Databricks identity, as the caller knows it
 	Host        string `json:"host,omitempty"`
 	PID         int    `json:"pid,omitempty"`
-	Command     string `json:"command,omitempty"` // the command line
+	Command     string `json:"command,omitempty" redact:"yes"` // the command line
 	ToolVersion string `json:"tool_version,omitempty"`
 }
 
@@ -107,6 +109,10 @@ func FileOf(o storage.ObjectInfo, rows int64) File {
 // that found new files adds batches); a batch number is planned once.
 type Plan struct {
 	Batches []PlanBatch `json:"batches"`
+	// Source is the folder URL (no query, trailing "/") the statements of these batches read:
+	// the fallback folder, or the staging location. A run reads one source: it may change it
+	// only while none of its batches has an intent.
+	Source string `json:"source,omitempty"`
 }
 
 // PlanBatch is one planned statement: one schema group, one folder, at most 1000 files.
@@ -117,6 +123,9 @@ type PlanBatch struct {
 	Files        []File `json:"files"`
 	ExpectedRows int64  `json:"expected_rows"`
 	SQL          string `json:"sql"`
+	// Select is the batch's projection ("" for none): with Source, Folder and the files'
+	// names it renders the statement again for another source.
+	Select string `json:"select,omitempty"`
 }
 
 // Intent is written, durably, before a batch's statement is sent.
@@ -126,9 +135,15 @@ type Intent struct {
 	ExpectedRows int64     `json:"expected_rows"`
 	SQL          string    `json:"sql"` // the statement as sent
 	Started      time.Time `json:"started"`
-	// BaseVersion is the table's newest version just before the statement was sent, when
-	// known: a commit of this statement can only be a later version.
+	// BaseVersion is the table's newest version just before the statement was sent: a
+	// commit of this statement can only be a later version. Every intent this version
+	// writes has one (journals of earlier versions may lack it).
 	BaseVersion *int64 `json:"base_version,omitempty"`
+	// Tag is the commit tag the statement carried (the session's
+	// spark.databricks.delta.commitInfo.userMetadata, zbrecover:<run>:<batch>:<attempt>),
+	// "" when the warehouse does not take one: a commit whose userMetadata is the tag is
+	// this statement's.
+	Tag string `json:"tag,omitempty"`
 }
 
 // Result is what the statement of the batch's latest intent returned. Inserted is nil when
@@ -140,21 +155,96 @@ type Result struct {
 	QueryID  string    `json:"query_id,omitempty"`
 	Version  *int64    `json:"version,omitempty"` // table version of the commit, if known
 	Ended    time.Time `json:"ended"`
-	Err      string    `json:"error,omitempty"`
+	Err      string    `json:"error,omitempty" redact:"yes"`
 }
 
 // Outcome classifies a batch. A later outcome for the same batch replaces an earlier one
 // (verify may settle an unknown batch).
 type Outcome struct {
-	Batch   int         `json:"batch"`
-	Status  BatchStatus `json:"status"` // verified, unknown, mismatch or failed
-	Reason  string      `json:"reason,omitempty"`
-	Version *int64      `json:"version,omitempty"` // the history version that settled it
+	Batch  int         `json:"batch"`
+	Status BatchStatus `json:"status"` // verified, unknown, mismatch or failed
+	Reason string      `json:"reason,omitempty" redact:"yes"`
+	// Version is the table version of the batch's commit, when known: it is claimed, and
+	// settles no other batch of any run of the table.
+	Version *int64 `json:"version,omitempty"`
+	// Evidence says what proved a verified batch loaded (EvidenceAnswer, EvidenceTag,
+	// EvidenceHistory); "" in journals of earlier versions.
+	Evidence Evidence `json:"evidence,omitempty"`
 }
 
-// Verification is a check of counts, per batch.
+// Evidence is what proved a batch's rows reached the table.
+type Evidence string
+
+// The kinds of evidence, strongest first.
+const (
+	// EvidenceAnswer: the batch's own statement answered with the expected row count.
+	EvidenceAnswer Evidence = "answer"
+	// EvidenceTag: a commit in the table's history carries the batch's tag and the expected
+	// numOutputRows.
+	EvidenceTag Evidence = "tag"
+	// EvidenceHistory: the only commit by this identity after the batch's base, not claimed
+	// by any batch, with the operation and the expected numOutputRows. Another writer with
+	// the same identity could have made it: cleanup deletes such a batch's files only with
+	// a passing key check.
+	EvidenceHistory Evidence = "history"
+	// EvidenceMerge: a load by key, whose MERGE committed after the batch (every staged key
+	// is then in the table).
+	EvidenceMerge Evidence = "merge"
+)
+
+// Strong reports whether e names the batch itself (its answer, its tag or its MERGE):
+// evidence no other writer can produce.
+func (e Evidence) Strong() bool { return e == EvidenceAnswer || e == EvidenceTag || e == EvidenceMerge }
+
+// Verification is a check of a run against the table: counts per batch, what the table's
+// history says since, and (verify --key) the keys. Cleanup refuses a run whose latest
+// verification failed.
 type Verification struct {
 	Checks []Check `json:"checks"`
+	// OK is the check's verdict; nil in journals of earlier versions (then the checks'
+	// verdicts decide).
+	OK *bool `json:"ok,omitempty"`
+	// By names the command that checked: verify or cleanup.
+	By string `json:"by,omitempty"`
+	// Removals are the commits after the run's loads that removed or rewrote rows (DELETE,
+	// TRUNCATE, RESTORE, an overwrite, a MERGE or UPDATE that changed rows).
+	Removals []Removal `json:"removals,omitempty"`
+	// Keys is the key check (verify --key), when one ran.
+	Keys *KeyResult `json:"keys,omitempty"`
+}
+
+// Removal is a commit that removed or rewrote rows of the table.
+type Removal struct {
+	Version   int64  `json:"version"`
+	Operation string `json:"operation"`
+	User      string `json:"user,omitempty"`
+}
+
+// KeyResult is a key check of a run's files against the table.
+type KeyResult struct {
+	Key     []string `json:"key"`
+	Files   int      `json:"files"`
+	Rows    int64    `json:"rows"`    // rows read from the files (every file's footer count)
+	Keys    int64    `json:"keys"`    // distinct keys among them
+	Missing int64    `json:"missing"` // keys the table does not hold
+	OK      bool     `json:"ok"`
+	// Batches are the batches whose files the check covered; with OK, each of them is
+	// proved in the table by key.
+	Batches []int  `json:"batches,omitempty"`
+	Note    string `json:"note,omitempty" redact:"yes"`
+}
+
+// Passed reports the verdict of v: OK when set, else every check's.
+func (v *Verification) Passed() bool {
+	if v.OK != nil {
+		return *v.OK
+	}
+	for _, c := range v.Checks {
+		if !c.OK {
+			return false
+		}
+	}
+	return true
 }
 
 // Check compares the rows a batch should have loaded with what the statement and the table's
@@ -165,15 +255,19 @@ type Check struct {
 	Inserted *int64 `json:"inserted,omitempty"`
 	History  *int64 `json:"history,omitempty"`
 	OK       bool   `json:"ok"`
-	Note     string `json:"note,omitempty"`
+	Note     string `json:"note,omitempty" redact:"yes"`
+	// Evidence is what the check found proving the batch in the table ("" when none).
+	Evidence Evidence `json:"evidence,omitempty"`
 }
 
 // Staging maps original files to the copies a statement reads instead.
 type Staging struct {
-	Location string   `json:"location"` // the staging root, redacted
+	Location string   `json:"location"` // the staging location, a /Volumes/… path or a URL without query
 	Files    []Staged `json:"files"`
-	// Removed marks a record of copies deleted (by cleanup, after their batches verified).
-	Removed bool `json:"removed,omitempty"`
+	// Removing marks the copies cleanup is about to delete; Removed those it deleted (or
+	// found gone). A re-run finishes copies left removing.
+	Removing bool `json:"removing,omitempty"`
+	Removed  bool `json:"removed,omitempty"`
 }
 
 // Staged is one verified copy.
@@ -205,9 +299,9 @@ type Deletion struct {
 type DeletedResult struct {
 	Key    string       `json:"key"`
 	Status DeleteStatus `json:"status"`
-	Reason string       `json:"reason,omitempty"`
+	Reason string       `json:"reason,omitempty" redact:"yes"`
 	// Archive is the URL (redacted) of the verified copy made before the delete, if any.
-	Archive string `json:"archive,omitempty"`
+	Archive string `json:"archive,omitempty" redact:"yes"`
 }
 
 // MergeStep is the step of a load by key a merge record records.
@@ -240,13 +334,13 @@ type Merge struct {
 	// Inserted is the MERGE's num_inserted_rows (result); nil when no count came back.
 	Inserted *int64 `json:"inserted,omitempty"`
 	Version  *int64 `json:"version,omitempty"` // the history version, when settled from it
-	Err      string `json:"error,omitempty"`
+	Err      string `json:"error,omitempty" redact:"yes"`
 }
 
 // End closes a process's work on a run, with the state it left the run in.
 type End struct {
 	State RunStatus `json:"state"`
-	Err   string    `json:"error,omitempty"`
+	Err   string    `json:"error,omitempty" redact:"yes"`
 }
 
 // Int64 returns a pointer to n, for Result.Inserted and the like.
@@ -325,8 +419,11 @@ func checkName(what, s string) error {
 	return nil
 }
 
-// encode returns r as one JSON line (with its newline), every string field redacted. r itself
-// is not changed.
+// encode returns r as one JSON line (with its newline), the fields that can hold secrets
+// redacted (those tagged redact:"yes": the root, the command line, error texts and reasons).
+// File keys, folders, staging locations and SQL are written verbatim: they are names the
+// journal must give back exactly (a folder called sig=1 is a folder), and none of them holds
+// a credential (SQL names locations without their query). r itself is not changed.
 func encode(r Record) ([]byte, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
@@ -334,10 +431,13 @@ func encode(r Record) ([]byte, error) {
 	if !r.Kind.Known() {
 		return nil, fmt.Errorf("run %s seq %d: cannot write a record of unknown kind %q", r.Run, r.Seq, r.Kind)
 	}
-	// A deep copy with every string redacted, so that redacting never touches the caller's
-	// slices; then one encoding.
-	c := redactCopy(reflect.ValueOf(r)).Interface().(Record)
+	// A deep copy with the tagged strings redacted, so that redacting never touches the
+	// caller's slices; then one encoding.
+	c := redactCopy(reflect.ValueOf(r), false).Interface().(Record)
 	c.Raw = nil
+	if holdsSecret(reflect.ValueOf(c)) {
+		return nil, fmt.Errorf("run %s seq %d: the %s record holds a secret in a field stored verbatim (a key, a folder or SQL); it is not written", r.Run, r.Seq, r.Kind)
+	}
 	b, err := json.Marshal(c)
 	if err != nil {
 		return nil, err
@@ -345,11 +445,15 @@ func encode(r Record) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// redactCopy returns a deep copy of v in which every string is redacted. json.RawMessage
+// redactCopy returns a deep copy of v in which the strings of fields tagged redact:"yes"
+// (and everything inside them) are redacted; on is set inside such a field. json.RawMessage
 // values (byte slices) are copied as they are.
-func redactCopy(v reflect.Value) reflect.Value {
+func redactCopy(v reflect.Value, on bool) reflect.Value {
 	switch v.Kind() {
 	case reflect.String:
+		if !on {
+			return v
+		}
 		out := reflect.New(v.Type()).Elem()
 		out.SetString(redact.String(v.String()))
 		return out
@@ -358,14 +462,14 @@ func redactCopy(v reflect.Value) reflect.Value {
 			return v
 		}
 		out := reflect.New(v.Type().Elem())
-		out.Elem().Set(redactCopy(v.Elem()))
+		out.Elem().Set(redactCopy(v.Elem(), on))
 		return out
 	case reflect.Struct:
 		out := reflect.New(v.Type()).Elem()
 		out.Set(v) // unexported fields (time.Time's) as they are
 		for i := 0; i < v.NumField(); i++ {
-			if v.Type().Field(i).IsExported() {
-				out.Field(i).Set(redactCopy(v.Field(i)))
+			if f := v.Type().Field(i); f.IsExported() {
+				out.Field(i).Set(redactCopy(v.Field(i), on || f.Tag.Get("redact") == "yes"))
 			}
 		}
 		return out
@@ -375,7 +479,7 @@ func redactCopy(v reflect.Value) reflect.Value {
 		}
 		out := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
 		for i := 0; i < v.Len(); i++ {
-			out.Index(i).Set(redactCopy(v.Index(i)))
+			out.Index(i).Set(redactCopy(v.Index(i), on))
 		}
 		return out
 	case reflect.Map:
@@ -384,11 +488,43 @@ func redactCopy(v reflect.Value) reflect.Value {
 		}
 		out := reflect.MakeMapWithSize(v.Type(), v.Len())
 		for _, k := range v.MapKeys() {
-			out.SetMapIndex(redactCopy(k), redactCopy(v.MapIndex(k)))
+			out.SetMapIndex(redactCopy(k, on), redactCopy(v.MapIndex(k), on))
 		}
 		return out
 	}
 	return v
+}
+
+// holdsSecret reports whether some string in v holds a registered secret.
+func holdsSecret(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.String:
+		return redact.Holds(v.String())
+	case reflect.Pointer:
+		return !v.IsNil() && holdsSecret(v.Elem())
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() && holdsSecret(v.Field(i)) {
+				return true
+			}
+		}
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return false
+		}
+		for i := 0; i < v.Len(); i++ {
+			if holdsSecret(v.Index(i)) {
+				return true
+			}
+		}
+	case reflect.Map:
+		for _, k := range v.MapKeys() {
+			if holdsSecret(k) || holdsSecret(v.MapIndex(k)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // errNotRecord marks bytes that do not decode as a record.

@@ -225,7 +225,11 @@ func (j *Remote) Lock(ctx context.Context, tableID string, o LockOptions) (Lock,
 		}
 		le := &LockedError{TableID: tableID, Where: j.b.Location() + "/" + key, Holder: held, TTL: ttl,
 			Stale: !since.IsZero() && j.now().Sub(since) > ttl}
-		if !le.Stale || !o.Force || attempt > 0 {
+		le.describe(j.now())
+		if attempt > 0 {
+			return nil, le
+		}
+		if !(le.Stale && o.Force) && (o.Break == nil || !o.Break(le)) {
 			return nil, le
 		}
 		err = j.b.Delete(ctx, key, info.Version())

@@ -9,6 +9,7 @@ import (
 	"github.com/zbrecover/zbrecover/storage/local"
 	"github.com/zbrecover/zbrecover/storage/mem"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -207,7 +208,7 @@ func runRemoteSuite(t *testing.T, newBackend func(t *testing.T) ObjectStore) {
 			t.Fatalf("young lock with force: %v", err)
 		}
 		_, err = j2.Lock(ctx, target.TableID, LockOptions{TTL: time.Hour})
-		if !errors.As(err, &le) || !le.Stale || le.Holder.User != "gone" || !strings.Contains(err.Error(), "break the lock with force") {
+		if !errors.As(err, &le) || !le.Stale || le.Holder.User != "gone" || !strings.Contains(err.Error(), "--break-lock") {
 			t.Fatalf("stale lock without force: %v", err)
 		}
 		l, err := j2.Lock(ctx, target.TableID, LockOptions{TTL: time.Hour, Force: true, Owner: Holder{User: "new"}})
@@ -218,6 +219,29 @@ func runRemoteSuite(t *testing.T, newBackend func(t *testing.T) ObjectStore) {
 		}
 		if _, err := j.Lock(ctx, target.TableID, LockOptions{}); !errors.Is(err, ErrLocked) {
 			t.Errorf("lock after the broken holder's close: %v", err)
+		}
+		must(t, l.Close())
+	})
+
+	t.Run("break-lock asks, then breaks; a dead holder on this host is named", func(t *testing.T) {
+		be := newBackend(t)
+		j, err := OpenRemote(be)
+		must(t, err)
+		host, _ := os.Hostname()
+		// A holder on this host whose process is gone: a pid that cannot exist.
+		_, err = j.Lock(ctx, target.TableID, LockOptions{Owner: Holder{User: "ops", Host: host, PID: 1 << 30}})
+		must(t, err)
+		var asked *LockedError
+		_, err = j.Lock(ctx, target.TableID, LockOptions{Break: func(le *LockedError) bool { asked = le; return false }})
+		var le *LockedError
+		if !errors.As(err, &le) || asked == nil || !le.Dead || !strings.Contains(err.Error(), "no longer running") {
+			t.Fatalf("declined break of a dead holder's lock: asked %v, %v", asked != nil, err)
+		}
+		l, err := j.Lock(ctx, target.TableID, LockOptions{Owner: Holder{User: "next"}, Break: func(*LockedError) bool { return true }})
+		must(t, err)
+		_, err = j.Lock(ctx, target.TableID, LockOptions{})
+		if !errors.As(err, &le) || le.Holder.User != "next" {
+			t.Errorf("lock after the break: %v", err)
 		}
 		must(t, l.Close())
 	})

@@ -17,13 +17,15 @@ const (
 	BatchVerified BatchStatus = "verified" // inserted rows match the expected rows
 	BatchUnknown  BatchStatus = "unknown"  // may or may not be loaded; never verified
 	BatchMismatch BatchStatus = "mismatch" // rows were loaded, not the expected number
-	BatchFailed   BatchStatus = "failed"   // the statement did not commit: safe to send again
+	BatchFailed   BatchStatus = "failed"   // the warehouse refused the statement before it committed
 )
 
-// PossiblyLoaded reports whether a batch in status s may have put rows in the table.
+// PossiblyLoaded reports whether a batch in status s may have put rows in the table. A
+// failed batch counts: its statement was refused, but the refusal is the warehouse's word,
+// and no other run may load its files through another path on that word alone.
 func (s BatchStatus) PossiblyLoaded() bool {
 	switch s {
-	case BatchOpen, BatchLoaded, BatchVerified, BatchUnknown, BatchMismatch:
+	case BatchOpen, BatchLoaded, BatchVerified, BatchUnknown, BatchMismatch, BatchFailed:
 		return true
 	}
 	return false
@@ -67,6 +69,20 @@ type BatchState struct {
 	Outcome      *Outcome // the latest classification
 	OutcomeTime  time.Time
 	Check        *Check // the latest verification
+	// Tags are the commit tags of every attempt, in order ("" for an untagged attempt).
+	Tags []string
+	// FirstBase is the base version of the batch's first attempt that recorded one: no
+	// commit of any attempt can be older.
+	FirstBase *int64
+}
+
+// Evidence is what proved the batch verified ("" when it is not, or for journals of
+// earlier versions).
+func (b *BatchState) Evidence() Evidence {
+	if b.Status != BatchVerified || b.Outcome == nil {
+		return ""
+	}
+	return b.Outcome.Evidence
 }
 
 // Open reports whether the batch's statement may have run with no row count known: an intent
@@ -82,8 +98,12 @@ type FileState struct {
 	Status     BatchStatus // the status of its batch
 	Staged     string      // key of its staged copy, if any
 	StagedSize int64       // the staged copy's size, as verified
-	// StagedRemoved is set once cleanup deleted the staged copy.
-	StagedRemoved bool
+	// StagedLocation is the staging location of its copy.
+	StagedLocation string
+	// StagedRemoving is set when cleanup recorded that it is about to delete the copy,
+	// StagedRemoved once it did (or found it gone).
+	StagedRemoving bool
+	StagedRemoved  bool
 	DeleteIntent  bool // a delete intent names it
 	Delete        DeleteStatus
 	DeleteReason  string
@@ -100,6 +120,12 @@ type State struct {
 	Staging                   []Staging
 	Merge                     *MergeState // a load by key (reload --dedupe-key); nil otherwise
 	End                       *End        // of the last process, if it wrote one
+	// Source is the folder URL the run's statements read (the latest plan record's), ""
+	// for journals of earlier versions.
+	Source string
+	// Verification is the latest verification record, VerificationTime when it was written.
+	Verification     *Verification
+	VerificationTime time.Time
 	Unknown                   []Record    // records of kinds this version does not know
 	Warnings                  []string    // unknown kinds, torn lines, … (never fatal)
 	Status                    RunStatus
@@ -221,6 +247,12 @@ func (s *State) apply(r Record, batches map[int]*BatchState) error {
 			}
 		}
 		sort.Slice(s.Batches, func(i, j int) bool { return s.Batches[i].Batch < s.Batches[j].Batch })
+		if r.Plan.Source != "" {
+			if s.Source != "" && r.Plan.Source != s.Source && s.anyIntent() {
+				return fmt.Errorf("plan reads %s, but the run's statements read %s", r.Plan.Source, s.Source)
+			}
+			s.Source = r.Plan.Source
+		}
 	case KindIntent:
 		b := batches[r.Intent.Batch]
 		if b == nil {
@@ -239,6 +271,11 @@ func (s *State) apply(r Record, batches map[int]*BatchState) error {
 		s.lastBatchSeq = r.Seq
 		b.Files, b.ExpectedRows, b.SQL = in.Files, in.ExpectedRows, in.SQL
 		b.Attempts++
+		b.Tags = append(b.Tags, in.Tag)
+		if b.FirstBase == nil && in.BaseVersion != nil {
+			v := *in.BaseVersion
+			b.FirstBase = &v
+		}
 		// The intent's files are the versions the statement read: they replace the plan's.
 		for _, f := range in.Files {
 			s.byKey[f.Key].File = f
@@ -274,15 +311,28 @@ func (s *State) apply(r Record, batches map[int]*BatchState) error {
 			c := c
 			b.Check = &c
 		}
+		v := *r.Verification
+		s.Verification, s.VerificationTime = &v, r.Time
 	case KindStaging:
+		if r.Staging.Removing && r.Staging.Removed {
+			return fmt.Errorf("a staging record both removing and removed")
+		}
 		s.Staging = append(s.Staging, *r.Staging)
 		for _, st := range r.Staging.Files {
-			if f := s.byKey[st.Source]; f != nil {
-				if r.Staging.Removed {
-					f.StagedRemoved = true
-				} else {
-					f.Staged, f.StagedSize, f.StagedRemoved = st.Key, st.Size, false
+			f := s.byKey[st.Source]
+			if f == nil {
+				continue
+			}
+			switch {
+			case r.Staging.Removing:
+				if f.Staged != st.Key || f.StagedLocation != r.Staging.Location {
+					return fmt.Errorf("removal of staged copy %s of %s, which the run does not hold there", st.Key, st.Source)
 				}
+				f.StagedRemoving = true
+			case r.Staging.Removed:
+				f.StagedRemoved, f.StagedRemoving = true, false
+			default:
+				f.Staged, f.StagedSize, f.StagedLocation, f.StagedRemoved, f.StagedRemoving = st.Key, st.Size, r.Staging.Location, false, false
 			}
 		}
 	case KindDeleteIntent:
@@ -358,6 +408,16 @@ func (s *State) applyMerge(r Record) error {
 		s.Merge.Dropped = true
 	}
 	return nil
+}
+
+// anyIntent reports whether some batch of the run has an intent.
+func (s *State) anyIntent() bool {
+	for _, b := range s.Batches {
+		if b.Attempts > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // mayStart reports whether a new statement may be sent for the batch: it is planned, it

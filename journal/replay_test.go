@@ -212,7 +212,7 @@ func TestReplay(t *testing.T) {
 					intent(2).result(2, nil, "[DELTA_FAILED_TO_MERGE_FIELDS]").outcome(2, BatchFailed).end(RunFailed).records()
 			},
 			want: want{status: RunFailed, batches: []BatchStatus{BatchVerified, BatchFailed, BatchPlanned},
-				remaining: []int{2, 3}, verified: []string{"a"}, loaded: []string{"a"}, unfinished: true, processes: 1},
+				remaining: []int{2, 3}, verified: []string{"a"}, loaded: []string{"a", "b"}, unfinished: true, processes: 1},
 		},
 		{
 			name: "run continued by a second process settles the open batch and finishes",

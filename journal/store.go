@@ -10,6 +10,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -72,6 +73,11 @@ type LockOptions struct {
 	// zero) is broken when Force is set, and never otherwise.
 	TTL   time.Duration
 	Force bool
+	// Break, when set, is asked about a lock another holder has (the operator's
+	// --break-lock: shown the holder, it confirms); when it returns true the lock is broken
+	// (deleted with its version as precondition) and taken. A local lock held with flock is
+	// held by a live process and is never broken.
+	Break func(*LockedError) bool
 }
 
 // Holder is who holds a lock, as written in the lock.
@@ -111,14 +117,41 @@ type LockedError struct {
 	Holder  Holder // zero when the holder could not be read
 	Stale   bool   // older than the TTL: Force would break it
 	TTL     time.Duration
+	// Dead is set when the holder ran on this host and its process is gone.
+	Dead bool
+	// Live is set when the lock is held by a live process (a local flock): it cannot be
+	// broken.
+	Live bool
+	// Age is how long the lock has been held, when known.
+	Age time.Duration
 }
 
 func (e *LockedError) Error() string {
-	msg := fmt.Sprintf("table %s is locked by %s (%s): another reload or cleanup of this table is running", e.TableID, e.Holder, e.Where)
-	if e.Stale {
-		msg += fmt.Sprintf("; the lock is older than %s: if that process is gone, break the lock with force", e.TTL)
+	msg := fmt.Sprintf("table %s is locked by %s (%s)", e.TableID, e.Holder, e.Where)
+	if e.Age > 0 {
+		msg += fmt.Sprintf(", held for %s", e.Age.Round(time.Second))
+	}
+	switch {
+	case e.Dead:
+		msg += fmt.Sprintf(": its holder, pid %d on this host, is no longer running; run the command again with --break-lock to remove the lock", e.Holder.PID)
+	case e.Live:
+		msg += ": another reload, verify or cleanup of this table is running; wait for it to finish"
+	default:
+		msg += ": another reload, verify or cleanup of this table is running, or one was killed and left its lock; " +
+			"if that process is gone, run the command again with --break-lock (it shows the holder and asks)"
 	}
 	return redact.String(msg)
+}
+
+// describe fills in what can be said of the holder: its age, and whether it ran here and
+// is gone.
+func (e *LockedError) describe(now time.Time) {
+	if !e.Holder.Since.IsZero() {
+		e.Age = now.Sub(e.Holder.Since)
+	}
+	if host, _ := os.Hostname(); e.Holder.PID > 0 && host != "" && e.Holder.Host == host && !e.Live {
+		e.Dead = !processAlive(e.Holder.PID)
+	}
 }
 
 func (e *LockedError) Unwrap() error { return ErrLocked }
@@ -334,22 +367,33 @@ func ReadState(ctx context.Context, s Store, tableID, run string) (*State, error
 	return st, nil
 }
 
-// LatestUnfinished returns the newest run of the table on root (compared redacted) that a
-// re-run continues (State.Unfinished), or nil when there is none. A run of the table that
+// SameRoot reports whether two roots, as records show them, are the same location: equal
+// once the query (an Azure SAS, redacted or not) and a trailing "/" are dropped, so that a
+// fresh SAS still finds its runs.
+func SameRoot(a, b string) bool { return rootKey(a) == rootKey(b) }
+
+func rootKey(s string) string {
+	if i := strings.IndexByte(s, '?'); i >= 0 {
+		s = s[:i]
+	}
+	return strings.TrimRight(s, "/")
+}
+
+// LatestUnfinished returns the newest run of the table on root (compared with SameRoot) that
+// a re-run continues (State.Unfinished), or nil when there is none. A run of the table that
 // cannot be read or replayed is an error: what it did is unknown.
 func LatestUnfinished(ctx context.Context, s Store, tableID, root string) (*State, error) {
 	sums, err := Runs(ctx, s, tableID)
 	if err != nil {
 		return nil, err
 	}
-	root = redact.String(root)
 	for _, sum := range sums {
 		if sum.Problem != "" {
 			return nil, fmt.Errorf("run %s of table %s cannot be replayed: %s", sum.Run, tableID, sum.Problem)
 		}
 	}
 	for _, sum := range sums {
-		if sum.Root != root {
+		if !SameRoot(sum.Root, root) {
 			continue
 		}
 		st, err := ReadState(ctx, s, tableID, sum.Run)
@@ -363,27 +407,78 @@ func LatestUnfinished(ctx context.Context, s Store, tableID, root string) (*Stat
 	return nil, nil
 }
 
-// LoadedKeys returns every file that any run of the table shows verified or possibly loaded
-// (FileState.Run and FileState.Root say where), so that a re-run or staging can refuse to load
-// a file a second time or through a second path. A run that cannot be replayed is an error,
-// since what it loaded is unknown.
-func LoadedKeys(ctx context.Context, s Store, tableID string) ([]FileState, error) {
+// BatchRef names one batch of one run, with what settling needs to know of it.
+type BatchRef struct {
+	Run   string
+	Batch int
+	// Rows the batch's statement inserted (its answer), or its expected rows.
+	Rows int64
+	// Base is the batch's first base version, when recorded.
+	Base *int64
+}
+
+// TableFacts is what the journal says about a table, over every run of it.
+type TableFacts struct {
+	// Runs are the ids of the table's runs.
+	Runs map[string]bool
+	// Loaded are the files some run shows verified or possibly loaded (FileState.Run and
+	// FileState.Root say where): a re-run or staging must not load them again, or through a
+	// second path.
+	Loaded []FileState
+	// Claimed are the table versions batches were proved by (their commit), with the batch:
+	// a claimed commit settles no other batch.
+	Claimed map[int64]BatchRef
+	// Unpinned are batches whose statement answered with rows (so committed) but whose
+	// commit version is unknown: any unclaimed commit after their base may be theirs.
+	Unpinned []BatchRef
+}
+
+// Facts reads every run of the table. A run that cannot be replayed is an error, since what
+// it loaded is unknown.
+func Facts(ctx context.Context, s Store, tableID string) (*TableFacts, error) {
 	ids, err := s.RunIDs(ctx, tableID)
 	if err != nil {
 		return nil, err
 	}
 	sort.Strings(ids)
-	var out []FileState
+	f := &TableFacts{Runs: map[string]bool{}, Claimed: map[int64]BatchRef{}}
 	for _, id := range ids {
 		st, err := ReadState(ctx, s, tableID, id)
 		if err != nil {
 			return nil, fmt.Errorf("run %s of table %s: %w", id, tableID, err)
 		}
-		for _, f := range st.files {
-			if v := st.view(f); v.Status.PossiblyLoaded() {
-				out = append(out, v)
+		f.Runs[id] = true
+		for _, fs := range st.files {
+			if v := st.view(fs); v.Status.PossiblyLoaded() {
+				f.Loaded = append(f.Loaded, v)
+			}
+		}
+		for _, b := range st.Batches {
+			ref := BatchRef{Run: id, Batch: b.Batch, Rows: b.ExpectedRows, Base: b.FirstBase}
+			if b.Result != nil && b.Result.Inserted != nil {
+				ref.Rows = *b.Result.Inserted
+			}
+			switch {
+			case b.Outcome != nil && b.Outcome.Version != nil:
+				f.Claimed[*b.Outcome.Version] = ref
+			case b.Result != nil && b.Result.Version != nil:
+				f.Claimed[*b.Result.Version] = ref
+			case b.Result != nil && b.Result.Inserted != nil && *b.Result.Inserted > 0 && st.Merge == nil:
+				f.Unpinned = append(f.Unpinned, ref)
 			}
 		}
 	}
-	return out, nil
+	return f, nil
+}
+
+// LoadedKeys returns every file that any run of the table shows verified or possibly loaded
+// (FileState.Run and FileState.Root say where), so that a re-run or staging can refuse to load
+// a file a second time or through a second path. A run that cannot be replayed is an error,
+// since what it loaded is unknown.
+func LoadedKeys(ctx context.Context, s Store, tableID string) ([]FileState, error) {
+	f, err := Facts(ctx, s, tableID)
+	if err != nil {
+		return nil, err
+	}
+	return f.Loaded, nil
 }

@@ -93,6 +93,20 @@ var patterns = []struct {
 	{anySub("@"), regexp.MustCompile(`(?i)(://)([^/@\s:]*):([^/@\s]+)@`), "${1}${2}:" + Redacted + "@"},
 }
 
+// Holds reports whether s contains a secret registered with Register. Text stored verbatim
+// (names the journal must give back exactly) is checked with it instead of redacted: a name
+// that only looks like a secret (a folder "token=1") is kept, a registered secret is refused.
+func Holds(s string) bool {
+	secrets.mu.RLock()
+	defer secrets.mu.RUnlock()
+	for _, v := range secrets.list {
+		if strings.Contains(s, v) {
+			return true
+		}
+	}
+	return false
+}
+
 // String returns s with every secret removed.
 func String(s string) string {
 	secrets.mu.RLock()

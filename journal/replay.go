@@ -104,10 +104,10 @@ type FileState struct {
 	// StagedRemoved once it did (or found it gone).
 	StagedRemoving bool
 	StagedRemoved  bool
-	DeleteIntent  bool // a delete intent names it
-	Delete        DeleteStatus
-	DeleteReason  string
-	Archive       string // URL of its archive copy, when cleanup archived it
+	DeleteIntent   bool // a delete intent names it
+	Delete         DeleteStatus
+	DeleteReason   string
+	Archive        string // URL of its archive copy, when cleanup archived it
 }
 
 // State is a run after replay.
@@ -126,9 +126,9 @@ type State struct {
 	// Verification is the latest verification record, VerificationTime when it was written.
 	Verification     *Verification
 	VerificationTime time.Time
-	Unknown                   []Record    // records of kinds this version does not know
-	Warnings                  []string    // unknown kinds, torn lines, … (never fatal)
-	Status                    RunStatus
+	Unknown          []Record // records of kinds this version does not know
+	Warnings         []string // unknown kinds, torn lines, … (never fatal)
+	Status           RunStatus
 
 	files []*FileState // in batch order, then the batch's file order
 	byKey map[string]*FileState

@@ -67,6 +67,9 @@ type SQLError struct {
 	Statement string
 	// Err is the driver error.
 	Err error
+	// Fetched is set when the statement ran and the error came while its result was read:
+	// the statement may have committed.
+	Fetched bool
 }
 
 func (e *SQLError) Error() string {
@@ -209,4 +212,37 @@ func classifyServer(errorClass, sqlState string) (Class, string) {
 		return ClassNotFound, "check the table name and the path; a table the identity cannot see is also reported as not found"
 	}
 	return ClassOther, ""
+}
+
+// RefusedBeforeCommit reports whether err says that the warehouse refused the statement
+// before anything was committed, so that sending it again cannot load anything twice and
+// the attempt may be recorded as failed: a SQLSTATE of the analysis, data, constraint or
+// feature classes (42, 22, 23, 0A, 21) or a transaction conflict (2D521, 25000, 40001,
+// which Delta raises instead of committing), given while the statement ran.
+//
+// Everything else may have committed: an error without a SQLSTATE, an internal error
+// (XX000), DELTA_POST_COMMIT_HOOK_FAILED (2DKD0: "Committing to the Delta table version N
+// succeeded but error while executing post-commit hook") or any other post-commit class,
+// an error while reading the result of a statement that ran, a lost connection, a
+// cancellation. Such an attempt stays open until the table's history or a new send settles
+// it.
+func RefusedBeforeCommit(err error) bool {
+	se := Classify(err)
+	if se == nil || se.Fetched || se.Class == ClassCanceled || se.Class == ClassConnection || se.Class == ClassAuth {
+		return false
+	}
+	if strings.Contains(se.ErrorClass, "POST_COMMIT") || se.SQLState == "2DKD0" {
+		return false
+	}
+	switch se.SQLState {
+	case "2D521", "25000", "40001":
+		return true
+	}
+	if len(se.SQLState) == 5 {
+		switch se.SQLState[:2] {
+		case "42", "22", "23", "0A", "21":
+			return true
+		}
+	}
+	return false
 }

@@ -108,3 +108,34 @@ func TestClassify(t *testing.T) {
 		t.Errorf("query id missing from %q", se.Error())
 	}
 }
+
+// TestRefusedBeforeCommit: only a refusal the warehouse gave while the statement ran, of a
+// class that commits nothing, lets an attempt count as failed; everything else may have
+// committed.
+func TestRefusedBeforeCommit(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"schema mismatch", &SQLError{SQLState: "42KDG", ErrorClass: "COPY_INTO_SCHEMA_MISMATCH_WITH_TARGET_TABLE"}, true},
+		{"not null", &SQLError{SQLState: "23502"}, true},
+		{"cast", &SQLError{SQLState: "22018"}, true},
+		{"unsupported", &SQLError{SQLState: "0A000"}, true},
+		{"concurrent append", &SQLError{SQLState: "2D521", ErrorClass: "DELTA_CONCURRENT_APPEND"}, true},
+		{"concurrent copy", &SQLError{SQLState: "25000"}, true},
+		{"post-commit hook", &SQLError{SQLState: "2DKD0", ErrorClass: "DELTA_POST_COMMIT_HOOK_FAILED"}, false},
+		{"post-commit class, wrong state", &SQLError{SQLState: "42000", ErrorClass: "DELTA_POST_COMMIT_HOOK_FAILED"}, false},
+		{"internal error", &SQLError{SQLState: "XX000", ErrorClass: "INTERNAL_ERROR"}, false},
+		{"no sqlstate", &SQLError{ErrorClass: "SOMETHING"}, false},
+		{"no class at all", &SQLError{}, false},
+		{"fetch of a finished statement", &SQLError{SQLState: "42000", Fetched: true}, false},
+		{"connection", &SQLError{Class: ClassConnection, SQLState: "08000"}, false},
+		{"cancelled", &SQLError{Class: ClassCanceled}, false},
+		{"bare error", errors.New("EOF"), false},
+	} {
+		if got := RefusedBeforeCommit(c.err); got != c.want {
+			t.Errorf("%s: RefusedBeforeCommit = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -172,8 +172,44 @@ type Result struct {
 }
 
 // QueryAll runs a statement and reads its whole result set; for small results (COPY INTO's
-// counters, DESCRIBE documents, history rows). Errors are *SQLError.
+// counters, DESCRIBE documents, history rows). Errors are *SQLError; an error while the
+// result is read (after the statement ran) has Fetched set.
 func (w *Warehouse) QueryAll(ctx context.Context, stmt string, args ...any) (*Result, error) {
+	return w.queryAll(ctx, w.db, stmt, args...)
+}
+
+// queryer is a *sql.DB or a *sql.Conn.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// Session is one warehouse session held for a sequence of statements that must share it:
+// a SET and the statement it applies to. Unlike the pool, a session never runs a
+// statement again on another connection when its connection breaks: the error comes back
+// (database/sql retries on a bad connection only through the pool).
+type Session struct {
+	w *Warehouse
+	c *sql.Conn
+}
+
+// Session takes one session out of the pool until Close.
+func (w *Warehouse) Session(ctx context.Context) (*Session, error) {
+	c, err := w.db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open a session on sql warehouse %s: %w", w.endpoint, Classify(err))
+	}
+	return &Session{w: w, c: c}, nil
+}
+
+// QueryAll runs a statement on the session, as Warehouse.QueryAll.
+func (s *Session) QueryAll(ctx context.Context, stmt string, args ...any) (*Result, error) {
+	return s.w.queryAll(ctx, s.c, stmt, args...)
+}
+
+// Close returns the session to the pool (or discards it when broken).
+func (s *Session) Close() error { return s.c.Close() }
+
+func (w *Warehouse) queryAll(ctx context.Context, q queryer, stmt string, args ...any) (*Result, error) {
 	var (
 		mu      sync.Mutex
 		queryID string
@@ -183,14 +219,19 @@ func (w *Warehouse) QueryAll(ctx context.Context, stmt string, args ...any) (*Re
 		queryID = id
 		mu.Unlock()
 	})
-	rows, err := w.Query(ctx, stmt, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
+	rows, err := q.QueryContext(ctx, stmt, args...)
 	if err != nil {
 		return nil, w.fail(stmt, err)
+	}
+	defer rows.Close()
+	fetchFail := func(err error) error {
+		se := w.fail(stmt, err)
+		se.Fetched = true
+		return se
+	}
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, fetchFail(err)
 	}
 	mu.Lock()
 	res := &Result{Columns: cols, QueryID: queryID}
@@ -202,7 +243,7 @@ func (w *Warehouse) QueryAll(ctx context.Context, stmt string, args ...any) (*Re
 			ptrs[i] = &vals[i]
 		}
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, w.fail(stmt, err)
+			return nil, fetchFail(err)
 		}
 		for i, v := range vals {
 			if b, ok := v.([]byte); ok {
@@ -212,7 +253,7 @@ func (w *Warehouse) QueryAll(ctx context.Context, stmt string, args ...any) (*Re
 		res.Rows = append(res.Rows, vals)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, w.fail(stmt, err)
+		return nil, fetchFail(err)
 	}
 	return res, nil
 }

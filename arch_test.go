@@ -36,7 +36,7 @@ var importRules = []importRule{
 	{dir: "target", forbidden: []string{mod + "cmd", mod + "inspect", mod + "reload", mod + "cleanup", mod + "journal", "github.com/spf13/cobra"}},
 	{dir: "reload", forbidden: []string{mod + "cmd", mod + "cleanup", "github.com/spf13/cobra"}},
 	{dir: "journal", only: []string{mod + "storage", mod + "internal/redact"}},
-	{dir: "cleanup", only: []string{mod + "journal", mod + "storage", mod + "internal/redact"}},
+	{dir: "cleanup", only: []string{mod + "journal", mod + "storage", mod + "internal/redact", mod + "internal/fallback"}},
 	{dir: "internal/redact", only: []string{}},
 	// doctor reads, and writes only its own probe object: it never reaches the journal or
 	// cleanup, whose deletes a journal record must justify.

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/redact"
 	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/storage"
@@ -31,6 +32,8 @@ type Target struct {
 	// Previous is the status an earlier process recorded for it (skipped or failed, or ""
 	// when it was never tried, or tried without a recorded result).
 	Previous journal.DeleteStatus
+	// Evidence is what the re-check found proving its batch's rows in the table.
+	Evidence journal.Evidence
 	// Changed is set by Survey when the listing shows another version than the verified
 	// one: the conditional delete will keep it. The delete is still sent (and journaled):
 	// the store, not the listing, decides.
@@ -78,6 +81,45 @@ func Cleanable(st *journal.State) error {
 	return nil
 }
 
+// ErrOutside is returned (wrapped) for a run whose journal names a file outside the
+// fallback folder (an edited, truncated or foreign journal): nothing of it is deleted.
+var ErrOutside = fallback.ErrOutside
+
+// Confined checks that every file of st, and every staged copy it records, is one cleanup
+// may ever touch: a fallback file under prefix (the operator's --prefix, never the
+// journal's) with no hidden, "..", or _delta_log element; a staged copy with a relative key
+// in a staging location outside the table's root. The error wraps ErrOutside.
+func Confined(st *journal.State, prefix, root string) error {
+	if _, err := fallback.CheckPrefix(prefix); err != nil {
+		return err
+	}
+	for _, f := range st.Files() {
+		if err := fallback.CheckKey(prefix, f.Key); err != nil {
+			return fmt.Errorf("run %s names %w; nothing of it is deleted", st.Run, err)
+		}
+	}
+	rootKey := strings.TrimRight(stripQuery(root), "/") + "/"
+	for _, sg := range st.Staging {
+		loc := strings.TrimRight(stripQuery(sg.Location), "/") + "/"
+		if strings.HasPrefix(loc, rootKey) || strings.HasPrefix(rootKey, loc) {
+			return fmt.Errorf("run %s records staged copies at %s, which is not outside the table's root %s: %w; nothing of it is deleted", st.Run, sg.Location, root, ErrOutside)
+		}
+		for _, c := range sg.Files {
+			if err := fallback.CheckRel(c.Key); err != nil {
+				return fmt.Errorf("run %s records a staged copy %w: %w; nothing of it is deleted", st.Run, err, ErrOutside)
+			}
+		}
+	}
+	return nil
+}
+
+func stripQuery(s string) string {
+	if i := strings.IndexByte(s, '?'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
 // Targets returns the files of st's verified batches that are not yet deleted or gone, in
 // the journal's order, or an error wrapping ErrNotCleanable when the run is not verified.
 func Targets(st *journal.State) ([]Target, error) {
@@ -100,6 +142,10 @@ type PlanOptions struct {
 	// MinAge keeps the files of batches verified less than MinAge before Now.
 	MinAge time.Duration
 	Now    time.Time // zero: time.Now()
+	// Checks is the re-check of the run against the table (Checker.Check): only the files of
+	// batches it proves in the table (OK, with evidence) are deleted; the others are kept
+	// with its note. Without it nothing is deleted.
+	Checks *journal.Verification
 }
 
 // Plan is what a cleanup of one run will do.
@@ -120,6 +166,11 @@ type Plan struct {
 	Untracked []Left `json:"untracked"`
 	// Changed counts the files to delete that the listing shows changed (Survey).
 	Changed int `json:"changed"`
+	// Review counts the files of verified batches kept because the re-check did not prove
+	// their rows in the table (Kept says why and what would).
+	Review int `json:"needs_review"`
+	// Staged counts the staged copies the run still holds (deleted with its originals).
+	Staged int `json:"staged_copies"`
 }
 
 // NewPlan returns the plan for st.
@@ -133,7 +184,32 @@ func NewPlan(st *journal.State, o PlanOptions) (*Plan, error) {
 		now = time.Now()
 	}
 	p := &Plan{Run: st.Run, TableID: st.TableID, Table: st.Table, Root: st.Root, Status: st.Status, Kept: []Left{}, Untracked: []Left{}}
+	checks := map[int]journal.Check{}
+	if o.Checks != nil {
+		for _, c := range o.Checks.Checks {
+			checks[c.Batch] = c
+		}
+	}
 	for _, t := range ts {
+		c, checked := checks[t.Batch]
+		switch {
+		case !checked:
+			p.Kept = append(p.Kept, Left{Key: t.Key, Size: t.Size, Batch: t.Batch,
+				Reason: fmt.Sprintf("batch %d was not re-checked against the table: kept", t.Batch)})
+			p.Review++
+			continue
+		case !c.OK:
+			p.Kept = append(p.Kept, Left{Key: t.Key, Size: t.Size, Batch: t.Batch,
+				Reason: fmt.Sprintf("batch %d does not check: %s; kept (zbrecover verify shows it)", t.Batch, c.Note)})
+			p.Review++
+			continue
+		case c.Evidence == "":
+			p.Kept = append(p.Kept, Left{Key: t.Key, Size: t.Size, Batch: t.Batch,
+				Reason: fmt.Sprintf("batch %d needs review: %s", t.Batch, c.Note)})
+			p.Review++
+			continue
+		}
+		t.Evidence = c.Evidence
 		if age := now.Sub(t.Verified); o.MinAge > 0 && age < o.MinAge {
 			p.Kept = append(p.Kept, Left{Key: t.Key, Size: t.Size, Batch: t.Batch,
 				Reason: fmt.Sprintf("verified %s ago, younger than --min-age %s", age.Round(time.Second), o.MinAge)})
@@ -235,11 +311,17 @@ type Options struct {
 	// made with Concurrency as its maximum (batch requests start at 4).
 	Limiter *storage.Adaptive
 	// Archive, when set, receives a verified copy of every file (same key) before the
-	// original is deleted.
-	Archive storage.Backend
-	// MinAge and Now as in PlanOptions.
+	// original is deleted. Execute refuses an archive that is not a second place
+	// (CheckArchive, with OtherTables: the roots of the other tables Unity Catalog knows).
+	Archive     storage.Backend
+	OtherTables []string
+	// Prefix is the fallback folder every deleted key must lie in (fallback.CheckKey);
+	// default fallback.Prefix. A plan naming any other key is refused whole.
+	Prefix string
+	// MinAge, Now and Checks as in PlanOptions (for Run).
 	MinAge time.Duration
 	Now    time.Time
+	Checks *journal.Verification
 	// ChunkSize is the number of files per delete_intent record (default: 4 batch requests
 	// on a store that deletes in batches, else 1000).
 	ChunkSize int
@@ -276,6 +358,8 @@ type Report struct {
 	After        journal.RunStatus     `json:"status_after"`
 	Limiter      storage.AdaptiveStats `json:"concurrency"`
 	Problems     []FileResult          `json:"problems"` // skipped and failed, for the listing
+	// StagedCopies are the staged copies deleted (or not) per staging location.
+	StagedCopies []StagedResult `json:"staged_copies"`
 	verifiedSize int
 }
 
@@ -310,7 +394,7 @@ func IsAccessDenied(s string) bool {
 // refused a record (nothing more is deleted) or ctx ended (the chunk in flight is recorded
 // first). Skipped and failed files are in the report (Partial), not an error.
 func Run(ctx context.Context, b storage.Backend, st *journal.State, j Journal, o Options) (*Report, error) {
-	p, err := NewPlan(st, PlanOptions{MinAge: o.MinAge, Now: o.Now})
+	p, err := NewPlan(st, PlanOptions{MinAge: o.MinAge, Now: o.Now, Checks: o.Checks})
 	if err != nil {
 		return nil, err
 	}
@@ -322,6 +406,16 @@ func RunPlan(ctx context.Context, b storage.Backend, st *journal.State, p *Plan,
 	log := o.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	prefix := o.Prefix
+	if prefix == "" {
+		prefix = fallback.Prefix
+	}
+	for _, t := range p.Delete {
+		if err := fallback.CheckKey(prefix, t.Key); err != nil {
+			return &Report{Plan: p, Results: []FileResult{}, Problems: []FileResult{}, StagedCopies: []StagedResult{}},
+				fmt.Errorf("run %s: the plan names %w; nothing was deleted", p.Run, err)
+		}
 	}
 	conc := o.Concurrency
 	if conc < 1 {
@@ -343,7 +437,7 @@ func RunPlan(ctx context.Context, b storage.Backend, st *journal.State, p *Plan,
 			chunk = 4 * bd.MaxBatchDelete()
 		}
 	}
-	r := &Report{Plan: p, Results: []FileResult{}, Problems: []FileResult{}, verifiedSize: len(st.VerifiedFiles())}
+	r := &Report{Plan: p, Results: []FileResult{}, Problems: []FileResult{}, StagedCopies: []StagedResult{}, verifiedSize: len(st.VerifiedFiles())}
 	if o.Archive != nil {
 		r.Archive = redact.String(o.Archive.Location())
 	}
@@ -509,48 +603,4 @@ func classify(err error) (journal.DeleteStatus, string) {
 		why += " (the store kept refusing: run cleanup again later)"
 	}
 	return journal.DeleteFailed, why
-}
-
-// archiveOne copies t to the archive and checks the copy; it reports whether the original
-// may now be deleted, and otherwise fills in res.
-func archiveOne(ctx context.Context, b, archive storage.Backend, t Target, res *FileResult) bool {
-	url := storage.ObjectURL(archive, t.Key)
-	o, err := storage.CopyObject(ctx, b, t.Key, archive, t.Key, t.Cond(), storage.PutOptions{CreateOnly: true})
-	switch {
-	case err == nil:
-		if o.Size != t.Size {
-			res.Status, res.Reason = journal.DeleteFailed, fmt.Sprintf("archive copy %s has %d bytes, the verified file %d: not deleted", url, o.Size, t.Size)
-			return false
-		}
-		res.Archive = redact.String(url)
-		return true
-	case errors.Is(err, storage.ErrExist):
-		// An earlier process copied it (and was interrupted before the delete), or the
-		// archive holds another object under that key: accept only the same size and,
-		// where both stores give one, the same MD5.
-		a, serr := archive.Stat(ctx, t.Key)
-		if serr != nil {
-			res.Status, res.Reason = journal.DeleteFailed, redact.String(fmt.Sprintf("archive %s exists but cannot be checked: %v", url, serr))
-			return false
-		}
-		src, serr := b.Stat(ctx, t.Key)
-		if serr == nil && (a.Size != src.Size || a.MD5 != "" && src.MD5 != "" && a.MD5 != src.MD5) || a.Size != t.Size {
-			res.Status, res.Reason = journal.DeleteFailed, redact.String(fmt.Sprintf("archive %s holds another object (%d bytes, MD5 %q): not deleted", url, a.Size, a.MD5))
-			return false
-		}
-		res.Archive = redact.String(url)
-		return true
-	case errors.Is(err, storage.ErrPreconditionFailed):
-		res.Status, res.Reason = journal.DeleteSkip, "changed since it was verified: not archived, kept"
-	case errors.Is(err, storage.ErrNotExist):
-		res.Status, res.Reason = journal.DeleteGone, "already absent"
-		if a, serr := archive.Stat(ctx, t.Key); serr == nil && a.Size == t.Size {
-			res.Archive = redact.String(url)
-		}
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		// Unknown: no status, the re-run copies again.
-	default:
-		res.Status, res.Reason = journal.DeleteFailed, redact.String("archive: "+err.Error())
-	}
-	return false
 }

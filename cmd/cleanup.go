@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -13,7 +14,10 @@ import (
 	"github.com/zbrecover/zbrecover/cleanup"
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/fallback"
+	"github.com/zbrecover/zbrecover/internal/textsafe"
 	"github.com/zbrecover/zbrecover/journal"
+	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/target"
 )
@@ -31,6 +35,8 @@ type CleanupOptions struct {
 	Prefix    string
 	// Summary is --summary: a Markdown summary of the run, to a file or "-" (stdout).
 	Summary string
+	// BreakLock is --break-lock.
+	BreakLock bool
 }
 
 // NewCmdCleanup returns `zbrecover cleanup`. runF replaces the run function in tests.
@@ -87,6 +93,9 @@ could not be deleted (each is listed with the reason), 130 when interrupted.`,
 			if o.Yes && o.DryRun {
 				return FlagErrorf("give --yes or --dry-run, not both")
 			}
+			if _, err := fallback.CheckPrefix(o.Prefix); err != nil {
+				return FlagErrorf("--prefix: %v", err)
+			}
 			if err := checkSummaryFlag(f, o.Summary); err != nil {
 				return err
 			}
@@ -104,8 +113,9 @@ could not be deleted (each is listed with the reason), 130 when interrupted.`,
 	fl.StringVar(&o.ArchiveTo, "archive-to", "", "copy each file to this storage URL (same key) and check it before deleting the original")
 	fl.DurationVar(&o.MinAge, "min-age", 0, "only files whose batch was verified at least this long ago (e.g. 72h)")
 	fl.StringVar(&o.Journal, "journal", "", "the journal's storage URL (default: the local state directory)")
-	fl.StringVar(&o.Prefix, "prefix", inspect.FallbackPrefix, "the fallback folder under the table root, listed to report files cleanup leaves")
+	fl.StringVar(&o.Prefix, "prefix", inspect.FallbackPrefix, "the fallback folder under the table root (a folder under _zerobus/): cleanup deletes nothing outside it")
 	addSummaryFlag(c, &o.Summary)
+	addBreakLockFlag(c, &o.BreakLock)
 	return c
 }
 
@@ -192,26 +202,32 @@ func cleanupSteps(ctx context.Context, o *CleanupOptions, s *runSummary) error {
 		return err
 	}
 	defer closeJournal(store)
-	st, err := pickCleanupRun(ctx, f, store, tgt, o.Run)
-	if err != nil || st == nil {
-		if err == nil {
-			s.RunStatus = "nothing to clean up: no verified run of the table on this root in the journal"
-			if f.Global.JSON() {
-				return printJSON(f, cleanupNothingDoc{TableID: tgt.TableID, Table: tgt.TableName(), Root: tgt.Display(),
-					Journal: store.Location(), Nothing: "no verified run of the table on this root in the journal"})
-			}
-		}
+	ws := f.workspace()
+	if ws == nil {
+		return fmt.Errorf("cleanup re-checks the table before deleting: %w", ErrNeedsDatabricks)
+	}
+	wh, err := ws.Warehouse(ctx)
+	if err != nil {
+		return fmt.Errorf("cleanup re-checks the table before deleting: %w", err)
+	}
+	s.Identity = currentUser(ctx, wh)
+	prep, err := cleanup.Prepare(ctx, cleanup.Config{Journal: store, TableID: tgt.TableID, Root: tgt.Display(), Backend: tgt.Root,
+		Prefix: o.Prefix, Checker: reload.Checker{Warehouse: wh, Table: tgt.Name, Identity: s.Identity},
+		OpenStaged: f.openStagedLocation, Header: header(s.Identity), BreakLock: f.lockBreaker(o.BreakLock, o.Yes), Log: f.Logger},
+		cleanup.Request{Run: o.Run, MinAge: o.MinAge})
+	switch {
+	case errors.Is(err, cleanup.ErrNothing):
+		return cleanupNothing(f, s, tgt, store)
+	case errors.Is(err, cleanup.ErrNotCleanable), errors.Is(err, cleanup.ErrOutside):
+		return WithCode(ExitVerify, err.Error())
+	case err != nil:
 		return err
 	}
+	defer prep.Close()
+	st, plan := prep.State, prep.Plan
 	s.Run, s.RunStatus = st.Run, string(st.Status)
-	plan, err := cleanup.NewPlan(st, cleanup.PlanOptions{MinAge: o.MinAge})
-	if err != nil {
-		return WithCode(ExitVerify, err.Error())
-	}
-	if o.Prefix != "" {
-		if err := plan.Survey(ctx, tgt.Root, st, o.Prefix); err != nil {
-			return fmt.Errorf("list %s to report what stays: %w", storage.ObjectURL(tgt.Root, o.Prefix), err)
-		}
+	if err := plan.Survey(ctx, tgt.Root, st, o.Prefix); err != nil {
+		return fmt.Errorf("list %s to report what stays: %w", storage.ObjectURL(tgt.Root, o.Prefix), err)
 	}
 	s.Files, s.Bytes = plan.Files, plan.Bytes
 	s.Deleted = fmt.Sprintf("nothing (the plan: %d files, %d bytes, to delete; %d deleted earlier)", plan.Files, plan.Bytes, plan.Removed)
@@ -226,95 +242,35 @@ func cleanupSteps(ctx context.Context, o *CleanupOptions, s *runSummary) error {
 		fmt.Fprintln(f.IO.ErrOut, "Nothing was deleted: run again with --yes to delete these files.")
 		return nil
 	}
-	if len(plan.Delete) == 0 {
+	if len(plan.Delete) == 0 && plan.Staged == 0 {
 		fmt.Fprintln(f.IO.ErrOut, "Nothing to delete.")
 		if f.Global.JSON() {
 			return printJSON(f, cleanupPlanDoc{Plan: plan, Keys: []string{}, DryRun: o.DryRun})
 		}
 		return nil
 	}
-
-	b := tgt.Root
 	var archive storage.Backend
 	if o.ArchiveTo != "" {
-		if archive, err = f.OpenStorageWith(ctx, o.ArchiveTo, f.Global.StorageConfig()); err != nil {
-			return fmt.Errorf("--archive-to: %w", err)
-		}
-	}
-	if o.DryRun {
-		var mu sync.Mutex
-		// The deletes that would be sent: on stdout in text; under -o json, on stderr (as
-		// notices), stdout holding the plan's document.
-		dryOut := f.IO.Out
-		if f.Global.JSON() {
-			dryOut = f.IO.ErrOut
-		}
-		dry := func(line string) {
-			mu.Lock()
-			defer mu.Unlock()
-			fmt.Fprintln(dryOut, line)
-		}
-		b = storage.DryRun(b, dry)
-		if archive != nil {
-			fmt.Fprintf(dryOut, "would archive every file to %s first\n", archive.Location())
-		}
-		// A dry run checks no precondition: leave out what the listing shows changed.
-		var keep []cleanup.Target
-		for _, t := range plan.Delete {
-			if t.Changed == "" {
-				keep = append(keep, t)
-			}
-		}
-		plan.Delete = keep
-		rep, err := cleanup.RunPlan(ctx, b, st, plan, discardJournal{}, cleanup.Options{Concurrency: conc, Limiter: lim, Log: f.Logger})
-		if err != nil {
+		if archive, err = f.openArchive(ctx, o.ArchiveTo); err != nil {
 			return err
 		}
-		s.Deleted = fmt.Sprintf("nothing (dry run: %d files would be deleted)", rep.Deleted)
-		fmt.Fprintf(f.IO.ErrOut, "Dry run: %d files would be deleted; nothing was deleted.\n", rep.Deleted)
-		if f.Global.JSON() {
-			d := cleanupPlanDoc{Plan: plan, Keys: []string{}, DryRun: true}
-			for _, t := range plan.Delete {
-				d.Keys = append(d.Keys, t.Key)
-			}
-			return printJSON(f, d)
-		}
-		return nil
 	}
-
-	h := header("")
-	lock, err := store.Lock(ctx, tgt.TableID, journal.LockOptions{Owner: journal.Holder{Command: h.Command}})
-	if err != nil {
-		return err
-	}
-	defer lock.Close()
-	// Another process may have cleaned since the plan was read: plan again under the lock.
-	if st, err = journal.ReadState(ctx, store, tgt.TableID, st.Run); err != nil {
-		return err
-	}
-	untracked := plan.Untracked
-	if plan, err = cleanup.NewPlan(st, cleanup.PlanOptions{MinAge: o.MinAge}); err != nil {
-		return WithCode(ExitVerify, err.Error())
-	}
-	plan.Untracked = untracked
-	w, err := journal.Continue(ctx, store, st, h)
-	if err != nil {
-		return err
+	copts := cleanup.Options{Concurrency: conc, Limiter: lim, Archive: archive, Log: f.Logger, Prefix: o.Prefix,
+		OtherTables: f.otherTableRoots(ctx, tgt)}
+	if o.DryRun {
+		return cleanupDryRun(ctx, f, s, tgt.Root, st, plan, archive, copts)
 	}
 	bars := newBars(f)
-	copts := cleanup.Options{Concurrency: conc, Limiter: lim, Archive: archive, Log: f.Logger}
 	if archive != nil {
 		// The archive bar first: each file is copied before it is deleted.
 		copts.ArchiveProgress = bars.counter("archived", "files")
 	}
 	copts.Progress = bars.counter("deleted", "files")
-	rep, runErr := cleanup.RunPlan(ctx, b, st, plan, w, copts)
+	rep, runErr := prep.Execute(ctx, copts)
 	bars.done(runErr == nil)
 	summarizeCleanup(s, rep)
-	if runErr == nil {
-		if err := f.removeStaged(ctx, st, store, w); err != nil {
-			runErr = err
-		}
+	for _, sc := range rep.StagedCopies {
+		fmt.Fprintf(f.IO.ErrOut, "Deleted %d staged copies at %s.\n", sc.Deleted, textsafe.Quote(sc.Location))
 	}
 	var total storage.RequestCounts
 	for _, c := range counters {
@@ -333,6 +289,98 @@ func cleanupSteps(ctx context.Context, o *CleanupOptions, s *runSummary) error {
 		return err
 	}
 	return cleanupExit(ctx, runErr, rep, tgt)
+}
+
+// cleanupNothing reports that the journal holds nothing to clean up for the table.
+func cleanupNothing(f *Factory, s *runSummary, tgt *target.Target, store journal.Store) error {
+	s.RunStatus = "nothing to clean up: no verified run of the table on this root in the journal"
+	if f.Global.JSON() {
+		return printJSON(f, cleanupNothingDoc{TableID: tgt.TableID, Table: tgt.TableName(), Root: tgt.Display(),
+			Journal: store.Location(), Nothing: "no verified run of the table on this root in the journal"})
+	}
+	fmt.Fprintf(f.IO.ErrOut, "Nothing to clean up: no verified run of %s on %s in the journal (%s); zbrecover history lists the runs.\n",
+		tgt.TableID, tgt.Display(), store.Location())
+	return nil
+}
+
+// cleanupDryRun prints every delete the plan would send, and sends none.
+func cleanupDryRun(ctx context.Context, f *Factory, s *runSummary, root storage.Backend, st *journal.State, plan *cleanup.Plan, archive storage.Backend, copts cleanup.Options) error {
+	var mu sync.Mutex
+	// The deletes that would be sent: on stdout in text; under -o json, on stderr (as
+	// notices), stdout holding the plan's document.
+	dryOut := f.IO.Out
+	if f.Global.JSON() {
+		dryOut = f.IO.ErrOut
+	}
+	dry := func(line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintln(dryOut, textsafe.Escape(line))
+	}
+	b := storage.DryRun(root, dry)
+	if archive != nil {
+		fmt.Fprintf(dryOut, "would archive every file to %s first\n", archive.Location())
+	}
+	// A dry run checks no precondition: leave out what the listing shows changed.
+	var keep []cleanup.Target
+	for _, t := range plan.Delete {
+		if t.Changed == "" {
+			keep = append(keep, t)
+		}
+	}
+	plan.Delete = keep
+	copts.Archive = nil
+	rep, err := cleanup.RunPlan(ctx, b, st, plan, discardJournal{}, copts)
+	if err != nil {
+		return err
+	}
+	s.Deleted = fmt.Sprintf("nothing (dry run: %d files would be deleted)", rep.Deleted)
+	fmt.Fprintf(f.IO.ErrOut, "Dry run: %d files would be deleted; nothing was deleted.\n", rep.Deleted)
+	if f.Global.JSON() {
+		d := cleanupPlanDoc{Plan: plan, Keys: []string{}, DryRun: true}
+		for _, t := range plan.Delete {
+			d.Keys = append(d.Keys, t.Key)
+		}
+		return printJSON(f, d)
+	}
+	return nil
+}
+
+// openArchive opens --archive-to, creating a local folder as --stage-to does.
+func (f *Factory) openArchive(ctx context.Context, to string) (storage.Backend, error) {
+	if err := checkPathElements(to); err != nil {
+		return nil, FlagErrorf("--archive-to %q: %v", to, err)
+	}
+	loc, err := storage.Parse(to)
+	if err != nil {
+		return nil, FlagErrorf("--archive-to: %v", err)
+	}
+	if loc.Scheme == "file" {
+		if err := os.MkdirAll(loc.Path, 0o755); err != nil {
+			return nil, fmt.Errorf("--archive-to %s: %w", loc.Path, err)
+		}
+	}
+	b, err := f.OpenStorageWith(ctx, to, f.Global.StorageConfig())
+	if err != nil {
+		return nil, fmt.Errorf("--archive-to: %w", err)
+	}
+	return b, nil
+}
+
+// otherTableRoots are the storage roots of the other tables Unity Catalog lists in the
+// table's schema: an archive there would plant this table's files as theirs. Empty when
+// they cannot be listed.
+func (f *Factory) otherTableRoots(ctx context.Context, tgt *target.Target) []string {
+	ws := f.workspace()
+	if ws == nil || !tgt.HasName {
+		return nil
+	}
+	roots, err := ws.SchemaTableRoots(ctx, tgt.Name)
+	if err != nil {
+		f.Logger.Info("could not list the schema's tables to check --archive-to against their roots", "error", err)
+		return nil
+	}
+	return roots
 }
 
 // summarizeCleanup copies cleanup's report into s.
@@ -379,54 +427,6 @@ func cleanupNext(o *CleanupOptions, s *runSummary, code int) []string {
 		"each file's fate: " + mdCmd("zbrecover history "+tgt+run)}
 }
 
-// pickCleanupRun returns the run to clean: --run, else the newest verified or partially
-// cleaned run of the table on this root. nil (after saying so) when there is nothing to do.
-func pickCleanupRun(ctx context.Context, f *Factory, store journal.Store, tgt *target.Target, run string) (*journal.State, error) {
-	if run != "" {
-		st, err := journal.ReadState(ctx, store, tgt.TableID, run)
-		if err != nil {
-			return nil, fmt.Errorf("--run %s: %w", run, err)
-		}
-		if st.Root != tgt.Display() {
-			return nil, FlagErrorf("run %s worked on %s, not on %s", run, st.Root, tgt.Display())
-		}
-		if err := cleanup.Cleanable(st); err != nil {
-			return nil, WithCode(ExitVerify, err.Error())
-		}
-		return st, nil
-	}
-	sums, err := journal.Runs(ctx, store, tgt.TableID)
-	if err != nil {
-		return nil, err
-	}
-	var refused error
-	for _, s := range sums {
-		if s.Problem != "" {
-			return nil, fmt.Errorf("run %s of table %s cannot be replayed: %s", s.Run, tgt.TableID, s.Problem)
-		}
-		if s.Root != tgt.Display() || s.Status == journal.RunCleaned {
-			continue
-		}
-		st, err := journal.ReadState(ctx, store, tgt.TableID, s.Run)
-		if err != nil {
-			return nil, err
-		}
-		if err := cleanup.Cleanable(st); err != nil {
-			if refused == nil {
-				refused = err
-			}
-			continue
-		}
-		return st, nil
-	}
-	if refused != nil {
-		return nil, WithCode(ExitVerify, refused.Error())
-	}
-	fmt.Fprintf(f.IO.ErrOut, "Nothing to clean up: no verified run of %s on %s in the journal (%s); zbrecover history lists the runs.\n",
-		tgt.TableID, tgt.Display(), store.Location())
-	return nil, nil
-}
-
 func printCleanupPlan(f *Factory, p *cleanup.Plan, toOut bool) error {
 	if f.Global.JSON() {
 		if !toOut {
@@ -455,16 +455,19 @@ func printCleanupPlan(f *Factory, p *cleanup.Plan, toOut bool) error {
 	for _, t := range p.Delete {
 		switch {
 		case t.Changed != "":
-			fmt.Fprintf(w, "    keep %s: %s\n", t.Key, t.Changed)
+			fmt.Fprintf(w, "    keep %s: %s\n", textKey(t.Key), textsafe.Escape(t.Changed))
 		case toOut:
-			fmt.Fprintf(w, "    delete %s (%d bytes, batch %d)\n", t.Key, t.Size, t.Batch)
+			fmt.Fprintf(w, "    delete %s (%d bytes, batch %d)\n", textKey(t.Key), t.Size, t.Batch)
 		}
 	}
 	for _, k := range p.Kept {
-		fmt.Fprintf(w, "    keep %s: %s\n", k.Key, k.Reason)
+		fmt.Fprintf(w, "    keep %s: %s\n", textKey(k.Key), textsafe.Escape(k.Reason))
 	}
 	for _, k := range p.Untracked {
-		fmt.Fprintf(w, "    keep %s: %s\n", k.Key, k.Reason)
+		fmt.Fprintf(w, "    keep %s: %s\n", textKey(k.Key), textsafe.Escape(k.Reason))
+	}
+	if p.Staged > 0 {
+		fmt.Fprintf(w, "  and %d staged copies of these files\n", p.Staged)
 	}
 	return nil
 }
@@ -483,13 +486,13 @@ func printCleanupReport(f *Factory, r *cleanup.Report) error {
 		fmt.Fprintf(w, "  archived to %s before deleting\n", r.Archive)
 	}
 	for _, p := range r.Problems {
-		fmt.Fprintf(w, "  %s %s: %s\n", p.Status, p.Key, p.Reason)
+		fmt.Fprintf(w, "  %s %s: %s\n", p.Status, textKey(p.Key), textsafe.Escape(p.Reason))
 	}
 	for _, k := range r.Kept {
-		fmt.Fprintf(w, "  kept %s: %s\n", k.Key, k.Reason)
+		fmt.Fprintf(w, "  kept %s: %s\n", textKey(k.Key), textsafe.Escape(k.Reason))
 	}
 	for _, k := range r.Untracked {
-		fmt.Fprintf(w, "  kept %s: %s\n", k.Key, k.Reason)
+		fmt.Fprintf(w, "  kept %s: %s\n", textKey(k.Key), textsafe.Escape(k.Reason))
 	}
 	return nil
 }
@@ -531,56 +534,6 @@ func cleanupExit(ctx context.Context, err error, r *cleanup.Report, tgt *target.
 type discardJournal struct{}
 
 func (discardJournal) Append(context.Context, journal.Record) error { return nil }
-
-// removeStaged deletes the staged copies of the run's verified files (reload --stage-to), each
-// with its verified size as precondition, and records them in the journal. Copies of files of
-// any other batch are kept.
-func (f *Factory) removeStaged(ctx context.Context, st *journal.State, store journal.Store, w *journal.Writer) error {
-	st, err := journal.ReadState(ctx, store, st.TableID, st.Run)
-	if err != nil {
-		return err
-	}
-	byLoc := map[string][]journal.FileState{}
-	for _, fs := range st.VerifiedFiles() {
-		if fs.Staged == "" || fs.StagedRemoved {
-			continue
-		}
-		for _, sg := range st.Staging {
-			for _, c := range sg.Files {
-				if c.Source == fs.Key && !sg.Removed {
-					byLoc[sg.Location] = append(byLoc[sg.Location], fs)
-				}
-			}
-		}
-	}
-	for loc, files := range byLoc {
-		b, err := f.openStagedLocation(ctx, loc)
-		if err != nil {
-			return fmt.Errorf("staged copies at %s: %w", loc, err)
-		}
-		var removed []journal.Staged
-		var failed []string
-		for _, fs := range files {
-			err := b.Delete(ctx, fs.Staged, storage.Precondition{Size: fs.StagedSize})
-			switch {
-			case err == nil, errors.Is(err, storage.ErrNotExist):
-				removed = append(removed, journal.Staged{Source: fs.Key, Key: fs.Staged, Size: fs.StagedSize})
-			default:
-				failed = append(failed, fmt.Sprintf("%s: %v", fs.Staged, err))
-			}
-		}
-		if len(removed) > 0 {
-			if err := w.Append(ctx, journal.Record{Kind: journal.KindStaging, Staging: &journal.Staging{Location: loc, Files: removed, Removed: true}}); err != nil {
-				return err
-			}
-		}
-		fmt.Fprintf(f.IO.ErrOut, "Deleted %d staged copies at %s.\n", len(removed), loc)
-		if len(failed) > 0 {
-			return WithCode(ExitPartial, fmt.Sprintf("%d staged copies at %s were not deleted: %s", len(failed), loc, strings.Join(failed, "; ")))
-		}
-	}
-	return nil
-}
 
 // openStagedLocation opens a staging location as the journal names it.
 func (f *Factory) openStagedLocation(ctx context.Context, loc string) (storage.Backend, error) {

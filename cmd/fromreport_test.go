@@ -29,7 +29,7 @@ func TestPreviewFromReport(t *testing.T) {
 		t.Fatalf("--file: exit %d\n%s\n%s", code, pout, perr)
 	}
 	// part-1 rewritten since the report (other size): listed as changed, part-2 shown.
-	p1 := filepath.Join(root, filepath.FromSlash(fallback+"2024/05/01/part-1.parquet"))
+	p1 := filepath.Join(root, filepath.FromSlash(fallbackDirName+"2024/05/01/part-1.parquet"))
 	data, _ := os.ReadFile(p1)
 	if err := os.WriteFile(p1, append(data, 0), 0o644); err != nil {
 		t.Fatal(err)

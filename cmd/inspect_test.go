@@ -37,7 +37,7 @@ var (
 	}, nil)
 )
 
-const fallback = "_zerobus/table_rejected_parquets/"
+const fallbackDirName = "_zerobus/table_rejected_parquets/"
 
 // tableRoot writes a table root with two schema groups, a hidden file and, if bad, a
 // truncated file.
@@ -45,7 +45,7 @@ func tableRoot(t *testing.T, bad bool) string {
 	t.Helper()
 	root := t.TempDir()
 	write := func(rel string, data []byte) {
-		if err := pqgen.WriteFile(filepath.Join(root, filepath.FromSlash(fallback+rel)), data); err != nil {
+		if err := pqgen.WriteFile(filepath.Join(root, filepath.FromSlash(fallbackDirName+rel)), data); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -238,7 +238,7 @@ func TestInspectS3(t *testing.T) {
 	srv := s3test.NewServer(t)
 	data := pqgen.Must(pqgen.Bytes(ordersV1, `[{"id":1,"customer":"ann","amount":"10.50"}]`, pqgen.Options{}))
 	for _, k := range []string{"a.parquet", "b.parquet"} {
-		if err := srv.Put("tables/orders/"+fallback+k, data); err != nil {
+		if err := srv.Put("tables/orders/"+fallbackDirName+k, data); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -355,7 +355,7 @@ func TestInspectDiffNeedsCastIsNotBlocking(t *testing.T) {
 		t.Fatalf("v1 group: verdict %q suggestion %+v", v1.Verdict, v1.Suggestion)
 	}
 	want := "`id`, `customer`, CAST(`amount` AS DECIMAL(12,2)) AS `amount`"
-	wantSrc := "file://" + filepath.ToSlash(root) + "/" + fallback
+	wantSrc := "file://" + filepath.ToSlash(root) + "/" + fallbackDirName
 	if v1.Suggestion.Select != want || v1.Suggestion.Source != wantSrc || len(v1.Suggestion.DDL) != 0 || !v1.Suggestion.Complete {
 		t.Errorf("v1 suggestion %+v, want select %s from %s", v1.Suggestion, want, wantSrc)
 	}
@@ -524,7 +524,7 @@ func TestInspectColumnMappingComparesPhysicalNames(t *testing.T) {
 		{Name: "col-3", Type: arrow.BinaryTypes.String, Nullable: true},
 	}, nil)
 	data := pqgen.Must(pqgen.Bytes(files, `[{"col-1":1,"col-2":"ann","col-3":null}]`, pqgen.Options{}))
-	if err := pqgen.WriteFile(filepath.Join(root, filepath.FromSlash(fallback+"part-1.parquet")), data); err != nil {
+	if err := pqgen.WriteFile(filepath.Join(root, filepath.FromSlash(fallbackDirName+"part-1.parquet")), data); err != nil {
 		t.Fatal(err)
 	}
 	v0 := sd.NewSchema().Col("id", sd.LongType, sd.NotNull, sd.Physical("col-1", 1)).
@@ -627,7 +627,7 @@ func TestInspectInterrupted(t *testing.T) {
 	srv := s3test.NewServer(t, s3test.WithLatency(20*time.Millisecond))
 	data := pqgen.Must(pqgen.Bytes(ordersV1, `[{"id":1,"customer":"ann","amount":"10.50"}]`, pqgen.Options{}))
 	for i := 0; i < 400; i++ {
-		if err := srv.Put(fmt.Sprintf("orders/%spart-%03d.parquet", fallback, i), data); err != nil {
+		if err := srv.Put(fmt.Sprintf("orders/%spart-%03d.parquet", fallbackDirName, i), data); err != nil {
 			t.Fatal(err)
 		}
 	}

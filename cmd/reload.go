@@ -8,13 +8,15 @@ import (
 	"os"
 	"os/user"
 	"slices"
-	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/fallback"
+	"github.com/zbrecover/zbrecover/internal/textsafe"
 	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/schemadiff"
@@ -42,6 +44,8 @@ type ReloadOptions struct {
 	DedupeAscending bool
 	// Summary is --summary: a Markdown summary of the run, to a file or "-" (stdout).
 	Summary string
+	// BreakLock is --break-lock: offer to break a lock another process left.
+	BreakLock bool
 }
 
 // NewCmdReload returns `zbrecover reload`. runF replaces the run function in tests.
@@ -135,6 +139,9 @@ The journal is kept in ` + "`$XDG_STATE_HOME/zbrecover`" + ` (or ~/.local/state/
 			if o.SchemaFile != "" && c.Flags().Changed("from") {
 				return FlagErrorf("give --schema-file or --from, not both")
 			}
+			if _, err := fallback.CheckPrefix(o.Prefix); err != nil {
+				return FlagErrorf("--prefix: %v", err)
+			}
 			if o.BatchFiles < 1 || o.BatchFiles > schemadiff.MaxCopyFiles {
 				return FlagErrorf("--batch-files must be between 1 and %d, not %d", schemadiff.MaxCopyFiles, o.BatchFiles)
 			}
@@ -155,7 +162,8 @@ The journal is kept in ` + "`$XDG_STATE_HOME/zbrecover`" + ` (or ~/.local/state/
 	}
 	addTargetFlags(c, &o.Target)
 	fl := c.Flags()
-	fl.StringVar(&o.Prefix, "prefix", inspect.FallbackPrefix, "the fallback folder under the table root")
+	fl.StringVar(&o.Prefix, "prefix", inspect.FallbackPrefix, "the fallback folder under the table root (a folder under _zerobus/)")
+	addBreakLockFlag(c, &o.BreakLock)
 	fl.StringVar(&o.From, "from", "warehouse", "where to read the table schema: warehouse, uc or delta")
 	fl.StringVar(&o.SchemaFile, "schema-file", "", "read the table schema from this file instead (as inspect)")
 	fl.StringArrayVar(&o.Renames, "rename", nil, "confirm a rename: load file column OLD into table column NEW (OLD=NEW; repeatable)")
@@ -262,11 +270,7 @@ func reloadRun(ctx context.Context, o *ReloadOptions) error {
 
 func reloadSteps(ctx context.Context, o *ReloadOptions, s *runSummary) error {
 	f := o.F
-	renames, _ := parseRenames(o.Renames)
 	s.Table = o.Target.Table
-
-	// The table schema first: a bad schema file or an unavailable warehouse fails before
-	// anything is listed.
 	ws := f.workspace()
 	if ws == nil {
 		return fmt.Errorf("table %s: %w", o.Target.Table, ErrNeedsDatabricks)
@@ -275,31 +279,7 @@ func reloadSteps(ctx context.Context, o *ReloadOptions, s *runSummary) error {
 	if err != nil {
 		return err
 	}
-	tgt, rep, err := runInspect(ctx, f, &o.Target, o.Prefix)
-	if err != nil {
-		return err
-	}
-	if err := identify(ctx, tgt, s); err != nil {
-		return err
-	}
-	var table *schemadiff.Table
-	if o.SchemaFile != "" {
-		t, err := readSchemaFile(f, o.SchemaFile)
-		if err != nil {
-			return err
-		}
-		table = &t.Table
-	} else {
-		src, err := schemaSource(f, o.From)
-		if err != nil {
-			return err
-		}
-		if table, err = src.Table(ctx, tgt); err != nil {
-			return fmt.Errorf("read the table schema (--from %s): %w", o.From, err)
-		}
-	}
-
-	dedupe, err := reloadDedupe(o, table)
+	tgt, rep, table, err := reloadInputs(ctx, o, s)
 	if err != nil {
 		return err
 	}
@@ -308,80 +288,34 @@ func reloadSteps(ctx context.Context, o *ReloadOptions, s *runSummary) error {
 		return err
 	}
 	defer closeJournal(store)
-	skip, changed, err := journalSkips(ctx, store, tgt.TableID, tgt.Display(), rep)
+	ro, err := reloadOptions(ctx, o, tgt, table)
 	if err != nil {
 		return err
 	}
-	var stage *reload.Stage
-	source := strings.TrimSuffix(tgt.Loc.Join(rep.Prefix).URL(), "/") + "/"
-	if o.StageTo != "" {
-		if stage, err = f.openStage(ctx, o.StageTo, tgt); err != nil {
-			return err
-		}
-		source = strings.TrimSuffix(stage.Location, "/") + "/"
-	}
-	plan, planErr := reload.NewPlan(rep, table, tgt.Name, tgt.Loc.Join(rep.Prefix), reload.PlanOptions{
-		BatchFiles: o.BatchFiles, Renames: renames, Skip: skip, Source: source})
-	if planErr != nil && !errors.Is(planErr, reload.ErrBlocked) {
+	s.Identity = currentUser(ctx, wh)
+	ro.Header = header(s.Identity)
+	f.Logger.Info("warehouse identity", "user", orUnknown(s.Identity))
+	prep, planErr := reload.Prepare(ctx, reloadDeps(f, wh, store, s.Identity), tgt, rep, table, ro)
+	if prep == nil {
 		return planErr
 	}
-	if stage != nil && len(plan.Skipped) > 0 {
-		fmt.Fprintf(f.IO.ErrOut, "Refused through %s: %d files were already loaded, or may have been, by earlier runs; "+
-			"a copy under another path would be loaded again, so they are not staged or loaded (zbrecover history lists them)\n",
-			stage.Location, len(plan.Skipped))
-	}
-	s.Files, s.Rows = plan.Files(), plan.Rows()
-	summarizePlan(s, plan, changed)
-	if err := printPlan(f, plan, rep, changed, o.DryRun || planErr != nil); err != nil {
+	defer prep.Close()
+	if err := showReloadPlan(f, o, s, prep, rep, planErr); err != nil || planErr != nil || o.DryRun {
 		return err
 	}
-	if planErr != nil {
-		s.RunStatus = "blocked: nothing was loaded"
-		return WithCode(ExitSchema, planErr.Error())
+	if prep.Nothing() {
+		return reloadNothing(f, s, prep, rep, tgt)
 	}
-	if o.DryRun {
-		s.RunStatus = "dry run: nothing was executed"
-		fmt.Fprintln(f.IO.ErrOut, "Dry run: nothing was executed.")
-		return nil
-	}
-	st, err := journal.LatestUnfinished(ctx, store, tgt.TableID, tgt.Display())
-	if err != nil {
+	if err := confirm(f, o.Yes, fmt.Sprintf("Load %d files (%d rows) into %s?", prep.Plan.Files(), prep.Plan.Rows(), tgt.TableName()),
+		fmt.Sprintf("reload writes to %s: pass --yes to load without a terminal to confirm on (or --dry-run to see the plan)", tgt.TableName())); err != nil {
 		return err
 	}
-	if len(plan.Batches) == 0 && st == nil {
-		s.RunStatus = "nothing to load: " + nothingReason(plan, rep)
-		fmt.Fprintf(f.IO.ErrOut, "Nothing to load: %s\n", nothingReason(plan, rep))
-		if f.Global.JSON() {
-			if err := printJSON(f, &reload.Report{TableID: tgt.TableID, Table: tgt.TableName(), Root: tgt.Display(),
-				Batches: []reload.BatchReport{}, Warnings: []string{}, Status: "nothing_to_load", Guarantee: reload.Guarantee}); err != nil {
-				return err
-			}
-		}
-		return partialIf(rep, changed)
-	}
-	if !o.Yes {
-		if !f.IO.CanPrompt() {
-			return FlagErrorf("reload writes to %s: pass --yes to load without a terminal to confirm on (or --dry-run to see the plan)", tgt.TableName())
-		}
-		fmt.Fprintf(f.IO.ErrOut, "Load %d files (%d rows) into %s? [y/N] ", plan.Files(), plan.Rows(), tgt.TableName())
-		line, _ := bufio.NewReader(f.IO.In).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
-			return WithCode(ExitFailure, "not confirmed: nothing was loaded")
-		}
-	}
-
-	user := currentUser(ctx, wh)
-	s.Identity = user
-	f.Logger.Info("warehouse identity", "user", orUnknown(user))
 	bars := newBars(f)
-	if stage != nil {
-		stage.Progress = bars.counter("staged", "files")
+	if ro.Stage != nil {
+		ro.Stage.Progress = bars.counter("staged", "files")
 	}
-	res, runErr := reload.Run(ctx, reload.Deps{Warehouse: wh, Journal: store,
-		Target: journal.Target{TableID: tgt.TableID, Table: tgt.TableName(), Root: tgt.Display()}, User: user},
-		tgt.Name, plan, reload.Options{NoValidate: o.NoValidate, Header: header(user), Root: tgt.Display(), Prefix: rep.Prefix,
-			Log: f.Logger, Stage: stage, Source: source, Dedupe: dedupe,
-			Progress: bars.counter("loaded", "batches")})
+	prep.SetProgress(bars.counter("loaded", "batches"))
+	res, runErr := reload.Execute(ctx, prep)
 	bars.done(runErr == nil)
 	if res != nil {
 		summarizeReload(s, res)
@@ -393,7 +327,161 @@ func reloadSteps(ctx context.Context, o *ReloadOptions, s *runSummary) error {
 			return err
 		}
 	}
-	return reloadExit(runErr, rep, changed, tgt, o)
+	return reloadExit(runErr, rep, prep.Changed, tgt, o)
+}
+
+// reloadInputs inspects the fallback folder and reads the table's schema: the target, the
+// report and the schema a plan is made from.
+func reloadInputs(ctx context.Context, o *ReloadOptions, s *runSummary) (*target.Target, *inspect.Report, *schemadiff.Table, error) {
+	f := o.F
+	tgt, rep, err := runInspect(ctx, f, &o.Target, o.Prefix)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := identify(ctx, tgt, s); err != nil {
+		return nil, nil, nil, err
+	}
+	if o.SchemaFile != "" {
+		t, err := readSchemaFile(f, o.SchemaFile)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return tgt, rep, &t.Table, nil
+	}
+	src, err := schemaSource(f, o.From)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	table, err := src.Table(ctx, tgt)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("read the table schema (--from %s): %w", o.From, err)
+	}
+	return tgt, rep, table, nil
+}
+
+// reloadOptions turns the flags into reload's options (the staging location opened).
+func reloadOptions(ctx context.Context, o *ReloadOptions, tgt *target.Target, table *schemadiff.Table) (reload.Options, error) {
+	renames, _ := parseRenames(o.Renames)
+	dedupe, err := reloadDedupe(o, table)
+	if err != nil {
+		return reload.Options{}, err
+	}
+	ro := reload.Options{Renames: renames, BatchFiles: o.BatchFiles, Dedupe: dedupe, NoValidate: o.NoValidate,
+		Header: header(""), BreakLock: o.F.lockBreaker(o.BreakLock, o.Yes)}
+	if o.StageTo != "" {
+		if ro.Stage, err = o.F.openStage(ctx, o.StageTo, tgt); err != nil {
+			return reload.Options{}, err
+		}
+	}
+	return ro, nil
+}
+
+// reloadDeps are reload's dependencies on a warehouse, with sessions for commit tags.
+func reloadDeps(f *Factory, wh *databricks.Warehouse, store journal.Store, identity string) reload.Deps {
+	return reload.Deps{Warehouse: wh, Journal: store, Identity: identity, Log: f.Logger,
+		Session: func(ctx context.Context) (reload.Session, error) {
+			s, err := wh.Session(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return s, nil
+		}}
+}
+
+// showReloadPlan prints the plan (with every statement on --dry-run or a blocked plan) and
+// says what earlier runs hold back.
+func showReloadPlan(f *Factory, o *ReloadOptions, s *runSummary, prep *reload.Prepared, rep *inspect.Report, planErr error) error {
+	plan := prep.Plan
+	if n := len(prep.SecondPath); n > 0 {
+		fmt.Fprintf(f.IO.ErrOut, "Refused through %s: %d files were loaded, or may have been, by earlier runs through another path; "+
+			"a copy under another path would be loaded again, so they are not staged or loaded (zbrecover history lists them)\n",
+			textsafe.Quote(strings.TrimSuffix(prep.Source, "/")), n)
+	}
+	s.Files, s.Rows = plan.Files(), plan.Rows()
+	summarizePlan(s, plan, prep.Changed)
+	if err := printPlan(f, plan, rep, prep.Changed, o.DryRun || planErr != nil); err != nil {
+		return err
+	}
+	if planErr != nil {
+		if errors.Is(planErr, reload.ErrBlocked) {
+			s.RunStatus = "blocked: nothing was loaded"
+			return WithCode(ExitSchema, planErr.Error())
+		}
+		return planErr
+	}
+	if o.DryRun {
+		s.RunStatus = "dry run: nothing was executed"
+		fmt.Fprintln(f.IO.ErrOut, "Dry run: nothing was executed.")
+	}
+	return nil
+}
+
+// reloadNothing reports a reload with nothing to load.
+func reloadNothing(f *Factory, s *runSummary, prep *reload.Prepared, rep *inspect.Report, tgt *target.Target) error {
+	why := nothingReason(prep.Plan, rep)
+	s.RunStatus = "nothing to load: " + why
+	fmt.Fprintf(f.IO.ErrOut, "Nothing to load: %s\n", why)
+	if f.Global.JSON() {
+		if err := printJSON(f, &reload.Report{TableID: tgt.TableID, Table: tgt.TableName(), Root: tgt.Display(),
+			Batches: []reload.BatchReport{}, Warnings: []string{}, Status: "nothing_to_load", Tagging: reload.Untagged, Guarantee: reload.Guarantee}); err != nil {
+			return err
+		}
+	}
+	return partialIf(rep, prep.Changed)
+}
+
+// confirm asks question on a terminal (--yes skips it); without one it is the usage error
+// noTTY.
+func confirm(f *Factory, yes bool, question, noTTY string) error {
+	if yes {
+		return nil
+	}
+	if !f.IO.CanPrompt() {
+		return FlagErrorf("%s", noTTY)
+	}
+	fmt.Fprintf(f.IO.ErrOut, "%s [y/N] ", question)
+	line, _ := bufio.NewReader(f.IO.In).ReadString('\n')
+	if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+		return WithCode(ExitFailure, "not confirmed: nothing was done")
+	}
+	return nil
+}
+
+// lockBreaker is the --break-lock answer to a lock another process holds: it shows the
+// holder and asks (yes: without asking). nil when the flag is not given.
+func (f *Factory) lockBreaker(enabled, yes bool) func(*journal.LockedError) bool {
+	if !enabled {
+		return nil
+	}
+	return func(le *journal.LockedError) bool {
+		h := le.Holder
+		age := "for an unknown time"
+		if le.Age > 0 {
+			age = "for " + le.Age.Round(time.Second).String()
+		}
+		fmt.Fprintf(f.IO.ErrOut, "The lock of table %s (%s) is held %s by %s@%s, pid %d, running %q.\n",
+			le.TableID, textsafe.Quote(le.Where), age, textsafe.Quote(orUnknown(h.User)), textsafe.Quote(orUnknown(h.Host)), h.PID, textsafe.Quote(h.Command))
+		switch {
+		case le.Live:
+			fmt.Fprintln(f.IO.ErrOut, "That process is running (it holds the lock file open): the lock is not broken.")
+			return false
+		case le.Dead:
+			fmt.Fprintln(f.IO.ErrOut, "That process is no longer running on this host.")
+		default:
+			fmt.Fprintln(f.IO.ErrOut, "Break it only if that process is gone: two runs of one table at once could load files twice.")
+		}
+		if yes {
+			return true
+		}
+		if !f.IO.CanPrompt() {
+			fmt.Fprintln(f.IO.ErrOut, "Without a terminal, --break-lock needs --yes.")
+			return false
+		}
+		fmt.Fprint(f.IO.ErrOut, "Break the lock? [y/N] ")
+		line, _ := bufio.NewReader(f.IO.In).ReadString('\n')
+		a := strings.ToLower(strings.TrimSpace(line))
+		return a == "y" || a == "yes"
+	}
 }
 
 // summarizePlan notes in s what the plan leaves out.
@@ -473,8 +561,13 @@ func reloadNext(o *ReloadOptions, s *runSummary, code int) []string {
 }
 
 // openStage opens --stage-to: a volume path through the Files API (the workspace identity),
-// or a storage URL with the store's own credentials.
+// or a storage URL with the store's own credentials. Staging claims go to the volume's root
+// (or the parent folder of a URL's), so that two runs staging the same table to two folders
+// of one place see each other.
 func (f *Factory) openStage(ctx context.Context, to string, tgt *target.Target) (*reload.Stage, error) {
+	if err := checkPathElements(to); err != nil {
+		return nil, FlagErrorf("--stage-to %q: %v", to, err)
+	}
 	if databricks.IsVolumePath(to) {
 		ws := f.workspace()
 		if ws == nil {
@@ -488,7 +581,14 @@ func (f *Factory) openStage(ctx context.Context, to string, tgt *target.Target) 
 		if err != nil {
 			return nil, FlagErrorf("--stage-to: %v", err)
 		}
-		return &reload.Stage{Src: tgt.Root, Dst: v, Location: v.Location(), Concurrency: min(f.Global.Concurrency, 16),
+		root, name := volumeRoot(to)
+		claims, err := c.Volume(root)
+		if err != nil {
+			return nil, FlagErrorf("--stage-to: %v", err)
+		}
+		return &reload.Stage{Src: tgt.Root, Dst: v, Location: v.Location(), Claims: claims, ClaimsLocation: root,
+			Describe:    fmt.Sprintf("volume %s (it must exist, and the workspace identity needs READ VOLUME and WRITE VOLUME on it; CREATE VOLUME %s creates it)", name, name),
+			Concurrency: min(f.Global.Concurrency, 16),
 			SrcIdentity: srcIdentity(tgt), DstIdentity: "the workspace identity (" + c.AuthType() + " auth, Files API)"}, nil
 	}
 	if strings.HasPrefix(to, "/Volumes") || strings.HasPrefix(to, "dbfs:") {
@@ -503,15 +603,60 @@ func (f *Factory) openStage(ctx context.Context, to string, tgt *target.Target) 
 			return nil, fmt.Errorf("--stage-to %s: %w", loc.Path, err)
 		}
 	}
+	if rootLoc := tgt.Loc; strings.HasPrefix(strings.TrimSuffix(loc.URL(), "/")+"/", strings.TrimSuffix(rootLoc.URL(), "/")+"/") {
+		return nil, FlagErrorf("--stage-to %s lies inside the table's storage %s: Unity Catalog refuses path reads there too; stage to a volume or an external location", loc, tgt.Display())
+	}
 	b, err := f.openLocation(ctx, loc, f.Global.StorageConfig())
 	if err != nil {
 		return nil, fmt.Errorf("--stage-to: %w", err)
 	}
-	if rootLoc := tgt.Loc; strings.HasPrefix(strings.TrimSuffix(loc.URL(), "/")+"/", strings.TrimSuffix(rootLoc.URL(), "/")+"/") {
-		return nil, FlagErrorf("--stage-to %s lies inside the table's storage %s: Unity Catalog refuses path reads there too; stage to a volume or an external location", loc, tgt.Display())
+	parent := loc
+	if i := strings.LastIndex(strings.TrimSuffix(loc.Path, "/"), "/"); i > 0 {
+		parent.Path = loc.Path[:i]
+	} else if loc.Scheme != "file" {
+		parent.Path = ""
 	}
-	return &reload.Stage{Src: tgt.Root, Dst: b, Location: strings.TrimSuffix(loc.URL(), "/"), Concurrency: min(f.Global.Concurrency, 16),
+	claims, err := f.openLocation(ctx, parent, f.Global.StorageConfig())
+	if err != nil {
+		return nil, fmt.Errorf("--stage-to: %w", err)
+	}
+	return &reload.Stage{Src: tgt.Root, Dst: b, Location: strings.TrimSuffix(loc.URL(), "/"), Claims: claims, ClaimsLocation: parent.String(),
+		Describe:    fmt.Sprintf("%s (the %s store's credentials must write there)", loc, loc.Scheme),
+		Concurrency: min(f.Global.Concurrency, 16),
 		SrcIdentity: srcIdentity(tgt), DstIdentity: "the " + loc.Scheme + " store's own credentials"}, nil
+}
+
+// checkPathElements refuses a path or URL with an empty, "." or ".." element (after the
+// scheme and host), so that /Volumes/c/s/v/../../x is not taken for /Volumes/c/x.
+func checkPathElements(p string) error {
+	rest := p
+	if i := strings.Index(rest, "://"); i >= 0 {
+		rest = rest[i+3:]
+		if j := strings.IndexByte(rest, '/'); j >= 0 {
+			rest = rest[j:]
+		} else {
+			return nil
+		}
+	}
+	if q := strings.IndexByte(rest, '?'); q >= 0 {
+		rest = rest[:q]
+	}
+	for i, el := range strings.Split(strings.Trim(rest, "/"), "/") {
+		if el == "." || el == ".." || el == "" && i > 0 {
+			return fmt.Errorf("the path has a %q element; name the folder without it", el)
+		}
+	}
+	return nil
+}
+
+// volumeRoot returns the root of the volume a /Volumes path lies in, and the volume's name
+// (catalog.schema.volume).
+func volumeRoot(p string) (string, string) {
+	els := strings.Split(strings.Trim(p, "/"), "/")
+	if len(els) < 4 {
+		return p, strings.Join(els[min(1, len(els)):], ".")
+	}
+	return "/" + strings.Join(els[:4], "/"), strings.Join(els[1:4], ".")
 }
 
 // srcIdentity says which credentials read the table's storage.
@@ -530,45 +675,6 @@ func currentUser(ctx context.Context, wh *databricks.Warehouse) string {
 	}
 	s, _ := res.Rows[0][0].(string)
 	return s
-}
-
-// journalSkips returns the fallback keys (relative to the prefix) that no plan may include:
-// files an earlier run of this table loaded or may have loaded, and every file of the
-// unfinished run on this root (that run finishes them). changed lists files the journal
-// knows with another size or version than the listing shows: never loaded again, never
-// skipped silently.
-func journalSkips(ctx context.Context, s journal.Store, tableID, root string, rep *inspect.Report) (map[string]string, []string, error) {
-	skip := map[string]string{}
-	listed := map[string]inspect.File{}
-	for _, f := range rep.Files {
-		listed[rep.Prefix+f.Key] = f
-	}
-	var changed []string
-	note := func(fs journal.FileState, why string) {
-		rel := strings.TrimPrefix(fs.Key, rep.Prefix)
-		skip[rel] = why
-		if f, ok := listed[fs.Key]; ok && (f.Size != fs.Size || f.ETag != fs.ETag || f.Generation != fs.Generation) {
-			changed = append(changed, fmt.Sprintf("%s: %d bytes (etag %s) now, %d bytes (etag %s) in run %s", fs.Key, f.Size, f.ETag, fs.Size, fs.ETag, fs.Run))
-		}
-	}
-	loaded, err := journal.LoadedKeys(ctx, s, tableID)
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, fs := range loaded {
-		note(fs, fmt.Sprintf("run %s batch %d: %s", fs.Run, fs.Batch, fs.Status))
-	}
-	if st, err := journal.LatestUnfinished(ctx, s, tableID, root); err != nil {
-		return nil, nil, err
-	} else if st != nil {
-		for _, fs := range st.Files() {
-			if _, ok := skip[strings.TrimPrefix(fs.Key, rep.Prefix)]; !ok {
-				note(fs, fmt.Sprintf("run %s batch %d: %s (this reload continues that run)", st.Run, fs.Batch, fs.Status))
-			}
-		}
-	}
-	sort.Strings(changed)
-	return skip, changed, nil
 }
 
 func nothingReason(p *reload.Plan, rep *inspect.Report) string {
@@ -596,11 +702,17 @@ func printPlan(f *Factory, p *reload.Plan, rep *inspect.Report, changed []string
 	if len(p.Unreadable) > 0 {
 		fmt.Fprintf(w, "  %d unreadable files are left behind:\n", len(p.Unreadable))
 		for _, u := range p.Unreadable {
-			fmt.Fprintf(w, "    %s: %s\n", u.Key, u.Error)
+			fmt.Fprintf(w, "    %s: %s\n", textKey(u.Key), textsafe.Escape(u.Error))
+		}
+	}
+	if len(p.Refused) > 0 {
+		fmt.Fprintf(w, "  %d files are left behind:\n", len(p.Refused))
+		for _, u := range p.Refused {
+			fmt.Fprintf(w, "    %s: %s\n", textKey(u.Key), textsafe.Escape(u.Reason))
 		}
 	}
 	for _, c := range changed {
-		fmt.Fprintf(w, "  changed since a run recorded it, not loaded: %s\n", c)
+		fmt.Fprintf(w, "  changed since a run recorded it, not loaded: %s\n", textsafe.Escape(c))
 	}
 	for _, b := range p.Blocked {
 		fmt.Fprintf(w, "  schema group %s (%d files) blocks the load:\n", b.Group, b.Files)
@@ -616,7 +728,7 @@ func printPlan(f *Factory, p *reload.Plan, rep *inspect.Report, changed []string
 	}
 	if withSQL {
 		for _, b := range p.Batches {
-			fmt.Fprintf(w, "\n-- batch %d: group %s, folder %q, %d files, %d rows\n%s;\n", b.N, b.Group, b.Folder, len(b.Files), b.ExpectedRows, b.SQL)
+			fmt.Fprintf(w, "\n-- batch %d: group %s, folder %q, %d files, %d rows\n%s;\n", b.N, b.Group, b.Folder, len(b.Files), b.ExpectedRows, textsafe.Escape(b.SQL))
 		}
 	}
 	return nil
@@ -671,12 +783,12 @@ func printReloadReport(f *Factory, r *reload.Report) error {
 		if b.Inserted != nil {
 			ins = fmt.Sprint(*b.Inserted)
 		}
-		fmt.Fprintf(w, "  batch %d  %-9s  %d files  %d rows expected, %s inserted  %s\n", b.Batch, b.Status, b.Files, b.Expected, ins, b.Reason)
+		fmt.Fprintf(w, "  batch %d  %-9s  %d files  %d rows expected, %s inserted  %s\n", b.Batch, b.Status, b.Files, b.Expected, ins, textsafe.Escape(b.Reason))
 	}
 	fmt.Fprintf(w, "%d load statements sent; %d batches verified, %d unknown, %d failed, %d mismatch; run %s\n",
 		r.Statements, r.Verified, r.Unknown, r.Failed, r.Mismatch, r.Status)
 	for _, warn := range r.Warnings {
-		fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", warn)
+		fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", textsafe.Escape(warn))
 	}
 	printMergeReport(w, r.Merge)
 	fmt.Fprintf(w, "%s\n", r.Guarantee)

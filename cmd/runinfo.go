@@ -255,3 +255,8 @@ func mdCell(s string) string { return strings.ReplaceAll(mdText(s), "|", `\|`) }
 
 // mdCmd is a command to run, as Markdown inline code.
 func mdCmd(s string) string { return "`" + redact.String(s) + "`" }
+
+// addBreakLockFlag adds --break-lock to c.
+func addBreakLockFlag(c *cobra.Command, v *bool) {
+	c.Flags().BoolVar(v, "break-lock", false, "if another process's lock on the table is left (a killed run), show its holder and offer to break it (--yes: without asking)")
+}

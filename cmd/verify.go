@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zbrecover/zbrecover/internal/textsafe"
 	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/target"
@@ -22,6 +23,9 @@ type VerifyOptions struct {
 	Key string
 	// Summary is --summary: a Markdown summary of the check, to a file or "-" (stdout).
 	Summary string
+	// BreakLock is --break-lock; Yes breaks it without asking.
+	BreakLock bool
+	Yes       bool
 }
 
 // NewCmdVerify returns `zbrecover verify`. runF replaces the run function in tests.
@@ -79,6 +83,8 @@ Zerobus also published; a load by key does not.
 	c.Flags().StringVar(&o.Journal, "journal", "", "the journal's storage URL (default: the local state directory)")
 	c.Flags().StringVar(&o.Key, "key", "", "also reconcile the run's files with the table by these key columns (COL[,COL])")
 	addSummaryFlag(c, &o.Summary)
+	addBreakLockFlag(c, &o.BreakLock)
+	c.Flags().BoolVarP(&o.Yes, "yes", "y", false, "with --break-lock: break the lock without asking")
 	return c
 }
 
@@ -109,78 +115,55 @@ func verifySteps(ctx context.Context, o *VerifyOptions, s *runSummary) error {
 		return err
 	}
 	defer closeJournal(store)
-	run := o.Run
-	if run == "" {
-		runs, err := journal.Runs(ctx, store, tgt.TableID)
-		if err != nil {
-			return err
-		}
-		for _, r := range runs {
-			if r.Problem == "" {
-				run = r.Run
-				break
-			}
-		}
-		if run == "" {
-			return fmt.Errorf("the journal at %s has no run of %s (table id %s): nothing to verify", store.Location(), tgt.TableName(), tgt.TableID)
-		}
-	}
 	wh, err := ws.Warehouse(ctx)
 	if err != nil {
 		return err
 	}
-	lock, err := store.Lock(ctx, tgt.TableID, journal.LockOptions{Owner: journal.Holder{Command: "verify"}})
-	if err != nil {
-		return err
-	}
-	defer lock.Close()
-	st, err := journal.ReadState(ctx, store, tgt.TableID, run)
-	if err != nil {
-		return err
-	}
-	w, err := journal.Continue(ctx, store, st, header(""))
-	if err != nil {
-		return err
-	}
-	rep, err := reload.Verify(ctx, wh, tgt.Name, st, w)
+	keys, _ := parseKeyFlag("key", o.Key)
+	s.Identity = currentUser(ctx, wh)
+	rep, st, err := reload.VerifyRun(ctx, reloadDeps(f, wh, store, s.Identity), tgt, reload.VerifyOptions{Run: o.Run,
+		Header: header(s.Identity), BreakLock: f.lockBreaker(o.BreakLock, o.Yes), Keys: keys,
+		KeySources: func(st *journal.State) []reload.KeySource { return reload.RunSources(st, keys, tgt.Loc) }})
 	if err != nil {
 		return err
 	}
 	summarizeVerify(s, st, rep)
-	if err := verifyKeys(ctx, o, wh, tgt, st, rep); err != nil {
+	if err := printVerify(f, rep); err != nil {
 		return err
-	}
-	if kc := rep.Keys; kc != nil {
-		mark := "ok"
-		if !kc.OK {
-			mark = "FAILED"
-		}
-		s.Verification += fmt.Sprintf("; keys %s: %s, %d keys in %d files, %d missing from the table, %d with 2 or more rows",
-			kc.Key, mark, kc.Keys, kc.Files, kc.Missing, kc.Duplicated)
-	}
-	if err := w.Append(ctx, journal.Record{Kind: journal.KindEnd, End: &journal.End{State: st.Status}}); err != nil {
-		return err
-	}
-	if f.Global.JSON() {
-		if err := printJSON(f, rep); err != nil {
-			return err
-		}
-	} else {
-		out := f.IO.Out
-		fmt.Fprintf(out, "Run %s on %s (%s)\n", rep.Run, rep.Table, rep.Status)
-		for _, c := range rep.Checks {
-			mark := "ok"
-			if !c.OK {
-				mark = "FAIL"
-			}
-			fmt.Fprintf(out, "  batch %d  %-4s  expected %d, inserted %s, history %s  %s\n", c.Batch, mark, c.Expected, optInt(c.Inserted), optInt(c.History), c.Note)
-		}
-		printKeyCheck(out, rep)
-		fmt.Fprintf(out, "%d batches, %d failed; %d rows expected, %d inserted\n%s\n", len(rep.Checks), rep.Failed, rep.Expected, rep.Inserted, rep.Guarantee)
 	}
 	if !rep.OK {
 		return WithCode(ExitVerify, verifyFailure(rep))
 	}
+	return nil
+}
+
+// printVerify renders verify's report.
+func printVerify(f *Factory, rep *reload.VerifyReport) error {
+	if f.Global.JSON() {
+		return printJSON(f, rep)
+	}
+	out := f.IO.Out
+	fmt.Fprintf(out, "Run %s on %s (%s)\n", rep.Run, rep.Table, rep.Status)
+	for _, c := range rep.Checks {
+		mark := "ok"
+		switch {
+		case !c.OK:
+			mark = "FAIL"
+		case c.Evidence == "":
+			mark = "review"
+		}
+		ev := ""
+		if c.Evidence != "" {
+			ev = " by " + string(c.Evidence)
+		}
+		fmt.Fprintf(out, "  batch %d  %-6s  expected %d, inserted %s, history %s%s  %s\n", c.Batch, mark, c.Expected, optInt(c.Inserted), optInt(c.History), ev, textsafe.Escape(c.Note))
+	}
+	printKeyCheck(out, rep)
+	for _, r := range rep.Removals {
+		fmt.Fprintf(out, "  version %d: %s by %s removed or rewrote rows\n", r.Version, textsafe.Escape(r.Operation), textsafe.Escape(orUnknown(r.User)))
+	}
+	fmt.Fprintf(out, "%d batches, %d failed, %d need review; %d rows expected, %d inserted\n", len(rep.Checks), rep.Failed, rep.Review, rep.Expected, rep.Inserted)
+	fmt.Fprintf(out, "Checked: %s.\n%s\n", strings.Join(rep.Checked, "; "), rep.Guarantee)
 	return nil
 }
 

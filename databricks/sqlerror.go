@@ -199,7 +199,7 @@ func classifyServer(errorClass, sqlState string) (Class, string) {
 		"DELTA_CONCURRENT_APPEND", "DELTA_CONCURRENT_", "CONCURRENT_APPEND", "CONCURRENT_WRITE"):
 		return ClassConcurrentCopy, "another COPY INTO or write conflicted on this table; wait for it to finish and re-run " +
 			"(COPY INTO skips files already loaded), and run one reload per table at a time"
-	case has("DELTA_METADATA_MISMATCH", "DELTA_MERGE_INCOMPATIBLE", "DELTA_FAILED_TO_MERGE_FIELDS", "DELTA_NOT_NULL_CONSTRAINT_VIOLATED",
+	case has("DELTA_METADATA_MISMATCH", "COPY_INTO_SCHEMA_MISMATCH", "DELTA_MERGE_INCOMPATIBLE", "DELTA_FAILED_TO_MERGE_FIELDS", "DELTA_NOT_NULL_CONSTRAINT_VIOLATED",
 		"INCOMPATIBLE_DATA_FOR_TABLE", "DELTA_SCHEMA_CHANGED", "CAST_INVALID_INPUT", "DELTA_COLUMN_NOT_FOUND_IN_SCHEMA"),
 		sqlState == "42KDG", sqlState == "42K09", sqlState == "23502", sqlState == "42000" && has("SCHEMA_MISMATCH"):
 		return ClassSchemaMismatch, "the files do not fit the table's schema; run `zbrecover inspect` to see the differences, " +
@@ -218,7 +218,9 @@ func classifyServer(errorClass, sqlState string) (Class, string) {
 // before anything was committed, so that sending it again cannot load anything twice and
 // the attempt may be recorded as failed: a SQLSTATE of the analysis, data, constraint or
 // feature classes (42, 22, 23, 0A, 21) or a transaction conflict (2D521, 25000, 40001,
-// which Delta raises instead of committing), given while the statement ran.
+// which Delta raises instead of committing), given while the statement ran; without a
+// SQLSTATE, an error class of those kinds (schema mismatch, permission, not found,
+// LOCATION_OVERLAP, a concurrent write).
 //
 // Everything else may have committed: an error without a SQLSTATE, an internal error
 // (XX000), DELTA_POST_COMMIT_HOOK_FAILED (2DKD0: "Committing to the Delta table version N
@@ -231,8 +233,11 @@ func RefusedBeforeCommit(err error) bool {
 	if se == nil || se.Fetched || se.Class == ClassCanceled || se.Class == ClassConnection || se.Class == ClassAuth {
 		return false
 	}
-	if strings.Contains(se.ErrorClass, "POST_COMMIT") || se.SQLState == "2DKD0" {
+	if strings.Contains(se.ErrorClass, "POST_COMMIT") || se.SQLState == "2DKD0" || strings.Contains(se.Message, "POST_COMMIT") {
 		return false
+	}
+	if strings.Contains(se.ErrorClass+" "+se.Message, "LOCATION_OVERLAP") {
+		return true // Unity Catalog refused the path: nothing was read
 	}
 	switch se.SQLState {
 	case "2D521", "25000", "40001":
@@ -243,6 +248,15 @@ func RefusedBeforeCommit(err error) bool {
 		case "42", "22", "23", "0A", "21":
 			return true
 		}
+		return false
+	}
+	// No SQLSTATE (some Databricks errors arrive without one): an error class of the kinds
+	// that refuse a statement before it reads anything.
+	switch se.Class {
+	case ClassSchemaMismatch, ClassPermissionDenied, ClassNotFound, ClassLocationOverlap:
+		return se.ErrorClass != ""
+	case ClassConcurrentCopy:
+		return strings.Contains(se.ErrorClass, "CONCURRENT")
 	}
 	return false
 }

@@ -133,6 +133,9 @@ func TestRefusedBeforeCommit(t *testing.T) {
 		{"connection", &SQLError{Class: ClassConnection, SQLState: "08000"}, false},
 		{"cancelled", &SQLError{Class: ClassCanceled}, false},
 		{"bare error", errors.New("EOF"), false},
+		{"class without sqlstate", Classify(errors.New("[COPY_INTO_SCHEMA_MISMATCH_WITH_TARGET_TABLE] extra column")), true},
+		{"overlap without sqlstate", Classify(errors.New("INVALID_PARAMETER_VALUE.LOCATION_OVERLAP: Input path url overlaps")), true},
+		{"internal class without sqlstate", Classify(errors.New("[COPY_INTO_STATE_INTERNAL_ERROR] boom")), false},
 	} {
 		if got := RefusedBeforeCommit(c.err); got != c.want {
 			t.Errorf("%s: RefusedBeforeCommit = %v, want %v", c.name, got, c.want)

@@ -103,6 +103,35 @@ func (c *Client) Table(ctx context.Context, name string) (*TableInfo, error) {
 	return tableInfoFrom(tn, ti)
 }
 
+// TableEntry is a table as Unity Catalog lists it (no columns).
+type TableEntry struct {
+	Name             TableName
+	TableID          string
+	TableType        string
+	DataSourceFormat string
+	StorageLocation  string
+}
+
+// Tables lists the tables of a schema the identity may see, every page of them. Errors wrap
+// ErrNotFound, ErrPermissionDenied, ErrUnauthenticated, ErrRejected or ErrUnreachable.
+func (c *Client) Tables(ctx context.Context, catalogName, schemaName string) ([]TableEntry, error) {
+	op := "list the tables of " + catalogName + "." + schemaName
+	list, err := c.tables.ListAll(ctx, catalog.ListTablesRequest{CatalogName: catalogName, SchemaName: schemaName, OmitColumns: true})
+	if err != nil {
+		return nil, classifyAPI(op, c.cfg.Host, c.cfg.AuthType, err, apiHints{
+			notFound: "check the catalog and schema names; Unity Catalog also answers not found when the identity lacks USE CATALOG or USE SCHEMA",
+			denied:   "the identity needs USE CATALOG on the catalog and USE SCHEMA on the schema",
+			rejected: "Unity Catalog refuses to list this schema",
+		})
+	}
+	out := make([]TableEntry, 0, len(list))
+	for _, t := range list {
+		out = append(out, TableEntry{Name: TableName{Catalog: t.CatalogName, Schema: t.SchemaName, Table: t.Name}, TableID: t.TableId,
+			TableType: string(t.TableType), DataSourceFormat: string(t.DataSourceFormat), StorageLocation: t.StorageLocation})
+	}
+	return out, nil
+}
+
 func tableInfoFrom(tn TableName, ti *catalog.TableInfo) (*TableInfo, error) {
 	out := &TableInfo{
 		Name:             tn,

@@ -211,6 +211,9 @@ type Verification struct {
 	Removals []Removal `json:"removals,omitempty"`
 	// Keys is the key check (verify --key), when one ran.
 	Keys *KeyResult `json:"keys,omitempty"`
+	// TableVersion is the table's newest version when the check read it: a later commit that
+	// removes rows undoes what the check proved.
+	TableVersion *int64 `json:"table_version,omitempty"`
 }
 
 // Removal is a commit that removed or rewrote rows of the table.

@@ -61,14 +61,17 @@ type BatchState struct {
 	Files        []File // from the latest intent, else from the plan
 	ExpectedRows int64
 	SQL          string
-	Status       BatchStatus
-	Attempts     int      // intents written
-	Intent       *Intent  // the latest
-	IntentSeq    int      // seq of the latest intent
-	Result       *Result  // for the latest intent
-	Outcome      *Outcome // the latest classification
-	OutcomeTime  time.Time
-	Check        *Check // the latest verification
+	// Select is the projection the batch was planned with ("" for none, or in journals of
+	// earlier versions, which kept only SQL).
+	Select      string
+	Status      BatchStatus
+	Attempts    int      // intents written
+	Intent      *Intent  // the latest
+	IntentSeq   int      // seq of the latest intent
+	Result      *Result  // for the latest intent
+	Outcome     *Outcome // the latest classification
+	OutcomeTime time.Time
+	Check       *Check // the latest verification
 	// Tags are the commit tags of every attempt, in order ("" for an untagged attempt).
 	Tags []string
 	// FirstBase is the base version of the batch's first attempt that recorded one: no
@@ -123,12 +126,18 @@ type State struct {
 	// Source is the folder URL the run's statements read (the latest plan record's), ""
 	// for journals of earlier versions.
 	Source string
-	// Verification is the latest verification record, VerificationTime when it was written.
+	// Verification is the latest verification record, VerificationTime when it was written;
+	// KeyCheck the latest one that checked keys.
 	Verification     *Verification
 	VerificationTime time.Time
-	Unknown          []Record // records of kinds this version does not know
-	Warnings         []string // unknown kinds, torn lines, … (never fatal)
-	Status           RunStatus
+	KeyCheck         *Verification
+	// LastVerify is the latest verification by verify (not cleanup's re-check), and
+	// LastVerifyTime when it was written: cleanup refuses a run whose latest verify failed.
+	LastVerify     *Verification
+	LastVerifyTime time.Time
+	Unknown        []Record // records of kinds this version does not know
+	Warnings       []string // unknown kinds, torn lines, … (never fatal)
+	Status         RunStatus
 
 	files []*FileState // in batch order, then the batch's file order
 	byKey map[string]*FileState
@@ -239,7 +248,7 @@ func (s *State) apply(r Record, batches map[int]*BatchState) error {
 				return fmt.Errorf("batch %d is planned twice", pb.Batch)
 			}
 			b := &BatchState{Batch: pb.Batch, Group: pb.Group, Folder: pb.Folder, Files: pb.Files,
-				ExpectedRows: pb.ExpectedRows, SQL: pb.SQL, Status: BatchPlanned}
+				ExpectedRows: pb.ExpectedRows, SQL: pb.SQL, Select: pb.Select, Status: BatchPlanned}
 			batches[pb.Batch] = b
 			s.Batches = append(s.Batches, b)
 			if err := s.addFiles(b); err != nil {
@@ -313,6 +322,12 @@ func (s *State) apply(r Record, batches map[int]*BatchState) error {
 		}
 		v := *r.Verification
 		s.Verification, s.VerificationTime = &v, r.Time
+		if v.Keys != nil {
+			s.KeyCheck = &v
+		}
+		if v.By != "cleanup" {
+			s.LastVerify, s.LastVerifyTime = &v, r.Time
+		}
 	case KindStaging:
 		if r.Staging.Removing && r.Staging.Removed {
 			return fmt.Errorf("a staging record both removing and removed")

@@ -431,6 +431,9 @@ type TableFacts struct {
 	// Unpinned are batches whose statement answered with rows (so committed) but whose
 	// commit version is unknown: any unclaimed commit after their base may be theirs.
 	Unpinned []BatchRef
+	// Sources are the folder URLs each run's statements read (run id → source; "" for
+	// journals of earlier versions).
+	Sources map[string]string
 }
 
 // Facts reads every run of the table. A run that cannot be replayed is an error, since what
@@ -441,17 +444,21 @@ func Facts(ctx context.Context, s Store, tableID string) (*TableFacts, error) {
 		return nil, err
 	}
 	sort.Strings(ids)
-	f := &TableFacts{Runs: map[string]bool{}, Claimed: map[int64]BatchRef{}}
+	f := &TableFacts{Runs: map[string]bool{}, Claimed: map[int64]BatchRef{}, Sources: map[string]string{}}
 	for _, id := range ids {
 		st, err := ReadState(ctx, s, tableID, id)
 		if err != nil {
 			return nil, fmt.Errorf("run %s of table %s: %w", id, tableID, err)
 		}
 		f.Runs[id] = true
+		f.Sources[id] = st.Source
 		for _, fs := range st.files {
 			if v := st.view(fs); v.Status.PossiblyLoaded() {
 				f.Loaded = append(f.Loaded, v)
 			}
+		}
+		if st.Merge != nil {
+			continue // a load by key's batches commit to its staging table, not to the table
 		}
 		for _, b := range st.Batches {
 			ref := BatchRef{Run: id, Batch: b.Batch, Rows: b.ExpectedRows, Base: b.FirstBase}
@@ -463,7 +470,7 @@ func Facts(ctx context.Context, s Store, tableID string) (*TableFacts, error) {
 				f.Claimed[*b.Outcome.Version] = ref
 			case b.Result != nil && b.Result.Version != nil:
 				f.Claimed[*b.Result.Version] = ref
-			case b.Result != nil && b.Result.Inserted != nil && *b.Result.Inserted > 0 && st.Merge == nil:
+			case b.Result != nil && b.Result.Inserted != nil && *b.Result.Inserted > 0:
 				f.Unpinned = append(f.Unpinned, ref)
 			}
 		}

@@ -17,6 +17,10 @@ import (
 // then the staging table is dropped.
 type Dedupe struct {
 	Key Keys
+	// Columns are the table's columns, in order: the MERGE inserts exactly these, so that
+	// no column of its source (the staging table's batch number, the rank) can reach the
+	// table, whatever the warehouse's schema evolution settings.
+	Columns []string
 	// Order is the column whose highest value (lowest with Ascending) wins among the
 	// fallback records of one key; "" keeps the record of the earliest batch.
 	Order     string
@@ -75,7 +79,9 @@ func StagingDropSQL(staging databricks.TableName) string {
 // MergeSQL is the one statement that moves the staged records into the table: the staging
 // rows ranked per key by the rule (ROW_NUMBER, since an insert-only MERGE inserts every
 // source row of a key it does not match), the first of each inserted when the table holds no
-// row with that key. INSERT * takes the table's columns by name.
+// row with that key. The insert names the table's columns (INSERT (c, …) VALUES
+// (zb_source.c, …)): with schema auto-merge on, INSERT * would add the source's helper
+// columns to the table.
 func MergeSQL(target, staging databricks.TableName, d Dedupe) string {
 	part := make([]string, len(d.Key))
 	on := make([]string, len(d.Key))
@@ -93,10 +99,16 @@ func MergeSQL(target, staging databricks.TableName, d Dedupe) string {
 		order = schemadiff.QuoteIdent(d.Order) + dir
 	}
 	order += schemadiff.QuoteIdent(batchColumn)
+	cols := make([]string, len(d.Columns))
+	vals := make([]string, len(d.Columns))
+	for i, c := range d.Columns {
+		cols[i] = schemadiff.QuoteIdent(c)
+		vals[i] = "zb_source." + cols[i]
+	}
 	return "MERGE INTO " + target.SQL() + " AS zb_target USING (SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY " +
 		strings.Join(part, ", ") + " ORDER BY " + order + ") AS " + schemadiff.QuoteIdent(rankColumn) + " FROM " + staging.SQL() +
 		") AS zb_ranked WHERE " + schemadiff.QuoteIdent(rankColumn) + " = 1) AS zb_source ON " + strings.Join(on, " AND ") +
-		" WHEN NOT MATCHED THEN INSERT *"
+		" WHEN NOT MATCHED THEN INSERT (" + strings.Join(cols, ", ") + ") VALUES (" + strings.Join(vals, ", ") + ")"
 }
 
 // StagingCopySQL turns a batch's COPY INTO the table into the same COPY INTO the staging
@@ -184,8 +196,8 @@ func (r *runner) dedupeStart(ctx context.Context, st *journal.State, newBatches 
 	var cfg *Dedupe
 	switch {
 	case st != nil && st.Merge != nil:
-		cfg = &Dedupe{Key: st.Merge.Key, Order: st.Merge.Order, Ascending: st.Merge.Ascending}
-		r.o.Log.Info("continuing a load by key", "run", st.Run, "key", cfg.Key.String())
+		cfg = &Dedupe{Key: st.Merge.Key, Order: st.Merge.Order, Ascending: st.Merge.Ascending, Columns: r.columns()}
+		r.log.Info("continuing a load by key", "run", st.Run, "key", cfg.Key.String())
 	case r.o.Dedupe != nil && (st == nil || len(newBatches) > 0):
 		cfg = r.o.Dedupe
 	default:
@@ -223,6 +235,16 @@ func (r *runner) dedupeStart(ctx context.Context, st *journal.State, newBatches 
 		out[i] = b
 	}
 	r.table = d.staging
+	r.hist.table = d.staging
+	// The batches commit to the run's own staging table: only its versions can be claimed.
+	r.claimed, r.unpinned = map[int64]journal.BatchRef{}, nil
+	if st != nil {
+		for _, b := range st.Batches {
+			if b.Outcome != nil && b.Outcome.Version != nil {
+				r.claimed[*b.Outcome.Version] = journal.BatchRef{Run: st.Run, Batch: b.Batch}
+			}
+		}
+	}
 	return out, nil
 }
 
@@ -233,7 +255,7 @@ func (r *runner) dedupeFinish(ctx context.Context) error {
 		return nil
 	}
 	mr := r.rep.Merge
-	st, err := journal.ReadState(ctx, r.d.Journal, r.d.Target.TableID, r.w.Run())
+	st, err := journal.ReadState(ctx, r.d.Journal, r.p.tgt.TableID, r.w.Run())
 	if err != nil {
 		return err
 	}
@@ -250,14 +272,15 @@ func (r *runner) dedupeFinish(ctx context.Context) error {
 		mr.Inserted += *st.Merge.Result.Inserted
 	}
 	if st.MergePending() {
-		if st.Merge.Intent != nil && st.Merge.Result == nil || st.Merge.Result != nil && st.Merge.Result.Inserted == nil {
-			// An earlier MERGE got no answer: it may have committed.
-			if done, err := r.settleMerge(ctx, st); err != nil || done {
-				if err == nil {
-					err = r.dropStaging(ctx)
-				}
+		if st.Merge.Intent != nil && st.Merge.Result == nil {
+			// An earlier MERGE got no answer: it may have committed. It is sent again, never
+			// taken from the table's history (any MERGE by anyone could look like it): a
+			// MERGE inserts only keys the table lacks, so a second one adds nothing twice.
+			if err := r.w.Append(ctx, journal.Record{Kind: journal.KindMerge, Merge: &journal.Merge{Step: journal.MergeResult, Staging: r.dd.staging.String(),
+				Err: "no answer was recorded: the process ended while the MERGE was in flight"}}); err != nil {
 				return err
 			}
+			mr.Settled = "an earlier MERGE got no answer: sent again (idempotent by key)"
 		}
 		if err := r.sendMerge(ctx); err != nil {
 			return err
@@ -267,80 +290,25 @@ func (r *runner) dedupeFinish(ctx context.Context) error {
 	return r.dropStaging(ctx)
 }
 
-// settleMerge looks in the table's history for the commit of an unanswered MERGE: a MERGE by
-// this user after the intent's base version. Found once, it is recorded as the MERGE's
-// result (done) unless batches were staged after it; otherwise the MERGE is sent again
-// (idempotent by key).
-func (r *runner) settleMerge(ctx context.Context, st *journal.State) (bool, error) {
-	in := st.Merge.Intent
-	var found []Commit
-	if res, err := r.d.Warehouse.QueryAll(ctx, HistorySQL(r.dd.target, r.o.HistoryLimit)); err == nil {
-		commits, err := ParseHistory(res)
-		if err != nil {
-			return false, err
-		}
-		since := in.Started.Add(-r.o.HistorySkew)
-		for _, c := range commits {
-			if !strings.EqualFold(c.Operation, "MERGE") || in.BaseVersion != nil && c.Version <= *in.BaseVersion ||
-				in.BaseVersion == nil && c.Time.Before(since) || r.d.User != "" && !strings.EqualFold(c.User, r.d.User) {
-				continue
-			}
-			found = append(found, c)
-		}
-	}
-	open := st.Merge.Result == nil
-	if len(found) != 1 {
-		if open {
-			if err := r.w.Append(ctx, journal.Record{Kind: journal.KindMerge, Merge: &journal.Merge{Step: journal.MergeResult, Staging: r.dd.staging.String(),
-				Err: "no answer was recorded: the process ended while the MERGE was in flight"}}); err != nil {
-				return false, err
-			}
-		}
-		r.rep.Merge.Settled = fmt.Sprintf("an earlier MERGE got no answer and %d MERGE commits follow it in the table's history: sent again (idempotent by key)", len(found))
-		return false, nil
-	}
-	c := found[0]
-	n, _ := asInt(c.Metrics["numTargetRowsInserted"])
-	r.rep.Merge.Settled = fmt.Sprintf("an earlier MERGE got no answer; settled from DESCRIBE HISTORY: version %d inserted %d rows", c.Version, n)
-	r.o.Log.Info("MERGE settled from history", "version", c.Version, "inserted", n)
-	if !open {
-		// Its error result is written: a new intent-less result cannot follow it, so the
-		// MERGE is sent again; it inserts nothing the commit found already inserted.
-		r.rep.Merge.Inserted += n
-		return false, nil
-	}
-	v := c.Version
-	if err := r.w.Append(ctx, journal.Record{Kind: journal.KindMerge, Merge: &journal.Merge{Step: journal.MergeResult, Staging: r.dd.staging.String(),
-		Inserted: &n, Version: &v}}); err != nil {
-		return false, err
-	}
-	r.rep.Merge.Inserted += n
-	st2, err := journal.ReadState(ctx, r.d.Journal, r.d.Target.TableID, r.w.Run())
-	if err != nil {
-		return false, err
-	}
-	if st2.MergePending() {
-		return false, nil
-	}
-	r.rep.Merge.Status = "merged"
-	return true, nil
-}
-
 // sendMerge writes the MERGE's intent, sends it (retrying transaction conflicts) and writes
 // its result.
 func (r *runner) sendMerge(ctx context.Context) error {
 	d, mr := r.dd, r.rep.Merge
 	sql := MergeSQL(d.target, d.staging, d.cfg)
 	backoff := r.o.Backoff
+	target := &history{wh: r.d.Warehouse, table: d.target, retries: r.o.HistoryRetries, backoff: r.o.Backoff}
 	for attempt := 1; ; attempt++ {
-		base := r.versionOf(ctx, d.target)
+		base, err := target.latest(ctx)
+		if err != nil {
+			return fmt.Errorf("MERGE: %w (%v); nothing was sent: re-run reload once DESCRIBE HISTORY works", ErrNoBase, err)
+		}
 		if err := r.w.Append(ctx, journal.Record{Kind: journal.KindMerge, Merge: &journal.Merge{Step: journal.MergeIntent, Staging: d.staging.String(),
-			SQL: sql, Started: r.o.Now().UTC(), BaseVersion: base}}); err != nil {
+			SQL: sql, Started: r.o.Now().UTC(), BaseVersion: &base}}); err != nil {
 			return err
 		}
 		mr.Statements++
 		r.rep.Statements++
-		res, err := r.d.Warehouse.QueryAll(ctx, sql)
+		res, err := r.load(ctx, sql, r.mergeTag(attempt))
 		result := func(c context.Context, n *int64, e string) error {
 			return r.w.Append(c, journal.Record{Kind: journal.KindMerge, Merge: &journal.Merge{Step: journal.MergeResult, Staging: d.staging.String(), Inserted: n, Err: e}})
 		}
@@ -362,7 +330,7 @@ func (r *runner) sendMerge(ctx context.Context) error {
 			if err := result(ctx, nil, se.Error()); err != nil {
 				return err
 			}
-			r.o.Log.Warn("transaction conflict; retrying the MERGE", "attempt", attempt, "wait", backoff)
+			r.log.Warn("transaction conflict; retrying the MERGE", "attempt", attempt, "wait", backoff)
 			if err := sleep(ctx, backoff); err != nil {
 				return fmt.Errorf("MERGE: %w", ErrInterrupted)
 			}
@@ -383,19 +351,19 @@ func (r *runner) dropStaging(ctx context.Context) error {
 			return fmt.Errorf("drop the staging table %s: %w", d.staging, ErrInterrupted)
 		}
 		mr.DropError = err.Error()
-		r.o.Log.Warn("could not drop the staging table; the next reload drops it", "table", d.staging.String(), "error", err)
+		r.log.Warn("could not drop the staging table; the next reload drops it", "table", d.staging.String(), "error", err)
 		return nil
 	}
 	mr.Dropped = true
 	return r.w.Append(ctx, journal.Record{Kind: journal.KindMerge, Merge: &journal.Merge{Step: journal.MergeDropped, Staging: d.staging.String()}})
 }
 
-// versionOf returns table t's newest version, or nil when its history cannot be read.
-func (r *runner) versionOf(ctx context.Context, t databricks.TableName) *int64 {
-	saved := r.table
-	r.table = t
-	defer func() { r.table = saved }()
-	return r.latestVersion(ctx)
+// mergeTag is the tag of a MERGE attempt, "" when the run is untagged.
+func (r *runner) mergeTag(attempt int) string {
+	if !r.tagging {
+		return ""
+	}
+	return mergeTag(r.w.Run(), attempt)
 }
 
 // MergeCheck is verify's view of a load by key's MERGE.
@@ -423,4 +391,16 @@ func checkMerge(st *journal.State) *MergeCheck {
 		c.Note = "the staging table is still there: the next reload drops it"
 	}
 	return c
+}
+
+// columns are the table's top-level column names, in order.
+func (r *runner) columns() []string {
+	if r.p.table == nil {
+		return nil
+	}
+	out := make([]string, len(r.p.table.Schema.Fields))
+	for i, f := range r.p.table.Schema.Fields {
+		out[i] = f.Name
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package reload
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -17,13 +18,22 @@ type Commit struct {
 	User       string
 	Operation  string
 	EngineInfo string
-	// Metrics are operationMetrics; every value is a string, as Delta writes them.
-	Metrics map[string]string
+	// UserMetadata is the commit's userMetadata: a zbrecover statement's tag when the
+	// warehouse took it.
+	UserMetadata string
+	// BlindAppend is isBlindAppend.
+	BlindAppend bool
+	// Metrics are operationMetrics and Parameters operationParameters; every value is a
+	// string, as Delta writes them.
+	Metrics    map[string]string
+	Parameters map[string]string
 }
 
 // OutputRows returns numOutputRows, and false when the commit does not carry it.
-func (c Commit) OutputRows() (int64, bool) {
-	v, ok := c.Metrics["numOutputRows"]
+func (c Commit) OutputRows() (int64, bool) { return c.metric("numOutputRows") }
+
+func (c Commit) metric(name string) (int64, bool) {
+	v, ok := c.Metrics[name]
 	if !ok {
 		return 0, false
 	}
@@ -31,14 +41,58 @@ func (c Commit) OutputRows() (int64, bool) {
 	return n, err == nil
 }
 
+// rowsUnchanged reports whether every named metric is present and 0.
+func (c Commit) rowsUnchanged(names ...string) bool {
+	for _, n := range names {
+		if v, ok := c.metric(n); !ok || v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// keepsRows are the operations that never remove or rewrite a row: loads, schema and
+// property changes that keep every value, file maintenance.
+var keepsRows = map[string]bool{
+	"COPY INTO": true, "CREATE TABLE": true, "ADD COLUMNS": true, "CHANGE COLUMN": true, "CHANGE COLUMNS": true,
+	"RENAME COLUMN": true, "SET TBLPROPERTIES": true, "UNSET TBLPROPERTIES": true, "ADD CONSTRAINT": true,
+	"DROP CONSTRAINT": true, "OPTIMIZE": true, "VACUUM START": true, "VACUUM END": true, "UPGRADE PROTOCOL": true,
+	"SET COLUMN TAGS": true, "UNSET COLUMN TAGS": true, "COMPUTE STATS": true, "ANALYZE": true, "CLUSTER BY": true,
+	"ROW TRACKING BACKFILL": true, "DOMAIN METADATA CLEANUP": true, "ENABLE DELETION VECTORS": true,
+}
+
+// RemovesRows reports whether the commit may have removed or rewritten rows of the table:
+// DELETE, UPDATE, TRUNCATE, RESTORE, a replace or an overwrite, a MERGE that deleted or
+// updated rows, a dropped column, and any operation it does not know. Appends (Zerobus
+// writes, COPY INTO, an insert-only MERGE) and file maintenance (OPTIMIZE, VACUUM) keep
+// every row.
+func (c Commit) RemovesRows() bool {
+	op := strings.ToUpper(strings.TrimSpace(c.Operation))
+	switch {
+	case keepsRows[op]:
+		return false
+	case op == "WRITE" || op == "STREAMING UPDATE" || op == "CREATE TABLE AS SELECT":
+		mode := strings.ToLower(strings.Trim(c.Parameters["mode"], `"`))
+		return !(mode == "append" || mode == "errorifexists" || mode == "" && c.BlindAppend)
+	case op == "MERGE":
+		return !c.rowsUnchanged("numTargetRowsDeleted", "numTargetRowsUpdated")
+	case op == "DELETE":
+		return !c.rowsUnchanged("numDeletedRows")
+	case op == "UPDATE":
+		return !c.rowsUnchanged("numUpdatedRows")
+	}
+	return true
+}
+
 // HistorySQL is the statement that reads the table's newest commits.
-func HistorySQL(t databricks.TableName, limit int) string {
+func HistorySQL(t databricks.TableName, limit int64) string {
 	return fmt.Sprintf("DESCRIBE HISTORY %s LIMIT %d", t.SQL(), limit)
 }
 
 // ParseHistory reads DESCRIBE HISTORY rows, looking columns up by name (the column set
 // differs between runtimes). Values are read tolerantly: numbers as int64, float or string;
-// times as time.Time or text; operationMetrics as a JSON object or a map.
+// times as time.Time or text; operationMetrics and operationParameters as a JSON object or
+// a map.
 func ParseHistory(res *databricks.Result) ([]Commit, error) {
 	col := map[string]int{}
 	for i, c := range res.Columns {
@@ -60,11 +114,137 @@ func ParseHistory(res *databricks.Result) ([]Commit, error) {
 			return nil, fmt.Errorf("DESCRIBE HISTORY: version %v is not a number", get(row, "version"))
 		}
 		c := Commit{Version: v, User: asString(get(row, "userName")), Operation: asString(get(row, "operation")),
-			EngineInfo: asString(get(row, "engineInfo")), Time: asTime(get(row, "timestamp"))}
+			EngineInfo: asString(get(row, "engineInfo")), Time: asTime(get(row, "timestamp")),
+			UserMetadata: asString(get(row, "userMetadata"))}
 		c.Metrics = asMetrics(get(row, "operationMetrics"))
+		c.Parameters = asMetrics(get(row, "operationParameters"))
+		switch b := get(row, "isBlindAppend").(type) {
+		case bool:
+			c.BlindAppend = b
+		case string:
+			c.BlindAppend = strings.EqualFold(b, "true")
+		}
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// history reads a table's commits for a run, retrying a failed read.
+type history struct {
+	wh      Warehouse
+	table   databricks.TableName
+	retries int
+	backoff time.Duration
+}
+
+// latest returns the table's newest version. A read that keeps failing is an error: a
+// statement is never sent without the version it starts from.
+func (h *history) latest(ctx context.Context) (int64, error) {
+	var last error
+	wait := h.backoff
+	for attempt := 0; attempt <= h.retries; attempt++ {
+		if attempt > 0 {
+			if err := sleep(ctx, wait); err != nil {
+				return 0, err
+			}
+			wait *= 2
+		}
+		res, err := h.wh.QueryAll(ctx, HistorySQL(h.table, 1))
+		if err == nil {
+			var cs []Commit
+			if cs, err = ParseHistory(res); err == nil {
+				if len(cs) == 0 {
+					return 0, fmt.Errorf("DESCRIBE HISTORY %s returned no commit", h.table)
+				}
+				return cs[0].Version, nil
+			}
+		}
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		last = err
+	}
+	return 0, fmt.Errorf("read the newest version of %s (DESCRIBE HISTORY, %d tries): %w", h.table, h.retries+1, last)
+}
+
+// commits is the table's history after a base version, newest first.
+type commits struct {
+	List   []Commit
+	Latest int64
+	// Whole is false when the table's history no longer reaches back to the base (log
+	// retention removed older commits): a commit that is not listed may still exist.
+	Whole bool
+}
+
+// at returns the commit at version v, if listed.
+func (cs *commits) at(v int64) (Commit, bool) {
+	for _, c := range cs.List {
+		if c.Version == v {
+			return c, true
+		}
+	}
+	return Commit{}, false
+}
+
+// since returns every commit after version base, newest first. It reads as many commits as
+// separate base from the newest, however many that is (a table Zerobus writes to commits on
+// every flush), and reads again when commits arrived between its two statements.
+func (h *history) since(ctx context.Context, base int64) (*commits, error) {
+	latest, err := h.latest(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for n := latest - base; ; n *= 2 {
+		if n <= 0 {
+			return &commits{Latest: latest, Whole: true}, nil
+		}
+		res, err := h.query(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		cs, err := ParseHistory(res)
+		if err != nil {
+			return nil, err
+		}
+		if len(cs) == 0 {
+			return &commits{Latest: latest}, nil
+		}
+		latest = max(latest, cs[0].Version)
+		oldest := cs[len(cs)-1].Version
+		// Complete when the oldest commit read is base+1 or older, or the history has no
+		// more to give.
+		if oldest <= base+1 || int64(len(cs)) < n {
+			out := &commits{Latest: latest, Whole: oldest <= base+1}
+			for _, c := range cs {
+				if c.Version > base {
+					out.List = append(out.List, c)
+				}
+			}
+			return out, nil
+		}
+	}
+}
+
+func (h *history) query(ctx context.Context, n int64) (*databricks.Result, error) {
+	var last error
+	wait := h.backoff
+	for attempt := 0; attempt <= h.retries; attempt++ {
+		if attempt > 0 {
+			if err := sleep(ctx, wait); err != nil {
+				return nil, err
+			}
+			wait *= 2
+		}
+		res, err := h.wh.QueryAll(ctx, HistorySQL(h.table, n))
+		if err == nil {
+			return res, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		last = err
+	}
+	return nil, fmt.Errorf("read the history of %s (DESCRIBE HISTORY, %d tries): %w", h.table, h.retries+1, last)
 }
 
 // asInt reads an integer that may arrive as int64, int32, float64, a decimal string or text.

@@ -50,13 +50,17 @@ func TestStagingStatements(t *testing.T) {
 	if _, err := StagingCopySQL("COPY INTO `main`.`sales`.`other` FROM 'x' FILEFORMAT = PARQUET", tbl, st, 1); err == nil {
 		t.Error("a statement loading another table was retargeted")
 	}
-	m := MergeSQL(tbl, st, Dedupe{Key: Keys{"order id", "re`gion"}, Order: "seq"})
+	m := MergeSQL(tbl, st, Dedupe{Key: Keys{"order id", "re`gion"}, Order: "seq", Columns: []string{"order id", "re`gion", "seq"}})
 	for _, want := range []string{"PARTITION BY `order id`, `re``gion` ORDER BY `seq` DESC NULLS LAST, `__zbrecover_batch`",
 		"zb_target.`order id` IS NOT DISTINCT FROM zb_source.`order id` AND zb_target.`re``gion` IS NOT DISTINCT FROM zb_source.`re``gion`",
-		"WHERE `__zbrecover_rn` = 1", "WHEN NOT MATCHED THEN INSERT *"} {
+		"WHERE `__zbrecover_rn` = 1",
+		"WHEN NOT MATCHED THEN INSERT (`order id`, `re``gion`, `seq`) VALUES (zb_source.`order id`, zb_source.`re``gion`, zb_source.`seq`)"} {
 		if !strings.Contains(m, want) {
 			t.Errorf("MERGE lacks %q:\n%s", want, m)
 		}
+	}
+	if _, ins, _ := strings.Cut(m, "WHEN NOT MATCHED"); strings.Contains(ins, "*") || strings.Contains(ins, "__zbrecover") {
+		t.Errorf("the MERGE can insert a helper column: %s", m)
 	}
 	if m := MergeSQL(tbl, st, Dedupe{Key: Keys{"id"}, Order: "seq", Ascending: true}); !strings.Contains(m, "ORDER BY `seq` ASC NULLS LAST, `__zbrecover_batch`") {
 		t.Errorf("ascending: %s", m)

@@ -1,13 +1,17 @@
 package reload
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/storage"
 )
@@ -29,6 +33,10 @@ type PlanOptions struct {
 	// Skip are fallback keys (relative to the prefix) that must not be planned: files a
 	// journal shows as loaded or possibly loaded.
 	Skip map[string]string
+	// Staged says that Source is a staging location: names that glob characters make
+	// unsafe in a statement are loaded under their staged names (StagedKey). From the
+	// fallback folder itself such files are left behind.
+	Staged bool
 }
 
 // Batch is one COPY INTO statement's work: files of one schema group in one folder.
@@ -39,6 +47,8 @@ type Batch struct {
 	Files  []inspect.File
 	// ExpectedRows is the sum of the files' footer row counts.
 	ExpectedRows int64
+	// Select is the projection's select list, "" when the files load as they are.
+	Select string
 	// SQL loads the batch; ValidateSQL checks it (VALIDATE ALL) without writing.
 	SQL         string
 	ValidateSQL string
@@ -76,6 +86,9 @@ type Plan struct {
 	Unreadable []inspect.File
 	// Skipped are files a journal already shows loaded (or possibly loaded), with why.
 	Skipped []SkippedFile
+	// Refused are files no statement may name as they are (glob characters in a name
+	// loaded from the fallback folder, a key outside it), with why: left behind.
+	Refused []SkippedFile
 	// Blocked groups; NewPlan returns ErrBlocked when there are any.
 	Blocked []BlockedGroup
 }
@@ -116,11 +129,15 @@ func NewPlan(rep *inspect.Report, table *schemadiff.Table, name databricks.Table
 	if max <= 0 || max > schemadiff.MaxCopyFiles {
 		max = schemadiff.MaxCopyFiles
 	}
+	prefix, err := fallback.CheckPrefix(rep.Prefix)
+	if err != nil {
+		return nil, err
+	}
 	source := o.Source
 	if source == "" {
 		source = strings.TrimSuffix(dir.URL(), "/") + "/"
 	}
-	p := &Plan{Table: name, Prefix: rep.Prefix, Dir: dir, Source: source, Unreadable: rep.Unreadable()}
+	p := &Plan{Table: name, Prefix: prefix, Dir: dir, Source: source, Unreadable: rep.Unreadable()}
 	tableSchema := withRenames(table.Schema, o.Renames)
 	usedRenames := map[string]bool{}
 	for _, g := range rep.Groups {
@@ -131,6 +148,15 @@ func NewPlan(rep *inspect.Report, table *schemadiff.Table, name databricks.Table
 				continue
 			}
 			if !strings.HasSuffix(f.Key, ".parquet") {
+				continue
+			}
+			if err := fallback.CheckKey(prefix, prefix+f.Key); err != nil {
+				p.Refused = append(p.Refused, SkippedFile{Key: f.Key, Reason: err.Error()})
+				continue
+			}
+			if fallback.HasGlob(f.Key) && !o.Staged {
+				p.Refused = append(p.Refused, SkippedFile{Key: f.Key, Reason: "its name holds a glob character (" + fallback.GlobChars +
+					"), which a statement reading the folder may take as a pattern: stage the files (--stage-to) to load it under a safe name"})
 				continue
 			}
 			files = append(files, f)
@@ -159,14 +185,12 @@ func NewPlan(rep *inspect.Report, table *schemadiff.Table, name databricks.Table
 			}
 		}
 		for _, b := range inspect.Batches(files, max) {
-			batch := Batch{N: len(p.Batches) + 1, Group: g.SchemaID, Folder: b.Folder, Files: b.Files}
+			batch := Batch{N: len(p.Batches) + 1, Group: g.SchemaID, Folder: b.Folder, Files: b.Files, Select: sel}
 			for _, f := range b.Files {
 				batch.ExpectedRows += f.Rows
 			}
-			ci := schemadiff.CopyInto{Table: name.SQL(), Folder: joinFolder(source, b.Folder), Select: sel, Files: b.Names}
-			batch.SQL = ci.SQL()
-			ci.Validate = true
-			batch.ValidateSQL = ci.SQL()
+			batch.SQL = CopySQL(name, source, o.Staged, b.Folder, sel, b.Names, false)
+			batch.ValidateSQL = CopySQL(name, source, o.Staged, b.Folder, sel, b.Names, true)
 			p.Batches = append(p.Batches, batch)
 		}
 	}
@@ -214,4 +238,60 @@ func joinFolder(base, rel string) string {
 		return base
 	}
 	return strings.TrimSuffix(base, "/") + "/" + rel
+}
+
+// CopySQL renders the COPY INTO of one batch: the files names (bare, relative to folder, a
+// folder relative to the fallback folder: "" or "2026/01/01/") read from source, the folder
+// URL the statements read. From a staging location (staged) names and folders are the
+// staged ones (StagedKey).
+func CopySQL(t databricks.TableName, source string, staged bool, folder, sel string, names []string, validate bool) string {
+	if staged {
+		folder = stagedFolder(folder)
+		out := make([]string, len(names))
+		for i, n := range names {
+			out[i] = stagedElement(n)
+		}
+		names = out
+	}
+	ci := schemadiff.CopyInto{Table: t.SQL(), Folder: joinFolder(source, folder), Select: sel, Files: names, Validate: validate}
+	return ci.SQL()
+}
+
+// StagedKey is the key a fallback file (key relative to the fallback folder) is staged
+// under: the same key, except that a folder or file name holding a glob character gets
+// them replaced with "-" and a short hash of the original name appended (before ".parquet"),
+// so that no statement names it as a pattern and no two names meet.
+func StagedKey(rel string) string {
+	dir, name := path.Split(rel)
+	return stagedFolder(dir) + stagedElement(name)
+}
+
+func stagedFolder(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	els := strings.Split(strings.TrimSuffix(dir, "/"), "/")
+	for i, el := range els {
+		els[i] = stagedElement(el)
+	}
+	return strings.Join(els, "/") + "/"
+}
+
+func stagedElement(el string) string {
+	if !fallback.HasGlob(el) {
+		return el
+	}
+	sum := sha256.Sum256([]byte(el))
+	base, ext := el, ""
+	if strings.HasSuffix(el, ".parquet") {
+		base, ext = strings.TrimSuffix(el, ".parquet"), ".parquet"
+	}
+	var b strings.Builder
+	for _, c := range base {
+		if strings.ContainsRune(fallback.GlobChars, c) {
+			c = '-' // not "_": a leading "_" would hide the name from the folder's listing
+		}
+		b.WriteRune(c)
+	}
+	return b.String() + "~" + hex.EncodeToString(sum[:4]) + ext
 }

@@ -5,161 +5,477 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/journal"
-	sd "github.com/zbrecover/zbrecover/schemadiff"
+	"github.com/zbrecover/zbrecover/storage"
+	"github.com/zbrecover/zbrecover/storage/mem"
 )
 
-// fakeWarehouse answers statements with a function; it is for the failure paths only (the
-// end-to-end tests use the local warehouse).
-type fakeWarehouse struct {
-	answer func(stmt string) (*databricks.Result, error)
-	sent   []string
+// copyOf reports whether stmt is a load (not VALIDATE) naming file name.
+func copyOf(stmt, name string) bool {
+	return strings.HasPrefix(stmt, "COPY INTO") && !strings.Contains(stmt, "VALIDATE") && strings.Contains(stmt, "'"+name+"'")
 }
 
-func (w *fakeWarehouse) QueryAll(_ context.Context, stmt string, _ ...any) (*databricks.Result, error) {
-	w.sent = append(w.sent, stmt)
-	return w.answer(stmt)
+func batchStatus(st *journal.State, n int) journal.BatchStatus {
+	if b := st.Batch(n); b != nil {
+		return b.Status
+	}
+	return ""
 }
 
-func copyResult(n int64) *databricks.Result {
-	return &databricks.Result{Columns: []string{"num_affected_rows", "num_inserted_rows", "num_skipped_corrupt_files"}, Rows: [][]any{{n, n, int64(0)}}}
-}
-
-func historyResult(commits ...Commit) *databricks.Result {
-	res := &databricks.Result{Columns: []string{"version", "timestamp", "userName", "operation", "operationMetrics", "engineInfo"}}
-	for _, c := range commits {
-		m := `{`
-		for k, v := range c.Metrics {
-			if len(m) > 1 {
-				m += ","
+// TestLostStatementIsNeverSettledByANeighbour is the scenario of two neighbouring batches
+// with the same row count: batch 2's base read fails once and every send of its COPY INTO is
+// cut before it reaches the warehouse. Batch 1's commit never settles it: batch 2 stays open
+// while its sends are cut, and is loaded by its own statement once one gets through; with
+// and without commit tags.
+func TestLostStatementIsNeverSettledByANeighbour(t *testing.T) {
+	for _, tagged := range []bool{true, false} {
+		t.Run(map[bool]string{true: "tagged", false: "untagged"}[tagged], func(t *testing.T) {
+			sc := newScene(t, 3, 1, 8044)
+			name2 := "f-0001.parquet"
+			historyFailed, copies := false, 0
+			cut := func(stmt string, _ int) faultKind {
+				if copyOf(stmt, "f-0000.parquet") {
+					copies++
+				}
+				switch {
+				case copyOf(stmt, name2):
+					return faultDropBefore
+				case !historyFailed && strings.HasSuffix(stmt, "LIMIT 1") && copies == 1:
+					historyFailed = true
+					return faultHistoryError
+				}
+				return faultNone
 			}
-			m += `"` + k + `":"` + v + `"`
-		}
-		m += `}`
-		res.Rows = append(res.Rows, []any{c.Version, c.Time, c.User, c.Operation, m, c.EngineInfo})
-	}
-	return res
-}
-
-func smallPlan(t *testing.T, n int) *Plan {
-	t.Helper()
-	cur := sd.NewSchema().Col("id", sd.LongType, sd.NotNull)
-	var files [][2]string
-	for i := 0; i < n; i++ {
-		files = append(files, [2]string{"sub/f" + string(rune('a'+i)) + ".parquet", "aaa"})
-	}
-	p, err := NewPlan(report(map[string]sd.Schema{"aaa": cur}, files), table(cur), orders, dir(t, "s3://lake/orders"), PlanOptions{BatchFiles: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func deps(t *testing.T, w Warehouse) (Deps, journal.Store) {
-	t.Helper()
-	j, err := journal.OpenDir(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { j.Close() })
-	return Deps{Warehouse: w, Journal: j, Target: journal.Target{TableID: "tid", Table: "main.sales.orders", Root: "s3://lake/orders"}, User: "me"}, j
-}
-
-var opts = Options{Root: "s3://lake/orders", Prefix: "_zerobus/table_rejected_parquets/", Backoff: time.Millisecond}
-
-// TestZeroRowsForUnseenFilesIsUnknown: 0 rows for files no journal record shows loading (say,
-// a folder the warehouse did not list) is unknown, never verified.
-func TestZeroRowsForUnseenFilesIsUnknown(t *testing.T) {
-	w := &fakeWarehouse{answer: func(stmt string) (*databricks.Result, error) {
-		if strings.HasPrefix(stmt, "DESCRIBE HISTORY") {
-			return historyResult(Commit{Version: 7, Operation: "WRITE", User: "zerobus", Metrics: map[string]string{"numOutputRows": "2"}}), nil
-		}
-		return copyResult(0), nil
-	}}
-	d, j := deps(t, w)
-	rep, err := Run(context.Background(), d, orders, smallPlan(t, 2), opts)
-	if !errors.Is(err, ErrUnknown) || rep.Unknown != 2 || rep.Verified != 0 {
-		t.Fatalf("err %v, report %+v", err, rep)
-	}
-	st, err := journal.ReadState(context.Background(), j, "tid", rep.Run)
-	if err != nil || len(st.VerifiedFiles()) != 0 || st.Status != journal.RunUnknown {
-		t.Errorf("journal: %v, verified %d, status %s", err, len(st.VerifiedFiles()), st.Status)
-	}
-}
-
-func TestMismatchStops(t *testing.T) {
-	w := &fakeWarehouse{answer: func(stmt string) (*databricks.Result, error) {
-		if strings.HasPrefix(stmt, "DESCRIBE HISTORY") {
-			return historyResult(), nil
-		}
-		return copyResult(5), nil
-	}}
-	d, _ := deps(t, w)
-	rep, err := Run(context.Background(), d, orders, smallPlan(t, 3), opts)
-	if !errors.Is(err, ErrMismatch) || rep.Mismatch != 1 {
-		t.Fatalf("err %v, report %+v", err, rep)
-	}
-	loads := 0
-	for _, s := range w.sent {
-		if strings.HasPrefix(s, "COPY INTO") && !strings.Contains(s, "VALIDATE") {
-			loads++
-		}
-	}
-	if loads != 1 {
-		t.Errorf("%d load statements after a mismatch, want 1", loads)
-	}
-}
-
-// TestSettleNeverTakesAnotherCommit: an unanswered batch is settled only by a COPY INTO
-// after the version recorded in its intent, by this user, with its row count; Zerobus
-// commits and commits by others never settle it, and two candidates are ambiguous.
-func TestSettleNeverTakesAnotherCommit(t *testing.T) {
-	for _, c := range []struct {
-		name    string
-		history []Commit
-		want    journal.BatchStatus
-	}{
-		{"own commit", []Commit{{Version: 11, Operation: "COPY INTO", User: "me", Metrics: map[string]string{"numOutputRows": "2", "numFiles": "9"}},
-			{Version: 10, Operation: "WRITE", User: "zerobus", Metrics: map[string]string{"numOutputRows": "2"}}}, journal.BatchVerified},
-		{"only zerobus and older", []Commit{{Version: 11, Operation: "WRITE", User: "zerobus", Metrics: map[string]string{"numOutputRows": "2"}},
-			{Version: 9, Operation: "COPY INTO", User: "me", Metrics: map[string]string{"numOutputRows": "2"}}}, journal.BatchUnknown},
-		{"another user", []Commit{{Version: 11, Operation: "COPY INTO", User: "someone", Metrics: map[string]string{"numOutputRows": "2"}}}, journal.BatchUnknown},
-		{"ambiguous", []Commit{{Version: 12, Operation: "COPY INTO", User: "me", Metrics: map[string]string{"numOutputRows": "2"}},
-			{Version: 11, Operation: "COPY INTO", User: "me", Metrics: map[string]string{"numOutputRows": "2"}}}, journal.BatchUnknown},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			lost := true
-			w := &fakeWarehouse{answer: func(stmt string) (*databricks.Result, error) {
-				if strings.HasPrefix(stmt, "DESCRIBE HISTORY") && strings.HasSuffix(stmt, "LIMIT 1") {
-					return historyResult(Commit{Version: 10}), nil
-				}
-				if strings.HasPrefix(stmt, "DESCRIBE HISTORY") {
-					return historyResult(c.history...), nil
-				}
-				if strings.Contains(stmt, "VALIDATE") || strings.HasPrefix(stmt, "SHOW TBLPROPERTIES") {
-					return copyResult(0), nil
-				}
-				if lost {
-					lost = false
-					return nil, &databricks.SQLError{Class: databricks.ClassConnection, Message: "connection reset"}
-				}
-				return copyResult(0), nil // the re-send: COPY INTO skips the loaded file
-			}}
-			d, j := deps(t, w)
-			p := smallPlan(t, 1)
-			if _, err := Run(context.Background(), d, orders, p, opts); err == nil {
-				t.Fatal("a lost answer was not reported")
+			sc.m.fault = cut
+			o := testOpts
+			o.BatchFiles = 1
+			if _, err := sc.reload(t, sc.deps(t, tagged), o); err == nil {
+				t.Fatal("a cut statement was not reported")
 			}
-			rep, _ := Run(context.Background(), d, orders, nil, opts)
-			if rep == nil || len(rep.Batches) != 1 || rep.Batches[0].Status != c.want {
-				t.Fatalf("report %+v", rep)
+			// Every re-run while the sends are cut leaves batch 2 open; none verifies it.
+			for i := 0; i < 3; i++ {
+				_, _ = sc.reload(t, sc.deps(t, tagged), o)
+				st := sc.state(t)
+				if s := batchStatus(st, 2); s == journal.BatchVerified {
+					t.Fatalf("re-run %d verified batch 2, which never reached the warehouse: %+v", i, st.Batch(2).Outcome)
+				}
+				if sc.inTable("2026/01/02/"+name2) != 0 {
+					t.Fatal("the model loaded a cut statement")
+				}
 			}
-			if _, err := journal.ReadState(context.Background(), j, "tid", rep.Run); err != nil {
-				t.Errorf("journal does not replay: %v", err)
+			// The cut ends: batch 2 is loaded by its own statement.
+			sc.m.fault = nil
+			rep, err := sc.reload(t, sc.deps(t, tagged), o)
+			if err != nil {
+				t.Fatalf("final re-run: %v (%+v)", err, rep)
+			}
+			st := sc.state(t)
+			for n := 1; n <= 3; n++ {
+				if batchStatus(st, n) != journal.BatchVerified {
+					t.Errorf("batch %d is %s", n, batchStatus(st, n))
+				}
+			}
+			if b := st.Batch(2); b.Evidence() != journal.EvidenceAnswer {
+				t.Errorf("batch 2 evidence %q, want its own answer (%+v)", b.Evidence(), b.Outcome)
+			}
+			for _, id := range sc.files {
+				if n := sc.inTable(id); n != 1 {
+					t.Errorf("%s loaded %d times", id, n)
+				}
 			}
 		})
 	}
 }
+
+// TestNoStatementWithoutABase: when the table's newest version cannot be read, no intent is
+// written and nothing is sent.
+func TestNoStatementWithoutABase(t *testing.T) {
+	sc := newScene(t, 2, 1, 5)
+	sc.m.fault = func(stmt string, _ int) faultKind {
+		if strings.HasPrefix(stmt, "DESCRIBE HISTORY") {
+			return faultHistoryError
+		}
+		return faultNone
+	}
+	_, err := sc.reload(t, sc.deps(t, true), testOpts)
+	if !errors.Is(err, ErrNoBase) {
+		t.Fatalf("err %v, want ErrNoBase", err)
+	}
+	if n := sc.m.copies(); n != 0 {
+		t.Errorf("%d COPY INTO sent without a base", n)
+	}
+	st := sc.state(t)
+	for _, b := range st.Batches {
+		if b.Attempts != 0 {
+			t.Errorf("batch %d has %d intents", b.Batch, b.Attempts)
+		}
+	}
+}
+
+// TestLostAnswerAmongLookalikes: another writer with the same identity commits a COPY INTO
+// with the same row count after each of ours. A batch whose answer was lost is settled by
+// its tag; without tags, two candidates remain and the batch stays unknown.
+func TestLostAnswerAmongLookalikes(t *testing.T) {
+	for _, tagged := range []bool{true, false} {
+		t.Run(map[bool]string{true: "tagged", false: "untagged"}[tagged], func(t *testing.T) {
+			sc := newScene(t, 2, 1, 7)
+			sc.m.lookalike = true
+			sc.m.fault = func(stmt string, _ int) faultKind {
+				if copyOf(stmt, "f-0001.parquet") {
+					return faultDropAfter
+				}
+				return faultNone
+			}
+			o := testOpts
+			o.BatchFiles = 1
+			if _, err := sc.reload(t, sc.deps(t, tagged), o); err == nil {
+				t.Fatal("a lost answer was not reported")
+			}
+			sc.m.fault = nil
+			_, _ = sc.reload(t, sc.deps(t, tagged), o)
+			b := sc.state(t).Batch(2)
+			switch {
+			case tagged && (b.Status != journal.BatchVerified || b.Evidence() != journal.EvidenceTag):
+				t.Errorf("tagged: batch 2 %s by %q (%+v)", b.Status, b.Evidence(), b.Outcome)
+			case !tagged && b.Status == journal.BatchVerified:
+				t.Errorf("untagged: batch 2 verified among look-alikes: %+v", b.Outcome)
+			}
+			if n := sc.inTable("2026/01/02/f-0001.parquet"); n != 1 {
+				t.Errorf("batch 2's file loaded %d times", n)
+			}
+		})
+	}
+}
+
+// TestCommitThenFailIsNeverFailed: DELTA_POST_COMMIT_HOOK_FAILED after the commit leaves the
+// batch open (possibly loaded), never failed; the re-run settles it without loading twice.
+func TestCommitThenFailIsNeverFailed(t *testing.T) {
+	for _, tagged := range []bool{true, false} {
+		t.Run(map[bool]string{true: "tagged", false: "untagged"}[tagged], func(t *testing.T) {
+			sc := newScene(t, 1, 1, 3)
+			sc.m.fault = func(stmt string, _ int) faultKind {
+				if copyOf(stmt, "f-0000.parquet") {
+					return faultCommitFail
+				}
+				return faultNone
+			}
+			if _, err := sc.reload(t, sc.deps(t, tagged), testOpts); err == nil {
+				t.Fatal("a post-commit failure was not reported")
+			}
+			if s := batchStatus(sc.state(t), 1); s != journal.BatchOpen {
+				t.Fatalf("after 2DKD0 the batch is %s, want open", s)
+			}
+			sc.m.fault = nil
+			_, _ = sc.reload(t, sc.deps(t, tagged), testOpts)
+			b := sc.state(t).Batch(1)
+			want := journal.EvidenceTag
+			if !tagged {
+				want = journal.EvidenceHistory
+			}
+			if b.Status != journal.BatchVerified || b.Evidence() != want {
+				t.Errorf("batch %s by %q, want verified by %q (%+v)", b.Status, b.Evidence(), want, b.Outcome)
+			}
+			if n := sc.inTable("2026/01/01/f-0000.parquet"); n != 1 {
+				t.Errorf("loaded %d times", n)
+			}
+		})
+	}
+}
+
+// TestReexecutedStatementAnswersZero: a statement the driver sent twice answers 0 rows after
+// its own commit. Its tag proves it; without a tag it is unknown, never verified.
+func TestReexecutedStatementAnswersZero(t *testing.T) {
+	for _, tagged := range []bool{true, false} {
+		t.Run(map[bool]string{true: "tagged", false: "untagged"}[tagged], func(t *testing.T) {
+			sc := newScene(t, 1, 1, 3)
+			sc.m.fault = func(stmt string, _ int) faultKind {
+				if copyOf(stmt, "f-0000.parquet") {
+					return faultReexecute
+				}
+				return faultNone
+			}
+			_, _ = sc.reload(t, sc.deps(t, tagged), testOpts)
+			b := sc.state(t).Batch(1)
+			switch {
+			case tagged && (b.Status != journal.BatchVerified || b.Evidence() != journal.EvidenceTag):
+				t.Errorf("tagged: %s by %q (%+v)", b.Status, b.Evidence(), b.Outcome)
+			case !tagged && b.Status != journal.BatchUnknown:
+				t.Errorf("untagged: %s (%+v)", b.Status, b.Outcome)
+			}
+		})
+	}
+}
+
+// TestIdentityMustMatch: without a tag, a commit whose userName differs from current_user()
+// (a service principal's application id against its name), or a run with no known identity,
+// never settles a batch.
+func TestIdentityMustMatch(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		historyUser string
+		identity    string
+	}{{"service principal", "0a1b2c3d-app-id", "me@example.com"}, {"no identity", "", ""}} {
+		t.Run(c.name, func(t *testing.T) {
+			sc := newScene(t, 1, 1, 3)
+			sc.m.historyUser = c.historyUser
+			sc.m.fault = func(stmt string, _ int) faultKind {
+				if copyOf(stmt, "f-0000.parquet") {
+					return faultDropAfter
+				}
+				return faultNone
+			}
+			d := sc.deps(t, false)
+			d.Identity = c.identity
+			_, _ = sc.reload(t, d, testOpts)
+			sc.m.fault = nil
+			d = sc.deps(t, false)
+			d.Identity = c.identity
+			_, _ = sc.reload(t, d, testOpts)
+			if s := batchStatus(sc.state(t), 1); s == journal.BatchVerified {
+				t.Errorf("settled without a matching identity: %+v", sc.state(t).Batch(1).Outcome)
+			}
+			// With tags the identity does not matter: the tag names the batch.
+			sc2 := newScene(t, 1, 1, 3)
+			sc2.m.historyUser = c.historyUser
+			sc2.m.fault = sc.m.fault
+			sc2.m.fault = func(stmt string, _ int) faultKind {
+				if copyOf(stmt, "f-0000.parquet") {
+					return faultDropAfter
+				}
+				return faultNone
+			}
+			d = sc2.deps(t, true)
+			d.Identity = c.identity
+			_, _ = sc2.reload(t, d, testOpts)
+			sc2.m.fault = nil
+			d = sc2.deps(t, true)
+			d.Identity = c.identity
+			_, _ = sc2.reload(t, d, testOpts)
+			if b := sc2.state(t).Batch(1); b.Status != journal.BatchVerified || b.Evidence() != journal.EvidenceTag {
+				t.Errorf("tagged: %s by %q", b.Status, b.Evidence())
+			}
+		})
+	}
+}
+
+// TestThousandsOfCommitsBetween: Zerobus commits hundreds of versions before every
+// statement; a batch whose answer was lost is still found by its tag, however far back.
+func TestThousandsOfCommitsBetween(t *testing.T) {
+	sc := newScene(t, 2, 1, 4)
+	sc.m.zerobus = 700
+	sc.m.fault = func(stmt string, _ int) faultKind {
+		if copyOf(stmt, "f-0000.parquet") {
+			return faultDropAfter
+		}
+		return faultNone
+	}
+	o := testOpts
+	o.BatchFiles = 1
+	_, _ = sc.reload(t, sc.deps(t, true), o)
+	sc.m.fault = nil
+	if _, err := sc.reload(t, sc.deps(t, true), o); err != nil {
+		t.Fatal(err)
+	}
+	st := sc.state(t)
+	if b := st.Batch(1); b.Status != journal.BatchVerified || b.Evidence() != journal.EvidenceTag {
+		t.Errorf("batch 1 %s by %q: %+v", b.Status, b.Evidence(), b.Outcome)
+	}
+	if len(sc.m.commits) < 2000 {
+		t.Errorf("only %d commits", len(sc.m.commits))
+	}
+}
+
+// TestRefusedTagIsUntagged: a warehouse that refuses the SET runs untagged and says so; one
+// that takes it but does not put it in its commits is noticed at the first answer.
+func TestRefusedTagIsUntagged(t *testing.T) {
+	sc := newScene(t, 2, 1, 4)
+	sc.m.refuseTag = true
+	rep, err := sc.reload(t, sc.deps(t, true), testOpts)
+	if err != nil || rep.Tagging != Untagged || !strings.Contains(strings.Join(rep.Warnings, " "), "commit tag") {
+		t.Errorf("refused tag: %v, tagging %q, warnings %q", err, rep.Tagging, rep.Warnings)
+	}
+	sc2 := newScene(t, 2, 1, 4)
+	sc2.m.ignoreTag = true
+	rep, err = sc2.reload(t, sc2.deps(t, true), Options{Backoff: testOpts.Backoff, HistoryRetries: 2, BatchFiles: 1})
+	if err != nil || rep.Tagging != Untagged || !strings.Contains(strings.Join(rep.Warnings, " "), "do not carry it") {
+		t.Errorf("ignored tag: %v, tagging %q, warnings %q", err, rep.Tagging, rep.Warnings)
+	}
+}
+
+// TestMismatchStops: a batch that inserts another number of rows stops the run.
+func TestMismatchStops(t *testing.T) {
+	sc := newScene(t, 3, 1, 4)
+	sc.m.bias = map[string]int64{"2026/01/01/f-0000.parquet": 1} // the table gets 5 rows of a 4-row file
+	o := testOpts
+	o.BatchFiles = 1
+	rep, err := sc.reload(t, sc.deps(t, true), o)
+	if !errors.Is(err, ErrMismatch) || rep.Mismatch != 1 {
+		t.Fatalf("err %v, report %+v", err, rep)
+	}
+	if n := sc.m.copies(); n != 1 {
+		t.Errorf("%d load statements after a mismatch, want 1", n)
+	}
+}
+
+// TestZeroRowsForUnseenFilesIsUnknown: 0 rows for files no journal record shows loading
+// (loaded through the same path by someone else) is unknown, never verified.
+func TestZeroRowsForUnseenFilesIsUnknown(t *testing.T) {
+	sc := newScene(t, 2, 2, 4)
+	for _, k := range sc.files {
+		sc.m.loaded[sc.m.sources[0]+k] = true
+	}
+	rep, err := sc.reload(t, sc.deps(t, true), testOpts)
+	if !errors.Is(err, ErrUnknown) || rep.Unknown != 1 || rep.Verified != 0 {
+		t.Fatalf("err %v, report %+v", err, rep)
+	}
+}
+
+// TestRefusedStatementFails: a refusal that commits nothing (42KDG) is failed; a conflict is
+// retried on the same batch.
+func TestRefusedStatementFails(t *testing.T) {
+	sc := newScene(t, 1, 1, 4)
+	sc.m.fault = func(stmt string, _ int) faultKind {
+		if copyOf(stmt, "f-0000.parquet") {
+			return faultError
+		}
+		return faultNone
+	}
+	if _, err := sc.reload(t, sc.deps(t, true), testOpts); err == nil {
+		t.Fatal("no error")
+	}
+	if s := batchStatus(sc.state(t), 1); s != journal.BatchFailed {
+		t.Errorf("status %s, want failed", s)
+	}
+	conflicts := 0
+	sc.m.fault = func(stmt string, _ int) faultKind {
+		if copyOf(stmt, "f-0000.parquet") && conflicts < 2 {
+			conflicts++
+			return faultConflict
+		}
+		return faultNone
+	}
+	if _, err := sc.reload(t, sc.deps(t, true), testOpts); err != nil {
+		t.Fatal(err)
+	}
+	if s := batchStatus(sc.state(t), 1); s != journal.BatchVerified {
+		t.Errorf("after conflicts: %s", s)
+	}
+}
+
+// stageOf is a staging location in the scene's volume.
+func (sc *scene) stageOf(vol *mem.Backend, dir string) *Stage {
+	loc := "/Volumes/main/sales/staging/" + dir
+	sc.m.sources = append(sc.m.sources, loc+"/")
+	return &Stage{Src: sc.root, Dst: vol.Sub(dir + "/"), Location: loc, Claims: vol, ClaimsLocation: "/Volumes/main/sales/staging"}
+}
+
+// TestTwoJournalsTwoStagingPaths: a second journal (another operator, a CI job that lost its
+// state) staging the same table to another folder of the volume is refused before any
+// statement: the first journal's claims name the other path.
+func TestTwoJournalsTwoStagingPaths(t *testing.T) {
+	sc := newScene(t, 4, 2, 3)
+	vol := mem.New()
+	o := testOpts
+	o.Stage = sc.stageOf(vol, "run1")
+	if _, err := sc.reload(t, sc.deps(t, true), o); err != nil {
+		t.Fatal(err)
+	}
+	other := *sc
+	other.dir = t.TempDir() // another journal, knowing nothing
+	o.Stage = other.stageOf(vol, "run2")
+	before := sc.m.copies()
+	_, err := other.reload(t, other.deps(t, true), o)
+	if !errors.Is(err, ErrSecondPath) {
+		t.Fatalf("second journal through another path: %v", err)
+	}
+	if n := sc.m.copies() - before; n != 0 {
+		t.Errorf("%d statements sent through the second path", n)
+	}
+	for _, id := range sc.files {
+		if n := sc.inTable(id); n != 1 {
+			t.Errorf("%s loaded %d times", id, n)
+		}
+	}
+}
+
+// TestSourceChangesOnlyBeforeAnIntent: a mistyped staging volume fails before anything is
+// sent, and the next run with the right one loads; once a statement was sent, the source
+// is fixed.
+func TestSourceChangesOnlyBeforeAnIntent(t *testing.T) {
+	sc := newScene(t, 2, 1, 3)
+	vol := mem.New()
+	o := testOpts
+	o.BatchFiles = 1
+	bad := sc.stageOf(vol, "typo")
+	bad.Dst = readOnly{bad.Dst}
+	o.Stage = bad
+	if _, err := sc.reload(t, sc.deps(t, true), o); !errors.Is(err, ErrStageLocation) {
+		t.Fatalf("mistyped volume: %v", err)
+	}
+	o.Stage = sc.stageOf(vol, "right")
+	if _, err := sc.reload(t, sc.deps(t, true), o); err != nil {
+		t.Fatalf("the right volume: %v", err)
+	}
+	st := sc.state(t)
+	if st.Status != journal.RunVerified || !strings.HasSuffix(st.Source, "/right/") {
+		t.Errorf("run %s reading %s", st.Status, st.Source)
+	}
+
+	// Once a statement of a run was sent, another source is refused.
+	sc2 := newScene(t, 2, 1, 3)
+	vol2 := mem.New()
+	o.Stage = sc2.stageOf(vol2, "a")
+	sc2.m.fault = func(stmt string, _ int) faultKind {
+		if copyOf(stmt, "f-0001.parquet") {
+			return faultDropAfter
+		}
+		return faultNone
+	}
+	_, _ = sc2.reload(t, sc2.deps(t, true), o)
+	sc2.m.fault = nil
+	o.Stage = sc2.stageOf(vol2, "b")
+	if _, err := sc2.reload(t, sc2.deps(t, true), o); !errors.Is(err, ErrSecondPath) {
+		t.Errorf("another source after an intent: %v", err)
+	}
+	o.Stage = sc2.stageOf(vol2, "a")
+	if _, err := sc2.reload(t, sc2.deps(t, true), o); err != nil {
+		t.Errorf("the run's own source: %v", err)
+	}
+	if st := sc2.state(t); st.Status != journal.RunVerified {
+		t.Errorf("run %s", st.Status)
+	}
+}
+
+type storageBackend = storage.Backend
+
+// readOnly is a store that refuses writes.
+type readOnly struct{ storageBackend }
+
+// TestTruncateAfterLoadKeepsFiles: rows that left the table after the load (TRUNCATE) undo
+// every proof from the history: the check fails for every batch.
+func TestTruncateAfterLoadKeepsFiles(t *testing.T) {
+	sc := newScene(t, 2, 1, 3)
+	o := testOpts
+	o.BatchFiles = 1
+	if _, err := sc.reload(t, sc.deps(t, true), o); err != nil {
+		t.Fatal(err)
+	}
+	sc.m.truncate()
+	ck := Checker{Warehouse: sc.m, Table: orders, Identity: sc.m.identity, Backoff: o.Backoff}
+	v, err := ck.Check(context.Background(), sc.state(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Passed() {
+		t.Errorf("the check passed after TRUNCATE: %+v", v)
+	}
+	for _, c := range v.Checks {
+		if c.OK || c.Evidence != "" || !strings.Contains(c.Note, "TRUNCATE") {
+			t.Errorf("batch %d: ok %v, evidence %q, note %q", c.Batch, c.OK, c.Evidence, c.Note)
+		}
+	}
+}
+
+var _ = databricks.Classify

@@ -3,10 +3,18 @@ package reload
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/journal"
+	"github.com/zbrecover/zbrecover/target"
 )
+
+// EvidenceKey is a batch proved in the table by key: every key of its files is there (a
+// passing verify --key), and no commit since removed rows.
+const EvidenceKey journal.Evidence = "key"
 
 // VerifyReport is the re-check of one run, batch by batch.
 type VerifyReport struct {
@@ -16,89 +24,464 @@ type VerifyReport struct {
 	Status  string          `json:"status"`
 	Checks  []journal.Check `json:"checks"`
 	OK      bool            `json:"ok"`
-	// Failed counts the batches whose counts do not agree or are not known.
-	Failed    int    `json:"failed_batches"`
-	Expected  int64  `json:"expected_rows"`
-	Inserted  int64  `json:"inserted_rows"`
+	// Failed counts the batches whose counts do not agree, are not known, or whose rows
+	// may have left the table; Review the batches whose rows are in the table by weaker
+	// evidence only (cleanup keeps their files until verify --key proves them).
+	Failed int `json:"failed_batches"`
+	Review int `json:"needs_review_batches"`
+	// Checked says what was read to check: the journal, the table's history from a version
+	// on, the keys.
+	Checked  []string          `json:"checked"`
+	Removals []journal.Removal `json:"removals"`
+	Expected int64             `json:"expected_rows"`
+	Inserted int64             `json:"inserted_rows"`
+	// Pinned counts the batches whose commit version this check found and recorded.
+	Pinned    int    `json:"pinned_batches,omitempty"`
 	Guarantee string `json:"guarantee"`
 	// Merge is the state of a load by key's MERGE; Keys the key check (verify --key).
 	Merge *MergeCheck `json:"merge,omitempty"`
 	Keys  *KeyCheck   `json:"keys,omitempty"`
 }
 
-// Verify re-checks a run: for every batch, the rows its files' footers hold (as planned) vs the
-// rows its statement reported inserted vs, where the batch was settled by a history version,
-// that commit's numOutputRows. A batch that is not verified fails the check. It writes a
-// verification record to the run (w may be nil to check without recording).
-func Verify(ctx context.Context, wh Warehouse, table databricks.TableName, st *journal.State, w *journal.Writer) (*VerifyReport, error) {
-	rep := &VerifyReport{Run: st.Run, TableID: st.TableID, Table: st.Table, Status: string(st.Status), Checks: []journal.Check{}, OK: true, Guarantee: Guarantee}
-	var commits map[int64]Commit
-	for _, b := range st.Batches {
-		c := journal.Check{Batch: b.Batch, Expected: b.ExpectedRows}
-		rep.Expected += b.ExpectedRows
-		if b.Result != nil && b.Result.Inserted != nil {
-			c.Inserted = b.Result.Inserted
-			rep.Inserted += *b.Result.Inserted
+// Checker re-checks a run against the table now (cleanup's independent evidence).
+type Checker struct {
+	Warehouse Warehouse
+	Table     databricks.TableName
+	// Identity is current_user(), for finding the commits of batches whose version the
+	// journal does not record.
+	Identity       string
+	HistoryRetries int
+	Backoff        time.Duration
+}
+
+// Check reads the table's history since the run's first load and judges every batch: the
+// verification to record (By "cleanup"). It writes nothing.
+func (c Checker) Check(ctx context.Context, st *journal.State) (*journal.Verification, error) {
+	rep, _, err := recheck(ctx, c, st)
+	if err != nil {
+		return nil, err
+	}
+	return rep.verification("cleanup"), nil
+}
+
+func (c Checker) history(table databricks.TableName) *history {
+	retries, backoff := c.HistoryRetries, c.Backoff
+	if retries <= 0 {
+		retries = 3
+	}
+	if backoff <= 0 {
+		backoff = time.Second
+	}
+	return &history{wh: c.Warehouse, table: table, retries: retries, backoff: backoff}
+}
+
+// verification is the record of rep.
+func (rep *VerifyReport) verification(by string) *journal.Verification {
+	ok := rep.OK
+	v := &journal.Verification{Checks: rep.Checks, OK: &ok, By: by, Removals: rep.Removals}
+	return v
+}
+
+// recheck judges st against the table's history. It returns the report and the commits
+// read (nil when no batch needed them).
+func recheck(ctx context.Context, c Checker, st *journal.State) (*VerifyReport, *commits, error) {
+	rep := &VerifyReport{Run: st.Run, TableID: st.TableID, Table: st.Table, Status: string(st.Status), Checks: []journal.Check{},
+		Removals: []journal.Removal{}, OK: true, Guarantee: Guarantee, Checked: []string{"the journal's records of run " + st.Run}}
+	if st.Merge != nil {
+		rep.Guarantee = GuaranteeDedupe
+	}
+	floor, ok := historyFloor(st)
+	var cs *commits
+	if ok {
+		var err error
+		if cs, err = c.history(c.Table).since(ctx, floor); err != nil {
+			return nil, nil, fmt.Errorf("read the table's history: %w", err)
 		}
-		// A load by key's batches were settled from the staging table's history.
-		if b.Outcome != nil && b.Outcome.Version != nil && st.Merge == nil {
-			if commits == nil {
-				res, err := wh.QueryAll(ctx, HistorySQL(table, 1000))
-				if err != nil {
-					return nil, fmt.Errorf("read the table's history: %w", err)
-				}
-				list, err := ParseHistory(res)
-				if err != nil {
-					return nil, err
-				}
-				commits = map[int64]Commit{}
-				for _, cm := range list {
-					commits[cm.Version] = cm
-				}
+		rep.Checked = append(rep.Checked, fmt.Sprintf("the table's history after version %d (%d commits, up to version %d)", floor, len(cs.List), cs.Latest))
+		for _, cm := range cs.List {
+			if cm.RemovesRows() {
+				rep.Removals = append(rep.Removals, journal.Removal{Version: cm.Version, Operation: cm.Operation, User: cm.User})
 			}
-			if cm, ok := commits[*b.Outcome.Version]; ok {
-				if n, ok := cm.OutputRows(); ok {
-					c.History = &n
-				}
-			}
+		}
+	}
+	keys := st.KeyCheck
+	if keys != nil {
+		rep.Checked = append(rep.Checked, fmt.Sprintf("the key check of %s (%s)", strings.Join(keys.Keys.Key, ","), okWord(keys.Keys.OK)))
+	}
+	for _, b := range st.Batches {
+		ch := judge(st, b, cs, keys)
+		rep.Expected += b.ExpectedRows
+		if ch.Inserted != nil {
+			rep.Inserted += *ch.Inserted
 		}
 		switch {
-		case b.Status != journal.BatchVerified:
-			c.Note = fmt.Sprintf("batch is %s", b.Status)
-			if b.Outcome != nil && b.Outcome.Reason != "" {
-				c.Note += ": " + b.Outcome.Reason
-			}
-		case st.Merge != nil && b.Outcome != nil && b.Outcome.Version != nil:
-			// Settled when it ran from the staging table's history (the table is dropped
-			// once merged).
-			c.OK = true
-			c.Note = fmt.Sprintf("settled from the staging table's history (version %d)", *b.Outcome.Version)
-		case c.History != nil && *c.History != c.Expected:
-			c.Note = fmt.Sprintf("history version %d wrote %d rows, the files hold %d", *b.Outcome.Version, *c.History, c.Expected)
-		case b.Outcome != nil && b.Outcome.Version != nil && c.History == nil && st.Merge == nil:
-			c.Note = fmt.Sprintf("history version %d is no longer in the table's history (or has no numOutputRows)", *b.Outcome.Version)
-		case c.History == nil && (c.Inserted == nil || *c.Inserted != c.Expected):
-			c.Note = "the statement's row count does not match the files"
-		default:
-			c.OK = true
-		}
-		if !c.OK {
+		case !ch.OK:
 			rep.OK = false
 			rep.Failed++
+		case ch.Evidence == "" && b.Status == journal.BatchVerified:
+			rep.Review++
 		}
-		rep.Checks = append(rep.Checks, c)
+		rep.Checks = append(rep.Checks, ch)
 	}
 	if st.Merge != nil {
 		rep.Merge = checkMerge(st)
-		rep.Guarantee = GuaranteeDedupe
 		if !rep.Merge.OK {
 			rep.OK = false
 		}
 	}
-	if w != nil {
-		if err := w.Append(ctx, journal.Record{Kind: journal.KindVerification, Verification: &journal.Verification{Checks: rep.Checks}}); err != nil {
-			return rep, err
+	return rep, cs, nil
+}
+
+func okWord(ok bool) string {
+	if ok {
+		return "passed"
+	}
+	return "failed"
+}
+
+// historyFloor is the version after which the table's history must be read to judge the
+// run: just before the earliest commit or base any batch records. ok is false when no
+// batch records one (nothing to read).
+func historyFloor(st *journal.State) (int64, bool) {
+	floor, ok := int64(0), false
+	note := func(v int64) {
+		if !ok || v < floor {
+			floor, ok = v, true
 		}
 	}
-	return rep, nil
+	for _, b := range st.Batches {
+		if b.Status != journal.BatchVerified {
+			continue
+		}
+		if b.Outcome != nil && b.Outcome.Version != nil && st.Merge == nil {
+			note(*b.Outcome.Version - 1)
+		}
+		if b.FirstBase != nil && st.Merge == nil {
+			note(*b.FirstBase)
+		}
+	}
+	if st.Merge != nil && st.Merge.Intent != nil && st.Merge.Intent.BaseVersion != nil {
+		note(*st.Merge.Intent.BaseVersion)
+	}
+	if st.KeyCheck != nil && st.KeyCheck.TableVersion != nil {
+		note(*st.KeyCheck.TableVersion)
+	}
+	return floor, ok
+}
+
+// judge checks one batch: what proves its rows in the table now, or why nothing does.
+func judge(st *journal.State, b *journal.BatchState, cs *commits, keys *journal.Verification) journal.Check {
+	c := journal.Check{Batch: b.Batch, Expected: b.ExpectedRows, OK: true}
+	if b.Result != nil && b.Result.Inserted != nil {
+		c.Inserted = b.Result.Inserted
+	}
+	if b.Status != journal.BatchVerified {
+		c.OK = false
+		c.Note = fmt.Sprintf("batch is %s", b.Status)
+		if b.Outcome != nil && b.Outcome.Reason != "" {
+			c.Note += ": " + b.Outcome.Reason
+		}
+		return c
+	}
+	var notes []string
+	ev := b.Evidence()
+	if ev == "" {
+		// A journal of an earlier version: an answer with the expected count, or a commit
+		// settled from the history without a tag.
+		if c.Inserted != nil && *c.Inserted == c.Expected && (b.Outcome == nil || b.Outcome.Version == nil) {
+			ev = journal.EvidenceAnswer
+		} else {
+			ev = journal.EvidenceHistory
+		}
+	}
+	// after is the version after which a commit removing rows undoes the evidence.
+	var after *int64
+	switch {
+	case st.Merge != nil:
+		if st.Merge.MergedSeq == 0 || b.IntentSeq > st.Merge.MergedSeq {
+			c.OK = false
+			c.Note = "the load by key's MERGE has not committed after this batch: its rows are in the staging table only"
+			return c
+		}
+		ev = journal.EvidenceMerge
+		if st.Merge.Intent != nil && st.Merge.Intent.BaseVersion != nil {
+			v := *st.Merge.Intent.BaseVersion
+			after = &v
+		} else {
+			notes = append(notes, "the MERGE's base version is not recorded (a journal of an earlier version)")
+			ev = ""
+		}
+	case b.Outcome != nil && b.Outcome.Version != nil:
+		v := *b.Outcome.Version
+		after = &v
+		switch cm, found := cs.atOK(v); {
+		case found:
+			rows, _ := cm.OutputRows()
+			c.History = &rows
+			if !strings.EqualFold(cm.Operation, "COPY INTO") || rows != c.Expected {
+				c.OK = false
+				c.Note = fmt.Sprintf("version %d, recorded as the batch's commit, is %s with %d output rows, not a COPY INTO of the files' %d rows", v, cm.Operation, rows, c.Expected)
+				return c
+			}
+			if ev == journal.EvidenceTag && !slices.Contains(b.Tags, cm.UserMetadata) {
+				c.OK = false
+				c.Note = fmt.Sprintf("version %d, recorded as the batch's tagged commit, does not carry its tag", v)
+				return c
+			}
+		case cs != nil && cs.Whole:
+			c.OK = false
+			c.Note = fmt.Sprintf("version %d, recorded as the batch's commit, is not in the table's history", v)
+			return c
+		default:
+			notes = append(notes, fmt.Sprintf("the table's history no longer reaches version %d, the batch's commit", v))
+			if ev != journal.EvidenceAnswer {
+				ev = ""
+			}
+		}
+	case b.FirstBase != nil:
+		v := *b.FirstBase
+		after = &v
+		notes = append(notes, "its commit version is not recorded")
+	default:
+		notes = append(notes, "the journal records no base version for it (a journal of an earlier version)")
+		ev = ""
+	}
+	if ev == journal.EvidenceHistory {
+		notes = append(notes, "settled from the table's history without a commit tag (weaker evidence: another writer with the same identity could have made that commit)")
+		ev = ""
+	}
+	// A commit that removed or rewrote rows after the batch loaded undoes every proof of it
+	// from the history.
+	if after != nil && cs != nil {
+		for _, cm := range cs.List {
+			if cm.Version > *after && cm.RemovesRows() {
+				c.OK = false
+				notes = append(notes, fmt.Sprintf("version %d (%s by %s) may have removed its rows since it loaded", cm.Version, cm.Operation, orDefault(cm.User, "unknown")))
+				ev = ""
+				break
+			}
+		}
+	}
+	// A passing key check that covers the batch, with no removal since, proves it by key.
+	if k := keys; k != nil && k.Keys != nil && k.Keys.OK && slices.Contains(k.Keys.Batches, b.Batch) && k.TableVersion != nil {
+		removed := false
+		if cs != nil {
+			for _, cm := range cs.List {
+				if cm.Version > *k.TableVersion && cm.RemovesRows() {
+					removed = true
+				}
+			}
+		}
+		if !removed && cs != nil {
+			ev = EvidenceKey
+			c.OK = true
+			notes = append(notes, fmt.Sprintf("every key of its files was in the table at version %d (verify --key %s)", *k.TableVersion, strings.Join(k.Keys.Key, ",")))
+		}
+	}
+	if ev == "" && c.OK {
+		notes = append(notes, "needs review: cleanup keeps its files until zbrecover verify --key COL proves them in the table")
+	}
+	c.Evidence = ev
+	c.Note = strings.Join(notes, "; ")
+	return c
+}
+
+// atOK returns the commit at v when cs holds it.
+func (cs *commits) atOK(v int64) (Commit, bool) {
+	if cs == nil {
+		return Commit{}, false
+	}
+	return cs.at(v)
+}
+
+// VerifyOptions configure VerifyRun.
+type VerifyOptions struct {
+	// Run is the run to check; "" checks the table's newest run.
+	Run string
+	// Header is this process's run record.
+	Header journal.Header
+	// BreakLock is asked about a lock another process holds (--break-lock).
+	BreakLock func(*journal.LockedError) bool
+	// Keys, when set, also reconciles the run's files with the table by these columns.
+	Keys Keys
+	// KeySources returns the sources the key check reads for the run.
+	KeySources func(st *journal.State) []KeySource
+	// HistoryRetries and Backoff as in Options.
+	HistoryRetries int
+	Backoff        time.Duration
+}
+
+// ErrNoRun is returned (wrapped) when the journal holds no run of the table to verify.
+var ErrNoRun = fmt.Errorf("no run of the table in the journal")
+
+// VerifyRun re-checks a run under the table's lock: what the journal recorded, what the
+// table's history says now (each batch's own commit, and every commit since that removed
+// rows), and, with Keys, every key of the run's files against the table. It records the
+// commit versions it finds for batches that had none, and the verification.
+func VerifyRun(ctx context.Context, d Deps, tgt *target.Target, o VerifyOptions) (*VerifyReport, *journal.State, error) {
+	lock, err := d.Journal.Lock(ctx, tgt.TableID, journal.LockOptions{Owner: journal.Holder{Command: o.Header.Command}, Break: o.BreakLock})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer lock.Close()
+	run := o.Run
+	if run == "" {
+		runs, err := journal.Runs(ctx, d.Journal, tgt.TableID)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, r := range runs {
+			if r.Problem == "" {
+				run = r.Run
+				break
+			}
+		}
+		if run == "" {
+			return nil, nil, fmt.Errorf("%w: the journal at %s has no run of %s (table id %s)", ErrNoRun, d.Journal.Location(), tgt.TableName(), tgt.TableID)
+		}
+	}
+	st, err := journal.ReadState(ctx, d.Journal, tgt.TableID, run)
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := journal.Continue(ctx, d.Journal, st, o.Header)
+	if err != nil {
+		return nil, nil, err
+	}
+	ck := Checker{Warehouse: d.Warehouse, Table: tgt.Name, Identity: d.Identity, HistoryRetries: o.HistoryRetries, Backoff: o.Backoff}
+	pinned, err := pinAnswered(ctx, ck, d, w, st)
+	if err != nil {
+		return nil, st, err
+	}
+	if pinned > 0 {
+		if st, err = journal.ReadState(ctx, d.Journal, tgt.TableID, run); err != nil {
+			return nil, nil, err
+		}
+	}
+	var keyRes *journal.KeyResult
+	var kc *KeyCheck
+	var tableVersion *int64
+	if len(o.Keys) > 0 {
+		h := ck.history(tgt.Name)
+		v, err := h.latest(ctx)
+		if err != nil {
+			return nil, st, err
+		}
+		tableVersion = &v
+		var srcs []KeySource
+		if o.KeySources != nil {
+			srcs = o.KeySources(st)
+		}
+		if kc, err = Reconcile(ctx, d.Warehouse, tgt.Name, o.Keys, srcs); err != nil {
+			return nil, st, err
+		}
+		keyRes = &journal.KeyResult{Key: o.Keys, Files: kc.Files, Keys: kc.Keys, Missing: kc.Missing, OK: kc.OK}
+		for _, s := range srcs {
+			var n int
+			if _, err := fmt.Sscan(s.Label, &n); err == nil {
+				keyRes.Batches = append(keyRes.Batches, n)
+			}
+		}
+		// Judged with this key check as the latest.
+		st.KeyCheck = &journal.Verification{Keys: keyRes, TableVersion: tableVersion}
+	}
+	rep, _, err := recheck(ctx, ck, st)
+	if err != nil {
+		return nil, st, err
+	}
+	rep.Pinned = pinned
+	if kc != nil {
+		rep.Keys = kc
+		if !kc.OK {
+			rep.OK = false
+		}
+	}
+	v := rep.verification("verify")
+	v.Keys, v.TableVersion = keyRes, tableVersion
+	if err := w.Append(ctx, journal.Record{Kind: journal.KindVerification, Verification: v}); err != nil {
+		return rep, st, err
+	}
+	if err := w.Append(ctx, journal.Record{Kind: journal.KindEnd, End: &journal.End{State: st.Status}}); err != nil {
+		return rep, st, err
+	}
+	return rep, st, nil
+}
+
+// pinAnswered finds the commits of batches that answered with their rows but whose commit
+// version the journal does not record (the history could not be read then), by their tag
+// or as the only candidate, and records them; it returns how many.
+func pinAnswered(ctx context.Context, ck Checker, d Deps, w *journal.Writer, st *journal.State) (int, error) {
+	if st.Merge != nil {
+		return 0, nil
+	}
+	var todo []*journal.BatchState
+	floor, have := int64(0), false
+	for _, b := range st.Batches {
+		if b.Status == journal.BatchVerified && b.Outcome != nil && b.Outcome.Version == nil && b.Evidence() == journal.EvidenceAnswer &&
+			b.FirstBase != nil && b.ExpectedRows > 0 {
+			todo = append(todo, b)
+			if !have || *b.FirstBase < floor {
+				floor, have = *b.FirstBase, true
+			}
+		}
+	}
+	if len(todo) == 0 {
+		return 0, nil
+	}
+	facts, err := journal.Facts(ctx, d.Journal, st.TableID)
+	if err != nil {
+		return 0, err
+	}
+	cs, err := ck.history(ck.Table).since(ctx, floor)
+	if err != nil {
+		return 0, nil // the check below reports what it could not read
+	}
+	n := 0
+	for _, b := range todo {
+		var found []Commit
+		for _, cm := range cs.List {
+			if cm.Version <= *b.FirstBase || !strings.EqualFold(cm.Operation, "COPY INTO") {
+				continue
+			}
+			if _, taken := facts.Claimed[cm.Version]; taken {
+				continue
+			}
+			rows, _ := cm.OutputRows()
+			if rows != b.ExpectedRows {
+				continue
+			}
+			switch {
+			case cm.UserMetadata != "" && slices.Contains(b.Tags, cm.UserMetadata):
+				found = []Commit{cm}
+			case cm.UserMetadata == "" && ck.Identity != "" && strings.EqualFold(cm.User, ck.Identity):
+				found = append(found, cm)
+			default:
+				continue
+			}
+			if cm.UserMetadata != "" {
+				break
+			}
+		}
+		if len(found) != 1 {
+			continue
+		}
+		// Another batch of unknown commit version with the same row count may own it.
+		ambiguous := false
+		for _, u := range facts.Unpinned {
+			if (u.Run != st.Run || u.Batch != b.Batch) && u.Rows == b.ExpectedRows && (u.Base == nil || *u.Base < found[0].Version) && found[0].UserMetadata == "" {
+				ambiguous = true
+			}
+		}
+		if ambiguous {
+			continue
+		}
+		v := found[0].Version
+		facts.Claimed[v] = journal.BatchRef{Run: st.Run, Batch: b.Batch}
+		if err := w.Append(ctx, journal.Record{Kind: journal.KindOutcome, Outcome: &journal.Outcome{Batch: b.Batch, Status: journal.BatchVerified,
+			Reason: b.Outcome.Reason + fmt.Sprintf("; its commit is version %d (found by verify)", v), Version: &v, Evidence: journal.EvidenceAnswer}}); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }

@@ -3,6 +3,7 @@ package target
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/zbrecover/zbrecover/databricks"
@@ -111,6 +112,26 @@ func (w *Workspace) Warehouse(ctx context.Context) (*databricks.Warehouse, error
 	}
 	w.wh = wh
 	return wh, nil
+}
+
+// SchemaTableRoots returns the storage roots of the other tables in name's schema, as Unity
+// Catalog lists them.
+func (w *Workspace) SchemaTableRoots(ctx context.Context, name databricks.TableName) ([]string, error) {
+	c, err := w.Client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	list, err := c.Tables(ctx, name.Catalog, name.Schema)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, t := range list {
+		if t.StorageLocation != "" && !strings.EqualFold(t.Name.String(), name.String()) {
+			out = append(out, t.StorageLocation)
+		}
+	}
+	return out, nil
 }
 
 // Close ends the warehouse sessions, if any were opened. A nil Workspace closes nothing.

@@ -16,6 +16,8 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -293,6 +295,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	const tablesPrefix = "/api/2.1/unity-catalog/tables/"
 	switch {
+	case r.Method == http.MethodGet && (r.URL.Path == "/api/2.1/unity-catalog/tables" || r.URL.Path == tablesPrefix):
+		s.record(req)
+		s.serveList(w, r)
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, tablesPrefix):
 		s.record(req)
 		s.serveTable(w, strings.TrimPrefix(r.URL.Path, tablesPrefix))
@@ -308,6 +313,50 @@ func (s *Server) record(r Request) {
 	s.mu.Lock()
 	s.requests = append(s.requests, r)
 	s.mu.Unlock()
+}
+
+// listPage is the most tables one list answer holds unless max_results asks for fewer.
+const listPage = 50
+
+// serveList answers GET /api/2.1/unity-catalog/tables?catalog_name=…&schema_name=…: the tables
+// of the schema the identity may see, by name, in pages (max_results, page_token), as Unity
+// Catalog lists them (columns left out, as omit_columns asks).
+func (s *Server) serveList(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	cat, sch := strings.ToLower(q.Get("catalog_name")), strings.ToLower(q.Get("schema_name"))
+	if cat == "" || sch == "" {
+		writeError(w, http.StatusBadRequest, "INVALID_PARAMETER_VALUE", "catalog_name and schema_name are required")
+		return
+	}
+	size := listPage
+	if n, err := strconv.Atoi(q.Get("max_results")); err == nil && n > 0 && n < size {
+		size = n
+	}
+	s.mu.Lock()
+	var names []string
+	for key, t := range s.tables {
+		if strings.EqualFold(t.Catalog, cat) && strings.EqualFold(t.Schema, sch) && !s.denied[key] {
+			names = append(names, key)
+		}
+	}
+	sort.Strings(names)
+	start := 0
+	if tok := q.Get("page_token"); tok != "" {
+		start = sort.SearchStrings(names, tok)
+	}
+	end := min(start+size, len(names))
+	var out []map[string]any
+	for _, key := range names[start:end] {
+		t := s.tables[key]
+		out = append(out, map[string]any{"name": t.Name, "catalog_name": t.Catalog, "schema_name": t.Schema, "full_name": t.FullName(),
+			"table_type": t.TableType, "data_source_format": t.DataSourceFormat, "storage_location": t.StorageLocation, "table_id": t.TableID})
+	}
+	s.mu.Unlock()
+	body := map[string]any{"tables": out}
+	if end < len(names) {
+		body["next_page_token"] = names[end]
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 func (s *Server) serveTable(w http.ResponseWriter, fullName string) {

@@ -1,0 +1,189 @@
+package cleanup
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/zbrecover/zbrecover/internal/redact"
+	"github.com/zbrecover/zbrecover/journal"
+	"github.com/zbrecover/zbrecover/storage"
+)
+
+// ErrArchiveLocation is returned (wrapped) for an --archive-to location where a copy would
+// not be a second copy, or would plant files where a table reads them.
+var ErrArchiveLocation = errors.New("the archive location is refused")
+
+// CheckArchive refuses an archive location (a URL, its query ignored) that is the same as,
+// inside or containing one of the places cleanup must never write to or count on: the
+// table's root (and so its fallback folder: archiving there copies a file onto itself, and
+// deleting the original deletes the only copy), a staging location of the run, or the root
+// of another table (whose fallback folder the copies would become).
+func CheckArchive(archive, root string, staging, otherTables []string) error {
+	a := urlKey(archive)
+	check := func(what, loc string) error {
+		l := urlKey(loc)
+		switch {
+		case l == "":
+			return nil
+		case a == l:
+			return fmt.Errorf("%w: %s is %s", ErrArchiveLocation, redact.String(archive), what)
+		case strings.HasPrefix(a, l):
+			return fmt.Errorf("%w: %s lies inside %s (%s)", ErrArchiveLocation, redact.String(archive), what, redact.String(loc))
+		case strings.HasPrefix(l, a):
+			return fmt.Errorf("%w: %s contains %s (%s)", ErrArchiveLocation, redact.String(archive), what, redact.String(loc))
+		}
+		return nil
+	}
+	if err := check("the table's root", root); err != nil {
+		return err
+	}
+	for _, s := range staging {
+		if err := check("the run's staging location", s); err != nil {
+			return err
+		}
+	}
+	for _, t := range otherTables {
+		if err := check("another table's root", t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// urlKey is a location URL compared as a folder: no query, one trailing "/".
+func urlKey(s string) string {
+	s = stripQuery(strings.TrimSpace(s))
+	if s == "" {
+		return ""
+	}
+	return strings.TrimRight(s, "/") + "/"
+}
+
+// CheckArchiveHoldsNoTable refuses an archive location that is itself a Delta table's root
+// (it has a _delta_log folder).
+func CheckArchiveHoldsNoTable(ctx context.Context, archive storage.Backend) error {
+	found := false
+	err := archive.List(ctx, "_delta_log/", func(storage.ObjectInfo) error {
+		found = true
+		return errStop
+	})
+	if err != nil && !errors.Is(err, errStop) && !errors.Is(err, storage.ErrNotExist) {
+		return fmt.Errorf("check the archive location %s: %w", archive.Location(), err)
+	}
+	if found {
+		return fmt.Errorf("%w: %s holds a _delta_log folder: it is a table's root", ErrArchiveLocation, archive.Location())
+	}
+	return nil
+}
+
+var errStop = errors.New("stop")
+
+// sameContent reports whether two objects hold the same bytes: by MD5 when both stores give
+// one (an S3 ETag of a single-part object is its MD5), else by a SHA-256 of both, read in
+// full. Equal sizes alone are never enough.
+func sameContent(ctx context.Context, a storage.Backend, akey string, b storage.Backend, bkey string) (bool, error) {
+	ai, err := a.Stat(ctx, akey)
+	if err != nil {
+		return false, err
+	}
+	bi, err := b.Stat(ctx, bkey)
+	if err != nil {
+		return false, err
+	}
+	if ai.Size != bi.Size {
+		return false, nil
+	}
+	if am, bm := md5Of(ai), md5Of(bi); am != "" && bm != "" {
+		return am == bm, nil
+	}
+	ah, err := hashOf(ctx, a, akey)
+	if err != nil {
+		return false, err
+	}
+	bh, err := hashOf(ctx, b, bkey)
+	if err != nil {
+		return false, err
+	}
+	return ah == bh, nil
+}
+
+// md5Of is the object's MD5 as hex, "" when the store gives none.
+func md5Of(o storage.ObjectInfo) string {
+	if o.MD5 != "" {
+		return strings.ToLower(o.MD5)
+	}
+	if e := strings.Trim(o.ETag, `"`); len(e) == 32 && !strings.Contains(e, "-") && isHex(e) {
+		return strings.ToLower(e)
+	}
+	return ""
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+func hashOf(ctx context.Context, b storage.Backend, key string) ([32]byte, error) {
+	rc, err := b.ReadRange(ctx, key, 0, -1)
+	if err != nil {
+		return [32]byte{}, err
+	}
+	defer rc.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, rc); err != nil {
+		return [32]byte{}, err
+	}
+	var out [32]byte
+	copy(out[:], h.Sum(nil))
+	return out, nil
+}
+
+// archiveOne copies t to the archive and checks the copy; it reports whether the original
+// may now be deleted, and otherwise fills in res.
+func archiveOne(ctx context.Context, b, archive storage.Backend, t Target, res *FileResult) bool {
+	url := storage.ObjectURL(archive, t.Key)
+	o, err := storage.CopyObject(ctx, b, t.Key, archive, t.Key, t.Cond(), storage.PutOptions{CreateOnly: true})
+	switch {
+	case err == nil:
+		if o.Size != t.Size {
+			res.Status, res.Reason = journal.DeleteFailed, fmt.Sprintf("archive copy %s has %d bytes, the verified file %d: not deleted", url, o.Size, t.Size)
+			return false
+		}
+		res.Archive = redact.String(url)
+		return true
+	case errors.Is(err, storage.ErrExist):
+		// An earlier process copied it (and was interrupted before the delete), or the
+		// archive holds another object under that key: accept only the same bytes.
+		same, cerr := sameContent(ctx, b, t.Key, archive, t.Key)
+		if cerr != nil {
+			res.Status, res.Reason = journal.DeleteFailed, redact.String(fmt.Sprintf("archive %s exists but cannot be compared with the original: %v", url, cerr))
+			return false
+		}
+		if !same {
+			res.Status, res.Reason = journal.DeleteFailed, redact.String(fmt.Sprintf("archive %s holds another object under this name (other bytes): not deleted", url))
+			return false
+		}
+		res.Archive = redact.String(url)
+		return true
+	case errors.Is(err, storage.ErrPreconditionFailed):
+		res.Status, res.Reason = journal.DeleteSkip, "changed since it was verified: not archived, kept"
+	case errors.Is(err, storage.ErrNotExist):
+		res.Status, res.Reason = journal.DeleteGone, "already absent"
+		if a, serr := archive.Stat(ctx, t.Key); serr == nil && a.Size == t.Size {
+			res.Archive = redact.String(url)
+		}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		// Unknown: no status, the re-run copies again.
+	default:
+		res.Status, res.Reason = journal.DeleteFailed, redact.String("archive: "+err.Error())
+	}
+	return false
+}

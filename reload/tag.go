@@ -1,0 +1,139 @@
+package reload
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/zbrecover/zbrecover/databricks"
+	"github.com/zbrecover/zbrecover/schemadiff"
+)
+
+// A commit tag ties a commit to the statement that made it: before each load, on the
+// session the load runs on, reload sets
+//
+//	SET spark.databricks.delta.commitInfo.userMetadata = 'zbrecover:<run>:<batch>:<attempt>'
+//
+// and Delta writes the value into the commit's commitInfo, where DESCRIBE HISTORY shows it
+// as userMetadata. A commit whose userMetadata is a batch's tag is that batch's, whoever
+// else commits to the table with the same identity. Whether a SQL warehouse takes the SET is
+// not known: a run probes it once, and without it tells commits apart by their operation,
+// identity and row count only when exactly one candidate remains (weaker evidence).
+
+// tagKey is the session configuration Delta copies into each commit's userMetadata.
+const tagKey = "spark.databricks.delta.commitInfo.userMetadata"
+
+// TagSQL sets the commit tag of the session's next commits ("" clears it).
+func TagSQL(tag string) string {
+	return "SET " + tagKey + " = " + schemadiff.QuoteString(tag)
+}
+
+// Tag is the commit tag of one attempt of one batch of a run.
+func Tag(run string, batch, attempt int) string {
+	return fmt.Sprintf("zbrecover:%s:%d:%d", run, batch, attempt)
+}
+
+// mergeTag is the commit tag of one attempt of a load by key's MERGE.
+func mergeTag(run string, attempt int) string {
+	return fmt.Sprintf("zbrecover:%s:merge:%d", run, attempt)
+}
+
+// tagRun returns the run a zbrecover commit tag names.
+func tagRun(tag string) (string, bool) {
+	rest, ok := strings.CutPrefix(tag, "zbrecover:")
+	if !ok {
+		return "", false
+	}
+	run, _, ok := strings.Cut(rest, ":")
+	return run, ok && run != ""
+}
+
+// ProbeTagging reports whether the warehouse takes a commit tag on a session: it sets (and
+// clears) the tag on s, and returns the refusal when it does not. Doctor and reload use it.
+func ProbeTagging(ctx context.Context, s Warehouse, run string) error {
+	if _, err := s.QueryAll(ctx, TagSQL("zbrecover:"+run+":probe")); err != nil {
+		return err
+	}
+	_, err := s.QueryAll(ctx, TagSQL(""))
+	return err
+}
+
+// startTagging opens the session loads run on and probes whether the warehouse takes a
+// commit tag. A refusal leaves the run untagged (the report says so); any other failure to
+// open a session is an error.
+func (r *runner) startTagging(ctx context.Context) error {
+	if r.o.NoTag || r.d.Session == nil {
+		r.rep.Tagging = Untagged
+		return nil
+	}
+	if err := r.openSession(ctx); err != nil {
+		return err
+	}
+	if err := ProbeTagging(ctx, r.session, r.w.Run()); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w while probing commit tags", ErrInterrupted)
+		}
+		r.log.Info("the warehouse takes no commit tag; commits are told apart without it", "error", databricks.Classify(err).Error())
+		r.rep.Warnings = append(r.rep.Warnings, "the warehouse does not take a commit tag ("+tagKey+"): a batch whose answer is lost "+
+			"is settled from the table's history only when exactly one commit can be its (weaker evidence; cleanup then needs verify --key)")
+		r.rep.Tagging = Untagged
+		r.closeSession()
+		return nil
+	}
+	r.tagging = true
+	r.rep.Tagging = Tagged
+	return nil
+}
+
+func (r *runner) openSession(ctx context.Context) error {
+	s, err := r.d.Session(ctx)
+	if err != nil {
+		return err
+	}
+	r.session = s
+	return nil
+}
+
+func (r *runner) closeSession() {
+	if r.session != nil {
+		_ = r.session.Close()
+		r.session = nil
+	}
+}
+
+// tag returns the tag of an attempt, "" when the run is untagged.
+func (r *runner) tag(batch, attempt int) string {
+	if !r.tagging {
+		return ""
+	}
+	return Tag(r.w.Run(), batch, attempt)
+}
+
+// load runs a load statement: with a tag, the SET and the statement on the run's session
+// (opened again after an error, since a broken session is not reused), else through the
+// pool.
+func (r *runner) load(ctx context.Context, stmt, tag string) (*databricks.Result, error) {
+	if tag == "" {
+		return r.d.Warehouse.QueryAll(ctx, stmt)
+	}
+	if r.session == nil {
+		if err := r.openSession(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := r.session.QueryAll(ctx, TagSQL(tag)); err != nil {
+		r.closeSession()
+		return nil, &notSent{err}
+	}
+	res, err := r.session.QueryAll(ctx, stmt)
+	if err != nil {
+		r.closeSession()
+	}
+	return res, err
+}
+
+// notSent is an error before the statement was sent (its tag could not be set): nothing ran.
+type notSent struct{ err error }
+
+func (e *notSent) Error() string { return "set the commit tag: " + e.err.Error() }
+func (e *notSent) Unwrap() error { return e.err }

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"io"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -167,10 +168,15 @@ func keyChunkBytes(t testing.TB, data []byte, names ...string) (chunks, footer i
 	return chunks, int64(md.Size()) + 8
 }
 
-// byteCounter counts the bytes the ranged reads of a backend return.
+// byteCounter counts the bytes the ranged reads of a backend return, per key.
 type byteCounter struct {
 	storage.Backend
-	n atomic.Int64
+	mu    sync.Mutex
+	bytes map[string]int64
+}
+
+func countBytes(b storage.Backend) *byteCounter {
+	return &byteCounter{Backend: b, bytes: map[string]int64{}}
 }
 
 func (c *byteCounter) ReadRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
@@ -178,16 +184,26 @@ func (c *byteCounter) ReadRange(ctx context.Context, key string, off, n int64) (
 	if err != nil {
 		return nil, err
 	}
-	return &countedBody{ReadCloser: rc, n: &c.n}, nil
+	return &countedBody{ReadCloser: rc, c: c, key: key}, nil
+}
+
+// of returns the bytes read of key.
+func (c *byteCounter) of(key string) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes[key]
 }
 
 type countedBody struct {
 	io.ReadCloser
-	n *atomic.Int64
+	c   *byteCounter
+	key string
 }
 
 func (b *countedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	b.n.Add(int64(n))
+	b.c.mu.Lock()
+	b.c.bytes[b.key] += int64(n)
+	b.c.mu.Unlock()
 	return n, err
 }

@@ -54,6 +54,7 @@ func TestReadTypes(t *testing.T) {
 		{"int to decimal", arrow.PrimitiveTypes.Int32, pqgen.Options{}, `[-12, null]`, sd.DecimalType(12, 2), []string{"-12.00", "NULL"}},
 		{"string", arrow.BinaryTypes.String, pqgen.Options{}, `["a", null, "", "ünï"]`, sd.StringType, []string{"a", "NULL", "", "ünï"}},
 		{"json string", pqgen.JSONType(), pqgen.Options{}, `["{\"a\":1}", null]`, sd.StringType, []string{`{"a":1}`, "NULL"}},
+		{"enum string", pqgen.EnumType(), pqgen.Options{}, `["RED", null]`, sd.StringType, []string{"RED", "NULL"}},
 		{"binary", arrow.BinaryTypes.Binary, pqgen.Options{}, `["AAE=", null]`, sd.BinaryType, []string{"AAE=", "NULL"}},
 		{"string to binary", arrow.BinaryTypes.String, pqgen.Options{}, `["ab", null]`, sd.BinaryType, []string{"YWI=", "NULL"}},
 		{"binary to string", arrow.BinaryTypes.Binary, pqgen.Options{}, `["YWI=", null]`, sd.StringType, []string{"ab", "NULL"}},

@@ -658,7 +658,7 @@ func (r *reader) rowGroup(ctx context.Context, fr *fileRun, pf *file.Reader, h *
 			if err != nil {
 				return err
 			}
-			l, err := newLeafReader(cr, plan.srcs[k], dests[k], int(batch))
+			l, err := newLeafReader(cr, plan.srcs[k], dests[k], int(min(batch, rows)))
 			if err != nil {
 				return fmt.Errorf("key column %s: %w", plan.paths[k], err)
 			}

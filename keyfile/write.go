@@ -123,10 +123,13 @@ func NewWriter(w io.Writer, cols []Column, opts Options) (*Writer, error) {
 	props := parquet.NewWriterProperties(
 		parquet.WithCompression(codec),
 		parquet.WithMaxRowGroupLength(rgRows),
-		parquet.WithDictionaryDefault(true),
-		// The file column's dictionary holds one entry per source of a row group.
+		// Only the group and file columns repeat: a dictionary there holds one entry per
+		// group and per source of a row group. Keys are mostly distinct, and a dictionary
+		// of them would cost memory until it fell back to plain encoding.
+		parquet.WithDictionaryDefault(false),
+		parquet.WithDictionaryFor(ColGroup, true),
+		parquet.WithDictionaryFor(ColFile, true),
 		parquet.WithDictionaryPageSizeLimit(8<<20),
-		parquet.WithDictionaryFor(ColRow, false),
 		parquet.WithEncodingFor(ColRow, parquet.Encodings.DeltaBinaryPacked),
 	)
 	fw, err := pqarrow.NewFileWriter(kw.schema, w, props, pqarrow.DefaultWriterProps())

@@ -139,8 +139,8 @@ func TestWriteRoundTrip(t *testing.T) {
 	}
 }
 
-// The keys file's Parquet columns carry the table's Spark types, compressed, the file column
-// dictionary-encoded, so that the warehouse reads it with the same types as the table.
+// The keys file's Parquet columns carry the table's Spark types, compressed, the group and
+// file columns dictionary-encoded, so that the warehouse reads it with the same types as the table.
 func TestWriteLayout(t *testing.T) {
 	f := newFixture(t, 3)
 	for _, c := range []struct {
@@ -174,8 +174,12 @@ func TestWriteLayout(t *testing.T) {
 				if cc.Compression() != c.want {
 					t.Errorf("column %d compressed with %s, want %s", j, cc.Compression(), c.want)
 				}
-				if j == 1 && !slices.Contains(cc.Encodings(), parquet.Encodings.RLEDict) {
-					t.Errorf("file column encodings %v, want dictionary", cc.Encodings())
+				dict := slices.Contains(cc.Encodings(), parquet.Encodings.RLEDict)
+				if dict != (j <= 1) {
+					t.Errorf("column %d encodings %v: want a dictionary for g and f only", j, cc.Encodings())
+				}
+				if j == 2 && !slices.Contains(cc.Encodings(), parquet.Encodings.DeltaBinaryPacked) {
+					t.Errorf("row ordinal encodings %v, want delta", cc.Encodings())
 				}
 			}
 		}

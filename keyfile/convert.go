@@ -290,15 +290,9 @@ func int96Micros(v parquet.Int96) int64 {
 	return (days-julianDayOfEpoch)*microsPerDay + nanos/1000
 }
 
-var errNoCast = errors.New("no cast for this column") // a castable rule without a put function
-
-// put returns f, or an error when the cast has no put function.
-func put[T any](f T, ok bool) (T, error) {
-	if !ok {
-		return f, errNoCast
-	}
-	return f, nil
-}
+// errNoCast is returned for a column whose decoded domain has no put function in the
+// destination: castable refuses such a pair first, so it means the two disagree.
+var errNoCast = errors.New("no cast for this column")
 
 // leafReader reads one key column of a row group.
 type leafReader interface {
@@ -389,11 +383,10 @@ func newLeafReader(cr file.ColumnChunkReader, src source, d *dest, batch int) (l
 	null := func() error { return errors.New("a value in a column of the void type") }
 	switch r := cr.(type) {
 	case *file.BooleanColumnChunkReader:
-		f, err := put(d.putBool, src.dom == domBool && d.putBool != nil)
-		if err != nil {
-			return nil, err
+		if src.dom != domBool || d.putBool == nil {
+			return nil, errNoCast
 		}
-		return newTypedLeaf(r, maxDef, batch, d.b, f), nil
+		return newTypedLeaf(r, maxDef, batch, d.b, d.putBool), nil
 	case *file.Int32ColumnChunkReader:
 		var f func(int32) error
 		switch {
@@ -435,11 +428,10 @@ func newLeafReader(cr file.ColumnChunkReader, src source, d *dest, batch int) (l
 		}
 		return newTypedLeaf(r, maxDef, batch, d.b, f), nil
 	case *file.Int96ColumnChunkReader:
-		f, err := put(func(v parquet.Int96) error { return d.putMicros(int96Micros(v)) }, src.int96 && d.putMicros != nil)
-		if err != nil {
-			return nil, err
+		if !src.int96 || d.putMicros == nil {
+			return nil, errNoCast
 		}
-		return newTypedLeaf(r, maxDef, batch, d.b, f), nil
+		return newTypedLeaf(r, maxDef, batch, d.b, func(v parquet.Int96) error { return d.putMicros(int96Micros(v)) }), nil
 	case *file.ByteArrayColumnChunkReader:
 		f, err := bytesPut[parquet.ByteArray](src, d)
 		if err != nil {

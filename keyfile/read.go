@@ -167,7 +167,8 @@ func (b Batch) size() int64 {
 type FileResult struct {
 	Key   string
 	Group string
-	// Rows is the number of rows read: the footer's num_rows when Err is nil.
+	// Rows is the number of rows decoded: the footer's num_rows when Err is nil; for a failed
+	// file, those of the batches decoded before it failed.
 	Rows int64
 	// Delivered is the number of rows handed to the sink: Rows when Err is nil; for a failed
 	// file, 0 unless its decoded keys passed Options.FileBuffer before it failed.

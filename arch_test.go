@@ -34,6 +34,9 @@ var importRules = []importRule{
 	{dir: "delta", forbidden: []string{mod + "cmd", "github.com/spf13/cobra"}},
 	{dir: "databricks", forbidden: []string{mod + "cmd", mod + "target", mod + "reload", "github.com/spf13/cobra"}},
 	{dir: "target", forbidden: []string{mod + "cmd", mod + "inspect", mod + "reload", mod + "cleanup", mod + "journal", "github.com/spf13/cobra"}},
+	// keyfile reads key columns through storage and writes keys files: the commands, the
+	// warehouse and the journal are its callers' business.
+	{dir: "keyfile", forbidden: []string{mod + "cmd", mod + "reload", mod + "cleanup", mod + "journal", mod + "databricks", mod + "target", "github.com/spf13/cobra"}},
 	{dir: "reload", forbidden: []string{mod + "cmd", mod + "cleanup", "github.com/spf13/cobra"}},
 	{dir: "journal", only: []string{mod + "storage", mod + "internal/redact"}},
 	{dir: "cleanup", only: []string{mod + "journal", mod + "storage", mod + "internal/redact", mod + "internal/fallback"}},

@@ -202,18 +202,9 @@ func cleanupSteps(ctx context.Context, o *CleanupOptions, s *runSummary) error {
 		return err
 	}
 	defer closeJournal(store)
-	ws := f.workspace()
-	if ws == nil {
-		return fmt.Errorf("cleanup re-checks the table before deleting: %w", ErrNeedsDatabricks)
-	}
-	wh, err := ws.Warehouse(ctx)
-	if err != nil {
-		return fmt.Errorf("cleanup re-checks the table before deleting: %w", err)
-	}
-	s.Identity = currentUser(ctx, wh)
 	prep, err := cleanup.Prepare(ctx, cleanup.Config{Journal: store, TableID: tgt.TableID, Root: tgt.Display(), Backend: tgt.Root,
-		Prefix: o.Prefix, Checker: reload.Checker{Warehouse: wh, Table: tgt.Name, Identity: s.Identity},
-		OpenStaged: f.openStagedLocation, Header: header(s.Identity), BreakLock: f.lockBreaker(o.BreakLock, o.Yes), Log: f.Logger},
+		Prefix: o.Prefix, Checker: tableChecker{f: f, s: s},
+		OpenStaged: f.openStagedLocation, Header: header(""), BreakLock: f.lockBreaker(o.BreakLock, o.Yes), Log: f.Logger},
 		cleanup.Request{Run: o.Run, MinAge: o.MinAge})
 	switch {
 	case errors.Is(err, cleanup.ErrNothing):
@@ -291,15 +282,39 @@ func cleanupSteps(ctx context.Context, o *CleanupOptions, s *runSummary) error {
 	return cleanupExit(ctx, runErr, rep, tgt)
 }
 
+// tableChecker re-checks a run against its table through the warehouse, opened when the
+// journal holds a run to check (so that "nothing to clean up" needs no workspace).
+type tableChecker struct {
+	f *Factory
+	s *runSummary
+}
+
+func (c tableChecker) Check(ctx context.Context, st *journal.State) (*journal.Verification, error) {
+	name, err := databricks.ParseTableName(orDefault(st.Table, c.s.Table))
+	if err != nil {
+		return nil, fmt.Errorf("the run names no table to check (%v)", err)
+	}
+	ws := c.f.workspace()
+	if ws == nil {
+		return nil, fmt.Errorf("cleanup re-checks table %s before deleting anything: %w", name, ErrNeedsDatabricks)
+	}
+	wh, err := ws.Warehouse(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("cleanup re-checks table %s before deleting anything: %w", name, err)
+	}
+	c.s.Identity = currentUser(ctx, wh)
+	return reload.Checker{Warehouse: wh, Table: name, Identity: c.s.Identity}.Check(ctx, st)
+}
+
 // cleanupNothing reports that the journal holds nothing to clean up for the table.
 func cleanupNothing(f *Factory, s *runSummary, tgt *target.Target, store journal.Store) error {
 	s.RunStatus = "nothing to clean up: no verified run of the table on this root in the journal"
+	fmt.Fprintf(f.IO.ErrOut, "Nothing to clean up: no verified run of %s on %s in the journal (%s); zbrecover history lists the runs.\n",
+		tgt.TableID, tgt.Display(), store.Location())
 	if f.Global.JSON() {
 		return printJSON(f, cleanupNothingDoc{TableID: tgt.TableID, Table: tgt.TableName(), Root: tgt.Display(),
 			Journal: store.Location(), Nothing: "no verified run of the table on this root in the journal"})
 	}
-	fmt.Fprintf(f.IO.ErrOut, "Nothing to clean up: no verified run of %s on %s in the journal (%s); zbrecover history lists the runs.\n",
-		tgt.TableID, tgt.Display(), store.Location())
 	return nil
 }
 

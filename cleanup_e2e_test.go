@@ -18,6 +18,7 @@ import (
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
+	"github.com/zbrecover/zbrecover/internal/workspace"
 	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/storage/all"
@@ -398,15 +399,19 @@ func TestCleanupS3SlowDownVerbose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := journal.Start(ctx, js, journal.Target{TableID: id, Root: b.Location()}, "", journal.Header{Command: "reload"})
+	// The table, registered in a local workspace from a copy of the same Delta log: cleanup
+	// re-checks its history before deleting.
+	startWorkspace(t, workspace.Options{}, "main.sales.orders", dir)
+	w, err := journal.Start(ctx, js, journal.Target{TableID: id, Table: "main.sales.orders", Root: b.Location()}, "", journal.Header{Command: "reload"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	base := int64(-1)
 	for _, r := range []journal.Record{
-		{Kind: journal.KindPlan, Plan: &journal.Plan{Batches: []journal.PlanBatch{{Batch: 1, Files: files, ExpectedRows: 2 * n}}}},
-		{Kind: journal.KindIntent, Intent: &journal.Intent{Batch: 1, Files: files, ExpectedRows: 2 * n}},
+		{Kind: journal.KindPlan, Plan: &journal.Plan{Batches: []journal.PlanBatch{{Batch: 1, Folder: inspect.FallbackPrefix + "2026/01/01/", Files: files, ExpectedRows: 2 * n}}}},
+		{Kind: journal.KindIntent, Intent: &journal.Intent{Batch: 1, Files: files, ExpectedRows: 2 * n, BaseVersion: &base}},
 		{Kind: journal.KindResult, Result: &journal.Result{Batch: 1, Inserted: journal.Int64(2 * n)}},
-		{Kind: journal.KindOutcome, Outcome: &journal.Outcome{Batch: 1, Status: journal.BatchVerified}},
+		{Kind: journal.KindOutcome, Outcome: &journal.Outcome{Batch: 1, Status: journal.BatchVerified, Evidence: journal.EvidenceAnswer}},
 		{Kind: journal.KindEnd, End: &journal.End{State: journal.RunVerified}},
 	} {
 		if err := w.Append(ctx, r); err != nil {
@@ -420,7 +425,7 @@ func TestCleanupS3SlowDownVerbose(t *testing.T) {
 
 	srv.FailNext(storagetest.KindBatchDelete, 503, 2)
 	code, out, errOut := runZbrecover(t, "-v", "--no-progress", "--s3-endpoint", srv.URL, "--s3-region", s3test.Region,
-		"cleanup", srv.URLFor("orders"), "--yes", "--journal", jdir)
+		"cleanup", "--table", "main.sales.orders", "--root", srv.URLFor("orders"), "--yes", "--journal", jdir)
 	if code != 0 || !strings.Contains(out, fmt.Sprintf("%d deleted", n)) {
 		t.Fatalf("cleanup: exit %d\n%s%s", code, out, errOut)
 	}

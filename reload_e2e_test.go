@@ -588,12 +588,14 @@ func TestReloadHostileNames(t *testing.T) {
 		}
 		r.rows++
 	}
+	// A backslash is a glob character: loaded from the fallback folder itself, its name could
+	// be read as a pattern, so that file is left behind (exit 5) and says how to load it.
 	code, out, errOut := runZbrecover(t, reloadArgs(r)...)
-	if code != 0 {
+	if code != 5 || !strings.Contains(errOut, "glob character") || !strings.Contains(errOut, "--stage-to") {
 		t.Fatalf("reload: exit %d\n%s%s", code, out, errOut)
 	}
-	if rows, distinct, missing := r.check(t); rows != r.rows || distinct != r.rows || missing != 0 {
-		t.Errorf("table: %d rows, %d distinct, %d missing; want %d", rows, distinct, missing, r.rows)
+	if rows, distinct, missing := r.check(t); rows != r.rows-1 || distinct != r.rows-1 || missing != 1 {
+		t.Errorf("table: %d rows, %d distinct, %d missing; want %d", rows, distinct, missing, r.rows-1)
 	}
 	before := len(r.ws.Statements())
 	for _, bad := range []string{"main.sales.orders; DROP TABLE main.sales.orders", "main.sales.`orders`; DROP TABLE x --`", "main.sales.orders`"} {

@@ -292,10 +292,7 @@ func reloadSteps(ctx context.Context, o *ReloadOptions, s *runSummary) error {
 	if err != nil {
 		return err
 	}
-	s.Identity = currentUser(ctx, wh)
-	ro.Header = header(s.Identity)
-	f.Logger.Info("warehouse identity", "user", orUnknown(s.Identity))
-	prep, planErr := reload.Prepare(ctx, reloadDeps(f, wh, store, s.Identity), tgt, rep, table, ro)
+	prep, planErr := reload.Prepare(ctx, reloadDeps(f, wh, store, ""), tgt, rep, table, ro)
 	if prep == nil {
 		return planErr
 	}
@@ -310,6 +307,9 @@ func reloadSteps(ctx context.Context, o *ReloadOptions, s *runSummary) error {
 		fmt.Sprintf("reload writes to %s: pass --yes to load without a terminal to confirm on (or --dry-run to see the plan)", tgt.TableName())); err != nil {
 		return err
 	}
+	s.Identity = currentUser(ctx, wh)
+	f.Logger.Info("warehouse identity", "user", orUnknown(s.Identity))
+	prep.SetIdentity(s.Identity, header(s.Identity))
 	bars := newBars(f)
 	if ro.Stage != nil {
 		ro.Stage.Progress = bars.counter("staged", "files")
@@ -327,7 +327,7 @@ func reloadSteps(ctx context.Context, o *ReloadOptions, s *runSummary) error {
 			return err
 		}
 	}
-	return reloadExit(runErr, rep, prep.Changed, tgt, o)
+	return reloadExit(runErr, rep, prep, tgt, o)
 }
 
 // reloadInputs inspects the fallback folder and reads the table's schema: the target, the
@@ -427,7 +427,7 @@ func reloadNothing(f *Factory, s *runSummary, prep *reload.Prepared, rep *inspec
 			return err
 		}
 	}
-	return partialIf(rep, prep.Changed)
+	return partialIf(rep, prep.Changed, prep.Plan.Refused...)
 }
 
 // confirm asks question on a terminal (--yes skips it); without one it is the usage error
@@ -795,10 +795,13 @@ func printReloadReport(f *Factory, r *reload.Report) error {
 	return nil
 }
 
-func partialIf(rep *inspect.Report, changed []string) error {
+func partialIf(rep *inspect.Report, changed []string, refused ...reload.SkippedFile) error {
 	var msgs []string
 	if n := rep.Totals.Unreadable; n > 0 {
 		msgs = append(msgs, fmt.Sprintf("%d unreadable fallback files were left behind", n))
+	}
+	if n := len(refused); n > 0 {
+		msgs = append(msgs, fmt.Sprintf("%d fallback files were left behind: %s", n, textsafe.Escape(refused[0].Reason)))
 	}
 	if len(changed) > 0 {
 		msgs = append(msgs, fmt.Sprintf("%d files changed since a run recorded them and were not loaded", len(changed)))
@@ -810,10 +813,10 @@ func partialIf(rep *inspect.Report, changed []string) error {
 }
 
 // reloadExit maps reload's outcome to the exit code, the most urgent first.
-func reloadExit(err error, rep *inspect.Report, changed []string, tgt *target.Target, o *ReloadOptions) error {
+func reloadExit(err error, rep *inspect.Report, prep *reload.Prepared, tgt *target.Target, o *ReloadOptions) error {
 	switch {
 	case err == nil:
-		return partialIf(rep, changed)
+		return partialIf(rep, prep.Changed, prep.Plan.Refused...)
 	case errors.Is(err, reload.ErrMismatch):
 		return WithCode(ExitVerify, err.Error())
 	case errors.Is(err, reload.ErrInterrupted):

@@ -204,6 +204,12 @@ func (r *runner) dedupeStart(ctx context.Context, st *journal.State, newBatches 
 		return newBatches, nil
 	}
 	d := &dedupeRun{cfg: *cfg, target: r.table, staging: StagingTable(r.table, r.w.Run())}
+	if len(d.cfg.Columns) == 0 {
+		d.cfg.Columns = r.columns()
+	}
+	if len(d.cfg.Columns) == 0 {
+		return nil, fmt.Errorf("load by key: the table's columns are not known")
+	}
 	if st != nil && st.Merge != nil && st.Merge.Staging != d.staging.String() {
 		return nil, fmt.Errorf("run %s: the journal names staging table %s, not %s", st.Run, st.Merge.Staging, d.staging)
 	}

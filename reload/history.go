@@ -137,8 +137,8 @@ type history struct {
 	backoff time.Duration
 }
 
-// latest returns the table's newest version. A read that keeps failing is an error: a
-// statement is never sent without the version it starts from.
+// latest returns the table's newest version (-1 when the history shows none). A read that
+// keeps failing is an error: a statement is never sent without the version it starts from.
 func (h *history) latest(ctx context.Context) (int64, error) {
 	var last error
 	wait := h.backoff
@@ -154,7 +154,9 @@ func (h *history) latest(ctx context.Context) (int64, error) {
 			var cs []Commit
 			if cs, err = ParseHistory(res); err == nil {
 				if len(cs) == 0 {
-					return 0, fmt.Errorf("DESCRIBE HISTORY %s returned no commit", h.table)
+					// No commit to show (Databricks always has version 0; a table created
+					// without one): every commit there will be is after -1.
+					return -1, nil
 				}
 				return cs[0].Version, nil
 			}

@@ -324,3 +324,10 @@ func sourceFlag(src string, tgt *target.Target, prefix string) string {
 
 // SetProgress sets the callback Execute tells the batches done and total.
 func (p *Prepared) SetProgress(fn func(done, total int)) { p.o.Progress = fn }
+
+// SetIdentity sets the warehouse identity statements run as (current_user()) and this
+// process's run record, once known (the plan needs neither).
+func (p *Prepared) SetIdentity(identity string, h journal.Header) {
+	p.d.Identity = identity
+	p.o.Header = h
+}

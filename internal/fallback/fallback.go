@@ -66,9 +66,6 @@ func CheckKey(prefix, key string) error {
 			return fmt.Errorf("%q: %w %s (a Delta log)", key, ErrOutside, p)
 		}
 	}
-	if strings.Contains(key, "\\") {
-		return fmt.Errorf("%q: %w %s (a backslash)", key, ErrOutside, p)
-	}
 	return nil
 }
 

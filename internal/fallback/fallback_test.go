@@ -53,7 +53,7 @@ func TestCheckKey(t *testing.T) {
 		"part-0000.parquet":                    false,
 		"_zerobus/other/a.parquet":             false,
 		"/" + Prefix + "a.parquet":             false,
-		Prefix + "a\\b.parquet":                false,
+		Prefix + "a\\b.parquet":                true, // a name where "\\" is no separator
 	} {
 		err := CheckKey(Prefix, key)
 		if (err == nil) != ok {

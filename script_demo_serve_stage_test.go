@@ -273,11 +273,12 @@ func TestDemoServeStaged(t *testing.T) {
 		t.Errorf("verify: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 
-	// A second staged reload, before cleanup, loads nothing and stages nothing again.
+	// A second staged reload, before cleanup, loads nothing and stages nothing again; through
+	// the same path nothing is refused, only already loaded.
 	from = statementLogLen(t, logFile)
 	code, out, errOut = run(staged...)
 	if copies, inserted := loads(readStatementLog(t, logFile, from)); code != 0 || len(copies) != 0 || inserted != 0 ||
-		!strings.Contains(errOut, "Refused through "+stageTo) || !strings.Contains(errOut, "Nothing to load") {
+		strings.Contains(errOut, "Refused through") || !strings.Contains(errOut, "Nothing to load") {
 		t.Errorf("second staged reload: exit %d, %d COPY INTO, %d rows\nstdout: %s\nstderr: %s", code, len(copies), inserted, out, errOut)
 	}
 	if n := len(listVolume(t, host, token, stageTo)); n != nFiles {

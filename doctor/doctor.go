@@ -53,6 +53,7 @@ const (
 	CheckRead       = "fallback_read"
 	CheckPathAccess = "path_access"
 	CheckDelete     = "delete"
+	CheckCommitTags = "commit_tags"
 )
 
 // Check is one check's outcome.
@@ -184,6 +185,7 @@ func Run(ctx context.Context, o Options) *Report {
 		{CheckVending, r.vending},
 		{CheckRead, r.read},
 		{CheckPathAccess, r.pathAccess},
+		{CheckCommitTags, r.commitTags},
 		{CheckDelete, r.deleteProbe},
 	} {
 		var ch Check
@@ -219,6 +221,28 @@ func Run(ctx context.Context, o Options) *Report {
 	}
 	r.rep.Root = redact.String(r.rep.Root)
 	return r.rep
+}
+
+// commitTags says which evidence reload gets for a statement whose answer is lost: whether
+// the warehouse takes a commit tag (SET spark.databricks.delta.commitInfo.userMetadata on the
+// session), so that a commit names the statement that made it. A warning, not a failure:
+// without it reload still works, with weaker evidence.
+func (r *run) commitTags(ctx context.Context) Check {
+	if c, ok := r.needs(CheckWarehouse); !ok {
+		return c
+	}
+	s, err := r.wh.Session(ctx)
+	if err != nil {
+		return Check{Status: Warn, Detail: "could not open a session to probe commit tags: " + err.Error()}
+	}
+	defer s.Close()
+	if err := reload.ProbeTagging(ctx, s, "doctor"); err != nil {
+		return Check{Status: Warn, Detail: "the warehouse does not take a commit tag (SET spark.databricks.delta.commitInfo.userMetadata: " +
+			databricks.Classify(err).Error() + "): a batch whose answer is lost is settled only when exactly one commit can be its, " +
+			"and cleanup keeps such a batch's files until verify --key proves them",
+			Fix: "nothing is needed; a warehouse that allows the setting gives each load a tag naming it"}
+	}
+	return Check{Status: OK, Detail: "the warehouse takes a commit tag: each load's commit names its run, batch and attempt (userMetadata in DESCRIBE HISTORY)"}
 }
 
 func (r *run) status(id string) Status {

@@ -8,18 +8,15 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
-	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
+	"github.com/zbrecover/zbrecover/internal/memstat"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 	sd "github.com/zbrecover/zbrecover/schemadiff"
 )
@@ -116,17 +113,13 @@ func checkWideOK(t *testing.T, rep wideReport) {
 	}
 }
 
-// TestInspectWideTableReportIsBounded: 2,000 one-file schema groups against a table of
-// 2,001 columns, each group lacking 1,999 of them. The JSON report counts those changes per
-// group and over all groups instead of listing 3,998,000 of them, and stays under 20 MB;
-// the text report says the same in one line per group.
-func TestInspectWideTableReportIsBounded(t *testing.T) {
-	root := t.TempDir()
-	wideRoot(t, root, wideGroups, false)
-
-	code, out, errOut := run(t, "-o", "json", "inspect", root)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
+// wideJSON runs inspect -o json (and args) over root, checks the exit code and that the
+// document is under 20 MiB, and decodes it.
+func wideJSON(t *testing.T, root string, wantCode int, args ...string) wideReport {
+	t.Helper()
+	code, out, errOut := run(t, append([]string{"-o", "json", "inspect", root}, args...)...)
+	if code != wantCode {
+		t.Fatalf("exit %d, want %d: %s", code, wantCode, errOut)
 	}
 	if len(out) > 20<<20 {
 		t.Fatalf("JSON report of %d bytes, want under 20 MiB", len(out))
@@ -135,6 +128,18 @@ func TestInspectWideTableReportIsBounded(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
+	return rep
+}
+
+// TestInspectWideTableReportIsBounded: 2,000 one-file schema groups against a table of
+// 2,001 columns, each group lacking 1,999 of them. The JSON report counts those changes per
+// group and over all groups instead of listing 3,998,000 of them, and stays under 20 MB;
+// the text report says the same in one line per group.
+func TestInspectWideTableReportIsBounded(t *testing.T) {
+	root := t.TempDir()
+	wideRoot(t, root, wideGroups, false)
+
+	rep := wideJSON(t, root, 0)
 	checkWideOK(t, rep)
 	for _, g := range rep.Groups {
 		if g.Verdict != "ok" || g.Changes == nil || len(*g.Changes) != 0 || g.SameChangesAs != "" || g.Suggestion != nil {
@@ -147,7 +152,7 @@ func TestInspectWideTableReportIsBounded(t *testing.T) {
 		t.Errorf("change totals %+v, want %+v", rep.ChangeTotals, want)
 	}
 
-	code, out, errOut = run(t, "inspect", root)
+	code, out, errOut := run(t, "inspect", root)
 	if code != 0 {
 		t.Fatalf("text: exit %d: %s", code, errOut)
 	}
@@ -173,17 +178,7 @@ func TestInspectWideTableSharedBlockingChange(t *testing.T) {
 	root := t.TempDir()
 	wideRoot(t, root, wideGroups, true)
 
-	code, out, errOut := run(t, "-o", "json", "inspect", root)
-	if code != ExitSchema {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	if len(out) > 20<<20 {
-		t.Fatalf("JSON report of %d bytes, want under 20 MiB", len(out))
-	}
-	var rep wideReport
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := wideJSON(t, root, ExitSchema)
 	checkWideOK(t, rep)
 	first := rep.Groups[0]
 	if first.Changes == nil || len(*first.Changes) != 1 || first.SameChangesAs != "" ||
@@ -206,7 +201,7 @@ func TestInspectWideTableSharedBlockingChange(t *testing.T) {
 		t.Errorf("change totals %+v, want %+v", rep.ChangeTotals, want)
 	}
 
-	code, out, _ = run(t, "inspect", root)
+	code, out, _ := run(t, "inspect", root)
 	if code != ExitSchema {
 		t.Fatalf("text: exit %d", code)
 	}
@@ -232,20 +227,13 @@ func TestInspectAllChanges(t *testing.T) {
 	root := t.TempDir()
 	wideRoot(t, root, groups, true)
 
-	code, out, errOut := run(t, "-o", "json", "inspect", "--all-changes", root)
-	if code != ExitSchema {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	var rep wideReport
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := wideJSON(t, root, ExitSchema, "--all-changes")
 	for _, g := range rep.Groups {
 		if g.Changes == nil || len(*g.Changes) != groups || g.SameChangesAs != "" || len(g.OKChanges) != 1 || g.OKChanges[0].Count != groups-1 {
 			t.Fatalf("group %s: %v changes, same as %q, ok changes %+v", g.SchemaID, g.Changes, g.SameChangesAs, g.OKChanges)
 		}
 	}
-	code, out, _ = run(t, "inspect", "--all-changes", root)
+	code, out, _ := run(t, "inspect", "--all-changes", root)
 	if n := strings.Count(out, "is in the table but not in the file: COPY INTO fills it with NULL\n"); code != ExitSchema || n != groups*(groups-1) {
 		t.Errorf("exit %d, %d ok changes listed, want %d", code, n, groups*(groups-1))
 	}
@@ -254,11 +242,7 @@ func TestInspectAllChanges(t *testing.T) {
 	}
 
 	// Without the flag the other groups name the first's list.
-	code, out, _ = run(t, "-o", "json", "inspect", root)
-	rep = wideReport{}
-	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != ExitSchema {
-		t.Fatal(code, err)
-	}
+	rep = wideJSON(t, root, ExitSchema)
 	for _, g := range rep.Groups[1:] {
 		if g.SameChangesAs != rep.Groups[0].SchemaID || g.Changes != nil {
 			t.Fatalf("group %s: changes %v, same as %q", g.SchemaID, g.Changes, g.SameChangesAs)
@@ -290,7 +274,8 @@ func BenchmarkInspectWideTable(b *testing.B) {
 			if strings.HasSuffix(mode, "-all-changes") {
 				args = append(args, "--all-changes")
 			}
-			var heap, rss, size int64
+			var heap uint64
+			var rss, size int64
 			for i := 0; i < b.N; i++ {
 				out, err := os.Create(filepath.Join(b.TempDir(), "out"))
 				if err != nil {
@@ -298,14 +283,14 @@ func BenchmarkInspectWideTable(b *testing.B) {
 				}
 				runtime.GC()
 				debug.FreeOSMemory()
-				resetRSS := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
+				resetRSS := memstat.ResetPeakRSS() == nil
 				io, _, _, errOut := iostreams.Test()
 				io.Out = out
-				h := sampleHeap()
+				h := memstat.StartHeapPeak()
 				code := Run(context.Background(), NewFactory(io), args)
-				heap = max(heap, h.stop())
-				if resetRSS {
-					rss = max(rss, vmHWM())
+				heap = max(heap, h.Stop())
+				if p, err := memstat.PeakRSS(); resetRSS && err == nil {
+					rss = max(rss, p)
 				}
 				fi, _ := out.Stat()
 				size = fi.Size()
@@ -321,54 +306,4 @@ func BenchmarkInspectWideTable(b *testing.B) {
 			b.ReportMetric(float64(size)/(1<<20), "output-MiB")
 		})
 	}
-}
-
-// heapSample records the peak of live heap objects until stop.
-type heapSample struct {
-	done chan struct{}
-	end  chan struct{}
-	peak atomic.Int64
-}
-
-func sampleHeap() *heapSample {
-	h := &heapSample{done: make(chan struct{}), end: make(chan struct{})}
-	go func() {
-		defer close(h.end)
-		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		t := time.NewTicker(time.Millisecond)
-		defer t.Stop()
-		for {
-			metrics.Read(s)
-			if v := int64(s[0].Value.Uint64()); v > h.peak.Load() {
-				h.peak.Store(v)
-			}
-			select {
-			case <-h.done:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return h
-}
-
-func (h *heapSample) stop() int64 {
-	close(h.done)
-	<-h.end
-	return h.peak.Load()
-}
-
-// vmHWM returns the process's peak resident set, in bytes; 0 without /proc.
-func vmHWM() int64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }

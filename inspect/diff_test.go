@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/memstat"
 	sd "github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/storage"
 )
@@ -378,9 +379,9 @@ func TestReportDiffRetainsNoChangePerTableColumn(t *testing.T) {
 			Schema: sd.NewSchema().Col("id", sd.LongType, sd.NotNull).Col(name, sd.StringType)})
 	}
 	tbl := inspect.NewTable(&sd.Table{Source: sd.SourceDelta, Schema: table})
-	before := liveHeap()
+	before := memstat.LiveHeap()
 	rep.Diff(tbl, inspect.DiffOptions{})
-	retained := int64(liveHeap()) - int64(before)
+	retained := int64(memstat.LiveHeap()) - int64(before)
 	runtime.KeepAlive(rep)
 	runtime.KeepAlive(tbl)
 	if retained > 16<<20 {

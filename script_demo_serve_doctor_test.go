@@ -82,7 +82,7 @@ func TestDemoServeDoctor(t *testing.T) {
 			code = ee.ExitCode()
 		}
 		var rep doctorReport
-		if err := json.Unmarshal(out.Bytes(), &rep); err != nil || rep.SchemaVersion != 1 {
+		if err := json.Unmarshal(out.Bytes(), &rep); err != nil || rep.SchemaVersion != 2 {
 			t.Fatalf("doctor -o json: %v (schema_version %d)\nstdout: %s\nstderr: %s", err, rep.SchemaVersion, out.String(), errb.String())
 		}
 		return code, rep, out.String() + errb.String()

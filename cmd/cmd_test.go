@@ -32,7 +32,7 @@ func TestRootHelpAndVersion(t *testing.T) {
 	}
 	code, out, _ = run(t, "--output", "json", "version")
 	var v map[string]any
-	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v["version"] == "" || v["schema_version"] != float64(1) {
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v["version"] == "" || v["schema_version"] != float64(2) {
 		t.Fatalf("version json: code %d, out %q", code, out)
 	}
 	code, out, _ = run(t, "completion", "bash")

@@ -72,8 +72,8 @@ func doctorJSON(t *testing.T, args ...string) (int, *doctor.Report, string) {
 	if err := json.Unmarshal([]byte(out), &raw); err != nil {
 		t.Fatalf("doctor -o json: %v\nstdout: %s\nstderr: %s", err, out, errOut)
 	}
-	if raw["schema_version"] != float64(1) {
-		t.Errorf("schema_version %v, want 1", raw["schema_version"])
+	if raw["schema_version"] != float64(2) {
+		t.Errorf("schema_version %v, want 2", raw["schema_version"])
 	}
 	var rep doctor.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {

@@ -33,6 +33,9 @@ type InspectOptions struct {
 	Source func(name string) (target.Source, error)
 	// Key, when set, measures the fallback records by key against the table (keys.go).
 	Key string
+	// AllChanges lists every change of every group, the ok ones too, instead of counting
+	// the ok ones by kind.
+	AllChanges bool
 }
 
 // NewCmdInspect returns `zbrecover inspect`. runF replaces the run function in tests.
@@ -65,6 +68,14 @@ table) is for the operator to confirm; columns that share only a type are not gu
 Under Delta column mapping, file columns are matched through the table's physical names,
 and a RENAME COLUMN in the table's history is recognised by the physical name it kept.
 
+Every change that blocks or needs a cast is listed; ok changes are counted by kind with a
+few examples ("1,999 table columns the files lack, filled with NULL: c_0001, c_0002, …"),
+and a group whose changes another group lists already names that group. With several
+groups, the report first shows the changes across groups, each with the groups that have
+it, and the table changes their fixes suggest. --all-changes lists every change of every
+group, the ok ones too (a table thousands of columns wider than the files makes that a long
+report).
+
 The table schema comes from the Delta log at the root (--from delta, the default; offline,
 storage access only), the SQL warehouse (--from warehouse) or Unity Catalog (--from uc), or
 from a file (--schema-file: a Delta schema JSON, a JSON array of fields, or a Spark DDL column
@@ -79,12 +90,15 @@ non-Parquet objects, are counted but not read. Inspect changes nothing.
 ` + targetHelp + `
 
 With --output json the report is a JSON document: root, table (source, version, columns),
-files, groups (each with verdict, changes, suggestion and table_version), totals. With
+files, groups (each with verdict, changes or same_changes_as, ok_changes, suggestion and
+table_version), change_totals, totals. With
 --output jsonl it is JSON lines, one object with one key per line: {"inspect": {root,
 prefix}} first, then {"file": …} for each file as its footer is read (in no set order), then
-{"table": …}, {"group": …} for each schema group and {"totals": …}. Text and JSON lines keep
-no record per file, so memory does not grow with the number of files; the JSON document
-keeps a small one per file, to list them in key order.
+{"table": …}, {"group": …} for each schema group, {"change_totals": …} and {"totals": …}.
+Text and JSON lines keep no record per file, so memory does not grow with the number of
+files; the JSON document keeps a small one per file, to list them in key order. No output
+keeps a change per table column and group: a group's changes are held while it is compared
+(and, under --all-changes, while it is written).
 
 When the table's Delta log is at the root, each group also says which table version it was
 written against (the newest version whose schema is the group's) and lists the commits
@@ -111,6 +125,7 @@ are the report's "keys" member.
 		Example: `  zbrecover inspect s3://bucket/tables/orders
   zbrecover inspect abfss://lake@acct.dfs.core.windows.net/orders --output json
   zbrecover inspect ./local/table --schema-file orders.ddl
+  zbrecover inspect ./local/table --all-changes
   zbrecover inspect ./local/table --concurrency 16`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -143,6 +158,7 @@ are the report's "keys" member.
 	c.Flags().StringVar(&o.From, "from", "delta", "where to read the table schema: delta (the log at the root), warehouse or uc")
 	c.Flags().StringVar(&o.Key, "key", "", "measure the records already in the table and the duplicates by these key columns (COL[,COL]; needs a warehouse)")
 	c.Flags().StringVar(&o.SchemaFile, "schema-file", "", "read the table schema from this file (Delta schema JSON or DDL; - for stdin) instead")
+	c.Flags().BoolVar(&o.AllChanges, "all-changes", false, "list every change of every group, the ok ones too (a nullable column the files lack, …), instead of counting them")
 	return c
 }
 
@@ -261,7 +277,7 @@ func inspectRun(ctx context.Context, o *InspectOptions) error {
 		if name == "" {
 			name = table.Name
 		}
-		rep.Diff(table, inspect.DiffOptions{TableName: name, Dir: tgt.Loc.Join(rep.Prefix)})
+		rep.Diff(table, inspect.DiffOptions{TableName: name, Dir: tgt.Loc.Join(rep.Prefix), AllChanges: o.AllChanges})
 		f.Logger.Info("diffed", "table", table.Source, "blocking_groups", len(rep.Blocking()))
 	}
 

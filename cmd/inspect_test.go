@@ -72,6 +72,7 @@ func TestInspectFlags(t *testing.T) {
 		{args: []string{"--root", "./t", "--table", "main.sales.orders", "--from", "warehouse"}, want: InspectOptions{Target: TargetOptions{Root: "./t", Table: "main.sales.orders"}, Prefix: inspect.FallbackPrefix, From: "warehouse"}},
 		{args: []string{"main.sales.orders", "--from", "uc"}, want: InspectOptions{Target: TargetOptions{Arg: "main.sales.orders", Table: "main.sales.orders"}, Prefix: inspect.FallbackPrefix, From: "uc"}},
 		{args: []string{"./t", "--schema-file", "orders.ddl"}, want: InspectOptions{Target: TargetOptions{Arg: "./t", Root: "./t"}, Prefix: inspect.FallbackPrefix, From: "delta", SchemaFile: "orders.ddl"}},
+		{args: []string{"./t", "--all-changes"}, want: InspectOptions{Target: TargetOptions{Arg: "./t", Root: "./t"}, Prefix: inspect.FallbackPrefix, From: "delta", AllChanges: true}},
 		{args: []string{}, wantUsage: "name the target"},
 		{args: []string{"a", "b"}, wantUsage: "accepts at most 1 arg"},
 		{args: []string{"./t", "--from", "hive"}, wantUsage: "--from must be one of delta, warehouse, uc"},
@@ -288,6 +289,14 @@ type reportJSON struct {
 			TableType string `json:"table_type"`
 			Reason    string `json:"reason"`
 		} `json:"changes"`
+		OKChanges []struct {
+			Kind     string `json:"kind"`
+			Count    int    `json:"count"`
+			Examples []struct {
+				Path    string `json:"path"`
+				Verdict string `json:"verdict"`
+			} `json:"examples"`
+		} `json:"ok_changes"`
 		Suggestion *struct {
 			DDL        []string `json:"ddl"`
 			Select     string   `json:"select"`
@@ -363,16 +372,21 @@ func TestInspectDiffNeedsCastIsNotBlocking(t *testing.T) {
 		!strings.Contains(v1.Suggestion.Statements[0], "FILES = (") {
 		t.Errorf("v1 statements %q", v1.Suggestion.Statements)
 	}
+	// The cast is listed; the column the files lack, filled with NULL, is counted.
 	kinds := map[string]string{}
 	for _, c := range v1.Changes {
 		kinds[c.Path] = c.Kind + " " + c.Verdict
 	}
-	if kinds["amount"] != "type_changed needs_cast" || kinds["tags"] != "missing_in_file ok" || len(kinds) != 2 {
+	if kinds["amount"] != "type_changed needs_cast" || len(kinds) != 1 {
 		t.Errorf("v1 changes %v", kinds)
 	}
+	if ok := v1.OKChanges; len(ok) != 1 || ok[0].Kind != "missing_in_file" || ok[0].Count != 1 || len(ok[0].Examples) != 1 || ok[0].Examples[0].Path != "tags" {
+		t.Errorf("v1 ok changes %+v", ok)
+	}
 	v2 := rep.Groups[groupWith(t, rep, "tags")]
-	if v2.Verdict != "ok" || v2.Suggestion != nil || len(v2.Changes) != 1 || v2.Changes[0].Path != "amount" || v2.Changes[0].Verdict != "ok" {
-		t.Errorf("v2 group: verdict %q changes %+v suggestion %+v", v2.Verdict, v2.Changes, v2.Suggestion)
+	if v2.Verdict != "ok" || v2.Suggestion != nil || len(v2.Changes) != 0 || len(v2.OKChanges) != 1 ||
+		v2.OKChanges[0].Examples[0].Path != "amount" || v2.OKChanges[0].Examples[0].Verdict != "ok" {
+		t.Errorf("v2 group: verdict %q changes %+v ok changes %+v suggestion %+v", v2.Verdict, v2.Changes, v2.OKChanges, v2.Suggestion)
 	}
 
 	code, out, _ = run(t, "inspect", root)

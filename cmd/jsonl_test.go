@@ -30,7 +30,7 @@ func TestInspectJSONLines(t *testing.T) {
 			}
 		}
 	}
-	if got := strings.Join(order, " "); got != "inspect file table group totals" || kinds["file"] != 4 || kinds["group"] != 2 {
+	if got := strings.Join(order, " "); got != "inspect file table group change_totals totals" || kinds["file"] != 4 || kinds["group"] != 2 {
 		t.Errorf("lines %s %v", got, kinds)
 	}
 	_, jout, _ := run(t, "inspect", "-o", "json", "--schema-file", writeTemp(t, "id BIGINT NOT NULL, customer STRING, amount DECIMAL(10,2)"), root)

@@ -27,8 +27,8 @@ func checkVersioned(t *testing.T, what, doc string) map[string]any {
 		t.Fatalf("%s: first member %v (%v), want schema_version:\n%s", what, tok, err, doc)
 	}
 	var v json.Number
-	if err := dec.Decode(&v); err != nil || v.String() != "1" || jsonout.SchemaVersion != 1 {
-		t.Fatalf("%s: schema_version %q (%v), want 1", what, v, err)
+	if err := dec.Decode(&v); err != nil || v.String() != "2" || jsonout.SchemaVersion != 2 {
+		t.Fatalf("%s: schema_version %q (%v), want 2", what, v, err)
 	}
 	var m map[string]any
 	dec = json.NewDecoder(strings.NewReader(doc))
@@ -129,7 +129,7 @@ func TestJSONOutErrors(t *testing.T) {
 }
 
 // TestJSONOutInspectLines checks inspect -o jsonl: every line is an object with one member,
-// the first is "inspect" with schema_version 1, and the last is "totals".
+// the first is "inspect" with the current schema_version, and the last is "totals".
 func TestJSONOutInspectLines(t *testing.T) {
 	root := tableRoot(t, true)
 	writeLog(t, root, ordersTable)

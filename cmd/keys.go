@@ -1,9 +1,7 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -90,25 +88,7 @@ func writeInspectJSON(w io.Writer, rep *inspect.Report, ov *reload.OverlapReport
 	if ov == nil {
 		return rep.WriteJSON(w)
 	}
-	var buf bytes.Buffer
-	if err := rep.WriteJSON(&buf); err != nil {
-		return err
-	}
-	doc := bytes.TrimRight(buf.Bytes(), " \n")
-	if !bytes.HasSuffix(doc, []byte("}")) {
-		return fmt.Errorf("inspect: the JSON report is not an object")
-	}
-	var kb bytes.Buffer
-	enc := json.NewEncoder(&kb)
-	enc.SetIndent("  ", "  ")
-	enc.SetEscapeHTML(false) // as the rest of the document
-	if err := enc.Encode(ov); err != nil {
-		return err
-	}
-	keys := bytes.TrimRight(kb.Bytes(), "\n")
-	doc = bytes.TrimRight(doc[:len(doc)-1], " \n")
-	_, err := fmt.Fprintf(w, "%s,\n  \"keys\": %s\n}\n", doc, keys)
-	return err
+	return rep.WriteJSON(w, inspect.JSONMember{Key: "keys", Value: ov})
 }
 
 func writeOverlapText(w io.Writer, ov *reload.OverlapReport) error {

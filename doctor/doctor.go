@@ -21,6 +21,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/jsonout"
 	"github.com/zbrecover/zbrecover/internal/redact"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/schemadiff"
@@ -28,8 +29,8 @@ import (
 	"github.com/zbrecover/zbrecover/target"
 )
 
-// SchemaVersion is the version of the report's JSON form.
-const SchemaVersion = 1
+// SchemaVersion is the version of the report's JSON form: that of every JSON document.
+const SchemaVersion = jsonout.SchemaVersion
 
 // Status is a check's outcome.
 type Status string

@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -26,6 +25,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/memstat"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/storage/all"
@@ -190,53 +190,6 @@ func (s *synthStore) ReadRange(_ context.Context, _ string, off, n int64) (io.Re
 
 func (s *synthStore) Delete(context.Context, string, storage.Precondition) error { return nil }
 
-// heapSampler records the peak of live heap objects while it runs.
-type heapSampler struct {
-	stop chan struct{}
-	done chan struct{}
-	peak atomic.Uint64
-}
-
-func heapObjects() uint64 {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
-}
-
-func startHeapSampler() *heapSampler {
-	h := &heapSampler{stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(h.done)
-		t := time.NewTicker(time.Millisecond)
-		defer t.Stop()
-		for {
-			if v := heapObjects(); v > h.peak.Load() {
-				h.peak.Store(v)
-			}
-			select {
-			case <-h.stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return h
-}
-
-func (h *heapSampler) Stop() uint64 {
-	close(h.stop)
-	<-h.done
-	return h.peak.Load()
-}
-
-func liveHeap() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
-}
-
 // BenchmarkInspectMemory measures peak heap over 2,000 to 100,000 files. Stream keeps no
 // per-file state, so its peak must not grow with the file count; Run keeps one small record
 // per file for the report, so its peak grows by that record only.
@@ -249,8 +202,8 @@ func BenchmarkInspectMemory(b *testing.B) {
 				start := time.Now()
 				for i := 0; i < b.N; i++ {
 					s := &synthStore{n: n, data: data}
-					base := liveHeap()
-					h := startHeapSampler()
+					base := memstat.LiveHeap()
+					h := memstat.StartHeapPeak()
 					var rep *inspect.Report
 					var err error
 					if mode == "stream" {
@@ -279,7 +232,7 @@ func BenchmarkInspectMemory(b *testing.B) {
 						if rep.Totals.Files != n || len(rep.Groups) != 1 {
 							b.Fatalf("totals %+v", rep.Totals)
 						}
-						if r := liveHeap(); r > base {
+						if r := memstat.LiveHeap(); r > base {
 							retained = max(retained, r-base)
 						}
 						runtime.KeepAlive(rep)

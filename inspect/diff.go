@@ -1,8 +1,10 @@
 package inspect
 
 import (
+	"cmp"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/zbrecover/zbrecover/schemadiff"
@@ -113,15 +115,30 @@ type DiffOptions struct {
 	Dir storage.Location
 	// Source, when set, replaces Dir as the folder the statements read (a staging volume).
 	Source string
+	// AllChanges makes the report's writers list every change of every group, the ok ones
+	// too, each group its own (no SameChangesAs). The report still keeps only the listed
+	// changes and the counts: each group's changes are computed again as it is written.
+	AllChanges bool
 }
 
 // Diff records t in the report and compares every schema group with it: each group gets the
-// changes COPY INTO with mergeSchema = false meets, the worst verdict, and, when that verdict
-// is not ok, the suggested fix. Columns are matched by name, and under column mapping through
-// the table's physical names first (schemadiff.Diff). When t is not Known, only t is recorded
-// and the groups keep no verdict.
+// worst verdict of the changes COPY INTO with mergeSchema = false meets, those that block the
+// load or need the projection (Changes, or SameChangesAs when an earlier group has the same),
+// the ok ones counted by kind (OKChanges), and, when the verdict is not ok, the suggested fix;
+// the report gets the counts over all groups (ChangeTotals). Columns are matched by name, and
+// under column mapping through the table's physical names first (schemadiff.Diff). When t is
+// not Known, only t is recorded and the groups keep no verdict.
+//
+// What the report keeps grows with the changes it lists and the groups, not with the groups
+// times the table's columns: a group's changes are held only while it is compared.
 func (r *Report) Diff(t *Table, opts DiffOptions) {
 	r.Table = t
+	r.ChangeTotals = nil
+	r.allChanges = opts.AllChanges
+	for i := range r.Groups {
+		g := &r.Groups[i]
+		g.Verdict, g.Changes, g.SameChangesAs, g.OKChanges, g.Suggestion, g.against = nil, nil, "", nil, nil, nil
+	}
 	if !t.Known() {
 		return
 	}
@@ -133,32 +150,38 @@ func (r *Report) Diff(t *Table, opts DiffOptions) {
 		root, _, _ := strings.Cut(r.Root, "?") // never a redacted query in SQL
 		source = strings.TrimSuffix(root, "/") + "/" + r.Prefix
 	}
+	var (
+		totals changeTotals
+		lists  = map[[32]byte]string{} // listed changes → the first group listing them
+	)
 	for i := range r.Groups {
 		g := &r.Groups[i]
 		g.TableVersion = matchVersion(g.Schema, t.History)
-		tableSchema := t.Schema
-		var renames map[string]string
+		g.against = &comparison{table: &t.Schema}
 		if tv := g.TableVersion; tv != nil && !tv.Current && t.Schema.HasColumnMapping() {
 			for _, h := range t.History {
 				if h.Version == tv.Version {
-					renames = historyRenames(g.Schema, h.Schema, t.Schema)
+					g.against.renames = historyRenames(g.Schema, h.Schema, t.Schema)
 				}
 			}
-			if len(renames) > 0 {
-				tableSchema = withFileNames(t.Schema, renames)
+			if len(g.against.renames) > 0 {
+				ts := withFileNames(t.Schema, g.against.renames)
+				g.against.table = &ts
 			}
 		}
-		changes := schemadiff.Diff(g.Schema, tableSchema)
-		for j, c := range changes {
-			if rn, ok := c.(schemadiff.Renamed); ok && len(rn.FilePath) == 1 && renames[rn.FilePath[0]] != "" {
-				rn.Evidence = renameEvidence(rn.FilePath[0], renames[rn.FilePath[0]], g.TableVersion)
-				changes[j] = rn
-			}
-		}
+		changes := g.changes()
 		v := schemadiff.Worst(changes)
 		g.Verdict = &v
-		g.Changes = schemadiff.Infos(changes)
-		g.Suggestion = nil
+		g.Changes, g.OKChanges = summarize(changes)
+		if len(g.Changes) > 0 {
+			k := listKey(g.Changes)
+			if first, ok := lists[k]; ok {
+				g.SameChangesAs, g.Changes = first, nil
+			} else {
+				lists[k] = g.SchemaID
+			}
+		}
+		totals.add(changes, g.Files)
 		if v != schemadiff.OK {
 			var files []File
 			batches := 0
@@ -171,6 +194,37 @@ func (r *Report) Diff(t *Table, opts DiffOptions) {
 			g.Suggestion = suggest(changes, g.Schema, opts.TableName, source, files, g.Files, batches)
 		}
 	}
+	r.ChangeTotals = totals.list()
+}
+
+// comparison is the table schema a group was compared with: the table's, or a copy whose
+// renamed columns carry the files' names as physical names (renames: file column → table
+// column, from the table's history).
+type comparison struct {
+	table   *schemadiff.Schema
+	renames map[string]string
+}
+
+// changes diffs the group against what Report.Diff compared it with.
+func (g *Group) changes() []schemadiff.Change {
+	changes := schemadiff.Diff(g.Schema, *g.against.table)
+	for j, c := range changes {
+		if rn, ok := c.(schemadiff.Renamed); ok && len(rn.FilePath) == 1 && g.against.renames[rn.FilePath[0]] != "" {
+			rn.Evidence = renameEvidence(rn.FilePath[0], g.against.renames[rn.FilePath[0]], g.TableVersion)
+			changes[j] = rn
+		}
+	}
+	return changes
+}
+
+// AllChanges returns every change of the group against the table, the ok ones too, in Diff
+// order; nil when the group was not compared. It diffs the group again: the report keeps only
+// the changes it lists and the counts.
+func (g *Group) AllChanges() []schemadiff.ChangeInfo {
+	if g.against == nil {
+		return nil
+	}
+	return schemadiff.Infos(g.changes())
 }
 
 // renameEvidence says which commit renamed a column the files still have under its old name.
@@ -336,8 +390,131 @@ func verdictText(v schemadiff.Verdict) string {
 	return "blocks: COPY INTO rejects these files until the table or the load changes"
 }
 
-// writeGroupDiff writes a group's changes and suggested fix.
-func writeGroupDiff(ew *errWriter, g *Group) {
+// maxInlineShared is the most changes the text report repeats for a group whose changes an
+// earlier group lists (SameChangesAs); a longer list is named by reference.
+const maxInlineShared = 3
+
+// maxSharedShown is the most distinct changes the text report's section across groups shows
+// (all of them under AllChanges); maxGroupsNamed the most groups it names for each.
+const (
+	maxSharedShown  = 20
+	maxGroupsNamed  = 3
+	maxPathsInlined = 3
+)
+
+// writeAcrossGroups writes, for a report of several compared groups, the changes that block
+// or need a cast with the groups that have them, and the ok changes counted over all groups.
+func (r *Report) writeAcrossGroups(ew *errWriter, byID map[string]int) {
+	if !r.Table.Known() || len(r.Groups) < 2 || len(r.ChangeTotals) == 0 {
+		return
+	}
+	type shared struct {
+		info     schemadiff.ChangeInfo
+		groups   []string
+		n, files int
+		last     int // the last group counted
+	}
+	var order []*shared
+	byKey := map[[32]byte]*shared{}
+	for i := range r.Groups {
+		g := &r.Groups[i]
+		for _, c := range r.listedChanges(g, byID) {
+			k := listKey([]schemadiff.ChangeInfo{c})
+			sh := byKey[k]
+			if sh == nil {
+				sh = &shared{info: c, last: -1}
+				byKey[k] = sh
+				order = append(order, sh)
+			}
+			if sh.last == i {
+				continue
+			}
+			sh.last = i
+			sh.n++
+			sh.files += g.Files
+			if r.allChanges || len(sh.groups) < maxGroupsNamed {
+				sh.groups = append(sh.groups, g.SchemaID)
+			}
+		}
+	}
+	// Blocking first, then by how many groups have the change, then in order of appearance.
+	slices.SortStableFunc(order, func(a, b *shared) int {
+		if a.info.Verdict != b.info.Verdict {
+			return cmp.Compare(b.info.Verdict, a.info.Verdict)
+		}
+		return cmp.Compare(b.n, a.n)
+	})
+	ew.printf("\nChanges across the %s:\n", countOf(len(r.Groups), "schema group"))
+	for i, sh := range order {
+		if i == maxSharedShown && !r.allChanges {
+			ew.printf("  and %s (blocking or needing a cast): each group lists its own\n", countOf(len(order)-i, "more distinct change"))
+			break
+		}
+		ew.printf("  %s\n", sh.info)
+		ew.printf("    in %s (%s): %s\n", countOf(sh.n, "group"), countOf(sh.files, "file"), namesAndMore(sh.groups, sh.n))
+	}
+	for _, t := range r.ChangeTotals {
+		if t.Verdict == schemadiff.OK {
+			ew.printf("  ok: %s, in %s (%s)\n", t.Summary, countOf(t.Groups, "group"), countOf(t.Files, "file"))
+		}
+	}
+	var ddl []string
+	groups := map[string]int{}
+	for i := range r.Groups {
+		if s := r.Groups[i].Suggestion; s != nil {
+			for _, d := range s.DDL {
+				if groups[d] == 0 {
+					ddl = append(ddl, d)
+				}
+				groups[d]++
+			}
+		}
+	}
+	if len(ddl) > 0 {
+		ew.printf("  Table changes the groups' fixes suggest (each group's fix below says what else it needs):\n")
+	}
+	for i, d := range ddl {
+		if i == maxSharedShown && !r.allChanges {
+			ew.printf("    and %s\n", countOf(len(ddl)-i, "more statement"))
+			break
+		}
+		ew.printf("    %s: %s;\n", countOf(groups[d], "group"), d)
+	}
+}
+
+// listedChanges returns the changes the report lists for g: its own, or those of the group
+// SameChangesAs names (byID: schema id → index in r.Groups).
+func (r *Report) listedChanges(g *Group, byID map[string]int) []schemadiff.ChangeInfo {
+	if g.SameChangesAs != "" {
+		if i, ok := byID[g.SameChangesAs]; ok {
+			return r.Groups[i].Changes
+		}
+	}
+	return g.Changes
+}
+
+// namesAndMore joins names, the first of n, and says how many others there are: "a, b, c and
+// 1,997 more".
+func namesAndMore(names []string, n int) string {
+	s := strings.Join(names, ", ")
+	if n > len(names) {
+		s += " and " + thousands(n-len(names)) + " more"
+	}
+	return s
+}
+
+// changePaths returns the changes' paths, for naming them in one line.
+func changePaths(cs []schemadiff.ChangeInfo) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Path.String()
+	}
+	return out
+}
+
+// writeGroupDiff writes a group's changes and suggested fix (byID: schema id → index in
+// r.Groups).
+func (r *Report) writeGroupDiff(ew *errWriter, g *Group, byID map[string]int) {
 	if g.Verdict == nil {
 		return
 	}
@@ -357,8 +534,29 @@ func writeGroupDiff(ew *errWriter, g *Group) {
 		}
 	}
 	ew.printf("  Against the table: %s\n", verdictText(*g.Verdict))
-	for _, c := range g.Changes {
-		ew.printf("    %s\n", c)
+	if r.allChanges {
+		for _, c := range g.AllChanges() {
+			ew.printf("    %s\n", c)
+		}
+	} else {
+		list := r.listedChanges(g, byID)
+		if g.SameChangesAs != "" && len(list) > maxInlineShared {
+			ew.printf("    the same %s changes that block or need a cast as schema %s, listed there: %s\n", thousands(len(list)),
+				g.SameChangesAs, namesAndMore(changePaths(list[:maxPathsInlined]), len(list)))
+			list = nil
+		}
+		for _, c := range list {
+			ew.printf("    %s\n", c)
+		}
+		for _, s := range g.OKChanges {
+			if s.Count <= len(s.Examples) {
+				for _, c := range s.Examples {
+					ew.printf("    %s\n", c)
+				}
+				continue
+			}
+			ew.printf("    ok: %s: %s (--all-changes lists them)\n", s.Summary, namesAndMore(changePaths(s.Examples), s.Count))
+		}
 	}
 	s := g.Suggestion
 	if s == nil {
@@ -460,6 +658,10 @@ type TableVersion struct {
 // sameSchema reports whether files of schema file were written with table schema t: Diff
 // finds nothing but names that differ by case, physical names and nullability.
 func sameSchema(file, t schemadiff.Schema) bool {
+	if len(file.Fields) != len(t.Fields) {
+		// Diff pairs columns one to one: a column left over on either side is a change.
+		return false
+	}
 	for _, c := range schemadiff.Diff(file, t, schemadiff.NoRenameGuess()) {
 		switch c.Kind() {
 		case schemadiff.KindCaseDiffers, schemadiff.KindRenamed, schemadiff.KindNullabilityChanged:

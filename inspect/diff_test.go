@@ -2,11 +2,14 @@ package inspect_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/memstat"
 	sd "github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/storage"
 )
@@ -229,6 +232,196 @@ func TestBatches(t *testing.T) {
 	for i, b := range got {
 		if s := b.Folder + "|" + strings.Join(b.Names, ","); s != want[i] || len(b.Files) != len(b.Names) {
 			t.Errorf("batch %d = %s, want %s", i, s, want[i])
+		}
+	}
+}
+
+// sharedGroups is a report of six one-file groups against a table of id and a … e: aaa and
+// bbb lack four of its columns; ccc and ddd also have legacy, which the table does not have;
+// eee and fff have four columns the table does not have, the same ones.
+func sharedGroups() (*inspect.Report, *inspect.Table) {
+	s := func(cols ...string) sd.Schema {
+		out := sd.NewSchema().Col("id", sd.LongType, sd.NotNull)
+		for _, c := range cols {
+			if c == "legacy" {
+				out = out.Col(c, sd.BooleanType)
+			} else {
+				out = out.Col(c, sd.StringType)
+			}
+		}
+		return out
+	}
+	rep := &inspect.Report{Root: "s3://bucket/orders", Prefix: inspect.FallbackPrefix, Totals: inspect.Totals{Files: 6, Groups: 6}}
+	for _, g := range []struct {
+		id     string
+		schema sd.Schema
+	}{
+		{"aaa", s("a")}, {"bbb", s("b")}, {"ccc", s("a", "legacy")}, {"ddd", s("b", "legacy")},
+		{"eee", s("a", "b", "c", "d", "e", "p", "q", "r", "t")}, {"fff", s("a", "b", "c", "d", "e", "p", "q", "r", "t")},
+	} {
+		rep.Groups = append(rep.Groups, inspect.Group{SchemaID: g.id, Files: 1, Schema: g.schema})
+	}
+	return rep, inspect.NewTable(&sd.Table{Source: sd.SourceDelta, Schema: s("a", "b", "c", "d", "e")})
+}
+
+// TestReportDiffCountsOKChanges: ok changes are counted by kind with three examples, per group
+// and over all groups; a list of changes that block another group lists already is named by
+// reference; the text report shows the changes across groups once, with the groups that have
+// them and the table changes their fixes suggest.
+func TestReportDiffCountsOKChanges(t *testing.T) {
+	rep, table := sharedGroups()
+	rep.Diff(table, inspect.DiffOptions{})
+	g := func(id string) *inspect.Group { return rep.Group(id) }
+
+	aaa := g("aaa")
+	if *aaa.Verdict != sd.OK || aaa.Changes == nil || len(aaa.Changes) != 0 || aaa.SameChangesAs != "" || aaa.Suggestion != nil {
+		t.Errorf("aaa: verdict %v changes %v same as %q", aaa.Verdict, aaa.Changes, aaa.SameChangesAs)
+	}
+	if s := aaa.OKChanges; len(s) != 1 || s[0].Kind != sd.KindMissingInFile || s[0].Count != 4 ||
+		s[0].Summary != "4 table columns the files lack, filled with NULL" || len(s[0].Examples) != 3 ||
+		s[0].Examples[0].Path.String() != "b" || s[0].Examples[2].Path.String() != "d" || s[0].Examples[0].Reason == "" {
+		t.Errorf("aaa ok changes %+v", s)
+	}
+	if all := aaa.AllChanges(); len(all) != 4 || all[3].Path.String() != "e" || all[3].Verdict != sd.OK {
+		t.Errorf("aaa all changes %v", all)
+	}
+	ccc, ddd := g("ccc"), g("ddd")
+	if len(ccc.Changes) != 1 || ccc.Changes[0].Path.String() != "legacy" || ccc.SameChangesAs != "" ||
+		ddd.Changes != nil || ddd.SameChangesAs != "ccc" || !ddd.Blocks() || ddd.Suggestion == nil || len(ddd.OKChanges) != 1 {
+		t.Errorf("ccc: %v %q; ddd: %v %q %v", ccc.Changes, ccc.SameChangesAs, ddd.Changes, ddd.SameChangesAs, ddd.Suggestion)
+	}
+	if fff := g("fff"); fff.SameChangesAs != "eee" || len(g("eee").Changes) != 4 || fff.OKChanges != nil {
+		t.Errorf("fff: same as %q, eee changes %v, ok %v", fff.SameChangesAs, g("eee").Changes, fff.OKChanges)
+	}
+	want := "[{extra_in_file blocks 10 4 4 10 file columns the table does not have} " +
+		"{missing_in_file ok 16 4 4 16 table columns the files lack, filled with NULL}]"
+	var got []string
+	for _, c := range rep.ChangeTotals {
+		got = append(got, fmt.Sprintf("{%s %s %d %d %d %s}", c.Kind, c.Verdict, c.Changes, c.Groups, c.Files, c.Summary))
+	}
+	if s := "[" + strings.Join(got, " ") + "]"; s != want {
+		t.Errorf("change totals %s, want %s", s, want)
+	}
+
+	var buf bytes.Buffer
+	if err := rep.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	text := buf.String()
+	for _, want := range []string{
+		"\nChanges across the 6 schema groups:\n" +
+			"  legacy: blocks: column legacy (boolean) is in the file but not in the table: COPY INTO with mergeSchema = false rejects the file (DELTA_METADATA_MISMATCH)\n" +
+			"    in 2 groups (2 files): ccc, ddd\n" +
+			"  p: blocks: column p (string) is in the file but not in the table: COPY INTO with mergeSchema = false rejects the file (DELTA_METADATA_MISMATCH)\n" +
+			"    in 2 groups (2 files): eee, fff\n",
+		"  ok: 16 table columns the files lack, filled with NULL, in 4 groups (4 files)\n" +
+			"  Table changes the groups' fixes suggest (each group's fix below says what else it needs):\n" +
+			"    2 groups: ALTER TABLE <table> ADD COLUMNS (`legacy` BOOLEAN);\n" +
+			"    2 groups: ALTER TABLE <table> ADD COLUMNS (`p` STRING, `q` STRING, `r` STRING, `t` STRING);\n",
+		"\nSchema aaa (1 file, first: )\n" +
+			"  Against the table: ok: the files load as they are\n" +
+			"    ok: 4 table columns the files lack, filled with NULL: b, c, d and 1 more (--all-changes lists them)\n",
+		// A short shared list is repeated; a long one is named.
+		"  Against the table: blocks: COPY INTO rejects these files until the table or the load changes\n" +
+			"    legacy: blocks: column legacy (boolean) is in the file but not in the table",
+		"    the same 4 changes that block or need a cast as schema eee, listed there: p, q, r and 1 more\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks\n%s\ngot:\n%s", want, text)
+		}
+	}
+	if n := strings.Count(text, "is in the table but not in the file"); n != 0 {
+		t.Errorf("%d ok changes listed one by one", n)
+	}
+
+	// --all-changes: every change of every group, each its own list.
+	rep.Diff(table, inspect.DiffOptions{AllChanges: true})
+	buf.Reset()
+	if err := rep.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	text = buf.String()
+	if n := strings.Count(text, "is in the table but not in the file: COPY INTO fills it with NULL\n"); n != 16 ||
+		strings.Contains(text, "the same 4 changes") || strings.Count(text, "\n    p: blocks:") != 2 {
+		t.Errorf("all changes: %d ok changes listed, want 16:\n%s", n, text)
+	}
+	var js bytes.Buffer
+	if err := rep.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Groups []struct {
+			Changes       []json.RawMessage `json:"changes"`
+			SameChangesAs string            `json:"same_changes_as"`
+		} `json:"groups"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range []int{4, 4, 5, 5, 4, 4} {
+		if g := doc.Groups[i]; len(g.Changes) != n || g.SameChangesAs != "" {
+			t.Errorf("all changes, group %d: %d changes, same as %q; want %d", i, len(g.Changes), g.SameChangesAs, n)
+		}
+	}
+}
+
+// TestReportDiffRetainsNoChangePerTableColumn: after Diff, a report of 2,000 groups against a
+// table 2,000 columns wider than their files holds a few examples per group, not the
+// 3,998,000 changes (over a gigabyte of heap when each was kept).
+func TestReportDiffRetainsNoChangePerTableColumn(t *testing.T) {
+	const n = 2000
+	table := sd.NewSchema().Col("id", sd.LongType, sd.NotNull)
+	rep := &inspect.Report{Root: "s3://bucket/orders", Prefix: inspect.FallbackPrefix, Totals: inspect.Totals{Files: n, Groups: n}}
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("c_%04d", i)
+		table = table.Col(name, sd.StringType)
+		rep.Groups = append(rep.Groups, inspect.Group{SchemaID: fmt.Sprintf("%012x", i), Files: 1,
+			Schema: sd.NewSchema().Col("id", sd.LongType, sd.NotNull).Col(name, sd.StringType)})
+	}
+	tbl := inspect.NewTable(&sd.Table{Source: sd.SourceDelta, Schema: table})
+	before := memstat.LiveHeap()
+	rep.Diff(tbl, inspect.DiffOptions{})
+	retained := int64(memstat.LiveHeap()) - int64(before)
+	runtime.KeepAlive(rep)
+	runtime.KeepAlive(tbl)
+	if retained > 16<<20 {
+		t.Errorf("the diff retains %d MiB, want under 16 MiB", retained>>20)
+	}
+	t.Logf("the diff retains %d KiB for %d groups", retained>>10, n)
+	if c := rep.ChangeTotals; len(c) != 1 || c[0].Changes != n*(n-1) || c[0].Groups != n {
+		t.Errorf("change totals %+v", c)
+	}
+	for _, g := range rep.Groups {
+		if len(g.OKChanges) != 1 || g.OKChanges[0].Count != n-1 || len(g.OKChanges[0].Examples) != inspect.MaxChangeExamples {
+			t.Fatalf("group %s: ok changes %+v", g.SchemaID, g.OKChanges)
+		}
+	}
+}
+
+// TestAcrossGroupsIsBounded: the text section across groups shows at most 20 distinct changes
+// and says how many more each group lists; --all-changes shows them all.
+func TestAcrossGroupsIsBounded(t *testing.T) {
+	table := sd.NewSchema().Col("id", sd.LongType, sd.NotNull)
+	rep := &inspect.Report{Root: "s3://bucket/orders", Prefix: inspect.FallbackPrefix, Totals: inspect.Totals{Files: 25, Groups: 25}}
+	for i := 0; i < 25; i++ {
+		rep.Groups = append(rep.Groups, inspect.Group{SchemaID: fmt.Sprintf("g%02d", i), Files: 1,
+			Schema: sd.NewSchema().Col("id", sd.LongType, sd.NotNull).Col(fmt.Sprintf("x%02d", i), sd.StringType)})
+	}
+	tbl := inspect.NewTable(&sd.Table{Source: sd.SourceDelta, Schema: table})
+	for _, all := range []bool{false, true} {
+		rep.Diff(tbl, inspect.DiffOptions{AllChanges: all})
+		var buf bytes.Buffer
+		if err := rep.WriteText(&buf); err != nil {
+			t.Fatal(err)
+		}
+		across := buf.String()[strings.Index(buf.String(), "\nChanges across the 25 schema groups:"):]
+		across = across[:strings.Index(across, "\nSchema g00")]
+		shown, more := strings.Count(across, "\n    in 1 group (1 file): g"), strings.Contains(across, "\n  and 5 more distinct changes (blocking or needing a cast): each group lists its own\n")
+		if all && (shown != 25 || more) || !all && (shown != 20 || !more) {
+			t.Errorf("all changes %v: %d shown, more %v:\n%s", all, shown, more, across)
+		}
+		if all && strings.Contains(across, "    and ") || !all && !strings.Contains(across, "    and 5 more statements\n") {
+			t.Errorf("all changes %v: table changes:\n%s", all, across)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/memstat"
 )
 
 // Each hostile footer class (declared counts, nesting depth, sizes) comes back as an
@@ -138,8 +139,8 @@ func BenchmarkInspectHostile(b *testing.B) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(inspect.DefaultMemoryLimit))
 	var peak uint64
 	for i := 0; i < b.N; i++ {
-		base := liveHeap()
-		h := startHeapSampler()
+		base := memstat.LiveHeap()
+		h := memstat.StartHeapPeak()
 		rep, err := inspect.Run(context.Background(), s, inspect.Options{})
 		p := h.Stop()
 		if err != nil {

@@ -146,15 +146,27 @@ type Group struct {
 	// Schema is the group's Spark schema; each top-level field's NullCount is the sum over
 	// the group's files, known only when known for every file.
 	Schema schemadiff.Schema `json:"-"`
-	// Verdict, Changes and Suggestion are the diff against the table's schema, set by
-	// Report.Diff; absent when there is no table schema. Verdict is the worst of the changes'.
-	Verdict    *schemadiff.Verdict     `json:"verdict,omitempty"`
-	Changes    []schemadiff.ChangeInfo `json:"changes,omitzero"`
-	Suggestion *Suggestion             `json:"suggestion,omitempty"`
+	// Verdict, Changes, SameChangesAs, OKChanges and Suggestion are the diff against the
+	// table's schema, set by Report.Diff; absent when there is no table schema. Verdict is
+	// the worst of the changes'.
+	Verdict *schemadiff.Verdict `json:"verdict,omitempty"`
+	// Changes are the changes that block the load or need the projection, in Diff order:
+	// empty when there are none, nil when SameChangesAs is set. The ok changes are counted
+	// in OKChanges; AllChanges returns every change.
+	Changes []schemadiff.ChangeInfo `json:"changes,omitzero"`
+	// SameChangesAs is the schema id of the first group, in report order, whose Changes are
+	// this group's too: they are listed there only. Empty when the group lists its own.
+	SameChangesAs string `json:"same_changes_as,omitempty"`
+	// OKChanges counts the ok changes by kind, in order of first appearance.
+	OKChanges  []ChangeSummary `json:"ok_changes,omitempty"`
+	Suggestion *Suggestion     `json:"suggestion,omitempty"`
 	// TableVersion is the table version the files were written against and the commits that
 	// changed the schema after it, set by Report.Diff from the table's history; absent when
 	// the history is not known or no version's schema is the group's.
 	TableVersion *TableVersion `json:"table_version,omitempty"`
+
+	// against is what Report.Diff compared the group with, for AllChanges.
+	against *comparison
 }
 
 // Totals sums up a run.
@@ -177,7 +189,10 @@ type Report struct {
 	Table  *Table  `json:"table,omitempty"`
 	Files  []File  `json:"files"`  // in key order
 	Groups []Group `json:"groups"` // by first modification, then schema id
-	Totals Totals  `json:"totals"`
+	// ChangeTotals count the groups' changes by kind and verdict (Report.Diff): empty when no
+	// group differs from the table, nil when no comparison was made.
+	ChangeTotals []ChangeTotal `json:"change_totals,omitzero"`
+	Totals       Totals        `json:"totals"`
 
 	// saved is set on a report read back with LoadReport: previews check each file is
 	// unchanged before reading it.
@@ -188,6 +203,8 @@ type Report struct {
 	unreadable []File
 	kept       map[string][]File
 	overflow   map[string]bool
+	// allChanges is DiffOptions.AllChanges: the writers list every change of every group.
+	allChanges bool
 }
 
 // Group returns the group with the given schema id, or the one group whose id starts with id;

@@ -14,10 +14,19 @@ import (
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 )
 
+// JSONMember is a member WriteJSON writes after the report's own (the overlap by key, for
+// example).
+type JSONMember struct {
+	Key   string
+	Value any
+}
+
 // WriteJSON writes the report as indented JSON, the document json.Encoder would write for
-// it, one file entry after the other: the document is never held in memory whole (a million
-// files take a few hundred bytes each).
-func (r *Report) WriteJSON(w io.Writer) error {
+// it followed by the extra members, one file entry and one group after the other: the
+// document is never held in memory whole (a million files take a few hundred bytes each).
+// Under DiffOptions.AllChanges each group's changes are all of them, computed as the group
+// is written.
+func (r *Report) WriteJSON(w io.Writer, extra ...JSONMember) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	jw := &jsonValueWriter{w: bw}
 	bw.WriteString("{\n")
@@ -27,30 +36,39 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	if r.Table != nil {
 		jw.field("table", r.Table, "  ", false)
 	}
-	switch {
-	case r.Files == nil:
+	if r.Files == nil {
 		jw.field("files", nil, "  ", false)
-	case len(r.Files) == 0:
-		bw.WriteString("  \"files\": [],\n")
-	default:
-		bw.WriteString("  \"files\": [\n")
-		for i := range r.Files {
-			bw.WriteString("    ")
-			jw.value(&r.Files[i], "    ")
-			if i < len(r.Files)-1 {
-				bw.WriteString(",")
-			}
-			bw.WriteString("\n")
-		}
-		bw.WriteString("  ],\n")
+	} else {
+		jw.array("files", len(r.Files), func(i int) any { return &r.Files[i] }, "  ")
 	}
-	jw.field("groups", r.Groups, "  ", false)
-	jw.field("totals", r.Totals, "  ", true)
+	if r.Groups == nil {
+		jw.field("groups", nil, "  ", false)
+	} else {
+		jw.array("groups", len(r.Groups), func(i int) any { return r.writtenGroup(i) }, "  ")
+	}
+	if r.ChangeTotals != nil {
+		jw.field("change_totals", r.ChangeTotals, "  ", false)
+	}
+	jw.field("totals", r.Totals, "  ", len(extra) == 0)
+	for i, m := range extra {
+		jw.field(m.Key, m.Value, "  ", i == len(extra)-1)
+	}
 	bw.WriteString("}\n")
 	if jw.err != nil {
 		return jw.err
 	}
 	return bw.Flush()
+}
+
+// writtenGroup is group i as the writers write it: under AllChanges a copy with every change.
+func (r *Report) writtenGroup(i int) *Group {
+	g := &r.Groups[i]
+	if !r.allChanges || g.against == nil {
+		return g
+	}
+	c := *g
+	c.Changes, c.SameChangesAs = g.AllChanges(), ""
+	return &c
 }
 
 // jsonValueWriter writes JSON values indented as they sit in an enclosing document.
@@ -77,6 +95,25 @@ func (j *jsonValueWriter) value(v any, prefix string) {
 	j.w.Write(bytes.TrimSuffix(j.buf.Bytes(), []byte("\n")))
 }
 
+// array writes `prefix"key": [` with the n elements elem returns, each encoded on its own,
+// as json.Encoder writes a slice that is not the last member.
+func (j *jsonValueWriter) array(key string, n int, elem func(i int) any, prefix string) {
+	if n == 0 {
+		j.w.WriteString(prefix + strconv.Quote(key) + ": [],\n")
+		return
+	}
+	j.w.WriteString(prefix + strconv.Quote(key) + ": [\n")
+	for i := 0; i < n; i++ {
+		j.w.WriteString(prefix + "  ")
+		j.value(elem(i), prefix+"  ")
+		if i < n-1 {
+			j.w.WriteString(",")
+		}
+		j.w.WriteString("\n")
+	}
+	j.w.WriteString(prefix + "],\n")
+}
+
 // field writes `prefix"key": value` and a comma unless last, then a newline.
 func (j *jsonValueWriter) field(key string, v any, prefix string, last bool) {
 	j.w.WriteString(prefix + strconv.Quote(key) + ": ")
@@ -88,8 +125,9 @@ func (j *jsonValueWriter) field(key string, v any, prefix string, last bool) {
 }
 
 // JSONLines writes a run as JSON lines: a header with the root and the fallback folder, one
-// line per file as it is read, then the table, each schema group and the totals. Each line
-// is an object with one key: "inspect", "file", "table", "group" or "totals".
+// line per file as it is read, then the table, each schema group, the counts of their
+// changes and the totals. Each line is an object with one key: "inspect", "file", "table",
+// "group", "change_totals" or "totals".
 type JSONLines struct {
 	w   *bufio.Writer
 	err error
@@ -112,7 +150,7 @@ func (l *JSONLines) line(key string, v any) error {
 	return l.err
 }
 
-// Header writes {"inspect":{"schema_version":1,"root":…,"prefix":…}}.
+// Header writes {"inspect":{"schema_version":N,"root":…,"prefix":…}}.
 func (l *JSONLines) Header(root, prefix string) error {
 	return l.line("inspect", struct {
 		SchemaVersion int    `json:"schema_version"`
@@ -124,13 +162,17 @@ func (l *JSONLines) Header(root, prefix string) error {
 // File writes {"file":{…}}, the file's entry as the JSON report has it.
 func (l *JSONLines) File(f File) error { return l.line("file", f) }
 
-// Summary writes the report's table (when compared with one), its groups and its totals.
+// Summary writes the report's table (when compared with one), its groups, the counts of
+// their changes (when compared) and its totals.
 func (l *JSONLines) Summary(r *Report) error {
 	if r.Table != nil {
 		l.line("table", r.Table)
 	}
 	for i := range r.Groups {
-		l.line("group", &r.Groups[i])
+		l.line("group", r.writtenGroup(i))
+	}
+	if r.ChangeTotals != nil {
+		l.line("change_totals", r.ChangeTotals)
 	}
 	return l.line("totals", r.Totals)
 }
@@ -157,8 +199,11 @@ func marshalNoHTML(v any) ([]byte, error) {
 }
 
 // WriteText writes the report for a human: totals, the table schema compared with, one line
-// per schema group, the unreadable files with their errors, and each group's columns followed
-// by its changes against the table and the suggested fix. Times are RFC3339 in UTC.
+// per schema group, the unreadable files with their errors, the changes across groups (when
+// several were compared), and each group's columns followed by its changes against the table
+// and the suggested fix. Changes that block or need a cast are listed one by one, ok ones
+// counted by kind with a few examples (every change under DiffOptions.AllChanges). Times are
+// RFC3339 in UTC.
 func (r *Report) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
 	t := r.Totals
@@ -207,6 +252,11 @@ func (r *Report) WriteText(w io.Writer) error {
 			ew.printf("  %s (%s): %s\n", textsafe.Quote(f.Key), HumanBytes(f.Size), f.Error)
 		}
 	}
+	byID := make(map[string]int, len(r.Groups))
+	for i := range r.Groups {
+		byID[r.Groups[i].SchemaID] = i
+	}
+	r.writeAcrossGroups(ew, byID)
 	for _, g := range r.Groups {
 		ew.printf("\nSchema %s (%s, first: %s)\n", g.SchemaID, plural(g.Files, "file"), textsafe.Quote(g.FirstFile))
 		tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
@@ -223,7 +273,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\n", textsafe.Quote(c.Name), textsafe.Escape(c.Type), null)
 		}
 		tw.Flush()
-		writeGroupDiff(ew, &g)
+		r.writeGroupDiff(ew, &g, byID)
 	}
 	return ew.err
 }

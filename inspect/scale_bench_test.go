@@ -21,12 +21,12 @@ import (
 	"runtime/debug"
 	"sort"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/memstat"
 	sd "github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/storage"
 )
@@ -161,22 +161,6 @@ func BenchmarkInspectScaleLatency(b *testing.B) {
 	}
 }
 
-// peakRSS returns the process's peak resident set (VmHWM), in bytes.
-func peakRSS(tb testing.TB) int64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		tb.Skipf("no /proc: %v", err)
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	tb.Skip("no VmHWM")
-	return 0
-}
-
 // BenchmarkInspectScaleRSS runs inspect as `zbrecover inspect -o text|json|jsonl` does
 // (streamed report, diff against a table, output written to a file) over
 // ZBRECOVER_BENCH_FILES (default 100,000) synthetic files, and reports the process's peak
@@ -194,7 +178,7 @@ func BenchmarkInspectScaleRSS(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				runtime.GC()
 				debug.FreeOSMemory()
-				if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+				if err := memstat.ResetPeakRSS(); err != nil {
 					b.Skipf("cannot reset the peak RSS: %v", err)
 				}
 				out, err := os.Create(filepath.Join(b.TempDir(), "out"))
@@ -238,7 +222,11 @@ func BenchmarkInspectScaleRSS(b *testing.B) {
 				if rep.Totals.Files != n {
 					b.Fatalf("totals %+v", rep.Totals)
 				}
-				peak = max(peak, peakRSS(b))
+				rss, err := memstat.PeakRSS()
+				if err != nil {
+					b.Skipf("no peak RSS: %v", err)
+				}
+				peak = max(peak, rss)
 			}
 			b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MiB")
 			b.ReportMetric(float64(size)/(1<<20), "output-MiB")

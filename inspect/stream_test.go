@@ -59,6 +59,29 @@ func TestWriteJSONIsTheEncodedDocument(t *testing.T) {
 	table := sd.NewSchema().Col("id", sd.LongType).Col("region", sd.StringType, sd.NotNull)
 	rep.Diff(inspect.NewTable(&sd.Table{Source: sd.SourceDelta, Schema: table}), inspect.DiffOptions{TableName: "main.s.t"})
 	check("diffed", rep)
+
+	// Under AllChanges every group is written with every change: the document json.Encoder
+	// writes for the report whose groups hold them, and the keys after it.
+	wider := table.Col("zz_note", sd.StringType)
+	rep.Diff(inspect.NewTable(&sd.Table{Source: sd.SourceDelta, Schema: wider}), inspect.DiffOptions{TableName: "main.s.t", AllChanges: true})
+	all := *rep
+	all.Groups = append([]inspect.Group(nil), rep.Groups...)
+	for i := range all.Groups {
+		all.Groups[i].Changes, all.Groups[i].SameChangesAs = all.Groups[i].AllChanges(), ""
+	}
+	var got bytes.Buffer
+	if err := rep.WriteJSON(&got, inspect.JSONMember{Key: "keys", Value: map[string]int{"records": 3}}); err != nil {
+		t.Fatal(err)
+	}
+	want := string(jsonout.Versioned([]byte(encoded(t, &all))))
+	want = strings.TrimSuffix(want, "\n}\n") + ",\n  \"keys\": {\n    \"records\": 3\n  }\n}\n"
+	if got.String() != want {
+		t.Errorf("all changes: streamed JSON differs from the encoded report:\n%s\nwant:\n%s", got.String(), want)
+	}
+	if !strings.Contains(got.String(), `"path": "zz_note",
+          "verdict": "ok"`) {
+		t.Errorf("all changes: no ok change listed:\n%s", got.String())
+	}
 	rep.Diff(inspect.MissingTable("no table schema"), inspect.DiffOptions{})
 	check("missing table", rep)
 	empty, err := inspect.Run(context.Background(), newStore(), inspect.Options{})
@@ -124,7 +147,7 @@ func TestStreamedReportMatchesRun(t *testing.T) {
 			}
 		}
 	}
-	want := "inspect file file file file table group group totals"
+	want := "inspect file file file file table group group change_totals totals"
 	if got := strings.Join(kinds, " "); got != want {
 		t.Errorf("lines %s, want %s", got, want)
 	}

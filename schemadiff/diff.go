@@ -653,36 +653,38 @@ func (d *differ) fields(ff, tf []Field, tpath, fpath *pathNode, tp *top) {
 		renamedFile[j] = true
 	}
 
+	// Changes point into ff and tf (never modified) for their top-level columns: a table
+	// wider than the files costs no copy of each column it has and they lack.
 	for _, p := range pairs {
 		switch {
 		case p.file >= 0 && p.table >= 0:
-			f, t := ff[p.file], tf[p.table]
-			d.pair(f, t, tpath.child(t.Name), fpath.child(f.Name), p.byPhysical, d.topFor(tp, &f, &t))
+			f, t := &ff[p.file], &tf[p.table]
+			d.pair(*f, *t, tpath.child(t.Name), fpath.child(f.Name), p.byPhysical, d.topFor(tp, f, t))
 		case p.table >= 0:
-			t := tf[p.table]
+			t := &tf[p.table]
 			if j, ok := renameOf[p.table]; ok {
-				f := ff[j]
-				ctp := d.topFor(tp, &f, &t)
+				f := &ff[j]
+				ctp := d.topFor(tp, f, t)
 				ev, _ := SimilarNames(f.Name, t.Name)
-				d.out = append(d.out, LikelyRename{Path: tpath.child(t.Name).path(), FilePath: fpath.child(f.Name).path(), File: f, Table: t, Evidence: ev, top: ctp})
+				d.out = append(d.out, LikelyRename{Path: tpath.child(t.Name).path(), FilePath: fpath.child(f.Name).path(), File: *f, Table: *t, Evidence: ev, top: ctp})
 				// Nested nullability still matters once the operator confirms the rename.
 				if f.Nullable && !t.Nullable {
 					d.out = append(d.out, NullabilityChanged{Path: tpath.child(t.Name).path(), NullCount: f.NullCount, NullCountKnown: f.NullCountKnown, top: ctp})
 				}
 				continue
 			}
-			d.out = append(d.out, MissingInFile{Path: tpath.child(t.Name).path(), Table: t, top: d.topFor(tp, nil, &t)})
+			d.out = append(d.out, MissingInFile{Path: tpath.child(t.Name).path(), Table: *t, top: d.topFor(tp, nil, t)})
 		default:
 			if renamedFile[p.file] {
 				continue
 			}
-			f := ff[p.file]
+			f := &ff[p.file]
 			if f.Type.HasUnsupported() {
-				d.unsupported(f.Type, tpath.child(f.Name), d.topFor(tp, &f, nil))
+				d.unsupported(f.Type, tpath.child(f.Name), d.topFor(tp, f, nil))
 				continue
 			}
 			// A file column the table lacks is named in the table's terms where its parent is.
-			d.out = append(d.out, ExtraInFile{Path: tpath.child(f.Name).path(), File: f, top: d.topFor(tp, &f, nil)})
+			d.out = append(d.out, ExtraInFile{Path: tpath.child(f.Name).path(), File: *f, top: d.topFor(tp, f, nil)})
 		}
 	}
 }

@@ -113,12 +113,12 @@ func Suggest(changes []Change, table string) Suggestion {
 		}
 		var key string
 		switch {
+		case t.file == nil:
+			continue // a table column the files lack: NULL-filled, or noted below
 		case t.table != nil:
 			key = "t\x00" + strings.ToLower(t.table.Name)
-		case t.file != nil:
-			key = "f\x00" + t.file.Name
 		default:
-			continue
+			key = "f\x00" + t.file.Name
 		}
 		g := groups[key]
 		if g == nil {
@@ -199,11 +199,9 @@ func Suggest(changes []Change, table string) Suggestion {
 		g := groups[key]
 		t := g.top
 		switch {
-		case t.table == nil && t.file != nil:
+		case t.table == nil:
 			s.Omit = append(s.Omit, t.file.Name)
 			continue
-		case t.file == nil:
-			continue // missing columns: NULL-filled or noted above
 		}
 		if !needsProjection(g.changes) {
 			continue

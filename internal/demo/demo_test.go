@@ -337,3 +337,35 @@ func TestSummarizeReadsInspectsDiff(t *testing.T) {
 		t.Error("bad JSON: no error")
 	}
 }
+
+// TestSummarizeCountedAndSharedChanges: a group whose changes an earlier group lists gets
+// them from there, the ok changes inspect gave in full are changes, the others a count.
+func TestSummarizeCountedAndSharedChanges(t *testing.T) {
+	doc := `{"root": "file:///t", "prefix": "p/", "files": [], "totals": {"groups": 2},
+	  "groups": [
+	    {"schema_id": "aaa", "verdict": "blocks",
+	     "changes": [{"path": "legacy", "verdict": "blocks", "reason": "not in the table"}],
+	     "ok_changes": [{"kind": "missing_in_file", "count": 1, "summary": "1 table column the files lack, filled with NULL",
+	       "examples": [{"path": "note", "verdict": "ok", "reason": "filled with NULL"}]}]},
+	    {"schema_id": "bbb", "verdict": "blocks", "same_changes_as": "aaa",
+	     "ok_changes": [{"kind": "missing_in_file", "count": 1999, "summary": "1,999 table columns the files lack, filled with NULL",
+	       "examples": [{"path": "c_0001", "verdict": "ok", "reason": "filled with NULL"}]}]}]}`
+	sum, err := demo.Summarize([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := sum.Groups[0], sum.Groups[1]
+	if len(a.Changes) != 2 || a.Changes[1].Path != "note" || len(a.OKCounts) != 0 {
+		t.Errorf("aaa: changes %+v, counts %v", a.Changes, a.OKCounts)
+	}
+	if len(b.Changes) != 1 || b.Changes[0].Path != "legacy" || len(b.OKCounts) != 1 || len(a.Changes) != 2 {
+		t.Errorf("bbb: changes %+v, counts %v; aaa %+v", b.Changes, b.OKCounts, a.Changes)
+	}
+	var out bytes.Buffer
+	if err := sum.WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "group bbb: 0 files, 0 rows, verdict BLOCKS\n  columns: \n  - legacy [blocks] not in the table\n  - [ok] 1,999 table columns the files lack, filled with NULL\n") {
+		t.Errorf("summary:\n%s", out.String())
+	}
+}

@@ -29,7 +29,10 @@ type GroupSummary struct {
 	FirstFile string
 	Columns   []inspect.Column
 	Verdict   string
-	Changes   []Change
+	// Changes are the group's changes, those of kinds inspect counts (ok ones) included
+	// when it gave them all as examples; OKCounts word the others' counts.
+	Changes  []Change
+	OKCounts []string
 	// DDL are the suggested table changes; Projection the suggested COPY INTO source query
 	// (empty when the files load as they are).
 	DDL        []string
@@ -55,8 +58,14 @@ type inspectDoc struct {
 	Files  []inspect.File `json:"files"`
 	Groups []struct {
 		inspect.Group
-		Verdict    string   `json:"verdict"`
-		Changes    []Change `json:"changes"`
+		Verdict       string   `json:"verdict"`
+		Changes       []Change `json:"changes"`
+		SameChangesAs string   `json:"same_changes_as"`
+		OKChanges     []struct {
+			Count    int      `json:"count"`
+			Summary  string   `json:"summary"`
+			Examples []Change `json:"examples"`
+		} `json:"ok_changes"`
 		Suggestion *struct {
 			DDL     []string `json:"ddl"`
 			Select  string   `json:"select"`
@@ -83,9 +92,25 @@ func Summarize(inspectJSON []byte) (*Summary, error) {
 			sum.Unreadable = append(sum.Unreadable, f)
 		}
 	}
+	listed := map[string][]Change{}
 	for _, g := range doc.Groups {
+		changes := g.Changes
+		if g.SameChangesAs != "" {
+			changes = listed[g.SameChangesAs]
+		} else {
+			listed[g.SchemaID] = changes
+		}
+		changes = append([]Change(nil), changes...)
 		gs := GroupSummary{SchemaID: g.SchemaID, Files: g.Files, Rows: g.Rows, FirstFile: g.FirstFile,
-			Columns: g.Columns, Verdict: g.Verdict, Changes: g.Changes}
+			Columns: g.Columns, Verdict: g.Verdict}
+		for _, s := range g.OKChanges {
+			if s.Count <= len(s.Examples) {
+				changes = append(changes, s.Examples...)
+			} else {
+				gs.OKCounts = append(gs.OKCounts, s.Summary)
+			}
+		}
+		gs.Changes = changes
 		if s := g.Suggestion; s != nil {
 			gs.DDL, gs.Confirm = s.DDL, s.Confirm
 			if s.Select != "" {
@@ -149,7 +174,10 @@ func (s *Summary) WriteText(w io.Writer) error {
 		for _, c := range g.Changes {
 			ew.printf("  - %s [%s] %s\n", c.Path, c.Verdict, c.Reason)
 		}
-		if len(g.Changes) == 0 {
+		for _, s := range g.OKCounts {
+			ew.printf("  - [ok] %s\n", s)
+		}
+		if len(g.Changes) == 0 && len(g.OKCounts) == 0 {
 			ew.printf("  - no difference: the files load as they are\n")
 		}
 		if g.Projection != "" {

@@ -31,7 +31,7 @@ func TestVersioned(t *testing.T) {
 			t.Errorf("Versioned(%q) = %q: schema_version is not the first member", in, out)
 		}
 	}
-	if got := Versioned(ind.Bytes()); !bytes.HasPrefix(got, []byte("{\n  \"schema_version\": 1,\n  \"a\": 1")) {
+	if got := Versioned(ind.Bytes()); !bytes.HasPrefix(got, []byte("{\n  \"schema_version\": 2,\n  \"a\": 1")) {
 		t.Errorf("indented: %q", got)
 	}
 	for _, in := range []string{`[1,2]`, `"s"`, ``} {

@@ -39,7 +39,7 @@ func wideRoot(tb testing.TB, dir string, groups int, legacy bool) {
 			row += `,"legacy_flag":true`
 		}
 		data := pqgen.Must(pqgen.Bytes(arrow.NewSchema(fields, nil), row+"}]", pqgen.Options{}))
-		if err := pqgen.WriteFile(filepath.Join(dir, filepath.FromSlash(fmt.Sprintf("%spart-%05d.parquet", fallback, i))), data); err != nil {
+		if err := pqgen.WriteFile(filepath.Join(dir, filepath.FromSlash(fmt.Sprintf("%spart-%05d.parquet", fallbackDirName, i))), data); err != nil {
 			tb.Fatal(err)
 		}
 	}

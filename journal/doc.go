@@ -27,9 +27,20 @@
 //	merge          Merge: a step of a load by key (reload --dedupe-key): planned (staging
 //	               table, key, order), intent (the MERGE as sent), result (rows inserted),
 //	               dropped (the staging table)
+//	keys           Keys: a keys file of the run's files (key columns, location, checksum)
 //
-// Every string of a record passes through internal/redact before it is stored: SQL, error
-// texts, the root, the command line, keys. The caller's record is not changed.
+// The fields that can hold secrets are redacted before a record is stored: the root (a SAS
+// query), the command line, error texts and reasons. Names are stored verbatim, because the
+// journal must give them back exactly: file keys, folders (a folder called sig=1 is a
+// folder), staging locations (without query) and SQL (which never names a credential). A
+// record whose verbatim fields hold a secret the process registered is refused, not
+// written. The caller's record is not changed.
+//
+// Intents record the table version the statement started from (base_version) and, when
+// the warehouse takes one, the commit tag the statement carried; outcomes record the commit
+// that proved the batch (version) and what proved it (evidence: the statement's own
+// answer, its tag in the history, the only candidate in the history, or the MERGE that
+// followed it). A claimed commit settles no other batch of any run of the table (Facts).
 //
 // # Re-runs continue the run
 //
@@ -110,7 +121,9 @@
 //     last batch and the staging table is dropped;
 //   - the run is cleaned when every verified file is deleted or gone, partially cleaned when
 //     some are; otherwise mismatch, loading (work pending and the last process wrote no
-//     end), unknown, failed, planned or verified, the first that applies.
+//     end), unknown, failed, planned or verified, the first that applies;
+//   - a failed batch (the warehouse refused its statement) still counts as possibly loaded
+//     in every skip list: no other run loads its files through another path on that word.
 //
 // State.OpenBatches are what a re-run settles from the table's history first;
 // State.Remaining what it sends; State.VerifiedFiles the only files cleanup may delete,

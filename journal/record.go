@@ -32,13 +32,14 @@ const (
 	KindDeleted      Kind = "deleted"       // Deletion.Results: what each delete did
 	KindEnd          Kind = "end"           // End: the process is done with the run
 	KindMerge        Kind = "merge"         // Merge: a step of a load by key (reload --dedupe-key)
+	KindKeys         Kind = "keys"          // Keys: a keys file of the run's files, where the warehouse reads it
 )
 
 // Known reports whether this version of the package understands kind k.
 func (k Kind) Known() bool {
 	switch k {
 	case KindRun, KindPlan, KindIntent, KindResult, KindOutcome, KindVerification, KindStaging,
-		KindDeleteIntent, KindDeleted, KindEnd, KindMerge:
+		KindDeleteIntent, KindDeleted, KindEnd, KindMerge, KindKeys:
 		return true
 	}
 	return false
@@ -68,6 +69,7 @@ type Record struct {
 	Deletion     *Deletion     `json:"deletion,omitempty"`
 	End          *End          `json:"end,omitempty"`
 	Merge        *Merge        `json:"merge,omitempty"`
+	Keys         *KeysFile     `json:"keys,omitempty"`
 
 	// Raw holds a record of a kind this version does not know, as it was read.
 	Raw json.RawMessage `json:"-"`
@@ -307,6 +309,23 @@ type DeletedResult struct {
 	Archive string `json:"archive,omitempty" redact:"yes"`
 }
 
+// KeysFile is a keys file of some of the run's files (package keyfile): their key columns,
+// one row per record, stored where the warehouse reads it, so that the keys of the run's
+// files can be compared with the table after the files are gone.
+type KeysFile struct {
+	// Location is the folder the file is in (a /Volumes/… path or a URL without query) and
+	// Key its name under it.
+	Location string `json:"location"`
+	Key      string `json:"key"`
+	// Columns are the key columns, as the table names them.
+	Columns []string `json:"columns"`
+	Size    int64    `json:"size"`
+	SHA256  string   `json:"sha256"`
+	Rows    int64    `json:"rows"`
+	// Batches are the batches whose files it holds (each file's group is its batch number).
+	Batches []int `json:"batches"`
+}
+
 // MergeStep is the step of a load by key a merge record records.
 type MergeStep string
 
@@ -373,7 +392,7 @@ func (r *Record) Validate() error {
 	set := map[Kind]bool{
 		KindRun: r.Header != nil, KindPlan: r.Plan != nil, KindIntent: r.Intent != nil,
 		KindResult: r.Result != nil, KindOutcome: r.Outcome != nil, KindVerification: r.Verification != nil,
-		KindStaging: r.Staging != nil, KindEnd: r.End != nil, KindMerge: r.Merge != nil,
+		KindStaging: r.Staging != nil, KindEnd: r.End != nil, KindMerge: r.Merge != nil, KindKeys: r.Keys != nil,
 		KindDeleteIntent: r.Deletion != nil && r.Kind == KindDeleteIntent,
 		KindDeleted:      r.Deletion != nil && r.Kind == KindDeleted,
 	}

@@ -126,6 +126,8 @@ type State struct {
 	// Source is the folder URL the run's statements read (the latest plan record's), ""
 	// for journals of earlier versions.
 	Source string
+	// KeysFiles are the keys files of the run's files, in the order they were recorded.
+	KeysFiles []KeysFile
 	// Verification is the latest verification record, VerificationTime when it was written;
 	// KeyCheck the latest one that checked keys.
 	Verification     *Verification
@@ -382,6 +384,13 @@ func (s *State) apply(r Record, batches map[int]*BatchState) error {
 		s.End = &e
 	case KindMerge:
 		return s.applyMerge(r)
+	case KindKeys:
+		for _, n := range r.Keys.Batches {
+			if batches[n] == nil {
+				return fmt.Errorf("keys file %s names batch %d, which no plan names", r.Keys.Key, n)
+			}
+		}
+		s.KeysFiles = append(s.KeysFiles, *r.Keys)
 	default:
 		s.Unknown = append(s.Unknown, r)
 		s.Warnings = append(s.Warnings, fmt.Sprintf("run %s seq %d: record of unknown kind %q (format v%d), kept unread", s.Run, r.Seq, r.Kind, r.V))

@@ -64,6 +64,13 @@
 //     CONFLICTING_PARTITION_COLUMN_NAMES). Names starting with "_" (without "=") or "." are
 //     skipped. CODE: Spark PartitioningAwareFileIndex.allFiles, PartitioningUtils; DOC:
 //     recursiveFileLookup. PATTERN globs match relative paths at any depth (DOC examples).
+//   - Glob characters in read paths: Spark's DataSource expands a read path as a Hadoop glob
+//     (CODE: DataSource.checkAndGlobPathIfNecessary); whether COPY INTO's FROM folder and
+//     FILES entries are globbed is unknown: switch GlobPaths (default false: literal, so
+//     "[b]/" is the folder named "[b]", and "a*.parquet" in FILES the file of that name;
+//     true: Hadoop globs, "*" "?" "[…]" "[^…]" "{a,b}" within a path component, "\" escaping
+//     the next character, a glob matching nothing is PATH_NOT_FOUND). Names with non-ASCII
+//     characters are read as they are either way.
 //   - Multi-file schema: the first file's (listing order, or FILES order); columns only later
 //     files have are dropped, columns they lack are NULL. FORMAT_OPTIONS mergeSchema merges the
 //     files' schemas (CANNOT_MERGE_SCHEMAS on a type conflict) and never evolves the table;

@@ -28,6 +28,10 @@ type Unknowns struct {
 	// nullable member of the table's struct, with DELTA_INSERT_COLUMN_ARITY_MISMATCH, as a
 	// batch INSERT does. Default false: the member is NULL, as a streaming write does.
 	RefuseMissingNestedMember bool
+	// GlobPaths reads a path with glob characters (COPY INTO's FROM folder and FILES entries,
+	// parquet.`…`, read_files) as a Hadoop glob, as Spark's DataSource resolves a read path.
+	// Default false: paths are literal ("[b]/" is the folder named "[b]").
+	GlobPaths bool
 }
 
 // PathAccess is the answer to a path read inside a managed table's storage.

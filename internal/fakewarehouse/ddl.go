@@ -829,11 +829,16 @@ func (e *DuckDB) set(sess *Session, p *parser) (*Result, error) {
 	for !p.atEnd() && !p.peek().isOp("=") {
 		key.WriteString(p.next().val)
 	}
+	if err := e.checkConfAllowed(key.String()); err != nil {
+		return nil, err
+	}
 	val := ""
 	if p.acceptOp("=") {
 		val = strings.TrimSpace(p.rest())
-		if v, _, err := unquoteSpark(val); err == nil && (strings.HasPrefix(val, "'") || strings.HasPrefix(val, `"`)) {
-			val = v
+		if strings.HasPrefix(val, "'") || strings.HasPrefix(val, `"`) {
+			if v, _, err := unquoteSpark(val); err == nil {
+				val = v
+			}
 		}
 	}
 	if sess.Conf == nil {
@@ -842,6 +847,51 @@ func (e *DuckDB) set(sess *Session, p *parser) (*Result, error) {
 	sess.Conf[key.String()] = val
 	res.Rows = [][]any{{key.String(), val}}
 	return res, nil
+}
+
+// userMetadataKey is the session configuration whose value every commit of the session
+// carries as commitInfo.userMetadata (DOC: "Enrich Delta Lake tables with custom metadata").
+const userMetadataKey = "spark.databricks.delta.commitInfo.userMetadata"
+
+// sessionUserMetadata returns the session's commit metadata ("" when unset or empty).
+func sessionUserMetadata(sess *Session) string {
+	for k, v := range sess.Conf {
+		if strings.EqualFold(k, userMetadataKey) {
+			return v
+		}
+	}
+	return ""
+}
+
+// checkConfAllowed refuses a configuration the warehouse does not allow (see
+// Unknowns.RefuseUserMetadata), as CONFIG_NOT_AVAILABLE (DOC: Databricks error conditions).
+func (e *DuckDB) checkConfAllowed(key string) error {
+	if strings.EqualFold(key, userMetadataKey) && e.Unknowns().RefuseUserMetadata {
+		return &SQLError{Class: "CONFIG_NOT_AVAILABLE", SQLState: "42K0I", Message: fmt.Sprintf("Configuration %s is not available.", key)}
+	}
+	return nil
+}
+
+// reset implements RESET (every session configuration) and RESET key (one).
+func (e *DuckDB) reset(sess *Session, p *parser) (*Result, error) {
+	p.next() // RESET
+	var key strings.Builder
+	for !p.atEnd() {
+		key.WriteString(p.next().val)
+	}
+	if key.Len() == 0 {
+		sess.Conf = map[string]string{}
+		return emptyDDLResult(), nil
+	}
+	if err := e.checkConfAllowed(key.String()); err != nil {
+		return nil, err
+	}
+	for k := range sess.Conf {
+		if strings.EqualFold(k, key.String()) {
+			delete(sess.Conf, k)
+		}
+	}
+	return emptyDDLResult(), nil
 }
 
 func (e *DuckDB) show(sess *Session, p *parser) (*Result, error) {

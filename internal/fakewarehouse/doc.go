@@ -32,7 +32,7 @@
 //
 //   - CREATE CATALOG | SCHEMA | TABLE (Spark types including STRUCT, ARRAY, MAP, DECIMAL,
 //     TIMESTAMP, TIMESTAMP_NTZ; NOT NULL; COMMENT; USING DELTA; PARTITIONED BY; LOCATION;
-//     TBLPROPERTIES; AS SELECT; OR REPLACE; IF NOT EXISTS), DROP, USE, SET, SHOW CATALOGS |
+//     TBLPROPERTIES; AS SELECT; OR REPLACE; IF NOT EXISTS), DROP, USE, SET, RESET, SHOW CATALOGS |
 //     SCHEMAS | TABLES | TBLPROPERTIES, LIST 'path'.
 //   - ALTER TABLE … ADD COLUMNS, ALTER COLUMN … TYPE (type widening, with the table property
 //     delta.enableTypeWidening = true, as Delta requires), ALTER COLUMN … DROP NOT NULL | SET NOT
@@ -124,6 +124,18 @@
 //     {"statsOnLoad":"false"} (OBS). MERGE: numSourceRows, numTargetRowsInserted, …Updated,
 //     …Deleted, …Copied, numTargetFilesAdded/Removed, executionTimeMs, … (CODE). userName is
 //     Options.UserName, engineInfo Databricks-Runtime/fake-warehouse.
+//   - Commit metadata (DOC: "Enrich Delta Lake tables with custom metadata"): SET
+//     spark.databricks.delta.commitInfo.userMetadata = '<text>' keeps the text in the session,
+//     and every commit a later statement of that session makes carries it (DESCRIBE HISTORY
+//     userMetadata, the Delta log's commitInfo.userMetadata); an empty SET or RESET of the key
+//     clears it; other sessions' commits do not carry it. Whether a SQL warehouse accepts the
+//     SET is unknown: switch RefuseUserMetadata (default false; true: SET and RESET of the key
+//     fail with CONFIG_NOT_AVAILABLE, SQLSTATE 42K0I, "Configuration <key> is not available.",
+//     DOC: Databricks error conditions).
+//   - Identity in history: whether a service principal's history userName equals what
+//     current_user() returns is unknown: switch HistoryUserName (default empty: both are
+//     Options.UserName; set: commits record this name, current_user() still returns the
+//     session user).
 //   - MERGE: INSERT * and UPDATE SET * by name; a target column the source lacks is
 //     DELTA_MERGE_UNRESOLVED_EXPRESSION (42601) (CODE); source duplicates are all inserted.
 //   - CHECK constraints (CODE: Delta): ALTER TABLE … ADD CONSTRAINT c CHECK (expr) checks the

@@ -72,6 +72,10 @@ type DuckDB struct {
 
 	volumes map[string]string // catalog.schema.volume → local folder
 
+	// stmt is the statement Execute is running (nil between statements): the session's
+	// commit metadata and the commits the statement makes. Guarded by mu.
+	stmt *stmtContext
+
 	// fileSchemas caches the schema of each Parquet file read (by local path, size and
 	// modification time): a load reads every file's schema in its VALIDATE and again in its
 	// COPY INTO, and a Parquet file's schema does not change while it stays the same file.
@@ -256,11 +260,29 @@ func (e *DuckDB) Execute(ctx context.Context, sess *Session, stmt string, params
 	if sess.Schema == "" {
 		sess.Schema = "default"
 	}
+	e.stmt = &stmtContext{userMetadata: sessionUserMetadata(sess)}
 	res, err := e.execute(ctx, sess, stmt, params)
+	commits := e.stmt.commits
+	e.stmt = nil
 	if err != nil {
 		return nil, e.classify(err)
 	}
+	if res != nil {
+		res.commits = commits
+	}
 	return res, nil
+}
+
+// stmtContext is what the engine knows of the statement it runs.
+type stmtContext struct {
+	userMetadata string      // the session's commit metadata, "" for none
+	commits      []CommitRef // the versions the statement committed, in order
+}
+
+// CommitRef names one version of a table.
+type CommitRef struct {
+	Table   string // catalog.schema.table
+	Version int64
 }
 
 func (e *DuckDB) execute(ctx context.Context, sess *Session, stmt string, params []Param) (*Result, error) {
@@ -305,6 +327,8 @@ func (e *DuckDB) execute(ctx context.Context, sess *Session, stmt string, params
 		return e.use(sess, p)
 	case first.isKw("SET"):
 		return e.set(sess, p)
+	case first.isKw("RESET"):
+		return e.reset(sess, p)
 	case first.isKw("SHOW"):
 		return e.show(sess, p)
 	case first.isKw("LIST"), first.isKw("LS"):

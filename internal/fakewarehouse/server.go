@@ -91,6 +91,9 @@ type Statement struct {
 	SQLState string
 	Rows     int64  // rows returned, or modified for DML (num_affected_rows)
 	Fault    string // the injected fault that applied, if any
+	// Commits are the table versions the statement committed (FINISHED statements, and
+	// statements answered with an error after they committed).
+	Commits []CommitRef
 }
 
 // Request is one HTTP request the server received.

@@ -266,6 +266,9 @@ func (op *operation) finish(res *Result, err error) {
 			st.State, st.Error, st.Class, st.SQLState = "ERROR", se.Error(), se.Class, se.SQLState
 		} else {
 			st.State = "FINISHED"
+			if res != nil {
+				st.Commits = res.Commits()
+			}
 			if res != nil && res.ModifiedRows != nil {
 				st.Rows = *res.ModifiedRows
 			} else if res != nil {

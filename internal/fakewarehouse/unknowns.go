@@ -32,6 +32,14 @@ type Unknowns struct {
 	// parquet.`…`, read_files) as a Hadoop glob, as Spark's DataSource resolves a read path.
 	// Default false: paths are literal ("[b]/" is the folder named "[b]").
 	GlobPaths bool
+	// RefuseUserMetadata refuses SET and RESET of spark.databricks.delta.commitInfo.userMetadata
+	// as a SQL warehouse refuses a configuration it does not allow: CONFIG_NOT_AVAILABLE
+	// (SQLSTATE 42K0I). Default false: accepted, and later commits of the session carry it.
+	RefuseUserMetadata bool
+	// HistoryUserName, when set, is the userName the warehouse's commits record in DESCRIBE
+	// HISTORY and the Delta log (a service principal's application id, say), while
+	// current_user() keeps returning the user statements run as. Default empty: the same name.
+	HistoryUserName string
 }
 
 // PathAccess is the answer to a path read inside a managed table's storage.

@@ -17,8 +17,11 @@ type commitSpec struct {
 	op              string
 	params, metrics map[string]string
 	blind           bool
-	user, engine    string   // default: the engine's user, defaultEngineInfo
+	user, engine    string   // default: the history user (historyUser), defaultEngineInfo
 	actions         []string // extra Delta log actions (add) of the version
+	// userMetadata is the commit's userMetadata; empty means the running statement's session
+	// value (none outside a statement).
+	userMetadata string
 }
 
 // defaultEngineInfo is the engineInfo of the warehouse's own commits.
@@ -33,9 +36,12 @@ func (e *DuckDB) addCommit(t *tableMeta, op string, params, metrics map[string]s
 func (e *DuckDB) addCommitSpec(t *tableMeta, cs commitSpec) (int64, error) {
 	v := t.baseVersion + int64(len(t.history))
 	c := commit{Version: v, Timestamp: time.Now().UTC(), Operation: cs.op, Parameters: cs.params, Metrics: cs.metrics,
-		IsBlindAppend: cs.blind, UserName: cs.user, EngineInfo: cs.engine}
+		IsBlindAppend: cs.blind, UserName: cs.user, EngineInfo: cs.engine, UserMetadata: cs.userMetadata}
 	if c.UserName == "" {
-		c.UserName = e.opts.UserName
+		c.UserName = e.historyUser()
+	}
+	if c.UserMetadata == "" && e.stmt != nil {
+		c.UserMetadata = e.stmt.userMetadata
 	}
 	if c.EngineInfo == "" {
 		c.EngineInfo = defaultEngineInfo
@@ -57,6 +63,9 @@ func (e *DuckDB) addCommitSpec(t *tableMeta, cs commitSpec) (int64, error) {
 	c.logLines = append(lines, cs.actions...)
 	c.seq = e.commitSeq.Add(1)
 	t.history = append(t.history, c)
+	if e.stmt != nil {
+		e.stmt.commits = append(e.stmt.commits, CommitRef{Table: t.fullName(), Version: v})
+	}
 	t.lastModified = c.Timestamp
 	if !t.foreignLog {
 		if err := writeDeltaLog(t.location, []commit{c}); err != nil {
@@ -64,6 +73,15 @@ func (e *DuckDB) addCommitSpec(t *tableMeta, cs commitSpec) (int64, error) {
 		}
 	}
 	return v, nil
+}
+
+// historyUser is the userName the warehouse's own commits record: Unknowns.HistoryUserName
+// when set, else the user statements run as.
+func (e *DuckDB) historyUser() string {
+	if u := e.Unknowns().HistoryUserName; u != "" {
+		return u
+	}
+	return e.opts.UserName
 }
 
 // rowMark returns the largest DuckDB rowid of a table's rows (-1 when empty): rows appended

@@ -168,11 +168,38 @@
 //
 // # Faults
 //
-// Inject registers a Fault for matching requests: fail the Nth matching statement with an
-// error class; run a statement (a COPY INTO commits) and drop the connection without a reply;
-// answer 429 or 503 with Retry-After; keep a statement RUNNING for a while (the driver polls,
-// and a context cancel sends CancelOperation). ExpireSessions makes open sessions invalid
-// (HTTP 400 "Invalid SessionHandle", which the driver maps to driver.ErrBadConn).
+// Inject (or AddFault, which returns an error instead of panicking) registers a Fault for
+// requests of one Thrift method; for ExecuteStatement, statements matching a regular
+// expression. It fires on the matches after Skip, Times times (0 once, negative always), on
+// every match or on a Percent of them chosen by a seeded pseudo-random sequence (the same
+// Seed fires on the same matches). Actions:
+//
+//   - Error: the statement fails with an error class and SQLSTATE and does not run.
+//   - HTTPStatus (429, 503, … with Retry-After): the request is refused before it runs; the
+//     driver retries 429 and 503, ExecuteStatement included (CODE: databricks-sql-go
+//     RetryPolicy).
+//   - DropRequest: the connection is closed without a reply before the request is processed;
+//     a statement never runs (statement state DROPPED): the cut before it reached the
+//     warehouse.
+//   - DropResponse: the request is processed (a statement runs to completion and commits)
+//     and the connection is closed without a reply: the lost acknowledgement.
+//   - Delay: the statement is answered PENDING, stays queued for the delay, then runs; the
+//     driver polls GetOperationStatus (its fixed 1 s interval), and a CancelOperation during
+//     the delay cancels it. A fault on GetOperationStatus (HTTPStatus, DropRequest,
+//     DropResponse, Delay) hits the polls while the statement completes on the warehouse.
+//   - CommitThenError: the statement runs to completion (it commits) and the answer is an
+//     error, such as PostCommitHookFailed: DELTA_POST_COMMIT_HOOK_FAILED (2DKD0),
+//     "Committing to the Delta table version N succeeded but error while executing
+//     post-commit hook …" (CODE: Delta DeltaErrors).
+//   - CommitThenBadConn: the statement runs to completion and the answer is HTTP 400 "Invalid
+//     SessionHandle" (its session expires): the driver returns driver.ErrBadConn, on which
+//     database/sql runs the statement again on a new session (CODE: databricks-sql-go
+//     client.handleClientMethodError, database/sql retry), so it commits twice as far as the
+//     warehouse is concerned and a COPY INTO's second run loads 0 rows.
+//
+// ExpireSessions makes open sessions invalid (HTTP 400 "Invalid SessionHandle", which the
+// driver maps to driver.ErrBadConn). The statement log records each statement's state, the
+// fault that applied and the versions it committed.
 //
 // # Known differences from a real warehouse
 //

@@ -84,7 +84,8 @@ type Statement struct {
 	SessionID  string
 	SQL        string
 	Start, End time.Time
-	// State is FINISHED, ERROR, CANCELED, RUNNING, or REJECTED (answered with an HTTP error).
+	// State is FINISHED, ERROR, CANCELED, RUNNING, REJECTED (answered with an HTTP error), or
+	// DROPPED (the connection was closed before the statement ran).
 	State    string
 	Error    string // the error text for ERROR
 	Class    string // the error class for ERROR
@@ -366,11 +367,31 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st := &reqState{method: thriftMethod(body)}
-	// Request-level faults for methods other than ExecuteStatement fire before processing.
+	// Faults on methods other than ExecuteStatement apply to the request as a whole: an HTTP
+	// status or a dropped request instead of processing it, a delay before it, a dropped
+	// response after it.
 	if st.method != "ExecuteStatement" {
 		if f := s.matchFault(st.method, ""); f != nil {
-			s.applyHTTPFault(w, st, f)
-			return
+			switch {
+			case f.HTTPStatus != 0:
+				s.logRequest(st.method, f.HTTPStatus)
+				if f.RetryAfter != "" {
+					w.Header().Set("Retry-After", f.RetryAfter)
+				}
+				http.Error(w, http.StatusText(f.HTTPStatus), f.HTTPStatus)
+				return
+			case f.DropRequest:
+				s.logRequest(st.method, 0)
+				dropConnection(w)
+				return
+			case f.DropResponse:
+				st.drop = true
+			case f.Delay > 0:
+				select {
+				case <-time.After(f.Delay):
+				case <-r.Context().Done():
+				}
+			}
 		}
 	}
 	var out bytes.Buffer
@@ -407,20 +428,6 @@ func dropConnection(w http.ResponseWriter) {
 		if conn, _, err := hj.Hijack(); err == nil {
 			conn.Close()
 		}
-	}
-}
-
-func (s *Server) applyHTTPFault(w http.ResponseWriter, st *reqState, f *Fault) {
-	switch {
-	case f.DropResponse:
-		s.logRequest(st.method, 0)
-		dropConnection(w)
-	default:
-		s.logRequest(st.method, f.HTTPStatus)
-		if f.RetryAfter != "" {
-			w.Header().Set("Retry-After", f.RetryAfter)
-		}
-		http.Error(w, http.StatusText(f.HTTPStatus), f.HTTPStatus)
 	}
 }
 

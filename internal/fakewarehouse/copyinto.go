@@ -434,7 +434,7 @@ func (e *DuckDB) copyInto(ctx context.Context, sess *Session, p *parser) (*Resul
 		return nil, err
 	}
 	v, err := e.addCommitSpec(t, commitSpec{op: "COPY INTO", params: copyParams(),
-		metrics: copyMetrics(written.files, written.bytes, inserted, skippedCorrupt), blind: len(newCols) == 0, actions: written.actions})
+		metrics: copyMetrics(written.files, written.bytes, inserted, skippedCorrupt), blind: len(newCols) == 0, adds: written.adds})
 	if err != nil {
 		return nil, err
 	}

@@ -43,7 +43,7 @@
 //   - DESCRIBE [TABLE] [EXTENDED] t [AS JSON], DESCRIBE HISTORY t [LIMIT n], DESCRIBE DETAIL t.
 //   - SELECT (with parquet.`path` and read_files('path') sources), INSERT INTO | OVERWRITE,
 //     MERGE INTO … USING … ON … WHEN [NOT] MATCHED … (INSERT * and UPDATE SET * by name),
-//     UPDATE, DELETE, TRUNCATE.
+//     UPDATE, DELETE, TRUNCATE, RESTORE.
 //
 // Queries run on DuckDB after a token-level rewrite (identifiers, string literals, table
 // names, Spark types in casts, a few Spark functions and literals). Spark functions DuckDB does
@@ -136,6 +136,29 @@
 //     current_user() returns is unknown: switch HistoryUserName (default empty: both are
 //     Options.UserName; set: commits record this name, current_user() still returns the
 //     session user).
+//   - Commits that remove data (CODE: Delta DeltaOperations, DeltaOperationMetrics): DELETE
+//     and UPDATE (operationParameters predicate, the WHERE text as a JSON array; metrics
+//     numDeletedRows or numUpdatedRows, numCopiedRows, numRemovedFiles, numAddedFiles,
+//     numRemovedBytes, numAddedBytes, …), INSERT OVERWRITE (WRITE, mode Overwrite, the WRITE
+//     metrics numFiles, numOutputRows, numOutputBytes), TRUNCATE (numRemovedFiles,
+//     executionTimeMs) and MERGE (predicate, matchedPredicates, notMatchedPredicates;
+//     numTargetRowsDeleted/Updated/Inserted/Copied, numTargetFilesRemoved/Added, …). A
+//     statement that updates or deletes rows rewrites the table: it removes every live data
+//     file and adds one file of the remaining rows (Delta rewrites only the files it touches,
+//     so its file counts can be smaller). The log's add and remove actions describe the
+//     table's rows at every version; removed files stay on disk (no VACUUM). CREATE OR
+//     REPLACE TABLE removes the old files; CREATE TABLE AS SELECT writes a data file.
+//   - RESTORE [TABLE] t [TO] VERSION AS OF n | TIMESTAMP AS OF 'ts' (CODE: Delta
+//     RestoreTableCommand): the rows, schema and properties of version n come back from the
+//     files live at it; the commit (operation RESTORE, operationParameters version or
+//     timestamp) removes the files added since and adds back those removed since, with the
+//     metrics tableSizeAfterRestore, numOfFilesAfterRestore, numRemovedFiles,
+//     numRestoredFiles, removedFilesSize, restoredFilesSize, which are also its result. A
+//     version past the latest is DELTA_CANNOT_RESTORE_TABLE_VERSION (22003). Refused with
+//     UNSUPPORTED_FEATURE where the engine cannot reconstruct the version: tables whose data
+//     files it does not keep (remote locations, a Delta log it did not write) and versions of
+//     a registered table before the engine's first. COPY INTO's loaded-files state is kept
+//     by RESTORE (what Databricks does there is not known).
 //   - MERGE: INSERT * and UPDATE SET * by name; a target column the source lacks is
 //     DELTA_MERGE_UNRESOLVED_EXPRESSION (42601) (CODE); source duplicates are all inserted.
 //   - CHECK constraints (CODE: Delta): ALTER TABLE … ADD CONSTRAINT c CHECK (expr) checks the
@@ -205,14 +228,14 @@
 //
 // Results are sent in column form, never Arrow or CloudFetch. The data lives in memory. For
 // tables at a local (file://) location the engine writes a Delta log (protocol, metaData with
-// the schema, commitInfo for every version, add actions for the data files it writes) and
-// real Parquet data files for COPY INTO, INSERT, MERGE inserts and Zerobus appends; updates,
-// deletes and overwrites rewrite no files. A location that already holds a log (CREATE TABLE
+// the schema, commitInfo for every version, add and remove actions for the data files) and
+// real Parquet data files for every write (see the commits that remove data above). A
+// location that already holds a log (CREATE TABLE
 // … LOCATION) is left alone; remote locations get no log and no files (their metrics still
 // count the files). A registered table (RegisterTable) starts empty: the rows of its existing
 // data files are not loaded. The exact texts of some error messages, the VALIDATE output shape
 // and history metrics beyond those listed are approximations. NULL values in nested NOT NULL
 // fields are not rejected. Not implemented (clear UNSUPPORTED_FEATURE errors): views, external
 // volumes, CSV/JSON sources, column DEFAULT and GENERATED clauses, renaming or dropping nested
-// fields, time travel.
+// fields, time travel in queries (VERSION AS OF in SELECT; RESTORE is supported).
 package fakewarehouse

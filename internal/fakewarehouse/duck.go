@@ -126,6 +126,12 @@ type tableMeta struct {
 	// baseVersion is the version of the first history entry (a registered table's log may
 	// hold versions before the engine's first).
 	baseVersion int64
+	// files are the live data files of the engine's versions, in the order they were added.
+	files []dataFile
+	// snapCols and snapProps are the schema and properties of the latest version, shared by
+	// the versions that did not change them.
+	snapCols  []Field
+	snapProps map[string]string
 }
 
 func (t *tableMeta) fullName() string { return t.catalog + "." + t.schema + "." + t.name }
@@ -155,7 +161,13 @@ type commit struct {
 	UserName      string
 	EngineInfo    string
 	seq           int64    // the engine-wide commit sequence number
-	logLines      []string // the version's Delta log actions
+	logLines      []string // the version's Delta log actions, until written to a local log
+	// adds and removes are the data files the version added and the paths it removed; cols
+	// and props are the table's schema and properties at the version.
+	adds    []dataFile
+	removes []string
+	cols    []Field
+	props   map[string]string
 }
 
 // loadedFile records a file COPY INTO loaded into a table.
@@ -323,6 +335,8 @@ func (e *DuckDB) execute(ctx context.Context, sess *Session, stmt string, params
 		return e.deleteUpdate(ctx, sess, p)
 	case first.isKw("TRUNCATE"):
 		return e.truncate(ctx, sess, p)
+	case first.isKw("RESTORE"):
+		return e.restore(ctx, sess, p)
 	case first.isKw("USE"):
 		return e.use(sess, p)
 	case first.isKw("SET"):

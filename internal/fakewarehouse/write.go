@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,11 +18,23 @@ type commitSpec struct {
 	op              string
 	params, metrics map[string]string
 	blind           bool
-	user, engine    string   // default: the history user (historyUser), defaultEngineInfo
-	actions         []string // extra Delta log actions (add) of the version
+	user, engine    string // default: the history user (historyUser), defaultEngineInfo
+	// adds and removes are the data files the version adds and removes: the log gets their
+	// add and remove actions and the table's live files change accordingly.
+	adds    []dataFile
+	removes []dataFile
 	// userMetadata is the commit's userMetadata; empty means the running statement's session
 	// value (none outside a statement).
 	userMetadata string
+}
+
+// dataFile is one data file of a table.
+type dataFile struct {
+	path    string // relative to the table root, as add and remove actions name it
+	local   string // the file on disk; "" when the engine does not keep the table's files
+	size    int64
+	rows    int64
+	modTime int64 // milliseconds since the epoch
 }
 
 // defaultEngineInfo is the engineInfo of the warehouse's own commits.
@@ -56,23 +69,112 @@ func (e *DuckDB) addCommitSpec(t *tableMeta, cs commitSpec) (int64, error) {
 	if c.Metrics == nil {
 		c.Metrics = map[string]string{}
 	}
+	before := t.lastMetaData
 	lines, err := e.deltaActions(t, c)
 	if err != nil {
 		return 0, errInternal(err)
 	}
-	c.logLines = append(lines, cs.actions...)
+	// The schema and properties of the version, shared with the previous version while they
+	// do not change (RESTORE goes back to them).
+	if t.lastMetaData != before || t.snapCols == nil {
+		t.snapCols, t.snapProps = cloneFields(t.cols), maps.Clone(t.props)
+	}
+	c.cols, c.props = t.snapCols, t.snapProps
+	ts := c.Timestamp.UnixMilli()
+	for _, f := range cs.removes {
+		rm, err := json.Marshal(map[string]any{"remove": orderedJSON{
+			{"path", f.path}, {"deletionTimestamp", ts}, {"dataChange", true}, {"extendedFileMetadata", true},
+			{"partitionValues", map[string]string{}}, {"size", f.size},
+		}})
+		if err != nil {
+			return 0, errInternal(err)
+		}
+		lines = append(lines, string(rm))
+	}
+	for _, f := range cs.adds {
+		stats, _ := json.Marshal(map[string]any{"numRecords": f.rows})
+		add, err := json.Marshal(map[string]any{"add": orderedJSON{
+			{"path", f.path}, {"partitionValues", map[string]string{}}, {"size", f.size},
+			{"modificationTime", f.modTime}, {"dataChange", true}, {"stats", string(stats)},
+		}})
+		if err != nil {
+			return 0, errInternal(err)
+		}
+		lines = append(lines, string(add))
+	}
+	c.logLines = lines
+	c.adds = cs.adds
+	for _, f := range cs.removes {
+		c.removes = append(c.removes, f.path)
+	}
+	t.files = applyFiles(t.files, c.removes, cs.adds)
 	c.seq = e.commitSeq.Add(1)
+	if !t.foreignLog {
+		if err := writeDeltaLog(t.location, []commit{c}); err != nil {
+			return 0, errInternal(fmt.Errorf("write the Delta log of %s: %w", t.fullName(), err))
+		}
+		if _, local := localPath(t.location); local {
+			c.logLines = nil // on disk; memory stays flat over many versions
+		}
+	}
 	t.history = append(t.history, c)
 	if e.stmt != nil {
 		e.stmt.commits = append(e.stmt.commits, CommitRef{Table: t.fullName(), Version: v})
 	}
 	t.lastModified = c.Timestamp
-	if !t.foreignLog {
-		if err := writeDeltaLog(t.location, []commit{c}); err != nil {
-			return 0, errInternal(fmt.Errorf("write the Delta log of %s: %w", t.fullName(), err))
-		}
-	}
 	return v, nil
+}
+
+// applyFiles returns the live files after a version removed and added some.
+func applyFiles(live []dataFile, removes []string, adds []dataFile) []dataFile {
+	if len(removes) > 0 {
+		gone := map[string]bool{}
+		for _, p := range removes {
+			gone[p] = true
+		}
+		kept := make([]dataFile, 0, len(live))
+		for _, f := range live {
+			if !gone[f.path] {
+				kept = append(kept, f)
+			}
+		}
+		live = kept
+	}
+	return append(live, adds...)
+}
+
+// filesSize returns the total size of files.
+func filesSize(files []dataFile) int64 {
+	var n int64
+	for _, f := range files {
+		n += f.size
+	}
+	return n
+}
+
+// cloneFields returns a deep copy of fields.
+func cloneFields(fs []Field) []Field {
+	if fs == nil {
+		return []Field{}
+	}
+	out := make([]Field, len(fs))
+	for i, f := range fs {
+		out[i] = f
+		out[i].Type = cloneType(f.Type)
+	}
+	return out
+}
+
+func cloneType(t *Type) *Type {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	c.Elem, c.Key, c.Value = cloneType(t.Elem), cloneType(t.Key), cloneType(t.Value)
+	if t.Fields != nil {
+		c.Fields = cloneFields(t.Fields)
+	}
+	return &c
 }
 
 // historyUser is the userName the warehouse's own commits record: Unknowns.HistoryUserName
@@ -94,17 +196,17 @@ func (e *DuckDB) rowMark(ctx context.Context, t *tableMeta) (int64, error) {
 	return res.Int(0, 0), nil
 }
 
-// written is what a commit wrote: data files, their total size and their add actions.
+// written is what a commit wrote: its data files and their total size.
 type written struct {
-	files   int
-	bytes   int64
-	actions []string
+	files int
+	bytes int64
+	adds  []dataFile
 }
 
-// writeDataFiles writes the rows appended after mark as one Parquet data file with the
-// columns' physical names, as a Delta writer does, and returns its add action. The file goes
-// into the table's location when that is a local folder whose log the engine keeps; otherwise
-// it is only measured (the metrics still count it) and removed.
+// writeDataFiles writes the rows appended after mark (every row for mark -1) as one Parquet
+// data file with the columns' physical names, as a Delta writer does. The file goes into the
+// table's location when that is a local folder whose log the engine keeps; otherwise it is
+// only measured (the metrics still count it) and removed.
 func (e *DuckDB) writeDataFiles(ctx context.Context, t *tableMeta, mark int64) (written, error) {
 	res, err := e.duckQuery(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE rowid > %d", duckIdent(t.phys), mark))
 	if err != nil {
@@ -114,6 +216,16 @@ func (e *DuckDB) writeDataFiles(ctx context.Context, t *tableMeta, mark int64) (
 	if rows == 0 {
 		return written{}, nil
 	}
+	exprs := make([]string, len(t.cols))
+	for i, c := range t.cols {
+		exprs[i] = physicalExpr(duckIdent(c.Name), c.Type) + " AS " + duckIdent(c.physical())
+	}
+	return e.writeDataFile(ctx, t, fmt.Sprintf("SELECT %s FROM %s WHERE rowid > %d", strings.Join(exprs, ", "), duckIdent(t.phys), mark), rows)
+}
+
+// writeDataFile writes the rows of query (a DuckDB query with the columns' physical names)
+// as one data file of t; rows is their count.
+func (e *DuckDB) writeDataFile(ctx context.Context, t *tableMeta, query string, rows int64) (written, error) {
 	name := fmt.Sprintf("part-00000-%s-c000.snappy.parquet", newUUID())
 	dir, local := localPath(t.location)
 	keep := local && !t.foreignLog
@@ -124,31 +236,20 @@ func (e *DuckDB) writeDataFiles(ctx context.Context, t *tableMeta, mark int64) (
 		return written{}, errInternal(err)
 	}
 	file := filepath.Join(dir, name)
-	exprs := make([]string, len(t.cols))
-	for i, c := range t.cols {
-		exprs[i] = physicalExpr(duckIdent(c.Name), c.Type) + " AS " + duckIdent(c.physical())
-	}
-	q := fmt.Sprintf("COPY (SELECT %s FROM %s WHERE rowid > %d) TO %s (FORMAT PARQUET, COMPRESSION SNAPPY)",
-		strings.Join(exprs, ", "), duckIdent(t.phys), mark, duckString(file))
-	if _, err := e.duckExec(ctx, q); err != nil {
+	if _, err := e.duckExec(ctx, fmt.Sprintf("COPY (%s) TO %s (FORMAT PARQUET, COMPRESSION SNAPPY)", query, duckString(file))); err != nil {
 		return written{}, err
 	}
 	fi, err := os.Stat(file)
 	if err != nil {
 		return written{}, errInternal(err)
 	}
-	if !keep {
+	df := dataFile{path: name, size: fi.Size(), rows: rows, modTime: fi.ModTime().UnixMilli()}
+	if keep {
+		df.local = file
+	} else {
 		_ = os.Remove(file)
 	}
-	stats, _ := json.Marshal(map[string]any{"numRecords": rows})
-	add, err := json.Marshal(map[string]any{"add": orderedJSON{
-		{"path", name}, {"partitionValues", map[string]string{}}, {"size", fi.Size()},
-		{"modificationTime", fi.ModTime().UnixMilli()}, {"dataChange", true}, {"stats", string(stats)},
-	}})
-	if err != nil {
-		return written{}, errInternal(err)
-	}
-	return written{files: 1, bytes: fi.Size(), actions: []string{string(add)}}, nil
+	return written{files: 1, bytes: fi.Size(), adds: []dataFile{df}}, nil
 }
 
 // physicalExpr renames struct members to their physical names (struct members nested in

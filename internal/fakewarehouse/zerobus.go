@@ -127,7 +127,7 @@ func (w *ZerobusWriter) Flush(ctx context.Context) (int64, error) {
 	}
 	v, err := e.addCommitSpec(t, commitSpec{op: "WRITE", params: map[string]string{"mode": "Append", "partitionBy": "[]"},
 		metrics: map[string]string{"numFiles": strconv.Itoa(wr.files), "numOutputRows": strconv.Itoa(w.opts.Rows), "numOutputBytes": strconv.FormatInt(wr.bytes, 10)},
-		blind:   true, user: w.opts.Principal, engine: ZerobusEngineInfo, actions: wr.actions})
+		blind:   true, user: w.opts.Principal, engine: ZerobusEngineInfo, adds: wr.adds})
 	if err != nil {
 		return 0, err
 	}

@@ -84,10 +84,10 @@ func (e *DuckDB) restore(ctx context.Context, sess *Session, p *parser) (*Result
 	inLive, inNow := map[string]bool{}, map[string]bool{}
 	for _, f := range live {
 		inLive[f.path] = true
-		if f.local == "" {
+		if f.local() == "" {
 			return nil, errUnsupported("RESTORE of a version whose data files the local warehouse did not keep")
 		}
-		if _, err := os.Stat(f.local); err != nil {
+		if _, err := os.Stat(f.local()); err != nil {
 			return nil, &SQLError{Class: "DELTA_FILE_NOT_FOUND_DETAILED", SQLState: "42K03", Message: fmt.Sprintf(
 				"File %s referenced in the transaction log cannot be found. This occurs when data has been manually deleted from the file system rather than using the table `DELETE` statement.", f.path)}
 		}
@@ -125,7 +125,7 @@ func (e *DuckDB) restore(ctx context.Context, sess *Session, p *parser) (*Result
 		return fail(err)
 	}
 	for _, f := range live {
-		local, err := e.literalLocal(f.local)
+		local, err := e.literalLocal(f.local())
 		if err != nil {
 			return fail(err)
 		}

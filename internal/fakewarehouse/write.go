@@ -31,10 +31,18 @@ type commitSpec struct {
 // dataFile is one data file of a table.
 type dataFile struct {
 	path    string // relative to the table root, as add and remove actions name it
-	local   string // the file on disk; "" when the engine does not keep the table's files
+	dir     string // the folder it is in on disk; "" when the engine does not keep the file
 	size    int64
 	rows    int64
 	modTime int64 // milliseconds since the epoch
+}
+
+// local returns the file on disk, "" when the engine does not keep it.
+func (f dataFile) local() string {
+	if f.dir == "" {
+		return ""
+	}
+	return filepath.Join(f.dir, f.path)
 }
 
 // defaultEngineInfo is the engineInfo of the warehouse's own commits.
@@ -226,6 +234,20 @@ func (e *DuckDB) writeDataFiles(ctx context.Context, t *tableMeta, mark int64) (
 // writeDataFile writes the rows of query (a DuckDB query with the columns' physical names)
 // as one data file of t; rows is their count.
 func (e *DuckDB) writeDataFile(ctx context.Context, t *tableMeta, query string, rows int64) (written, error) {
+	df, keep, err := e.newDataFile(ctx, t, query)
+	if err != nil {
+		return written{}, err
+	}
+	return df.written(keep, rows)
+}
+
+// pendingFile is a data file written and not yet committed.
+type pendingFile struct{ name, dir, file string }
+
+// newDataFile writes the rows of query as a Parquet file for t: in the table's location
+// when that is a local folder whose log the engine keeps (keep), else in the working
+// directory, where written removes it once measured.
+func (e *DuckDB) newDataFile(ctx context.Context, t *tableMeta, query string) (pendingFile, bool, error) {
 	name := fmt.Sprintf("part-00000-%s-c000.snappy.parquet", newUUID())
 	dir, local := localPath(t.location)
 	keep := local && !t.foreignLog
@@ -233,23 +255,29 @@ func (e *DuckDB) writeDataFile(ctx context.Context, t *tableMeta, query string, 
 		dir = filepath.Join(e.opts.Dir, "datafiles")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return written{}, errInternal(err)
+		return pendingFile{}, false, errInternal(err)
 	}
 	file := filepath.Join(dir, name)
 	if _, err := e.duckExec(ctx, fmt.Sprintf("COPY (%s) TO %s (FORMAT PARQUET, COMPRESSION SNAPPY)", query, duckString(file))); err != nil {
-		return written{}, err
+		_ = os.Remove(file)
+		return pendingFile{}, false, err
 	}
-	fi, err := os.Stat(file)
+	return pendingFile{name: name, dir: dir, file: file}, keep, nil
+}
+
+// written measures the file; a file the engine does not keep is removed.
+func (df pendingFile) written(keep bool, rows int64) (written, error) {
+	fi, err := os.Stat(df.file)
 	if err != nil {
 		return written{}, errInternal(err)
 	}
-	df := dataFile{path: name, size: fi.Size(), rows: rows, modTime: fi.ModTime().UnixMilli()}
+	f := dataFile{path: df.name, size: fi.Size(), rows: rows, modTime: fi.ModTime().UnixMilli()}
 	if keep {
-		df.local = file
+		f.dir = df.dir // shared with the table's location string: no copy per file
 	} else {
-		_ = os.Remove(file)
+		_ = os.Remove(df.file)
 	}
-	return written{files: 1, bytes: fi.Size(), adds: []dataFile{df}}, nil
+	return written{files: 1, bytes: fi.Size(), adds: []dataFile{f}}, nil
 }
 
 // physicalExpr renames struct members to their physical names (struct members nested in

@@ -181,6 +181,13 @@
 //     re-check; a version keeps under 1 KB in memory (its log lines are on disk), and DESCRIBE
 //     HISTORY t LIMIT n reads only the newest n (about 20 µs for 10 of 20,000 versions in the
 //     engine, BenchmarkDescribeHistoryLimit).
+//   - Other writers with the same identity (OBS: a table has other writers, and history
+//     tells commits apart only by operation, user and metrics): CommitLookalike commits a
+//     COPY INTO (numOutputRows N, a blind append) or MERGE (numTargetRowsInserted N) by the
+//     warehouse's own userName (or a given one), engineInfo and clusterId, optionally with a
+//     userMetadata, really inserting N synthetic rows. AddTrigger commits such a look-alike
+//     after every statement matching a regular expression that committed (with the rows it
+//     inserted), or a burst of K Zerobus versions right before every matching statement.
 //   - Volumes: CREATE VOLUME c.s.v makes /Volumes/c/s/v/… (and dbfs:/Volumes/…) a folder under
 //     the working directory that path reads and COPY INTO accept; a missing volume is
 //     UC_VOLUME_NOT_FOUND. internal/workspace serves the Files API on it.

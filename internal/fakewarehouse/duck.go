@@ -76,6 +76,8 @@ type DuckDB struct {
 	// commit metadata and the commits the statement makes. Guarded by mu.
 	stmt *stmtContext
 
+	lookalikeRows int64 // synthetic rows look-alike commits inserted (guarded by mu)
+
 	// fileSchemas caches the schema of each Parquet file read (by local path, size and
 	// modification time): a load reads every file's schema in its VALIDATE and again in its
 	// COPY INTO, and a Parquet file's schema does not change while it stays the same file.

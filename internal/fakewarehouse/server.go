@@ -73,6 +73,7 @@ type Server struct {
 	stmts     []Statement
 	requests  []Request
 	faults    []*InjectedFault
+	triggers  []*InstalledTrigger
 	stopped   string // the refusal every statement gets while the warehouse is stopped
 	closed    bool
 	closeOnce sync.Once

@@ -167,6 +167,7 @@ func (h *service) ExecuteStatement(ctx context.Context, req *tcli.TExecuteStatem
 		}
 		return &tcli.TExecuteStatementResp{Status: &tcli.TStatus{StatusCode: tcli.TStatusCode_ERROR_STATUS, ErrorMessage: &msg}}, nil
 	}
+	h.s.beforeStatement(context.WithoutCancel(ctx), text)
 	snap := h.s.duck.snapshot()
 	params := make([]Param, 0, len(req.GetParameters()))
 	for _, p := range req.GetParameters() {
@@ -231,6 +232,9 @@ func (h *service) ExecuteStatement(ctx context.Context, req *tcli.TExecuteStatem
 			op.state = tcli.TOperationState_RUNNING_STATE
 			op.mu.Unlock()
 			res, err := h.s.engine.Execute(runCtx, ss.state, text, params)
+			if err == nil {
+				h.s.afterStatement(context.WithoutCancel(runCtx), text, res)
+			}
 			op.finish(res, err)
 		}()
 		return &tcli.TExecuteStatementResp{Status: okStatus(), OperationHandle: op.handle,
@@ -238,6 +242,9 @@ func (h *service) ExecuteStatement(ctx context.Context, req *tcli.TExecuteStatem
 	default:
 		// The statement runs to completion even if the client goes away, as on a warehouse.
 		res, err := h.s.engine.Execute(withSnapshot(context.WithoutCancel(ctx), snap), ss.state, text, params)
+		if err == nil {
+			h.s.afterStatement(context.WithoutCancel(ctx), text, res)
+		}
 		switch {
 		case f != nil && f.CommitThenError != nil && err == nil:
 			op.commits = res.Commits()

@@ -864,10 +864,17 @@ func (e *DuckDB) set(sess *Session, p *parser) (*Result, error) {
 // carries as commitInfo.userMetadata (DOC: "Enrich Delta Lake tables with custom metadata").
 const userMetadataKey = "spark.databricks.delta.commitInfo.userMetadata"
 
+// autoMergeKey is the session configuration that turns on schema evolution in MERGE (DOC:
+// MERGE INTO, automatic schema evolution).
+const autoMergeKey = "spark.databricks.delta.schema.autoMerge.enabled"
+
 // sessionUserMetadata returns the session's commit metadata ("" when unset or empty).
-func sessionUserMetadata(sess *Session) string {
+func sessionUserMetadata(sess *Session) string { return sessionConf(sess, userMetadataKey) }
+
+// sessionConf returns a session configuration value (keys case-insensitive), "" when unset.
+func sessionConf(sess *Session, key string) string {
 	for k, v := range sess.Conf {
-		if strings.EqualFold(k, userMetadataKey) {
+		if strings.EqualFold(k, key) {
 			return v
 		}
 	}

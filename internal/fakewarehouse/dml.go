@@ -91,9 +91,16 @@ func (e *DuckDB) insert(ctx context.Context, sess *Session, p *parser) (*Result,
 // merge handles MERGE INTO … USING … ON … WHEN …: INSERT * and UPDATE SET * are expanded by
 // name over the target's columns (Delta semantics), and the action of every row is counted.
 func (e *DuckDB) merge(ctx context.Context, sess *Session, p *parser) (*Result, error) {
+	// MERGE WITH SCHEMA EVOLUTION INTO evolves the target's schema for this statement (DOC:
+	// MERGE INTO); the clause is not passed on to DuckDB.
+	evolveClause := len(p.toks) > 4 && p.toks[1].isKw("WITH") && p.toks[2].isKw("SCHEMA") && p.toks[3].isKw("EVOLUTION")
+	if evolveClause {
+		p.toks = append(append([]token(nil), p.toks[:1]...), p.toks[4:]...)
+	}
 	if err := p.expectKw("MERGE", "INTO"); err != nil {
 		return nil, err
 	}
+	evolve := evolveClause || e.Unknowns().SchemaAutoMerge || strings.EqualFold(sessionConf(sess, autoMergeKey), "true")
 	parts, err := p.qualifiedName()
 	if err != nil {
 		return nil, err
@@ -151,11 +158,19 @@ func (e *DuckDB) merge(ctx context.Context, sess *Session, p *parser) (*Result, 
 	if err != nil {
 		return nil, err
 	}
-	// Expand INSERT * and UPDATE SET *: every target column must come from the source.
+	// Expand INSERT * and UPDATE SET *: every target column must come from the source, unless
+	// the schema evolves: then source columns the target lacks are added to it, and target
+	// columns the source lacks are left alone (NULL in inserted rows).
+	var newCols []Field
+	stars := false
 	for i := p.i; i+1 < len(p.toks); i++ {
 		star := p.toks[i].isKw("INSERT") && p.toks[i+1].isOp("*") ||
 			p.toks[i].isKw("UPDATE") && i+2 < len(p.toks) && p.toks[i+1].isKw("SET") && p.toks[i+2].isOp("*")
 		if !star {
+			continue
+		}
+		stars = true
+		if evolve {
 			continue
 		}
 		clause := "INSERT"
@@ -169,12 +184,28 @@ func (e *DuckDB) merge(ctx context.Context, sess *Session, p *parser) (*Result, 
 			}
 		}
 	}
+	if evolve && stars {
+		for _, c := range srcCols {
+			if !containsField(t.cols, c.Name) {
+				c.Nullable, c.Comment = true, ""
+				newCols = append(newCols, c)
+			}
+		}
+	}
+	allCols := append(append([]Field(nil), t.cols...), newCols...)
+	// fromSource are the target columns a star clause sets: those the source has.
+	var fromSource []Field
+	for _, c := range allCols {
+		if containsField(srcCols, c.Name) {
+			fromSource = append(fromSource, c)
+		}
+	}
 	toks := append([]token(nil), p.toks[:p.i]...)
 	for i := p.i; i < len(p.toks); i++ {
 		tk := p.toks[i]
 		if tk.isKw("INSERT") && p.toks[i+1].isOp("*") {
-			cols, vals := make([]string, len(t.cols)), make([]string, len(t.cols))
-			for ci, c := range t.cols {
+			cols, vals := make([]string, len(fromSource)), make([]string, len(fromSource))
+			for ci, c := range fromSource {
 				cols[ci] = duckIdent(c.Name)
 				vals[ci] = src + "." + duckIdent(c.Name)
 			}
@@ -184,8 +215,8 @@ func (e *DuckDB) merge(ctx context.Context, sess *Session, p *parser) (*Result, 
 			continue
 		}
 		if tk.isKw("UPDATE") && p.toks[i+1].isKw("SET") && p.toks[i+2].isOp("*") {
-			sets := make([]string, len(t.cols))
-			for ci, c := range t.cols {
+			sets := make([]string, len(fromSource))
+			for ci, c := range fromSource {
 				sets[ci] = duckIdent(c.Name) + " = " + src + "." + duckIdent(c.Name)
 			}
 			text := "UPDATE SET " + strings.Join(sets, ", ")
@@ -206,6 +237,11 @@ func (e *DuckDB) merge(ctx context.Context, sess *Session, p *parser) (*Result, 
 		_, _ = e.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		return nil, err
 	}
+	for _, c := range newCols {
+		if _, err := e.duckExec(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", duckIdent(t.phys), duckIdent(c.Name), c.Type.Duck())); err != nil {
+			return fail(err)
+		}
+	}
 	mark, err := e.rowMark(ctx, t)
 	if err != nil {
 		return fail(err)
@@ -219,6 +255,9 @@ func (e *DuckDB) merge(ctx context.Context, sess *Session, p *parser) (*Result, 
 	}
 	if _, err := e.duckExec(ctx, "COMMIT"); err != nil {
 		return fail(err)
+	}
+	if len(newCols) > 0 {
+		t.cols = assignPhysical(t, allCols)
 	}
 	var ins, upd, del int64
 	for _, r := range res.Rows {

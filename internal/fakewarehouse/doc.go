@@ -159,6 +159,13 @@
 //     files it does not keep (remote locations, a Delta log it did not write) and versions of
 //     a registered table before the engine's first. COPY INTO's loaded-files state is kept
 //     by RESTORE (what Databricks does there is not known).
+//   - MERGE schema evolution (DOC: MERGE INTO, automatic schema evolution): with MERGE WITH
+//     SCHEMA EVOLUTION INTO or the session's spark.databricks.delta.schema.autoMerge.enabled =
+//     true, INSERT * and UPDATE SET * add the source's columns the target lacks to the target
+//     (in the MERGE's own version) and leave target columns the source lacks alone (NULL when
+//     inserting); named clauses (INSERT (c1, …) VALUES (s.c1, …)) never evolve. Whether a
+//     warehouse's admin turned autoMerge on is unknown: switch SchemaAutoMerge (default false).
+//     Struct members are not evolved.
 //   - MERGE: INSERT * and UPDATE SET * by name; a target column the source lacks is
 //     DELTA_MERGE_UNRESOLVED_EXPRESSION (42601) (CODE); source duplicates are all inserted.
 //   - CHECK constraints (CODE: Delta): ALTER TABLE … ADD CONSTRAINT c CHECK (expr) checks the

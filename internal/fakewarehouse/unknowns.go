@@ -40,6 +40,12 @@ type Unknowns struct {
 	// HISTORY and the Delta log (a service principal's application id, say), while
 	// current_user() keeps returning the user statements run as. Default empty: the same name.
 	HistoryUserName string
+	// SchemaAutoMerge evolves the target of MERGE … INSERT * / UPDATE SET * as with
+	// spark.databricks.delta.schema.autoMerge.enabled = true (a warehouse admin may set it):
+	// source columns the target lacks are added to it. Default false: they are ignored, and a
+	// target column the source lacks is DELTA_MERGE_UNRESOLVED_EXPRESSION. MERGE WITH SCHEMA
+	// EVOLUTION INTO and the session configuration evolve either way.
+	SchemaAutoMerge bool
 }
 
 // PathAccess is the answer to a path read inside a managed table's storage.

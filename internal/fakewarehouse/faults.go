@@ -234,7 +234,7 @@ func (s *Server) matchFault(method, stmt string) *Fault {
 		inj.mu.Lock()
 		inj.seen++
 		fire := inj.seen > inj.f.Skip && (inj.f.Times < 0 || inj.fired < inj.f.Times) &&
-			share(inj.f.Seed, uint64(inj.seen-inj.f.Skip-1), inj.f.Percent)
+			Share(inj.f.Seed, uint64(inj.seen-inj.f.Skip-1), inj.f.Percent)
 		if fire {
 			inj.fired++
 		}
@@ -248,10 +248,10 @@ func (s *Server) matchFault(method, stmt string) *Fault {
 	return nil
 }
 
-// share decides whether the n-th eligible match (from 0) of a fault firing on percent of
-// its matches fires: a pseudo-random choice from seed and n (splitmix64), the same on every
-// run. A percent of 0 or 100 fires on every match.
-func share(seed, n uint64, percent float64) bool {
+// Share decides whether the n-th eligible match (from 0) of a fault firing on percent of its
+// matches fires: a pseudo-random choice from seed and n (splitmix64), the same on every run.
+// A percent of 0 or 100 fires on every match.
+func Share(seed, n uint64, percent float64) bool {
 	if percent <= 0 || percent >= 100 {
 		return true
 	}

@@ -272,7 +272,7 @@ func (e *DuckDB) copyInto(ctx context.Context, sess *Session, p *parser) (*Resul
 		// file (a glob with Unknowns.GlobPaths); PATTERN matches paths relative to the
 		// directory, at any depth.
 		recursive := boolOpt(st.formatOpts["recursivefilelookup"]) || st.pattern != ""
-		if sd, files, partCols, err = e.pathFiles(ctx, st.path, recursive); err != nil {
+		if sd, files, partCols, err = e.pathFiles(ctx, st.path, recursive, unk.GlobPaths); err != nil {
 			return nil, err
 		}
 		if st.pattern != "" {

@@ -13,7 +13,11 @@
 //	loc, _ := srv.Engine().Location("main.default.t") // the table root; fallback files go under it
 //
 // Host, Port, HTTPPath and Token give the parts of the DSN for connector options. Requests
-// and Statements return the request and statement logs; Inject adds faults.
+// and Statements return the request and statement logs (each statement with the versions it
+// committed); Inject adds faults, SetUnknowns picks the answers to unknown behaviours,
+// Zerobus, CommitLookalike and AddTrigger add other writers. internal/workspace serves all of
+// it on a workspace's port, and makes each switch reachable from outside the process (its
+// control endpoints under /api/2.0/fake/ and `zbrecover demo serve --faults FILE`).
 //
 // # Protocol
 //
@@ -64,13 +68,14 @@
 //     CONFLICTING_PARTITION_COLUMN_NAMES). Names starting with "_" (without "=") or "." are
 //     skipped. CODE: Spark PartitioningAwareFileIndex.allFiles, PartitioningUtils; DOC:
 //     recursiveFileLookup. PATTERN globs match relative paths at any depth (DOC examples).
-//   - Glob characters in read paths: Spark's DataSource expands a read path as a Hadoop glob
-//     (CODE: DataSource.checkAndGlobPathIfNecessary); whether COPY INTO's FROM folder and
-//     FILES entries are globbed is unknown: switch GlobPaths (default false: literal, so
-//     "[b]/" is the folder named "[b]", and "a*.parquet" in FILES the file of that name;
-//     true: Hadoop globs, "*" "?" "[…]" "[^…]" "{a,b}" within a path component, "\" escaping
-//     the next character, a glob matching nothing is PATH_NOT_FOUND). Names with non-ASCII
-//     characters are read as they are either way.
+//   - Glob characters in read paths: read_files and parquet.`…` take their path as a Hadoop
+//     glob (DOC: read_files "Can contain globs"; CODE: Spark DataSource
+//     .checkAndGlobPathIfNecessary): "*" "?" "[…]" "[^…]" "{a,b}" within a path component, a
+//     backslash escaping the next character, a glob matching nothing is PATH_NOT_FOUND.
+//     Whether COPY INTO globs its FROM folder and FILES entries is unknown: switch GlobPaths
+//     (default false: literal, so "[b]/" is the folder named "[b]" and "a*.parquet" in FILES
+//     the file of that name; true: Hadoop globs as above). Names with non-ASCII characters are
+//     read as they are either way.
 //   - Multi-file schema: the first file's (listing order, or FILES order); columns only later
 //     files have are dropped, columns they lack are NULL. FORMAT_OPTIONS mergeSchema merges the
 //     files' schemas (CANNOT_MERGE_SCHEMAS on a type conflict) and never evolves the table;

@@ -12,13 +12,14 @@ import (
 	"strings"
 )
 
-// Path reads take a path literally by default: "[b]", "*", "{a,b}" and "\" are characters of
-// a folder or file name like any other, and so are non-ASCII characters. With
-// Unknowns.GlobPaths the path of a read (COPY INTO's FROM folder, parquet.`…`, read_files)
-// and the entries of COPY INTO's FILES are Hadoop globs instead, as Spark's DataSource
-// resolves a read path (CODE: DataSource.checkAndGlobPathIfNecessary, Hadoop GlobPattern):
-// "*" and "?" within one path component, "[abc]", "[a-c]", "[^a]" and "[!a]", "{a,b}" within
-// one component, and "\" escaping the next character. PATTERN is a glob either way (DOC).
+// read_files and parquet.`…` take their path as a Hadoop glob, as read_files documents (DOC:
+// "Can contain globs") and Spark's DataSource resolves a read path (CODE:
+// DataSource.checkAndGlobPathIfNecessary, Hadoop GlobPattern): "*" and "?" within one path
+// component, "[abc]", "[a-c]", "[^a]" and "[!a]", "{a,b}" within one component, and "\"
+// escaping the next character. COPY INTO takes its FROM folder and FILES entries literally by
+// default: "[b]", "*", "{a,b}" and "\" are characters of a folder or file name like any
+// other; with Unknowns.GlobPaths they are Hadoop globs too. Non-ASCII characters are read as
+// they are. PATTERN is a glob either way (DOC).
 
 // globMeta are the characters that make a path component a Hadoop glob.
 const globMeta = `*?[{\`
@@ -138,7 +139,7 @@ func (gp globPattern) matchRoots(files []srcFile) []globRoot {
 	return out
 }
 
-// globFiles resolves a read path that is a glob (Unknowns.GlobPaths): every file it matches
+// globFiles resolves a read path that is a glob: every file it matches
 // and, for every folder it matches, that folder's files read as Spark reads a folder (see
 // selectFiles). Each root is checked against managed storage. A glob that matches nothing
 // is PATH_NOT_FOUND, as in Spark.

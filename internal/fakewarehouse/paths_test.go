@@ -26,7 +26,8 @@ func literalLayout(t *testing.T) string {
 }
 
 // TestPathsAreLiteralByDefault: a folder or file name with glob characters or non-ASCII
-// letters names that folder or file, in COPY INTO's FROM and FILES and in parquet.`…`.
+// letters names that folder or file in COPY INTO's FROM and FILES; in queries a path is a
+// glob.
 func TestPathsAreLiteralByDefault(t *testing.T) {
 	srv := fakewarehouse.New(t)
 	db := open(t, srv)
@@ -36,9 +37,14 @@ func TestPathsAreLiteralByDefault(t *testing.T) {
 	if err != nil || got.inserted != 1 {
 		t.Fatalf("COPY INTO [b]/: %+v %v, want the 1 row of [b] (not the 3 of b)", got, err)
 	}
+	// Path reads in queries are globs (as read_files documents): [b] is the folder b there,
+	// and an escaped \[b\] the folder [b].
 	var n int64
-	if err := db.QueryRowContext(ctx(t), "SELECT count(*) FROM parquet.`"+filepath.Join(base, "[b]")+"`").Scan(&n); err != nil || n != 1 {
-		t.Errorf("parquet.`[b]` = %d %v, want 1", n, err)
+	if err := db.QueryRowContext(ctx(t), "SELECT count(*) FROM parquet.`"+filepath.Join(base, "[b]")+"`").Scan(&n); err != nil || n != 3 {
+		t.Errorf("parquet.`[b]` = %d %v, want the 3 rows of b", n, err)
+	}
+	if err := db.QueryRowContext(ctx(t), "SELECT count(*) FROM read_files('"+base+`/\\[b\\]', format => 'parquet')`).Scan(&n); err != nil || n != 1 {
+		t.Errorf(`read_files('\[b\]') = %d %v, want the 1 row of [b]`, n, err)
 	}
 	got, err = copyInto(t, db, "COPY INTO events FROM '"+filepath.Join(base, "données é")+"' FILEFORMAT = PARQUET FILES = ('a*{1,2}.parquet')")
 	if err != nil || got.inserted != 2 {

@@ -331,10 +331,10 @@ func globToRegexp(glob string) (*regexp.Regexp, error) {
 
 // pathFiles resolves a path read (COPY INTO, parquet.`…`, read_files): a directory (read as
 // Spark reads one, see selectFiles; every visible file with recursive) or a single file,
-// taken literally, or with Unknowns.GlobPaths a glob (see globFiles). It returns the
-// partition columns inferred.
-func (e *DuckDB) pathFiles(ctx context.Context, raw string, recursive bool) (*sourceDir, []srcFile, []Field, error) {
-	if e.Unknowns().GlobPaths && hasGlob(raw) {
+// taken literally, or with glob a Hadoop glob (see globFiles). It returns the partition
+// columns inferred.
+func (e *DuckDB) pathFiles(ctx context.Context, raw string, recursive, glob bool) (*sourceDir, []srcFile, []Field, error) {
+	if glob && hasGlob(raw) {
 		return e.globFiles(ctx, raw, recursive)
 	}
 	base := raw
@@ -384,8 +384,9 @@ func (e *DuckDB) pathFiles(ctx context.Context, raw string, recursive bool) (*so
 
 // pathSource returns a DuckDB table expression reading the Parquet files at raw in the
 // source schema (the first file's; see read.go).
+// The path is a glob, as read_files documents (DOC) and Spark's DataSource does (CODE).
 func (e *DuckDB) pathSource(ctx context.Context, raw string) (string, error) {
-	sd, files, parts, err := e.pathFiles(ctx, raw, false)
+	sd, files, parts, err := e.pathFiles(ctx, raw, false, true)
 	if err != nil {
 		return "", err
 	}

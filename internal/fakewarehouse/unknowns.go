@@ -36,9 +36,9 @@ type Unknowns struct {
 	// nullable member of the table's struct, with DELTA_INSERT_COLUMN_ARITY_MISMATCH, as a
 	// batch INSERT does. Default false: the member is NULL, as a streaming write does.
 	RefuseMissingNestedMember bool `json:"refuse_missing_nested_member"`
-	// GlobPaths reads a path with glob characters (COPY INTO's FROM folder and FILES entries,
-	// parquet.`…`, read_files) as a Hadoop glob, as Spark's DataSource resolves a read path.
-	// Default false: paths are literal ("[b]/" is the folder named "[b]").
+	// GlobPaths reads COPY INTO's FROM folder and FILES entries as Hadoop globs, as Spark's
+	// DataSource resolves a read path (read_files and parquet.`…` always do). Default false:
+	// they are literal ("[b]/" is the folder named "[b]").
 	GlobPaths bool `json:"glob_paths"`
 	// RefuseUserMetadata refuses SET and RESET of spark.databricks.delta.commitInfo.userMetadata
 	// as a SQL warehouse refuses a configuration it does not allow: CONFIG_NOT_AVAILABLE

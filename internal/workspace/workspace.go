@@ -86,7 +86,7 @@ type LogEntry struct {
 	Time       time.Time `json:"time"`
 	QueryID    string    `json:"query_id"`
 	Statement  string    `json:"statement"`
-	Outcome    string    `json:"outcome"` // FINISHED, ERROR, CANCELED or REJECTED
+	Outcome    string    `json:"outcome"` // FINISHED, ERROR, CANCELED, REJECTED or DROPPED
 	ErrorClass string    `json:"error_class,omitempty"`
 	SQLState   string    `json:"sqlstate,omitempty"`
 	Error      string    `json:"error,omitempty"`

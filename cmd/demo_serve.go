@@ -23,6 +23,7 @@ type DemoServeOptions struct {
 	Log            string
 	Token          string
 	WarehouseID    string
+	Faults         string // a control document (workspace.Control) applied at start
 	// Ready, when set, is called with the workspace once it serves (tests).
 	Ready func(*workspace.Workspace)
 }
@@ -53,6 +54,40 @@ loaded: in the warehouse the table starts empty.
 
 --log FILE appends one JSON line per statement: its text, outcome, error class, SQLSTATE
 and rows.
+
+--faults FILE makes the workspace hostile from the start: a JSON document (every part
+optional; unknown member names are errors, and nothing applies when a part is wrong):
+
+  {
+    "unknowns":   {"path_access": "allowed", "refuse_user_metadata": true,
+                   "history_user_name": "0b5e…", "glob_paths": false, "schema_auto_merge": true},
+    "faults":     [{"method": "ExecuteStatement", "match": "(?i)^COPY INTO", "skip": 0,
+                    "times": 1, "percent": 0, "seed": 0, "action": "commit_then_error",
+                    "error": {"class": "…", "sqlstate": "…", "message": "…"},
+                    "http_status": 503, "retry_after": "1", "delay_ms": 0}],
+    "api_faults": [{"method": "PUT", "path": "^/api/2.0/fs/files/", "percent": 20,
+                    "times": -1, "action": "http", "http_status": 429, "retry_after": "1"}],
+    "latency":    {"files_ms": 20, "unity_catalog_ms": 0},
+    "zerobus":    [{"table": "main.sales.orders", "interval_ms": 1, "rows": 1}],
+    "triggers":   [{"match": "(?i)^COPY INTO", "times": -1,
+                    "lookalike": {"operation": "COPY INTO", "user_name": "", "user_metadata": ""}},
+                   {"match": "(?i)^DESCRIBE HISTORY", "table": "main.sales.orders",
+                    "zerobus_versions": 1000, "times": -1}]
+  }
+
+A fault's action is error, http, drop_request (cut before the warehouse: nothing runs),
+drop_response (runs, the answer is lost), delay (answered pending, polled), commit_then_error
+(commits, then DELTA_POST_COMMIT_HOOK_FAILED or the given error) or commit_then_bad_conn
+(commits, then Invalid SessionHandle: the driver runs it again on a new session). "times" 0
+fires once and a negative number always; "percent" (0–100, 0 every match) fires on a share
+of the matches picked reproducibly from "seed". An API fault (the Files API, Unity Catalog,
+the warehouses API) is http, delay, drop_request or drop_response.
+
+While it serves, the same parts can be changed with the token, under /api/2.0/fake/:
+GET|POST|DELETE faults, GET|POST|DELETE api-faults (lists show "fired" and "seen"), GET|PATCH
+unknowns (a partial document), GET|PUT latency, GET|POST zerobus and DELETE zerobus/<id>,
+POST lookalike ({"table": …, "operation": …, "rows": N, "user_name": …, "user_metadata": …},
+committed now), GET|POST|DELETE triggers, and POST apply (a whole document).
 ` + exitHelp(),
 		Example: `  zbrecover demo serve --table main.sales.orders=./orders
   eval "$(zbrecover demo serve --table main.sales.orders=./orders | head -3)"   # in another shell: copy the exports`,
@@ -67,6 +102,7 @@ and rows.
 	fl.StringVar(&o.Log, "log", "", "append one JSON line per statement to `FILE`")
 	fl.StringVar(&o.Token, "token", "", "personal access token to accept (default: a new random one)")
 	fl.StringVar(&o.WarehouseID, "warehouse-id", "local", "SQL warehouse id")
+	fl.StringVar(&o.Faults, "faults", "", "apply the JSON control document `FILE` (faults, unknowns, Zerobus writers, triggers) at start")
 	return c
 }
 
@@ -85,6 +121,18 @@ func demoServe(ctx context.Context, o *DemoServeOptions) error {
 			return FlagErrorf("a table is catalog.schema.table=ROOT, not %q", spec)
 		}
 		regs = append(regs, reg{name, root, i < len(o.Tables)})
+	}
+	var control *workspace.Control
+	if o.Faults != "" {
+		b, err := os.ReadFile(o.Faults)
+		if err != nil {
+			return err
+		}
+		c, err := workspace.DecodeControl(b)
+		if err != nil {
+			return fmt.Errorf("--faults %s: %w", o.Faults, err)
+		}
+		control = &c
 	}
 	opts := workspace.Options{Addr: o.Listen, Token: o.Token, WarehouseID: o.WarehouseID}
 	var logFile *os.File
@@ -111,6 +159,11 @@ func demoServe(ctx context.Context, o *DemoServeOptions) error {
 			return err
 		}
 	}
+	if control != nil {
+		if err := ws.Apply(ctx, *control); err != nil {
+			return fmt.Errorf("--faults %s: %w", o.Faults, err)
+		}
+	}
 	out := o.F.IO.Out
 	for _, kv := range ws.Env() {
 		fmt.Fprintf(out, "export %s\n", kv)
@@ -126,6 +179,10 @@ func demoServe(ctx context.Context, o *DemoServeOptions) error {
 			kind = "external"
 		}
 		fmt.Fprintf(errOut, "  table %s (%s) at %s\n", r.name, kind, r.root)
+	}
+	if control != nil {
+		fmt.Fprintf(errOut, "  applied %s: %d faults, %d API faults, %d triggers, %d Zerobus writers\n", o.Faults,
+			len(control.Faults), len(control.APIFaults), len(control.Triggers), len(control.Zerobus))
 	}
 	fmt.Fprintln(errOut, "press Ctrl-C to stop")
 	if o.Ready != nil {

@@ -517,7 +517,7 @@ func TestLocationOverlap(t *testing.T) {
 }
 
 func TestCopyIntoFromFileAndGlobPaths(t *testing.T) {
-	srv := fakewarehouse.New(t)
+	srv := fakewarehouse.New(t, fakewarehouse.Options{Unknowns: fakewarehouse.Unknowns{GlobPaths: true}})
 	db := open(t, srv)
 	mustExec(t, db, eventsDDL)
 	dir := filepath.Join(t.TempDir(), "src")
@@ -536,6 +536,10 @@ func TestCopyIntoFromFileAndGlobPaths(t *testing.T) {
 	if len(loaded) != 2 || loaded[0] != "file://"+filepath.ToSlash(dir)+"/a.parquet" {
 		t.Errorf("loaded = %v", loaded)
 	}
+	// Without GlobPaths the same path names a file "[ab].parquet", which does not exist.
+	srv.SetUnknowns(fakewarehouse.Unknowns{})
+	_, err = copyInto(t, db, "COPY INTO events FROM '"+dir+"/[ab].parquet' FILEFORMAT = PARQUET")
+	execError(t, err, "42K03", "PATH_NOT_FOUND")
 }
 
 // TestCopyIntoParquetTypeMapping loads Parquet types whose Spark type is not the obvious one:

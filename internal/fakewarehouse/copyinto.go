@@ -264,41 +264,15 @@ func (e *DuckDB) copyInto(ctx context.Context, sess *Session, p *parser) (*Resul
 		partCols []Field
 	)
 	if st.hasFiles {
-		url, err := e.canonical(st.path)
-		if err != nil {
+		if sd, files, err = e.filesEntries(ctx, st.path, st.files, unk); err != nil {
 			return nil, err
-		}
-		if err := e.checkOverlap(url, "CheckPathAccess"); err != nil {
-			return nil, err
-		}
-		if sd, err = e.openSource(ctx, url); err != nil {
-			return nil, err
-		}
-		seen := map[string]bool{}
-		for _, name := range st.files {
-			if unk.RefuseFilesPaths && (strings.Contains(name, "/") || strings.Contains(name, "://") || strings.HasPrefix(name, "file:")) {
-				return nil, &SQLError{Class: "INVALID_PARAMETER_VALUE", SQLState: "22023", Message: fmt.Sprintf(
-					"The file '%s' in FILES is not a file name: FILES takes names relative to the source path '%s'.", name, url)}
-			}
-			rel, err := relativeFile(url, name)
-			if err != nil {
-				return nil, err
-			}
-			f, ok, err := sd.stat(ctx, rel)
-			if err != nil {
-				return nil, err
-			}
-			if !ok || seen[f.URL] { // missing files are ignored (ignoreMissingFiles)
-				continue
-			}
-			seen[f.URL] = true
-			files = append(files, f)
 		}
 	} else {
-		// A directory (its own files, or partition folders; hidden names skipped), a single
-		// file or a glob; PATTERN matches paths relative to the directory, at any depth.
+		// A directory (its own files, or partition folders; hidden names skipped) or a single
+		// file (a glob with Unknowns.GlobPaths); PATTERN matches paths relative to the
+		// directory, at any depth.
 		recursive := boolOpt(st.formatOpts["recursivefilelookup"]) || st.pattern != ""
-		if sd, files, partCols, err = e.pathFiles(ctx, st.path, recursive); err != nil {
+		if sd, files, partCols, err = e.pathFiles(ctx, st.path, recursive, unk.GlobPaths); err != nil {
 			return nil, err
 		}
 		if st.pattern != "" {
@@ -460,7 +434,7 @@ func (e *DuckDB) copyInto(ctx context.Context, sess *Session, p *parser) (*Resul
 		return nil, err
 	}
 	v, err := e.addCommitSpec(t, commitSpec{op: "COPY INTO", params: copyParams(),
-		metrics: copyMetrics(written.files, written.bytes, inserted, skippedCorrupt), blind: len(newCols) == 0, actions: written.actions})
+		metrics: copyMetrics(written.files, written.bytes, inserted, skippedCorrupt), blind: len(newCols) == 0, adds: written.adds})
 	if err != nil {
 		return nil, err
 	}

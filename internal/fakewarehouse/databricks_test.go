@@ -532,12 +532,16 @@ func TestZerobusWriterInterleavesWithCopyInto(t *testing.T) {
 		t.Fatal(err)
 	}
 	zb.Start(5 * time.Millisecond)
-	time.Sleep(30 * time.Millisecond)
+	waitFor(t, "a second Zerobus version", func() bool { return len(zb.Versions()) >= 2 })
 	got, err := copyInto(t, db, "COPY INTO events FROM '"+dir+"' FILEFORMAT = PARQUET")
 	if err != nil || got.inserted != 5 {
 		t.Fatalf("COPY INTO while Zerobus writes: %+v %v", got, err)
 	}
-	time.Sleep(30 * time.Millisecond)
+	copyVersion := statementsLike(srv, "COPY INTO")[0].Commits[0].Version
+	waitFor(t, "a Zerobus version after the COPY INTO", func() bool {
+		vs := zb.Versions()
+		return vs[len(vs)-1] > copyVersion
+	})
 	if err := zb.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -268,6 +269,7 @@ func (e *DuckDB) createTable(ctx context.Context, sess *Session, p *parser, orRe
 	if !hasCols && asQuery == nil {
 		return nil, errUnsupported("CREATE TABLE without a column list or AS query")
 	}
+	var replaced []dataFile // the data files of the table a REPLACE replaces
 	if old, exists := s.tables[name]; exists {
 		if ifNot {
 			return emptyDDLResult(), nil
@@ -276,8 +278,9 @@ func (e *DuckDB) createTable(ctx context.Context, sess *Session, p *parser, orRe
 			return nil, &SQLError{Class: "TABLE_OR_VIEW_ALREADY_EXISTS", SQLState: "42P07",
 				Message: fmt.Sprintf("Cannot create table or view %s because it already exists.\nChoose a different name, drop or rename the existing object, add the IF NOT EXISTS clause to tolerate pre-existing objects, add the OR REPLACE clause to replace the existing materialized view, or add the OR REFRESH clause to refresh the existing streaming table.", t.quoted())}
 		}
-		// REPLACE keeps the table's identity, location and history.
+		// REPLACE keeps the table's identity, location and history, and removes its data files.
 		t.id, t.location, t.managed, t.history, t.created = old.id, old.location, old.managed, old.history, old.created
+		t.baseVersion, replaced = old.baseVersion, old.files
 		t.foreignLog, t.lastProtocol, t.lastMetaData = old.foreignLog, old.lastProtocol, old.lastMetaData
 		// The old data goes only once the new table is in place: a failed REPLACE keeps it.
 		defer func(phys string) {
@@ -337,7 +340,7 @@ func (e *DuckDB) createTable(ctx context.Context, sess *Session, p *parser, orRe
 		}
 		cols = qcols
 		op += " AS SELECT"
-		metrics = map[string]string{"numFiles": "1", "numOutputRows": fmt.Sprint(n), "numOutputBytes": "0"}
+		metrics = map[string]string{"numOutputRows": fmt.Sprint(n)}
 	} else {
 		defs := make([]string, len(cols))
 		for i, c := range cols {
@@ -356,14 +359,22 @@ func (e *DuckDB) createTable(ctx context.Context, sess *Session, p *parser, orRe
 		}
 	}
 	t.cols = assignPhysical(t, cols)
+	var w written
+	if asQuery != nil {
+		var err error
+		if w, err = e.writeDataFiles(ctx, t, -1); err != nil {
+			return nil, err
+		}
+		metrics["numFiles"], metrics["numOutputBytes"] = strconv.Itoa(w.files), strconv.FormatInt(w.bytes, 10)
+	}
 	partJSON, _ := json.Marshal(nonNil(t.partitionCols))
 	propJSON, _ := json.Marshal(t.props)
-	if _, err := e.addCommit(t, op, map[string]string{
+	if _, err := e.addCommitSpec(t, commitSpec{op: op, params: map[string]string{
 		"isManaged":   fmt.Sprint(t.managed),
 		"description": t.comment,
 		"partitionBy": string(partJSON),
 		"properties":  string(propJSON),
-	}, metrics, false); err != nil {
+	}, metrics: metrics, adds: w.adds, removes: replaced}); err != nil {
 		return nil, err
 	}
 	s.tables[name] = t
@@ -829,11 +840,16 @@ func (e *DuckDB) set(sess *Session, p *parser) (*Result, error) {
 	for !p.atEnd() && !p.peek().isOp("=") {
 		key.WriteString(p.next().val)
 	}
+	if err := e.checkConfAllowed(key.String()); err != nil {
+		return nil, err
+	}
 	val := ""
 	if p.acceptOp("=") {
 		val = strings.TrimSpace(p.rest())
-		if v, _, err := unquoteSpark(val); err == nil && (strings.HasPrefix(val, "'") || strings.HasPrefix(val, `"`)) {
-			val = v
+		if strings.HasPrefix(val, "'") || strings.HasPrefix(val, `"`) {
+			if v, _, err := unquoteSpark(val); err == nil {
+				val = v
+			}
 		}
 	}
 	if sess.Conf == nil {
@@ -842,6 +858,58 @@ func (e *DuckDB) set(sess *Session, p *parser) (*Result, error) {
 	sess.Conf[key.String()] = val
 	res.Rows = [][]any{{key.String(), val}}
 	return res, nil
+}
+
+// userMetadataKey is the session configuration whose value every commit of the session
+// carries as commitInfo.userMetadata (DOC: "Enrich Delta Lake tables with custom metadata").
+const userMetadataKey = "spark.databricks.delta.commitInfo.userMetadata"
+
+// autoMergeKey is the session configuration that turns on schema evolution in MERGE (DOC:
+// MERGE INTO, automatic schema evolution).
+const autoMergeKey = "spark.databricks.delta.schema.autoMerge.enabled"
+
+// sessionUserMetadata returns the session's commit metadata ("" when unset or empty).
+func sessionUserMetadata(sess *Session) string { return sessionConf(sess, userMetadataKey) }
+
+// sessionConf returns a session configuration value (keys case-insensitive), "" when unset.
+func sessionConf(sess *Session, key string) string {
+	for k, v := range sess.Conf {
+		if strings.EqualFold(k, key) {
+			return v
+		}
+	}
+	return ""
+}
+
+// checkConfAllowed refuses a configuration the warehouse does not allow (see
+// Unknowns.RefuseUserMetadata), as CONFIG_NOT_AVAILABLE (DOC: Databricks error conditions).
+func (e *DuckDB) checkConfAllowed(key string) error {
+	if strings.EqualFold(key, userMetadataKey) && e.Unknowns().RefuseUserMetadata {
+		return &SQLError{Class: "CONFIG_NOT_AVAILABLE", SQLState: "42K0I", Message: fmt.Sprintf("Configuration %s is not available.", key)}
+	}
+	return nil
+}
+
+// reset implements RESET (every session configuration) and RESET key (one).
+func (e *DuckDB) reset(sess *Session, p *parser) (*Result, error) {
+	p.next() // RESET
+	var key strings.Builder
+	for !p.atEnd() {
+		key.WriteString(p.next().val)
+	}
+	if key.Len() == 0 {
+		sess.Conf = map[string]string{}
+		return emptyDDLResult(), nil
+	}
+	if err := e.checkConfAllowed(key.String()); err != nil {
+		return nil, err
+	}
+	for k := range sess.Conf {
+		if strings.EqualFold(k, key.String()) {
+			delete(sess.Conf, k)
+		}
+	}
+	return emptyDDLResult(), nil
 }
 
 func (e *DuckDB) show(sess *Session, p *parser) (*Result, error) {

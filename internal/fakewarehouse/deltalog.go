@@ -55,6 +55,11 @@ func (e *DuckDB) deltaActions(t *tableMeta, c commit) ([]string, error) {
 		kv{"isolationLevel", "WriteSerializable"},
 		kv{"isBlindAppend", c.IsBlindAppend},
 		kv{"operationMetrics", c.Metrics},
+	)
+	if c.UserMetadata != "" {
+		info = append(info, kv{"userMetadata", c.UserMetadata})
+	}
+	info = append(info,
 		kv{"engineInfo", c.EngineInfo},
 		kv{"txnId", newUUID()},
 	)

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -327,10 +330,7 @@ func (e *DuckDB) describeDetail(sess *Session, p *parser) (*Result, error) {
 	for i, c := range t.partitionCols {
 		parts2[i] = c
 	}
-	var files int64
-	for range t.loaded {
-		files++
-	}
+	files := int64(len(t.files))
 	res := &Result{Columns: []Column{
 		{Name: "format", Type: Prim(KindString)}, {Name: "id", Type: Prim(KindString)}, {Name: "name", Type: Prim(KindString)},
 		{Name: "description", Type: Prim(KindString)}, {Name: "location", Type: Prim(KindString)},
@@ -340,7 +340,7 @@ func (e *DuckDB) describeDetail(sess *Session, p *parser) (*Result, error) {
 		{Name: "minReaderVersion", Type: Prim(KindInt)}, {Name: "minWriterVersion", Type: Prim(KindInt)},
 	}}
 	res.Rows = [][]any{{"delta", t.id, t.fullName(), nullIfEmpty(t.comment), t.location, t.created, t.lastModified,
-		parts2, files, int64(0), mapEntries(t.props), int64(1), int64(2)}}
+		parts2, files, filesSize(t.files), mapEntries(t.props), int64(1), int64(2)}}
 	return res, nil
 }
 
@@ -390,10 +390,31 @@ func (e *DuckDB) SetLocation(name, location string) error {
 	if err != nil {
 		return err
 	}
+	// Versions already written to a local log are read back from it.
+	if old, ok := localPath(t.location); ok && !t.foreignLog {
+		for i := range t.history {
+			c := &t.history[i]
+			if c.logLines != nil {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(old, "_delta_log", fmt.Sprintf("%020d.json", c.Version)))
+			if err != nil {
+				return err
+			}
+			c.logLines = strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+		}
+	}
 	t.location = u
 	ensureLocalDir(u)
 	if t.foreignLog = hasDeltaLog(u); !t.foreignLog {
-		return writeDeltaLog(u, t.history)
+		if err := writeDeltaLog(u, t.history); err != nil {
+			return err
+		}
+		if _, ok := localPath(u); ok {
+			for i := range t.history {
+				t.history[i].logLines = nil
+			}
+		}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package fakewarehouse
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -45,9 +46,8 @@ func (e *DuckDB) insert(ctx context.Context, sess *Session, p *parser) (*Result,
 		_, _ = e.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		return nil, err
 	}
-	var removed int64
 	if overwrite {
-		if removed, err = e.duckExec(ctx, "DELETE FROM "+duckIdent(t.phys)); err != nil {
+		if _, err = e.duckExec(ctx, "DELETE FROM "+duckIdent(t.phys)); err != nil {
 			return fail(err)
 		}
 	}
@@ -69,15 +69,16 @@ func (e *DuckDB) insert(ctx context.Context, sess *Session, p *parser) (*Result,
 	if err != nil {
 		return nil, err
 	}
+	// An overwrite removes every data file and adds the new rows' file; its metrics are those
+	// of any WRITE (CODE: Delta DeltaOperationMetrics.WRITE, no predicate).
 	mode := "Append"
-	metrics := map[string]string{"numFiles": strconv.Itoa(w.files), "numOutputRows": strconv.FormatInt(n, 10), "numOutputBytes": strconv.FormatInt(w.bytes, 10)}
+	var removes []dataFile
 	if overwrite {
-		mode = "Overwrite"
-		metrics["numRemovedFiles"] = "1"
-		metrics["numRemovedRows"] = strconv.FormatInt(removed, 10)
+		mode, removes = "Overwrite", t.files
 	}
+	metrics := map[string]string{"numFiles": strconv.Itoa(w.files), "numOutputRows": strconv.FormatInt(n, 10), "numOutputBytes": strconv.FormatInt(w.bytes, 10)}
 	if _, err := e.addCommitSpec(t, commitSpec{op: "WRITE", params: map[string]string{"mode": mode, "partitionBy": "[]"}, metrics: metrics,
-		blind: !overwrite, actions: w.actions}); err != nil {
+		blind: !overwrite, adds: w.adds, removes: removes}); err != nil {
 		return nil, err
 	}
 	return &Result{
@@ -90,9 +91,16 @@ func (e *DuckDB) insert(ctx context.Context, sess *Session, p *parser) (*Result,
 // merge handles MERGE INTO … USING … ON … WHEN …: INSERT * and UPDATE SET * are expanded by
 // name over the target's columns (Delta semantics), and the action of every row is counted.
 func (e *DuckDB) merge(ctx context.Context, sess *Session, p *parser) (*Result, error) {
+	// MERGE WITH SCHEMA EVOLUTION INTO evolves the target's schema for this statement (DOC:
+	// MERGE INTO); the clause is not passed on to DuckDB.
+	evolveClause := len(p.toks) > 4 && p.toks[1].isKw("WITH") && p.toks[2].isKw("SCHEMA") && p.toks[3].isKw("EVOLUTION")
+	if evolveClause {
+		p.toks = append(append([]token(nil), p.toks[:1]...), p.toks[4:]...)
+	}
 	if err := p.expectKw("MERGE", "INTO"); err != nil {
 		return nil, err
 	}
+	evolve := evolveClause || e.Unknowns().SchemaAutoMerge || strings.EqualFold(sessionConf(sess, autoMergeKey), "true")
 	parts, err := p.qualifiedName()
 	if err != nil {
 		return nil, err
@@ -150,11 +158,19 @@ func (e *DuckDB) merge(ctx context.Context, sess *Session, p *parser) (*Result, 
 	if err != nil {
 		return nil, err
 	}
-	// Expand INSERT * and UPDATE SET *: every target column must come from the source.
+	// Expand INSERT * and UPDATE SET *: every target column must come from the source, unless
+	// the schema evolves: then source columns the target lacks are added to it, and target
+	// columns the source lacks are left alone (NULL in inserted rows).
+	var newCols []Field
+	stars := false
 	for i := p.i; i+1 < len(p.toks); i++ {
 		star := p.toks[i].isKw("INSERT") && p.toks[i+1].isOp("*") ||
 			p.toks[i].isKw("UPDATE") && i+2 < len(p.toks) && p.toks[i+1].isKw("SET") && p.toks[i+2].isOp("*")
 		if !star {
+			continue
+		}
+		stars = true
+		if evolve {
 			continue
 		}
 		clause := "INSERT"
@@ -168,12 +184,28 @@ func (e *DuckDB) merge(ctx context.Context, sess *Session, p *parser) (*Result, 
 			}
 		}
 	}
+	if evolve && stars {
+		for _, c := range srcCols {
+			if !containsField(t.cols, c.Name) {
+				c.Nullable, c.Comment = true, ""
+				newCols = append(newCols, c)
+			}
+		}
+	}
+	allCols := append(append([]Field(nil), t.cols...), newCols...)
+	// fromSource are the target columns a star clause sets: those the source has.
+	var fromSource []Field
+	for _, c := range allCols {
+		if containsField(srcCols, c.Name) {
+			fromSource = append(fromSource, c)
+		}
+	}
 	toks := append([]token(nil), p.toks[:p.i]...)
 	for i := p.i; i < len(p.toks); i++ {
 		tk := p.toks[i]
 		if tk.isKw("INSERT") && p.toks[i+1].isOp("*") {
-			cols, vals := make([]string, len(t.cols)), make([]string, len(t.cols))
-			for ci, c := range t.cols {
+			cols, vals := make([]string, len(fromSource)), make([]string, len(fromSource))
+			for ci, c := range fromSource {
 				cols[ci] = duckIdent(c.Name)
 				vals[ci] = src + "." + duckIdent(c.Name)
 			}
@@ -183,8 +215,8 @@ func (e *DuckDB) merge(ctx context.Context, sess *Session, p *parser) (*Result, 
 			continue
 		}
 		if tk.isKw("UPDATE") && p.toks[i+1].isKw("SET") && p.toks[i+2].isOp("*") {
-			sets := make([]string, len(t.cols))
-			for ci, c := range t.cols {
+			sets := make([]string, len(fromSource))
+			for ci, c := range fromSource {
 				sets[ci] = duckIdent(c.Name) + " = " + src + "." + duckIdent(c.Name)
 			}
 			text := "UPDATE SET " + strings.Join(sets, ", ")
@@ -205,6 +237,11 @@ func (e *DuckDB) merge(ctx context.Context, sess *Session, p *parser) (*Result, 
 		_, _ = e.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		return nil, err
 	}
+	for _, c := range newCols {
+		if _, err := e.duckExec(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", duckIdent(t.phys), duckIdent(c.Name), c.Type.Duck())); err != nil {
+			return fail(err)
+		}
+	}
 	mark, err := e.rowMark(ctx, t)
 	if err != nil {
 		return fail(err)
@@ -219,6 +256,9 @@ func (e *DuckDB) merge(ctx context.Context, sess *Session, p *parser) (*Result, 
 	if _, err := e.duckExec(ctx, "COMMIT"); err != nil {
 		return fail(err)
 	}
+	if len(newCols) > 0 {
+		t.cols = assignPhysical(t, allCols)
+	}
 	var ins, upd, del int64
 	for _, r := range res.Rows {
 		switch r[0] {
@@ -231,14 +271,26 @@ func (e *DuckDB) merge(ctx context.Context, sess *Session, p *parser) (*Result, 
 		}
 	}
 	affected := ins + upd + del
-	// The inserted rows go to a new data file (updated and deleted rows would rewrite files;
-	// the local warehouse does not write those).
-	w, err := e.writeDataFiles(ctx, t, mark)
+	// Inserted rows go to a new data file. A MERGE that updates or deletes rows rewrites the
+	// table: every data file is removed and one file of the resulting rows is added (a
+	// copy-on-write rewrite of more files than Delta would touch).
+	mark0, removes := mark, []dataFile(nil)
+	if upd+del > 0 {
+		mark0, removes = -1, t.files
+	}
+	w, err := e.writeDataFiles(ctx, t, mark0)
 	if err != nil {
 		return nil, err
 	}
-	filesAdded := strconv.Itoa(w.files)
-	if _, err := e.addCommitSpec(t, commitSpec{op: "MERGE", params: map[string]string{"predicate": "[]", "matchedPredicates": "[]", "notMatchedPredicates": "[]"}, actions: w.actions, metrics: map[string]string{
+	var removedRows int64
+	for _, f := range removes {
+		removedRows += f.rows
+	}
+	copied := max(removedRows-upd-del, 0)
+	if len(removes) == 0 {
+		copied = 0
+	}
+	if _, err := e.addCommitSpec(t, commitSpec{op: "MERGE", params: mergeParams(p.toks[p.i:]), adds: w.adds, removes: removes, metrics: map[string]string{
 		"numSourceRows":                          strconv.FormatInt(srcCount.Int(0, 0), 10),
 		"numTargetRowsInserted":                  strconv.FormatInt(ins, 10),
 		"numTargetRowsUpdated":                   strconv.FormatInt(upd, 10),
@@ -247,14 +299,15 @@ func (e *DuckDB) merge(ctx context.Context, sess *Session, p *parser) (*Result, 
 		"numTargetRowsNotMatchedBySourceUpdated": "0",
 		"numTargetRowsNotMatchedBySourceDeleted": "0",
 		"numTargetRowsDeleted":                   strconv.FormatInt(del, 10),
-		"numTargetRowsCopied":                    "0",
-		"numTargetFilesAdded":                    filesAdded,
-		"numTargetFilesRemoved":                  "0",
+		"numTargetRowsCopied":                    strconv.FormatInt(copied, 10),
+		"numTargetFilesAdded":                    strconv.Itoa(w.files),
+		"numTargetFilesRemoved":                  strconv.Itoa(len(removes)),
 		"numTargetChangeFilesAdded":              "0",
 		"numTargetBytesAdded":                    strconv.FormatInt(w.bytes, 10),
-		"numTargetBytesRemoved":                  "0",
-		"numOutputRows":                          strconv.FormatInt(ins+upd, 10),
+		"numTargetBytesRemoved":                  strconv.FormatInt(filesSize(removes), 10),
+		"numOutputRows":                          strconv.FormatInt(ins+upd+copied, 10),
 		"executionTimeMs":                        "0",
+		"materializeSourceTimeMs":                "0",
 		"scanTimeMs":                             "0",
 		"rewriteTimeMs":                          "0",
 	}}); err != nil {
@@ -294,11 +347,37 @@ func (e *DuckDB) deleteUpdate(ctx context.Context, sess *Session, p *parser) (*R
 		_, _ = e.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		return nil, err
 	}
-	metric := "numDeletedRows"
-	if op == "UPDATE" {
-		metric = "numUpdatedRows"
+	// The rewrite removes every data file and adds one file of the remaining rows.
+	t := refs[0].t
+	var (
+		w       written
+		removes []dataFile
+	)
+	if n > 0 {
+		if w, err = e.writeDataFiles(ctx, t, -1); err != nil {
+			return nil, err
+		}
+		removes = t.files
 	}
-	if _, err := e.addCommit(refs[0].t, op, map[string]string{"predicate": "[]"}, map[string]string{metric: strconv.FormatInt(n, 10)}, false); err != nil {
+	var rest int64
+	for _, f := range w.adds {
+		rest += f.rows
+	}
+	metrics := map[string]string{
+		"numAddedFiles": strconv.Itoa(w.files), "numRemovedFiles": strconv.Itoa(len(removes)),
+		"numAddedBytes": strconv.FormatInt(w.bytes, 10), "numRemovedBytes": strconv.FormatInt(filesSize(removes), 10),
+		"numAddedChangeFiles": "0", "numDeletionVectorsAdded": "0", "numDeletionVectorsRemoved": "0", "numDeletionVectorsUpdated": "0",
+		"executionTimeMs": "0", "scanTimeMs": "0", "rewriteTimeMs": "0",
+	}
+	if op == "UPDATE" {
+		metrics["numUpdatedRows"] = strconv.FormatInt(n, 10)
+		metrics["numCopiedRows"] = strconv.FormatInt(max(rest-n, 0), 10)
+	} else {
+		metrics["numDeletedRows"] = strconv.FormatInt(n, 10)
+		metrics["numCopiedRows"] = strconv.FormatInt(rest, 10)
+	}
+	if _, err := e.addCommitSpec(t, commitSpec{op: op, params: map[string]string{"predicate": wherePredicate(p.toks)}, metrics: metrics,
+		adds: w.adds, removes: removes}); err != nil {
 		return nil, err
 	}
 	return &Result{
@@ -320,11 +399,13 @@ func (e *DuckDB) truncate(ctx context.Context, sess *Session, p *parser) (*Resul
 	if err != nil {
 		return nil, err
 	}
-	n, err := e.duckExec(ctx, "DELETE FROM "+duckIdent(t.phys))
-	if err != nil {
+	if _, err := e.duckExec(ctx, "DELETE FROM "+duckIdent(t.phys)); err != nil {
 		return nil, err
 	}
-	if _, err := e.addCommit(t, "TRUNCATE", nil, map[string]string{"numRemovedFiles": "1", "numDeletedRows": strconv.FormatInt(n, 10)}, false); err != nil {
+	// TRUNCATE removes every data file; its metrics are numRemovedFiles and executionTimeMs
+	// (CODE: Delta DeltaOperationMetrics.TRUNCATE).
+	if _, err := e.addCommitSpec(t, commitSpec{op: "TRUNCATE", removes: t.files,
+		metrics: map[string]string{"numRemovedFiles": strconv.Itoa(len(t.files)), "executionTimeMs": "0"}}); err != nil {
 		return nil, err
 	}
 	return emptyDDLResult(), nil
@@ -336,4 +417,110 @@ func qualifiedNames(alias string, cols []Field) string {
 		names[i] = alias + "." + c.Name
 	}
 	return "[" + strings.Join(names, ", ") + "]"
+}
+
+// wherePredicate renders a DELETE or UPDATE's WHERE clause as Delta's operationParameters
+// predicate: a JSON array of the condition's text, "[]" without one.
+func wherePredicate(toks []token) string {
+	for i, t := range toks {
+		if t.isKw("WHERE") {
+			var b strings.Builder
+			for _, x := range toks[i+1:] {
+				if x.kind == tkEOF || x.isOp(";") {
+					break
+				}
+				b.WriteString(x.pre + x.raw)
+			}
+			return plainJSON([]string{strings.TrimSpace(b.String())})
+		}
+	}
+	return "[]"
+}
+
+// mergeClause is one WHEN clause of a MERGE, as Delta records it in matchedPredicates and
+// notMatchedPredicates.
+type mergeClause struct {
+	matched    bool
+	actionType string // insert, update, delete
+	predicate  string // the AND condition, "" for none
+}
+
+// mergeClauses reads the WHEN clauses of a MERGE from the tokens after its ON condition.
+func mergeClauses(toks []token) []mergeClause {
+	var out []mergeClause
+	for i := 0; i < len(toks); i++ {
+		if !toks[i].isKw("WHEN") {
+			continue
+		}
+		c := mergeClause{matched: true}
+		j := i + 1
+		if j < len(toks) && toks[j].isKw("NOT") {
+			c.matched = false
+			j++
+		}
+		for j < len(toks) && !toks[j].isKw("THEN") && !toks[j].isKw("AND") {
+			j++
+		}
+		if j < len(toks) && toks[j].isKw("AND") {
+			var b strings.Builder
+			for j++; j < len(toks) && !toks[j].isKw("THEN"); j++ {
+				b.WriteString(toks[j].pre + toks[j].raw)
+			}
+			c.predicate = strings.TrimSpace(b.String())
+		}
+		if j+1 < len(toks) {
+			c.actionType = strings.ToLower(toks[j+1].val)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// mergeParams are a MERGE's operationParameters (CODE: Delta DeltaOperations.Merge) from the
+// tokens from its ON condition on.
+func mergeParams(toks []token) map[string]string {
+	on := ""
+	for i, t := range toks {
+		if t.isKw("ON") {
+			var b strings.Builder
+			for _, x := range toks[i+1:] {
+				if x.isKw("WHEN") || x.kind == tkEOF {
+					break
+				}
+				b.WriteString(x.pre + x.raw)
+			}
+			on = strings.TrimSpace(b.String())
+			break
+		}
+	}
+	clauses := mergeClauses(toks)
+	type pred struct {
+		Predicate  *string `json:"predicate,omitempty"`
+		ActionType string  `json:"actionType"`
+	}
+	matched, notMatched := []pred{}, []pred{}
+	for _, c := range clauses {
+		p := pred{ActionType: c.actionType}
+		if c.predicate != "" {
+			s := c.predicate
+			p.Predicate = &s
+		}
+		if c.matched {
+			matched = append(matched, p)
+		} else {
+			notMatched = append(notMatched, p)
+		}
+	}
+	return map[string]string{"predicate": plainJSON([]string{on}), "matchedPredicates": plainJSON(matched),
+		"notMatchedPredicates": plainJSON(notMatched), "notMatchedBySourcePredicates": "[]"}
+}
+
+// plainJSON renders v as JSON without HTML escaping ("a >= 1" stays as written), as Delta's
+// JSON encoder writes operationParameters.
+func plainJSON(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return strings.TrimSuffix(b.String(), "\n")
 }

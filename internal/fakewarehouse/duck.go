@@ -72,6 +72,12 @@ type DuckDB struct {
 
 	volumes map[string]string // catalog.schema.volume → local folder
 
+	// stmt is the statement Execute is running (nil between statements): the session's
+	// commit metadata and the commits the statement makes. Guarded by mu.
+	stmt *stmtContext
+
+	lookalikeRows int64 // synthetic rows look-alike commits inserted (guarded by mu)
+
 	// fileSchemas caches the schema of each Parquet file read (by local path, size and
 	// modification time): a load reads every file's schema in its VALIDATE and again in its
 	// COPY INTO, and a Parquet file's schema does not change while it stays the same file.
@@ -122,6 +128,12 @@ type tableMeta struct {
 	// baseVersion is the version of the first history entry (a registered table's log may
 	// hold versions before the engine's first).
 	baseVersion int64
+	// files are the live data files of the engine's versions, in the order they were added.
+	files []dataFile
+	// snapCols and snapProps are the schema and properties of the latest version, shared by
+	// the versions that did not change them.
+	snapCols  []Field
+	snapProps map[string]string
 }
 
 func (t *tableMeta) fullName() string { return t.catalog + "." + t.schema + "." + t.name }
@@ -151,7 +163,13 @@ type commit struct {
 	UserName      string
 	EngineInfo    string
 	seq           int64    // the engine-wide commit sequence number
-	logLines      []string // the version's Delta log actions
+	logLines      []string // the version's Delta log actions, until written to a local log
+	// adds and removes are the data files the version added and the paths it removed; cols
+	// and props are the table's schema and properties at the version.
+	adds    []dataFile
+	removes []string
+	cols    []Field
+	props   map[string]string
 }
 
 // loadedFile records a file COPY INTO loaded into a table.
@@ -256,11 +274,29 @@ func (e *DuckDB) Execute(ctx context.Context, sess *Session, stmt string, params
 	if sess.Schema == "" {
 		sess.Schema = "default"
 	}
+	e.stmt = &stmtContext{userMetadata: sessionUserMetadata(sess)}
 	res, err := e.execute(ctx, sess, stmt, params)
+	commits := e.stmt.commits
+	e.stmt = nil
 	if err != nil {
 		return nil, e.classify(err)
 	}
+	if res != nil {
+		res.commits = commits
+	}
 	return res, nil
+}
+
+// stmtContext is what the engine knows of the statement it runs.
+type stmtContext struct {
+	userMetadata string      // the session's commit metadata, "" for none
+	commits      []CommitRef // the versions the statement committed, in order
+}
+
+// CommitRef names one version of a table.
+type CommitRef struct {
+	Table   string // catalog.schema.table
+	Version int64
 }
 
 func (e *DuckDB) execute(ctx context.Context, sess *Session, stmt string, params []Param) (*Result, error) {
@@ -301,10 +337,14 @@ func (e *DuckDB) execute(ctx context.Context, sess *Session, stmt string, params
 		return e.deleteUpdate(ctx, sess, p)
 	case first.isKw("TRUNCATE"):
 		return e.truncate(ctx, sess, p)
+	case first.isKw("RESTORE"):
+		return e.restore(ctx, sess, p)
 	case first.isKw("USE"):
 		return e.use(sess, p)
 	case first.isKw("SET"):
 		return e.set(sess, p)
+	case first.isKw("RESET"):
+		return e.reset(sess, p)
 	case first.isKw("SHOW"):
 		return e.show(sess, p)
 	case first.isKw("LIST"), first.isKw("LS"):

@@ -49,7 +49,12 @@ type Result struct {
 	Rows [][]any
 	// ModifiedRows, when set, is sent as numModifiedRows.
 	ModifiedRows *int64
+
+	commits []CommitRef // the versions the statement committed (set by DuckDB.Execute)
 }
+
+// Commits returns the table versions the statement committed, in order.
+func (r *Result) Commits() []CommitRef { return append([]CommitRef(nil), r.commits...) }
 
 // MapEntry is one key/value pair of a map value.
 type MapEntry struct{ Key, Value any }

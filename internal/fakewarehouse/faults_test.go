@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	dbsql "github.com/databricks/databricks-sql-go"
 	dbsqlerr "github.com/databricks/databricks-sql-go/errors"
 
 	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
@@ -352,4 +353,209 @@ func testConcurrentCopyInto(t *testing.T, mode fakewarehouse.CopyConflict) {
 	if len(copies) != 1 || copies[0].metrics["numOutputRows"] != "5" || copies[0].metrics["numFiles"] != "1" {
 		t.Errorf("COPY INTO commits = %+v, want one with numOutputRows 5 and numFiles 1", copies)
 	}
+}
+
+// connectRetrying opens a handle whose driver retries quickly (10–100 ms), so a test sees
+// retried requests succeed without the default one-second waits.
+func connectRetrying(t *testing.T, srv *fakewarehouse.Server) *sql.DB {
+	t.Helper()
+	return connect(t, srv, dbsql.WithRetries(4, 10*time.Millisecond, 100*time.Millisecond))
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// statementsLike returns the statement log entries whose SQL starts with prefix.
+func statementsLike(srv *fakewarehouse.Server, prefix string) []fakewarehouse.Statement {
+	var out []fakewarehouse.Statement
+	for _, s := range srv.Statements() {
+		if strings.HasPrefix(s.SQL, prefix) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// TestFaultCommitThenError: the statement commits, then the answer is an error (Delta's
+// post-commit hook failure); the rows and the version are there, and a re-run loads nothing.
+func TestFaultCommitThenError(t *testing.T) {
+	srv := fakewarehouse.New(t)
+	dir := loadFixture(t, srv)
+	db := open(t, srv)
+	f := srv.Inject(fakewarehouse.Fault{Match: "^COPY INTO", CommitThenError: fakewarehouse.PostCommitHookFailed()})
+	_, err := copyInto(t, db, "COPY INTO events FROM '"+dir+"' FILEFORMAT = PARQUET")
+	msg := execError(t, err, "2DKD0", "DELTA_POST_COMMIT_HOOK_FAILED")
+	if !strings.Contains(msg, "Committing to the Delta table version 1 succeeded but error while executing post-commit hook") {
+		t.Errorf("error = %q", msg)
+	}
+	if n := count(t, db, "events"); n != 5 {
+		t.Errorf("rows after the failed answer = %d, want 5 (the commit happened)", n)
+	}
+	st := statementsLike(srv, "COPY INTO")
+	if len(st) != 1 || st[0].State != "ERROR" || len(st[0].Commits) != 1 || st[0].Commits[0] != (fakewarehouse.CommitRef{Table: "main.default.events", Version: 1}) {
+		t.Errorf("statement log = %+v", st)
+	}
+	// The fault fired once: the re-run answers normally, with nothing left to load.
+	got, err := copyInto(t, db, "COPY INTO events FROM '"+dir+"' FILEFORMAT = PARQUET")
+	if err != nil || got != (copyCounts{}) || f.Fired() != 1 {
+		t.Errorf("re-run = %+v %v (fired %d), want 0/0/0", got, err, f.Fired())
+	}
+}
+
+// TestFaultCommitThenBadConn: the statement commits and the answer is "Invalid
+// SessionHandle": database/sql re-executes it on a new session, where the COPY INTO loads
+// nothing, so the client sees 0 rows for a statement that committed; on a pinned connection
+// the client sees driver.ErrBadConn.
+func TestFaultCommitThenBadConn(t *testing.T) {
+	srv := fakewarehouse.New(t)
+	dir := loadFixture(t, srv)
+	db := open(t, srv)
+	srv.Inject(fakewarehouse.Fault{Match: "^COPY INTO", CommitThenBadConn: true})
+	got, err := copyInto(t, db, "COPY INTO events FROM '"+dir+"' FILEFORMAT = PARQUET FILES = ('a.parquet')")
+	if err != nil || got != (copyCounts{}) {
+		t.Fatalf("COPY INTO through the pool = %+v %v, want the re-execution's 0/0/0", got, err)
+	}
+	st := statementsLike(srv, "COPY INTO")
+	if len(st) != 2 || st[0].State != "FINISHED" || st[0].Rows != 3 || len(st[0].Commits) != 1 ||
+		st[1].State != "FINISHED" || st[1].Rows != 0 || len(st[1].Commits) != 0 || st[0].SessionID == st[1].SessionID {
+		t.Errorf("statement log = %+v, want a committing run and a re-run on another session", st)
+	}
+	if n := count(t, db, "events"); n != 3 {
+		t.Errorf("rows = %d, want 3", n)
+	}
+
+	srv.Inject(fakewarehouse.Fault{Match: "^COPY INTO", CommitThenBadConn: true})
+	c := pinned(t, db)
+	rows, err := c.QueryContext(ctx(t), "COPY INTO events FROM '"+dir+"' FILEFORMAT = PARQUET FILES = ('b.parquet')")
+	if err == nil {
+		rows.Close()
+		t.Fatal("pinned COPY INTO succeeded")
+	}
+	if !errors.Is(err, driver.ErrBadConn) || !strings.Contains(err.Error(), "Invalid SessionHandle") {
+		t.Errorf("pinned error = %v, want driver.ErrBadConn", err)
+	}
+	if n := count(t, db, "events"); n != 5 {
+		t.Errorf("rows = %d, want 5: the pinned statement committed", n)
+	}
+}
+
+// TestFaultDropRequest: the connection is cut before the statement reaches the warehouse,
+// so nothing runs; DropResponse, by contrast, runs it and then cuts the connection.
+func TestFaultDropRequest(t *testing.T) {
+	srv := fakewarehouse.New(t)
+	dir := loadFixture(t, srv)
+	db := connect(t, srv)
+	srv.Inject(fakewarehouse.Fault{Match: "^COPY INTO", DropRequest: true})
+	_, err := copyInto(t, db, "COPY INTO events FROM '"+dir+"' FILEFORMAT = PARQUET")
+	var re dbsqlerr.DBRequestError
+	if !errors.As(err, &re) {
+		t.Fatalf("error = %T %v, want a request error", err, err)
+	}
+	if n := count(t, db, "events"); n != 0 {
+		t.Errorf("rows after a dropped request = %d, want 0", n)
+	}
+	if st := statementsLike(srv, "COPY INTO"); len(st) != 1 || st[0].State != "DROPPED" || st[0].Fault != "drop request" {
+		t.Errorf("statement log = %+v", st)
+	}
+	for _, h := range describeHistory(t, db, "events") {
+		if h.operation == "COPY INTO" {
+			t.Errorf("a dropped request committed version %d", h.version)
+		}
+	}
+	srv.Inject(fakewarehouse.Fault{Match: "^COPY INTO", DropResponse: true})
+	if _, err := copyInto(t, db, "COPY INTO events FROM '"+dir+"' FILEFORMAT = PARQUET"); err == nil {
+		t.Fatal("dropped response succeeded")
+	}
+	if n := count(t, db, "events"); n != 5 {
+		t.Errorf("rows after a dropped response = %d, want 5", n)
+	}
+}
+
+// TestFaultPercentIsDeterministic: a fault on a share of the matches fires on the same
+// matches for the same seed, on roughly that share, and on other matches for another seed.
+func TestFaultPercentIsDeterministic(t *testing.T) {
+	pattern := func(seed uint64) string {
+		srv := fakewarehouse.New(t)
+		db := connect(t, srv)
+		srv.Inject(fakewarehouse.Fault{Match: `^SELECT 1$`, Times: -1, Percent: 30, Seed: seed,
+			Error: &fakewarehouse.SQLError{Class: "INTERNAL_ERROR", SQLState: "XX000", Message: "Injected."}})
+		var b strings.Builder
+		for i := 0; i < 60; i++ {
+			if _, err := db.ExecContext(ctx(t), "SELECT 1"); err != nil {
+				b.WriteByte('x')
+			} else {
+				b.WriteByte('.')
+			}
+		}
+		return b.String()
+	}
+	a, b, other := pattern(7), pattern(7), pattern(8)
+	if a != b {
+		t.Errorf("same seed, different matches:\n%s\n%s", a, b)
+	}
+	if n := strings.Count(a, "x"); n < 8 || n > 30 {
+		t.Errorf("30%% of 60 fired %d times: %s", n, a)
+	}
+	if a == other {
+		t.Errorf("seeds 7 and 8 fired on the same matches: %s", a)
+	}
+}
+
+// TestFaultOnPolls: while a statement is polled, a lost poll (HTTP 503 or 429, a request or
+// a response dropped) does not stop it: it completes on the warehouse, and with retries the
+// client gets its result; without retries the client gets an error for a statement that
+// completed.
+func TestFaultOnPolls(t *testing.T) {
+	faults := map[string]fakewarehouse.Fault{
+		"503":           {HTTPStatus: 503, RetryAfter: "0"},
+		"429":           {HTTPStatus: 429, RetryAfter: "0"},
+		"drop_request":  {DropRequest: true},
+		"drop_response": {DropResponse: true},
+	}
+	for name, f := range faults {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := fakewarehouse.New(t)
+			dir := loadFixture(t, srv)
+			db := connectRetrying(t, srv)
+			srv.Inject(fakewarehouse.Fault{Match: "^COPY INTO", Delay: 50 * time.Millisecond})
+			f.Method = "GetOperationStatus"
+			poll := srv.Inject(f)
+			got, err := copyInto(t, db, "COPY INTO events FROM '"+dir+"' FILEFORMAT = PARQUET")
+			if err != nil || got.inserted != 5 {
+				t.Fatalf("COPY INTO = %+v %v", got, err)
+			}
+			if poll.Fired() != 1 || srv.CountRequests("GetOperationStatus") < 2 {
+				t.Errorf("poll fault fired %d times, %d polls", poll.Fired(), srv.CountRequests("GetOperationStatus"))
+			}
+		})
+	}
+	t.Run("503 without retries", func(t *testing.T) {
+		t.Parallel()
+		srv := fakewarehouse.New(t)
+		dir := loadFixture(t, srv)
+		db := connect(t, srv)
+		srv.Inject(fakewarehouse.Fault{Match: "^COPY INTO", Delay: 50 * time.Millisecond})
+		srv.Inject(fakewarehouse.Fault{Method: "GetOperationStatus", HTTPStatus: 503, Times: -1})
+		if _, err := copyInto(t, db, "COPY INTO events FROM '"+dir+"' FILEFORMAT = PARQUET"); err == nil || !strings.Contains(err.Error(), "503") {
+			t.Fatalf("COPY INTO with every poll refused = %v, want the 503", err)
+		}
+		waitFor(t, "the COPY INTO to finish", func() bool {
+			st := statementsLike(srv, "COPY INTO")
+			return len(st) == 1 && st[0].State == "FINISHED"
+		})
+		srv.ClearFaults()
+		if n := count(t, db, "events"); n != 5 {
+			t.Errorf("rows = %d, want 5: the statement completed on the warehouse", n)
+		}
+	})
 }

@@ -73,6 +73,7 @@ type Server struct {
 	stmts     []Statement
 	requests  []Request
 	faults    []*InjectedFault
+	triggers  []*InstalledTrigger
 	stopped   string // the refusal every statement gets while the warehouse is stopped
 	closed    bool
 	closeOnce sync.Once
@@ -84,13 +85,17 @@ type Statement struct {
 	SessionID  string
 	SQL        string
 	Start, End time.Time
-	// State is FINISHED, ERROR, CANCELED, RUNNING, or REJECTED (answered with an HTTP error).
+	// State is FINISHED, ERROR, CANCELED, RUNNING, REJECTED (answered with an HTTP error), or
+	// DROPPED (the connection was closed before the statement ran).
 	State    string
 	Error    string // the error text for ERROR
 	Class    string // the error class for ERROR
 	SQLState string
 	Rows     int64  // rows returned, or modified for DML (num_affected_rows)
 	Fault    string // the injected fault that applied, if any
+	// Commits are the table versions the statement committed (FINISHED statements, and
+	// statements answered with an error after they committed).
+	Commits []CommitRef
 }
 
 // Request is one HTTP request the server received.
@@ -363,11 +368,31 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st := &reqState{method: thriftMethod(body)}
-	// Request-level faults for methods other than ExecuteStatement fire before processing.
+	// Faults on methods other than ExecuteStatement apply to the request as a whole: an HTTP
+	// status or a dropped request instead of processing it, a delay before it, a dropped
+	// response after it.
 	if st.method != "ExecuteStatement" {
 		if f := s.matchFault(st.method, ""); f != nil {
-			s.applyHTTPFault(w, st, f)
-			return
+			switch {
+			case f.HTTPStatus != 0:
+				s.logRequest(st.method, f.HTTPStatus)
+				if f.RetryAfter != "" {
+					w.Header().Set("Retry-After", f.RetryAfter)
+				}
+				http.Error(w, http.StatusText(f.HTTPStatus), f.HTTPStatus)
+				return
+			case f.DropRequest:
+				s.logRequest(st.method, 0)
+				dropConnection(w)
+				return
+			case f.DropResponse:
+				st.drop = true
+			case f.Delay > 0:
+				select {
+				case <-time.After(f.Delay):
+				case <-r.Context().Done():
+				}
+			}
 		}
 	}
 	var out bytes.Buffer
@@ -404,20 +429,6 @@ func dropConnection(w http.ResponseWriter) {
 		if conn, _, err := hj.Hijack(); err == nil {
 			conn.Close()
 		}
-	}
-}
-
-func (s *Server) applyHTTPFault(w http.ResponseWriter, st *reqState, f *Fault) {
-	switch {
-	case f.DropResponse:
-		s.logRequest(st.method, 0)
-		dropConnection(w)
-	default:
-		s.logRequest(st.method, f.HTTPStatus)
-		if f.RetryAfter != "" {
-			w.Header().Set("Retry-After", f.RetryAfter)
-		}
-		http.Error(w, http.StatusText(f.HTTPStatus), f.HTTPStatus)
 	}
 }
 

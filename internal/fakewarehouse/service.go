@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -37,6 +38,7 @@ type operation struct {
 	completed time.Time
 	cancel    context.CancelFunc
 	done      chan struct{}
+	commits   []CommitRef // the versions a statement answered with an error committed
 }
 
 func (op *operation) cancelRun() {
@@ -165,6 +167,7 @@ func (h *service) ExecuteStatement(ctx context.Context, req *tcli.TExecuteStatem
 		}
 		return &tcli.TExecuteStatementResp{Status: &tcli.TStatus{StatusCode: tcli.TStatusCode_ERROR_STATUS, ErrorMessage: &msg}}, nil
 	}
+	h.s.beforeStatement(context.WithoutCancel(ctx), text)
 	snap := h.s.duck.snapshot()
 	params := make([]Param, 0, len(req.GetParameters()))
 	for _, p := range req.GetParameters() {
@@ -199,6 +202,10 @@ func (h *service) ExecuteStatement(ctx context.Context, req *tcli.TExecuteStatem
 		h.s.setStatement(op.stmtIdx, func(st *Statement) { st.Fault = (&InjectedFault{f: *f}).describe() })
 	}
 	switch {
+	case f != nil && f.DropRequest:
+		stateFrom(ctx).drop = true
+		h.s.setStatement(op.stmtIdx, func(st *Statement) { st.State, st.End = "DROPPED", time.Now() })
+		return &tcli.TExecuteStatementResp{Status: okStatus()}, nil
 	case f != nil && f.HTTPStatus != 0:
 		st := stateFrom(ctx)
 		st.status, st.retryAfter = f.HTTPStatus, f.RetryAfter
@@ -208,7 +215,7 @@ func (h *service) ExecuteStatement(ctx context.Context, req *tcli.TExecuteStatem
 		op.finish(nil, f.Error)
 	case f != nil && f.Delay > 0:
 		runCtx, cancel := context.WithCancel(withSnapshot(context.Background(), snap))
-		op.state, op.cancel, op.done = tcli.TOperationState_RUNNING_STATE, cancel, make(chan struct{})
+		op.state, op.cancel, op.done = tcli.TOperationState_PENDING_STATE, cancel, make(chan struct{})
 		h.s.mu.Lock()
 		h.s.ops[string(guid)] = op
 		h.s.mu.Unlock()
@@ -221,7 +228,13 @@ func (h *service) ExecuteStatement(ctx context.Context, req *tcli.TExecuteStatem
 				return
 			case <-time.After(f.Delay):
 			}
+			op.mu.Lock()
+			op.state = tcli.TOperationState_RUNNING_STATE
+			op.mu.Unlock()
 			res, err := h.s.engine.Execute(runCtx, ss.state, text, params)
+			if err == nil {
+				h.s.afterStatement(context.WithoutCancel(runCtx), text, res)
+			}
 			op.finish(res, err)
 		}()
 		return &tcli.TExecuteStatementResp{Status: okStatus(), OperationHandle: op.handle,
@@ -229,12 +242,42 @@ func (h *service) ExecuteStatement(ctx context.Context, req *tcli.TExecuteStatem
 	default:
 		// The statement runs to completion even if the client goes away, as on a warehouse.
 		res, err := h.s.engine.Execute(withSnapshot(context.WithoutCancel(ctx), snap), ss.state, text, params)
-		op.finish(res, err)
+		if err == nil {
+			h.s.afterStatement(context.WithoutCancel(ctx), text, res)
+		}
+		switch {
+		case f != nil && f.CommitThenError != nil && err == nil:
+			op.commits = res.Commits()
+			op.finish(nil, commitThenError(f.CommitThenError, op.commits))
+		case f != nil && f.CommitThenBadConn:
+			op.finish(res, err)
+			h.s.mu.Lock()
+			ss.expired = true
+			h.s.mu.Unlock()
+			st := stateFrom(ctx)
+			st.status = 400
+			st.reason = fmt.Sprintf("BAD_REQUEST: Invalid SessionHandle: Session [%s] is closed.", ss.id)
+			return &tcli.TExecuteStatementResp{Status: invalidHandle("SessionHandle")}, nil
+		default:
+			op.finish(res, err)
+		}
 		if f != nil && f.DropResponse {
 			stateFrom(ctx).drop = true
 		}
 	}
 	return h.executeResponse(op, req), nil
+}
+
+// commitThenError is the error a CommitThenError fault answers after the statement made
+// commits: {version} and {table} stand for the last of them.
+func commitThenError(se *SQLError, commits []CommitRef) *SQLError {
+	version, table := "?", "?"
+	if n := len(commits); n > 0 {
+		version, table = strconv.FormatInt(commits[n-1].Version, 10), commits[n-1].Table
+	}
+	c := *se
+	c.Message = strings.NewReplacer("{version}", version, "{table}", table).Replace(se.Message)
+	return &c
 }
 
 // finish records the outcome of a statement.
@@ -260,12 +303,17 @@ func (op *operation) finish(res *Result, err error) {
 	}
 	state, se := op.state, op.err
 	op.mu.Unlock()
+	commits := op.commits
 	op.s.setStatement(op.stmtIdx, func(st *Statement) {
 		st.End = op.completed
 		if state == tcli.TOperationState_ERROR_STATE {
 			st.State, st.Error, st.Class, st.SQLState = "ERROR", se.Error(), se.Class, se.SQLState
+			st.Commits = commits
 		} else {
 			st.State = "FINISHED"
+			if res != nil {
+				st.Commits = res.Commits()
+			}
 			if res != nil && res.ModifiedRows != nil {
 				st.Rows = *res.ModifiedRows
 			} else if res != nil {

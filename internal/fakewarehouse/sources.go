@@ -233,7 +233,9 @@ type stagedFile struct {
 // reused while the object's size, modification time and ETag are unchanged.
 func (e *DuckDB) stage(ctx context.Context, s *sourceDir, f *srcFile) error {
 	if f.local != "" {
-		return nil
+		lit, err := e.literalLocal(f.local)
+		f.local = lit
+		return err
 	}
 	if c, ok := e.staged[f.URL]; ok && c.size == f.Size && c.modTime.Equal(f.ModTime) && c.etag == f.ETag {
 		f.local = c.local
@@ -263,6 +265,9 @@ func (e *DuckDB) stage(ctx context.Context, s *sourceDir, f *srcFile) error {
 	}
 	if err := os.Rename(tmp, local); err != nil {
 		return errInternal(err)
+	}
+	if local, err = e.literalLocal(local); err != nil {
+		return err
 	}
 	e.staged[f.URL] = stagedFile{local: local, size: f.Size, modTime: f.ModTime, etag: f.ETag}
 	f.local = local
@@ -325,18 +330,14 @@ func globToRegexp(glob string) (*regexp.Regexp, error) {
 }
 
 // pathFiles resolves a path read (COPY INTO, parquet.`…`, read_files): a directory (read as
-// Spark reads one, see selectFiles; every visible file with recursive), a single file, or a
-// glob in the last component. It returns the partition columns inferred.
-func (e *DuckDB) pathFiles(ctx context.Context, raw string, recursive bool) (*sourceDir, []srcFile, []Field, error) {
-	var pattern *regexp.Regexp
-	base := raw
-	if i := strings.LastIndexByte(raw, '/'); i >= 0 && strings.ContainsAny(raw[i+1:], "*?[{") {
-		re, err := globToRegexp(raw[i+1:])
-		if err != nil {
-			return nil, nil, nil, &SQLError{Class: "INVALID_PARAMETER_VALUE", SQLState: "22023", Message: err.Error()}
-		}
-		pattern, base = re, raw[:i]
+// Spark reads one, see selectFiles; every visible file with recursive) or a single file,
+// taken literally, or with glob a Hadoop glob (see globFiles). It returns the partition
+// columns inferred.
+func (e *DuckDB) pathFiles(ctx context.Context, raw string, recursive, glob bool) (*sourceDir, []srcFile, []Field, error) {
+	if glob && hasGlob(raw) {
+		return e.globFiles(ctx, raw, recursive)
 	}
+	base := raw
 	url, err := e.canonical(base)
 	if err != nil {
 		return nil, nil, nil, err
@@ -345,7 +346,7 @@ func (e *DuckDB) pathFiles(ctx context.Context, raw string, recursive bool) (*so
 		return nil, nil, nil, err
 	}
 	// A single local file.
-	if p, ok := localPath(url); ok && pattern == nil {
+	if p, ok := localPath(url); ok {
 		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
 			dir := "file://" + filepath.ToSlash(filepath.Dir(p))
 			return &sourceDir{url: dir, local: filepath.Dir(p)},
@@ -360,7 +361,7 @@ func (e *DuckDB) pathFiles(ctx context.Context, raw string, recursive bool) (*so
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if !exists && sd.be != nil && pattern == nil {
+	if !exists && sd.be != nil {
 		// Maybe a single remote object: open its parent and stat it.
 		if i := strings.LastIndexByte(url, '/'); i > strings.Index(url, "://")+2 {
 			parent, err := e.openSource(ctx, url[:i])
@@ -374,15 +375,6 @@ func (e *DuckDB) pathFiles(ctx context.Context, raw string, recursive bool) (*so
 	if !exists {
 		return nil, nil, nil, errPathNotFound(url)
 	}
-	if pattern != nil {
-		kept := files[:0]
-		for _, f := range files {
-			if pattern.MatchString(f.Rel) {
-				kept = append(kept, f)
-			}
-		}
-		return sd, kept, nil, nil
-	}
 	files, parts, err := selectFiles(files, recursive)
 	if err != nil {
 		return nil, nil, nil, err
@@ -392,8 +384,9 @@ func (e *DuckDB) pathFiles(ctx context.Context, raw string, recursive bool) (*so
 
 // pathSource returns a DuckDB table expression reading the Parquet files at raw in the
 // source schema (the first file's; see read.go).
+// The path is a glob, as read_files documents (DOC) and Spark's DataSource does (CODE).
 func (e *DuckDB) pathSource(ctx context.Context, raw string) (string, error) {
-	sd, files, parts, err := e.pathFiles(ctx, raw, false)
+	sd, files, parts, err := e.pathFiles(ctx, raw, false, true)
 	if err != nil {
 		return "", err
 	}

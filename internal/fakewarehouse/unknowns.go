@@ -1,33 +1,59 @@
 package fakewarehouse
 
-import "fmt"
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
 
 // Unknowns are the answers the local warehouse gives where Databricks' behaviour is not known
 // (no documentation, source or published output settles it). Each field is a switch, so a test
 // can run the same code against every plausible Databricks; the zero value of each field is
-// the default named in its comment. Set them with Options.Unknowns at start, or at run time
+// the default named in its comment. In JSON the fields have snake_case names and the enums
+// their names (path_access: bracketed, plain, no_sqlstate, allowed; copy_conflict:
+// concurrent_append, concurrent_copy_into, none); decoding a partial document into the
+// current Unknowns changes only the fields it names. Set them with Options.Unknowns at start, or at run time
 // with Server.SetUnknowns / DuckDB.SetUnknowns (statements that start afterwards see them).
 type Unknowns struct {
 	// PathAccess is how a path read (COPY INTO, parquet.`…`, read_files, LIST) inside a
 	// managed table's storage is answered. Default OverlapBracketed: refused.
-	PathAccess PathAccess
+	PathAccess PathAccess `json:"path_access"`
 	// RefuseFilesPaths refuses FILES entries that are not bare names relative to the FROM
 	// folder (a subpath such as 'a/b.parquet', or an absolute URI or path). Default false:
 	// accepted, as long as they lie inside the FROM folder.
-	RefuseFilesPaths bool
+	RefuseFilesPaths bool `json:"refuse_files_paths"`
 	// NoSQLState sends every error without a SQLSTATE: the Thrift sqlState is empty and the
 	// text has no "SQLSTATE: …" suffix. Default false: sent.
-	NoSQLState bool
+	NoSQLState bool `json:"no_sqlstate"`
 	// CopyConflict is what a COPY INTO gets when a COPY INTO that started later committed
 	// some of the same files first. Default ConflictConcurrentAppend.
-	CopyConflict CopyConflict
+	CopyConflict CopyConflict `json:"copy_conflict"`
 	// CommitEmptyCopy makes a COPY INTO that loads nothing commit a version (operation COPY
 	// INTO, numOutputRows 0). Default false: no version.
-	CommitEmptyCopy bool
+	CommitEmptyCopy bool `json:"commit_empty_copy"`
 	// RefuseMissingNestedMember makes COPY INTO refuse a file whose struct column lacks a
 	// nullable member of the table's struct, with DELTA_INSERT_COLUMN_ARITY_MISMATCH, as a
 	// batch INSERT does. Default false: the member is NULL, as a streaming write does.
-	RefuseMissingNestedMember bool
+	RefuseMissingNestedMember bool `json:"refuse_missing_nested_member"`
+	// GlobPaths reads COPY INTO's FROM folder and FILES entries as Hadoop globs, as Spark's
+	// DataSource resolves a read path (read_files and parquet.`…` always do). Default false:
+	// they are literal ("[b]/" is the folder named "[b]").
+	GlobPaths bool `json:"glob_paths"`
+	// RefuseUserMetadata refuses SET and RESET of spark.databricks.delta.commitInfo.userMetadata
+	// as a SQL warehouse refuses a configuration it does not allow: CONFIG_NOT_AVAILABLE
+	// (SQLSTATE 42K0I). Default false: accepted, and later commits of the session carry it.
+	RefuseUserMetadata bool `json:"refuse_user_metadata"`
+	// HistoryUserName, when set, is the userName the warehouse's commits record in DESCRIBE
+	// HISTORY and the Delta log (a service principal's application id, say), while
+	// current_user() keeps returning the user statements run as. Default empty: the same name.
+	HistoryUserName string `json:"history_user_name"`
+	// SchemaAutoMerge evolves the target of MERGE … INSERT * / UPDATE SET * as with
+	// spark.databricks.delta.schema.autoMerge.enabled = true (a warehouse admin may set it):
+	// source columns the target lacks are added to it. Default false: they are ignored, and a
+	// target column the source lacks is DELTA_MERGE_UNRESOLVED_EXPRESSION. MERGE WITH SCHEMA
+	// EVOLUTION INTO and the session configuration evolve either way.
+	SchemaAutoMerge bool `json:"schema_auto_merge"`
 }
 
 // PathAccess is the answer to a path read inside a managed table's storage.
@@ -61,6 +87,27 @@ func (p PathAccess) String() string {
 	return fmt.Sprintf("PathAccess(%d)", int(p))
 }
 
+var pathAccessNames = []string{"bracketed", "plain", "no_sqlstate", "allowed"}
+
+// MarshalText renders the answer by its JSON name (bracketed, plain, no_sqlstate, allowed).
+func (p PathAccess) MarshalText() ([]byte, error) {
+	if p < 0 || int(p) >= len(pathAccessNames) {
+		return nil, fmt.Errorf("fakewarehouse: unknown PathAccess %d", int(p))
+	}
+	return []byte(pathAccessNames[p]), nil
+}
+
+// UnmarshalText reads an answer by its JSON name.
+func (p *PathAccess) UnmarshalText(b []byte) error {
+	for i, n := range pathAccessNames {
+		if string(b) == n {
+			*p = PathAccess(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("fakewarehouse: path_access %q is not one of %v", b, pathAccessNames)
+}
+
 // CopyConflict is the answer to two COPY INTO statements loading the same files at once.
 type CopyConflict int
 
@@ -85,6 +132,28 @@ func (c CopyConflict) String() string {
 		return "none"
 	}
 	return fmt.Sprintf("CopyConflict(%d)", int(c))
+}
+
+var copyConflictNames = []string{"concurrent_append", "concurrent_copy_into", "none"}
+
+// MarshalText renders the answer by its JSON name (concurrent_append, concurrent_copy_into,
+// none).
+func (c CopyConflict) MarshalText() ([]byte, error) {
+	if c < 0 || int(c) >= len(copyConflictNames) {
+		return nil, fmt.Errorf("fakewarehouse: unknown CopyConflict %d", int(c))
+	}
+	return []byte(copyConflictNames[c]), nil
+}
+
+// UnmarshalText reads an answer by its JSON name.
+func (c *CopyConflict) UnmarshalText(b []byte) error {
+	for i, n := range copyConflictNames {
+		if string(b) == n {
+			*c = CopyConflict(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("fakewarehouse: copy_conflict %q is not one of %v", b, copyConflictNames)
 }
 
 // conflictError is the error of a COPY INTO that lost the race for file.
@@ -132,3 +201,20 @@ func (s *Server) SetUnknowns(u Unknowns) { s.duck.SetUnknowns(u) }
 
 // Unknowns returns the warehouse's current answers to unknown behaviours.
 func (s *Server) Unknowns() Unknowns { return s.duck.Unknowns() }
+
+// Patch changes the fields a JSON document names (snake_case, see Unknowns) and leaves the
+// others; a name that is not a field, or a value of the wrong kind, is an error and changes
+// nothing.
+func (u *Unknowns) Patch(doc []byte) error {
+	c := *u
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return fmt.Errorf("fakewarehouse: unknowns: %w", err)
+	}
+	if dec.More() {
+		return errors.New("fakewarehouse: unknowns: more than one JSON value")
+	}
+	*u = c
+	return nil
+}

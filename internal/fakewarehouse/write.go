@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,8 +18,31 @@ type commitSpec struct {
 	op              string
 	params, metrics map[string]string
 	blind           bool
-	user, engine    string   // default: the engine's user, defaultEngineInfo
-	actions         []string // extra Delta log actions (add) of the version
+	user, engine    string // default: the history user (historyUser), defaultEngineInfo
+	// adds and removes are the data files the version adds and removes: the log gets their
+	// add and remove actions and the table's live files change accordingly.
+	adds    []dataFile
+	removes []dataFile
+	// userMetadata is the commit's userMetadata; empty means the running statement's session
+	// value (none outside a statement).
+	userMetadata string
+}
+
+// dataFile is one data file of a table.
+type dataFile struct {
+	path    string // relative to the table root, as add and remove actions name it
+	dir     string // the folder it is in on disk; "" when the engine does not keep the file
+	size    int64
+	rows    int64
+	modTime int64 // milliseconds since the epoch
+}
+
+// local returns the file on disk, "" when the engine does not keep it.
+func (f dataFile) local() string {
+	if f.dir == "" {
+		return ""
+	}
+	return filepath.Join(f.dir, f.path)
 }
 
 // defaultEngineInfo is the engineInfo of the warehouse's own commits.
@@ -33,9 +57,12 @@ func (e *DuckDB) addCommit(t *tableMeta, op string, params, metrics map[string]s
 func (e *DuckDB) addCommitSpec(t *tableMeta, cs commitSpec) (int64, error) {
 	v := t.baseVersion + int64(len(t.history))
 	c := commit{Version: v, Timestamp: time.Now().UTC(), Operation: cs.op, Parameters: cs.params, Metrics: cs.metrics,
-		IsBlindAppend: cs.blind, UserName: cs.user, EngineInfo: cs.engine}
+		IsBlindAppend: cs.blind, UserName: cs.user, EngineInfo: cs.engine, UserMetadata: cs.userMetadata}
 	if c.UserName == "" {
-		c.UserName = e.opts.UserName
+		c.UserName = e.historyUser()
+	}
+	if c.UserMetadata == "" && e.stmt != nil {
+		c.UserMetadata = e.stmt.userMetadata
 	}
 	if c.EngineInfo == "" {
 		c.EngineInfo = defaultEngineInfo
@@ -50,20 +77,121 @@ func (e *DuckDB) addCommitSpec(t *tableMeta, cs commitSpec) (int64, error) {
 	if c.Metrics == nil {
 		c.Metrics = map[string]string{}
 	}
+	before := t.lastMetaData
 	lines, err := e.deltaActions(t, c)
 	if err != nil {
 		return 0, errInternal(err)
 	}
-	c.logLines = append(lines, cs.actions...)
+	// The schema and properties of the version, shared with the previous version while they
+	// do not change (RESTORE goes back to them).
+	if t.lastMetaData != before || t.snapCols == nil {
+		t.snapCols, t.snapProps = cloneFields(t.cols), maps.Clone(t.props)
+	}
+	c.cols, c.props = t.snapCols, t.snapProps
+	ts := c.Timestamp.UnixMilli()
+	for _, f := range cs.removes {
+		rm, err := json.Marshal(map[string]any{"remove": orderedJSON{
+			{"path", f.path}, {"deletionTimestamp", ts}, {"dataChange", true}, {"extendedFileMetadata", true},
+			{"partitionValues", map[string]string{}}, {"size", f.size},
+		}})
+		if err != nil {
+			return 0, errInternal(err)
+		}
+		lines = append(lines, string(rm))
+	}
+	for _, f := range cs.adds {
+		stats, _ := json.Marshal(map[string]any{"numRecords": f.rows})
+		add, err := json.Marshal(map[string]any{"add": orderedJSON{
+			{"path", f.path}, {"partitionValues", map[string]string{}}, {"size", f.size},
+			{"modificationTime", f.modTime}, {"dataChange", true}, {"stats", string(stats)},
+		}})
+		if err != nil {
+			return 0, errInternal(err)
+		}
+		lines = append(lines, string(add))
+	}
+	c.logLines = lines
+	c.adds = cs.adds
+	for _, f := range cs.removes {
+		c.removes = append(c.removes, f.path)
+	}
+	t.files = applyFiles(t.files, c.removes, cs.adds)
 	c.seq = e.commitSeq.Add(1)
-	t.history = append(t.history, c)
-	t.lastModified = c.Timestamp
 	if !t.foreignLog {
 		if err := writeDeltaLog(t.location, []commit{c}); err != nil {
 			return 0, errInternal(fmt.Errorf("write the Delta log of %s: %w", t.fullName(), err))
 		}
+		if _, local := localPath(t.location); local {
+			c.logLines = nil // on disk; memory stays flat over many versions
+		}
 	}
+	t.history = append(t.history, c)
+	if e.stmt != nil {
+		e.stmt.commits = append(e.stmt.commits, CommitRef{Table: t.fullName(), Version: v})
+	}
+	t.lastModified = c.Timestamp
 	return v, nil
+}
+
+// applyFiles returns the live files after a version removed and added some.
+func applyFiles(live []dataFile, removes []string, adds []dataFile) []dataFile {
+	if len(removes) > 0 {
+		gone := map[string]bool{}
+		for _, p := range removes {
+			gone[p] = true
+		}
+		kept := make([]dataFile, 0, len(live))
+		for _, f := range live {
+			if !gone[f.path] {
+				kept = append(kept, f)
+			}
+		}
+		live = kept
+	}
+	return append(live, adds...)
+}
+
+// filesSize returns the total size of files.
+func filesSize(files []dataFile) int64 {
+	var n int64
+	for _, f := range files {
+		n += f.size
+	}
+	return n
+}
+
+// cloneFields returns a deep copy of fields.
+func cloneFields(fs []Field) []Field {
+	if fs == nil {
+		return []Field{}
+	}
+	out := make([]Field, len(fs))
+	for i, f := range fs {
+		out[i] = f
+		out[i].Type = cloneType(f.Type)
+	}
+	return out
+}
+
+func cloneType(t *Type) *Type {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	c.Elem, c.Key, c.Value = cloneType(t.Elem), cloneType(t.Key), cloneType(t.Value)
+	if t.Fields != nil {
+		c.Fields = cloneFields(t.Fields)
+	}
+	return &c
+}
+
+// historyUser is the userName the warehouse's own commits record: Unknowns.HistoryUserName
+// when set, else the user statements run as.
+func (e *DuckDB) historyUser() string {
+	if u := e.Unknowns().HistoryUserName; u != "" {
+		return u
+	}
+	return e.opts.UserName
 }
 
 // rowMark returns the largest DuckDB rowid of a table's rows (-1 when empty): rows appended
@@ -76,17 +204,17 @@ func (e *DuckDB) rowMark(ctx context.Context, t *tableMeta) (int64, error) {
 	return res.Int(0, 0), nil
 }
 
-// written is what a commit wrote: data files, their total size and their add actions.
+// written is what a commit wrote: its data files and their total size.
 type written struct {
-	files   int
-	bytes   int64
-	actions []string
+	files int
+	bytes int64
+	adds  []dataFile
 }
 
-// writeDataFiles writes the rows appended after mark as one Parquet data file with the
-// columns' physical names, as a Delta writer does, and returns its add action. The file goes
-// into the table's location when that is a local folder whose log the engine keeps; otherwise
-// it is only measured (the metrics still count it) and removed.
+// writeDataFiles writes the rows appended after mark (every row for mark -1) as one Parquet
+// data file with the columns' physical names, as a Delta writer does. The file goes into the
+// table's location when that is a local folder whose log the engine keeps; otherwise it is
+// only measured (the metrics still count it) and removed.
 func (e *DuckDB) writeDataFiles(ctx context.Context, t *tableMeta, mark int64) (written, error) {
 	res, err := e.duckQuery(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE rowid > %d", duckIdent(t.phys), mark))
 	if err != nil {
@@ -96,6 +224,30 @@ func (e *DuckDB) writeDataFiles(ctx context.Context, t *tableMeta, mark int64) (
 	if rows == 0 {
 		return written{}, nil
 	}
+	exprs := make([]string, len(t.cols))
+	for i, c := range t.cols {
+		exprs[i] = physicalExpr(duckIdent(c.Name), c.Type) + " AS " + duckIdent(c.physical())
+	}
+	return e.writeDataFile(ctx, t, fmt.Sprintf("SELECT %s FROM %s WHERE rowid > %d", strings.Join(exprs, ", "), duckIdent(t.phys), mark), rows)
+}
+
+// writeDataFile writes the rows of query (a DuckDB query with the columns' physical names)
+// as one data file of t; rows is their count.
+func (e *DuckDB) writeDataFile(ctx context.Context, t *tableMeta, query string, rows int64) (written, error) {
+	df, keep, err := e.newDataFile(ctx, t, query)
+	if err != nil {
+		return written{}, err
+	}
+	return df.written(keep, rows)
+}
+
+// pendingFile is a data file written and not yet committed.
+type pendingFile struct{ name, dir, file string }
+
+// newDataFile writes the rows of query as a Parquet file for t: in the table's location
+// when that is a local folder whose log the engine keeps (keep), else in the working
+// directory, where written removes it once measured.
+func (e *DuckDB) newDataFile(ctx context.Context, t *tableMeta, query string) (pendingFile, bool, error) {
 	name := fmt.Sprintf("part-00000-%s-c000.snappy.parquet", newUUID())
 	dir, local := localPath(t.location)
 	keep := local && !t.foreignLog
@@ -103,34 +255,29 @@ func (e *DuckDB) writeDataFiles(ctx context.Context, t *tableMeta, mark int64) (
 		dir = filepath.Join(e.opts.Dir, "datafiles")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return written{}, errInternal(err)
+		return pendingFile{}, false, errInternal(err)
 	}
 	file := filepath.Join(dir, name)
-	exprs := make([]string, len(t.cols))
-	for i, c := range t.cols {
-		exprs[i] = physicalExpr(duckIdent(c.Name), c.Type) + " AS " + duckIdent(c.physical())
-	}
-	q := fmt.Sprintf("COPY (SELECT %s FROM %s WHERE rowid > %d) TO %s (FORMAT PARQUET, COMPRESSION SNAPPY)",
-		strings.Join(exprs, ", "), duckIdent(t.phys), mark, duckString(file))
-	if _, err := e.duckExec(ctx, q); err != nil {
-		return written{}, err
-	}
-	fi, err := os.Stat(file)
-	if err != nil {
-		return written{}, errInternal(err)
-	}
-	if !keep {
+	if _, err := e.duckExec(ctx, fmt.Sprintf("COPY (%s) TO %s (FORMAT PARQUET, COMPRESSION SNAPPY)", query, duckString(file))); err != nil {
 		_ = os.Remove(file)
+		return pendingFile{}, false, err
 	}
-	stats, _ := json.Marshal(map[string]any{"numRecords": rows})
-	add, err := json.Marshal(map[string]any{"add": orderedJSON{
-		{"path", name}, {"partitionValues", map[string]string{}}, {"size", fi.Size()},
-		{"modificationTime", fi.ModTime().UnixMilli()}, {"dataChange", true}, {"stats", string(stats)},
-	}})
+	return pendingFile{name: name, dir: dir, file: file}, keep, nil
+}
+
+// written measures the file; a file the engine does not keep is removed.
+func (df pendingFile) written(keep bool, rows int64) (written, error) {
+	fi, err := os.Stat(df.file)
 	if err != nil {
 		return written{}, errInternal(err)
 	}
-	return written{files: 1, bytes: fi.Size(), actions: []string{string(add)}}, nil
+	f := dataFile{path: df.name, size: fi.Size(), rows: rows, modTime: fi.ModTime().UnixMilli()}
+	if keep {
+		f.dir = df.dir // shared with the table's location string: no copy per file
+	} else {
+		_ = os.Remove(df.file)
+	}
+	return written{files: 1, bytes: fi.Size(), adds: []dataFile{f}}, nil
 }
 
 // physicalExpr renames struct members to their physical names (struct members nested in

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,6 +42,10 @@ type ZerobusWriter struct {
 	closed  bool
 }
 
+// zerobusParams are the operationParameters of every Zerobus commit, shared by all of them
+// (commit parameters are never changed once committed).
+var zerobusParams = map[string]string{"mode": "Append", "partitionBy": "[]"}
+
 // ZerobusEngineInfo is the engineInfo of Zerobus commits.
 const ZerobusEngineInfo = "Zerobus"
 
@@ -68,66 +73,59 @@ func (s *Server) Zerobus(table string, opts ZerobusOptions) (*ZerobusWriter, err
 
 // Flush commits one WRITE version of Options.Rows rows and returns its version.
 func (w *ZerobusWriter) Flush(ctx context.Context) (int64, error) {
-	w.mu.Lock()
-	first := w.n + 1
-	w.n += int64(w.opts.Rows)
-	w.mu.Unlock()
+	vs, err := w.FlushN(ctx, 1)
+	if err != nil {
+		return 0, err
+	}
+	return vs[0], nil
+}
+
+// FlushN commits n WRITE versions of Options.Rows rows each, one after the other with no
+// statement in between, and returns their versions. It stops at the first error.
+func (w *ZerobusWriter) FlushN(ctx context.Context, n int) ([]int64, error) {
 	e := w.e
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		return 0, errInternal(errors.New("engine closed"))
+		return nil, errInternal(errors.New("engine closed"))
 	}
 	t, err := e.table(&Session{Catalog: "main", Schema: "default"}, strings.Split(w.table, "."))
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	rows := make([]string, 0, w.opts.Rows)
+	out := make([]int64, 0, n)
+	for i := 0; i < n; i++ {
+		v, err := w.flushLocked(ctx, t)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// flushLocked commits one version (e.mu held); see appendValues.
+func (w *ZerobusWriter) flushLocked(ctx context.Context, t *tableMeta) (int64, error) {
+	e := w.e
+	w.mu.Lock()
+	first := w.n + 1
+	w.n += int64(w.opts.Rows)
+	w.mu.Unlock()
+	rows := make([][]string, 0, w.opts.Rows)
 	for n := first; n < first+int64(w.opts.Rows); n++ {
-		var exprs []string
 		if w.opts.Row != nil {
-			exprs = w.opts.Row(n)
+			rows = append(rows, w.opts.Row(n))
 		} else {
-			exprs = defaultZerobusRow(t.cols, n)
+			rows = append(rows, defaultZerobusRow(t.cols, n))
 		}
-		if len(exprs) != len(t.cols) {
-			return 0, fmt.Errorf("fakewarehouse: Zerobus row has %d values for %d columns", len(exprs), len(t.cols))
-		}
-		rows = append(rows, "("+strings.Join(exprs, ", ")+")")
 	}
-	stmt := fmt.Sprintf("INSERT INTO %s VALUES %s", t.quoted(), strings.Join(rows, ", "))
-	p, err := newParser(stmt)
+	wr, err := e.appendValues(ctx, t, rows)
 	if err != nil {
 		return 0, err
 	}
-	q, _, err := e.rewrite(ctx, &Session{Catalog: t.catalog, Schema: t.schema}, p.toks, rewriteOpts{noAliasFirst: true})
-	if err != nil {
-		return 0, e.classify(err)
-	}
-	if _, err := e.duckExec(ctx, "BEGIN TRANSACTION"); err != nil {
-		return 0, e.classify(err)
-	}
-	mark, err := e.rowMark(ctx, t)
-	if err == nil {
-		_, err = e.duckExec(ctx, q)
-	}
-	if err == nil {
-		err = e.checkConstraints(ctx, t, mark)
-	}
-	if err == nil {
-		_, err = e.duckExec(ctx, "COMMIT")
-	}
-	if err != nil {
-		_, _ = e.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-		return 0, e.classify(err)
-	}
-	wr, err := e.writeDataFiles(ctx, t, mark)
-	if err != nil {
-		return 0, e.classify(err)
-	}
-	v, err := e.addCommitSpec(t, commitSpec{op: "WRITE", params: map[string]string{"mode": "Append", "partitionBy": "[]"},
+	v, err := e.addCommitSpec(t, commitSpec{op: "WRITE", params: zerobusParams,
 		metrics: map[string]string{"numFiles": strconv.Itoa(wr.files), "numOutputRows": strconv.Itoa(w.opts.Rows), "numOutputBytes": strconv.FormatInt(wr.bytes, 10)},
-		blind:   true, user: w.opts.Principal, engine: ZerobusEngineInfo, actions: wr.actions})
+		blind:   true, user: w.opts.Principal, engine: ZerobusEngineInfo, adds: wr.adds})
 	if err != nil {
 		return 0, err
 	}
@@ -135,6 +133,55 @@ func (w *ZerobusWriter) Flush(ctx context.Context) (int64, error) {
 	w.commits = append(w.commits, v)
 	w.mu.Unlock()
 	return v, nil
+}
+
+// appendValues appends rows (Spark SQL expressions, one per table column) to t (e.mu held)
+// and returns the data file it wrote, for the caller to commit: the values are written as
+// the data file, then inserted into the table (each expression is evaluated once for each);
+// a CHECK or NOT NULL violation appends nothing. Two DuckDB statements keep it near a
+// millisecond. No rows write no file.
+func (e *DuckDB) appendValues(ctx context.Context, t *tableMeta, rows [][]string) (written, error) {
+	if len(rows) == 0 {
+		return written{}, nil
+	}
+	tuples := make([]string, len(rows))
+	for i, exprs := range rows {
+		if len(exprs) != len(t.cols) {
+			return written{}, fmt.Errorf("fakewarehouse: a row has %d values for %d columns", len(exprs), len(t.cols))
+		}
+		tuples[i] = "(" + strings.Join(exprs, ", ") + ")"
+	}
+	p, err := newParser("VALUES " + strings.Join(tuples, ", "))
+	if err != nil {
+		return written{}, err
+	}
+	values, _, err := e.rewrite(ctx, &Session{Catalog: t.catalog, Schema: t.schema}, p.toks, rewriteOpts{})
+	if err != nil {
+		return written{}, e.classify(err)
+	}
+	aliases := make([]string, len(t.cols))
+	typed := make([]string, len(t.cols))
+	phys := make([]string, len(t.cols))
+	names := make([]string, len(t.cols))
+	for i, c := range t.cols {
+		aliases[i] = "c" + strconv.Itoa(i)
+		typed[i] = fmt.Sprintf("CAST(v.c%d AS %s) AS %s", i, c.Type.Duck(), duckIdent(c.Name))
+		phys[i] = physicalExpr(duckIdent(c.Name), c.Type) + " AS " + duckIdent(c.physical())
+		names[i] = duckIdent(c.Name)
+	}
+	relation := fmt.Sprintf("SELECT %s FROM (%s) AS v(%s)", strings.Join(typed, ", "), values, strings.Join(aliases, ", "))
+	if err := e.constraintViolation(ctx, t, relation); err != nil {
+		return written{}, e.classify(err)
+	}
+	df, keep, err := e.newDataFile(ctx, t, fmt.Sprintf("SELECT %s FROM (%s) AS r", strings.Join(phys, ", "), relation))
+	if err != nil {
+		return written{}, e.classify(err)
+	}
+	if _, err := e.duckExec(ctx, fmt.Sprintf("INSERT INTO %s (%s) %s", duckIdent(t.phys), strings.Join(names, ", "), relation)); err != nil {
+		_ = os.Remove(df.file)
+		return written{}, e.classify(err)
+	}
+	return df.written(keep, int64(len(rows)))
 }
 
 // Start flushes every interval in a goroutine until Close. The first error stops it and is

@@ -14,6 +14,28 @@
 //	ws.RegisterTable(ctx, "main.sales.orders", "/data/orders", true) // managed: path reads there refused
 //	os.Setenv("DATABRICKS_HOST", ws.URL()) // and ws.Env() for all three settings
 //	ws.Statements()                        // the statement log
+//
+// # Making it hostile
+//
+// Every behaviour that differs between Databricks workspaces, or that a workspace inflicts on
+// a client, is a switch reachable in-process (Go methods) and from outside the process (the
+// control endpoints under /api/2.0/fake/, with the workspace's token; see serveControl, and
+// the same JSON as a Control document for `zbrecover demo serve --faults FILE`):
+//
+//   - the SQL warehouse's unknowns (Warehouse().SetUnknowns; PATCH /api/2.0/fake/unknowns with
+//     a partial document) and faults on its Thrift methods (Warehouse().Inject or AddFault;
+//     /api/2.0/fake/faults): errors, HTTP 429/503, requests cut before they arrive, lost
+//     answers, pending statements, commits answered with an error or an invalid session;
+//   - other writers: Zerobus writers at an interval (StartZerobus, StopZerobus;
+//     /api/2.0/fake/zerobus), look-alike commits by the same identity (Warehouse().
+//     CommitLookalike; /api/2.0/fake/lookalike) and triggers committing them around matching
+//     statements (Warehouse().AddTrigger; /api/2.0/fake/triggers);
+//   - faults on the REST APIs (InjectAPI; /api/2.0/fake/api-faults): the Files API and Unity
+//     Catalog throttled (429 or 503 with Retry-After) on the Nth request or a reproducible
+//     share of them, requests cut or answers lost; and a latency per request (SetLatency;
+//     /api/2.0/fake/latency), so that staging can be measured at, say, 20 ms a request.
+//
+// Apply applies a whole Control document; DecodeControl reads one.
 package workspace
 
 import (
@@ -64,7 +86,7 @@ type LogEntry struct {
 	Time       time.Time `json:"time"`
 	QueryID    string    `json:"query_id"`
 	Statement  string    `json:"statement"`
-	Outcome    string    `json:"outcome"` // FINISHED, ERROR, CANCELED or REJECTED
+	Outcome    string    `json:"outcome"` // FINISHED, ERROR, CANCELED, REJECTED or DROPPED
 	ErrorClass string    `json:"error_class,omitempty"`
 	SQLState   string    `json:"sqlstate,omitempty"`
 	Error      string    `json:"error,omitempty"`
@@ -82,9 +104,13 @@ type Workspace struct {
 	logMu sync.Mutex
 	once  sync.Once
 
-	mu      sync.Mutex
-	stopped bool
-	grants  map[string]map[string][]string // securable key → principal → privileges
+	mu          sync.Mutex
+	stopped     bool
+	grants      map[string]map[string][]string // securable key → principal → privileges
+	apiFaults   []*InjectedAPIFault
+	latency     Latency
+	zerobus     map[int]*runningZerobus
+	nextZerobus int
 }
 
 // Start starts a workspace.
@@ -114,10 +140,11 @@ func Start(opts Options) (*Workspace, error) {
 	mux.HandleFunc("/api/2.0/sql/warehouses/", w.auth(w.serveWarehouses))
 	mux.HandleFunc("/api/2.0/preview/scim/v2/Me", w.auth(w.serveMe))
 	mux.HandleFunc(effectivePrefix, w.auth(w.serveEffective))
+	mux.HandleFunc(controlPrefix, w.auth(w.serveControl))
 	mux.Handle("/", w.uc)
 	wh, err := fakewarehouse.Start(fakewarehouse.Options{
 		Token: opts.Token, WarehouseID: opts.WarehouseID, Dir: opts.Dir, Storage: opts.Storage,
-		Unknowns: opts.Unknowns, UserName: opts.UserName, Listener: ln, Handler: mux,
+		Unknowns: opts.Unknowns, UserName: opts.UserName, Listener: ln, Handler: w.apiFaultsHandler(mux),
 		OnStatement: w.logStatement,
 	})
 	if err != nil {
@@ -129,10 +156,14 @@ func Start(opts Options) (*Workspace, error) {
 	return w, nil
 }
 
-// Close stops serving (nothing is left listening) and releases the warehouse.
+// Close stops the Zerobus writers and serving (nothing is left listening) and releases the
+// warehouse.
 func (w *Workspace) Close() error {
 	var err error
-	w.once.Do(func() { err = w.wh.Close() })
+	w.once.Do(func() {
+		w.stopAllZerobus()
+		err = w.wh.Close()
+	})
 	return err
 }
 

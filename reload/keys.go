@@ -94,6 +94,9 @@ type KeySource struct {
 	Folder string   // the folder's URL
 	Files  []string // bare names in Folder
 	Exprs  []string // one per key column
+	// File, when set, is the URL of a keys file (BuildKeys) read instead: its group column g
+	// labels the rows, its k0, k1, … are the keys, cast already.
+	File string
 }
 
 // globChunk is the most names one glob of a key query lists.
@@ -115,6 +118,9 @@ func globEscape(name string) string {
 // as column g: one read_files over a glob {name,…} per chunk of names, so that no other file
 // of the folder (later arrivals, other groups, subfolders) is read.
 func (s KeySource) sourceSQL() string {
+	if s.File != "" {
+		return "SELECT g, " + keyList("", len(s.Exprs)) + " FROM read_files(" + schemadiff.QuoteString(globEscape(s.File)) + ", format => 'parquet')"
+	}
 	var parts []string
 	for i := 0; i < len(s.Files); i += globChunk {
 		names := s.Files[i:min(i+globChunk, len(s.Files))]
@@ -462,4 +468,34 @@ func Reconcile(ctx context.Context, wh Warehouse, table databricks.TableName, ke
 	kc.Duplicated = kc.Rows.Twice + kc.Rows.More
 	kc.OK = kc.Missing == 0
 	return kc, nil
+}
+
+// OverlapByKeys measures inspect --key without the warehouse reading the fallback files: the
+// key columns are read by zbrecover (BuildKeys) into one keys file at place, which one
+// statement then compares with the table; the keys file is removed afterwards.
+func OverlapByKeys(ctx context.Context, wh Warehouse, table databricks.TableName, src storage.Backend, rep *inspect.Report, spec KeysSpec,
+	place KeysPlace, progress func(done, total int)) (*OverlapReport, *journal.KeysFile, error) {
+	files := reportSources(rep)
+	if spec.Groups == nil {
+		spec.Groups = map[string]schemadiff.Schema{}
+		for _, g := range rep.Groups {
+			spec.Groups[g.SchemaID] = g.Schema
+		}
+	}
+	kf, err := BuildKeys(ctx, src, files, spec, place, "inspect", progress)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() { _ = place.Dst.Delete(context.WithoutCancel(ctx), kf.Key, storage.Precondition{}) }()
+	srcs := []KeySource{keysFileSource(KeysFileURL(*kf), len(spec.Key))}
+	rep2, err := Overlap(ctx, wh, table, spec.Key, srcs)
+	if err != nil {
+		return nil, kf, err
+	}
+	order := map[string]int{}
+	for i, g := range rep.Groups {
+		order[g.SchemaID] = i
+	}
+	sortBy(rep2.Groups, func(a, b KeyCounts) bool { return order[a.Group] < order[b.Group] })
+	return rep2, kf, nil
 }

@@ -14,12 +14,20 @@ import (
 //
 // When src and dst are the same backend value and it is a Copier, the store copies the
 // object itself (no bytes through the client), unless that Copy fails with ErrNotSupported.
-// Otherwise CopyObject stats the source, checks
-// cond against it, streams it with one ReadRange into dst's Put with the stat'ed size, and
-// verifies the copy: the bytes read and the size written must be the source's size, the MD5
-// of the bytes read must match the MD5 that the source or the destination reports (where one
-// does), and the source must still be the stat'ed version once the bytes are read. A failed
-// verification removes the new object again (conditionally on its version) and fails.
+// Otherwise CopyObject stats the source, checks cond against it, reads it whole with one
+// ReadRange into a Spool (memory for small objects, else a temporary file), checks the bytes
+// read (exactly the stat'ed size, and the MD5 the source reports, where it reports one),
+// stats the source again (it must still be the stat'ed version), and only then writes the
+// bytes to dst with one Put of the stat'ed size, from a reader that can seek, so that a
+// retried Put sends them again. The copy is verified: the size written must be the source's
+// and the MD5 the destination reports (where it reports one) that of the bytes read; a copy
+// that fails this check is removed again (conditionally on its version).
+//
+// Each of these requests is finished before the next one starts: the reader is closed
+// before the second Stat and the Put. A copy therefore never holds a request slot of a
+// limit (WithLimit, WithAdaptive) while it waits for another, whether src and dst have
+// limits of their own or share one, so that any number of copies can run at once under any
+// limit without waiting on each other forever.
 //
 // The returned info carries the MD5 of the bytes copied when the stream path was taken.
 //
@@ -51,38 +59,33 @@ func CopyObject(ctx context.Context, src Backend, srcKey string, dst Backend, ds
 	if !cond.Matches(info) {
 		return ObjectInfo{}, fail("the source is not the expected version: %w", ErrPreconditionFailed)
 	}
-	rc, err := src.ReadRange(ctx, srcKey, 0, -1)
+	data, sum, err := readWhole(ctx, src, srcKey, info.Size)
 	if err != nil {
 		return ObjectInfo{}, fail("%w", err)
 	}
-	defer rc.Close()
-	h := &hashingReader{r: rc, h: md5.New()}
-	out, err := p.Put(ctx, dstKey, h, info.Size, opts)
+	defer data.Close()
+	if info.MD5 != "" && info.MD5 != sum {
+		return ObjectInfo{}, fail("the bytes read have MD5 %s, the source reports %s", sum, info.MD5)
+	}
+	now, err := src.Stat(ctx, srcKey)
+	switch {
+	case errors.Is(err, ErrNotExist):
+		return ObjectInfo{}, fail("the source went away during the copy: %w", ErrPreconditionFailed)
+	case err != nil:
+		return ObjectInfo{}, fail("%w", err)
+	case !info.Version().Matches(now) || now.ETag != info.ETag || now.Generation != info.Generation:
+		return ObjectInfo{}, fail("the source changed during the copy: %w", ErrPreconditionFailed)
+	}
+	out, err := p.Put(ctx, dstKey, data, info.Size, opts)
 	if err != nil {
 		return ObjectInfo{}, fail("%w", err)
 	}
-	sum := hex.EncodeToString(h.h.Sum(nil))
 	var problem error
 	switch {
-	case h.n != info.Size:
-		problem = fail("read %d bytes of a %d-byte source", h.n, info.Size)
 	case out.Size != info.Size:
 		problem = fail("the copy has %d bytes, the source %d", out.Size, info.Size)
-	case info.MD5 != "" && info.MD5 != sum:
-		problem = fail("the bytes read have MD5 %s, the source reports %s", sum, info.MD5)
 	case out.MD5 != "" && out.MD5 != sum:
 		problem = fail("the copy has MD5 %s, the bytes sent %s", out.MD5, sum)
-	}
-	if problem == nil {
-		now, err := src.Stat(ctx, srcKey)
-		switch {
-		case errors.Is(err, ErrNotExist):
-			problem = fail("the source went away during the copy: %w", ErrPreconditionFailed)
-		case err != nil:
-			problem = fail("%w", err)
-		case !info.Version().Matches(now) || now.ETag != info.ETag || now.Generation != info.Generation:
-			problem = fail("the source changed during the copy: %w", ErrPreconditionFailed)
-		}
 	}
 	if problem != nil {
 		if derr := dst.Delete(ctx, dstKey, out.Version()); derr != nil && !errors.Is(derr, ErrNotExist) {
@@ -94,6 +97,25 @@ func CopyObject(ctx context.Context, src Backend, srcKey string, dst Backend, ds
 		out.MD5 = sum
 	}
 	return out, nil
+}
+
+// readWhole reads the size bytes of key into a Spool with one ReadRange, closing the reader
+// (and so freeing its request slot) before it returns, and returns them with their hex MD5.
+func readWhole(ctx context.Context, b Backend, key string, size int64) (*Spooled, string, error) {
+	rc, err := b.ReadRange(ctx, key, 0, -1)
+	if err != nil {
+		return nil, "", err
+	}
+	h := &hashingReader{r: rc, h: md5.New()}
+	data, err := Spool(ctx, h, size)
+	if cerr := rc.Close(); err == nil && cerr != nil {
+		data.Close()
+		err = cerr
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return data, hex.EncodeToString(h.h.Sum(nil)), nil
 }
 
 type hashingReader struct {

@@ -358,3 +358,18 @@ func (d *adaptive) Copy(ctx context.Context, srcKey, dstKey string, cond Precond
 	defer func() { d.a.Release(err) }()
 	return c.Copy(ctx, srcKey, dstKey, cond, opts)
 }
+
+func (d *adaptive) CopyFrom(ctx context.Context, src Backend, srcKey, dstKey string, cond Precondition, opts PutOptions) (oi ObjectInfo, err error) {
+	c, err := innerCopierFrom(d.inner)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	if err := d.a.Acquire(ctx); err != nil {
+		return ObjectInfo{}, err
+	}
+	defer func() { d.a.Release(err) }()
+	return c.CopyFrom(ctx, src, srcKey, dstKey, cond, opts)
+}
+
+// Unwrap returns the wrapped backend.
+func (d *adaptive) Unwrap() Backend { return d.inner }

@@ -12,9 +12,10 @@ import (
 
 // CopyObject copies srcKey of src to dstKey of dst and returns the new object's info.
 //
-// When src and dst are the same backend value and it is a Copier, the store copies the
-// object itself (no bytes through the client), unless that Copy fails with ErrNotSupported.
-// Otherwise CopyObject stats the source, checks cond against it, reads it whole with one
+// The store copies the object itself (no bytes through the client) when dst is a CopierFrom
+// that can copy from src (another backend of the same bucket, container or account, as
+// CopyFrom decides), or when src and dst are the same backend value and it is a Copier;
+// unless that copy fails with ErrNotSupported. Otherwise CopyObject stats the source, checks cond against it, reads it whole with one
 // ReadRange into a Spool (memory for small objects, else a temporary file), checks the bytes
 // read (exactly the stat'ed size, and the MD5 the source reports, where it reports one),
 // stats the source again (it must still be the stat'ed version), and only then writes the
@@ -35,7 +36,12 @@ import (
 // opts.CreateOnly the destination must not exist (ErrExist). A missing source gives
 // ErrNotExist; a dst that cannot write gives ErrNotSupported.
 func CopyObject(ctx context.Context, src Backend, srcKey string, dst Backend, dstKey string, cond Precondition, opts PutOptions) (ObjectInfo, error) {
-	if sameBackend(src, dst) {
+	if c, ok := AsCopierFrom(dst); ok {
+		o, err := c.CopyFrom(ctx, src, srcKey, dstKey, cond, opts)
+		if !errors.Is(err, ErrNotSupported) {
+			return o, err
+		}
+	} else if sameBackend(src, dst) {
 		if c, ok := AsCopier(dst); ok {
 			o, err := c.Copy(ctx, srcKey, dstKey, cond, opts)
 			if !errors.Is(err, ErrNotSupported) {

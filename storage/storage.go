@@ -41,7 +41,8 @@
 // cross-cutting behaviour (WithLimit, WithRetry, WithCounting, WithLatency and DryRun) are
 // one type each, carry every optional method and report the capabilities of the backend they
 // wrap; a method that backend lacks fails with ErrNotSupported. CopyObject copies between any
-// two backends, server-side when it can. storage/mem is an in-memory backend for tests.
+// two backends, server-side when it can; SameContent compares the bytes of two objects.
+// storage/mem is an in-memory backend for tests.
 package storage
 
 import (

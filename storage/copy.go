@@ -15,18 +15,24 @@ import (
 // The store copies the object itself (no bytes through the client) when dst is a CopierFrom
 // that can copy from src (another backend of the same bucket, container or account, as
 // CopyFrom decides), or when src and dst are the same backend value and it is a Copier;
-// unless that copy fails with ErrNotSupported. Otherwise CopyObject stats the source, checks cond against it, reads it whole with one
-// ReadRange into a Spool (memory for small objects, else a temporary file), checks the bytes
-// read (exactly the stat'ed size, and the MD5 the source reports, where it reports one),
-// stats the source again (it must still be the stat'ed version), and only then writes the
-// bytes to dst with one Put of the stat'ed size, from a reader that can seek, so that a
-// retried Put sends them again. The copy is verified: the size written must be the source's
-// and the MD5 the destination reports (where it reports one) that of the bytes read; a copy
-// that fails this check is removed again (conditionally on its version).
+// unless that copy fails with ErrNotSupported.
+//
+// Otherwise CopyObject reads the source whole with one ReadRange into a Spool (memory for
+// small objects, else a temporary file), stats it after the read, and only then writes the
+// bytes to dst with one Put of the source's size, from a reader that can seek, so that a
+// retried Put sends them again. The version copied is cond's when cond names a size and a
+// version (ETag, generation or modification time, as a listing gives): the bytes read must be
+// that many and the Stat after the read must still match cond. Otherwise a Stat before the
+// read gives the version (checked against cond), and the Stat after it must show the same.
+// Either way the MD5 of the bytes read must be the one the source reports, where it reports
+// one. With a listed version a copy costs the source 2 requests, else 3. The copy is
+// verified: the size written must be the source's and the MD5 the destination reports (where
+// it reports one) that of the bytes read; a copy that fails this check is removed again
+// (conditionally on its version).
 //
 // Each of these requests is finished before the next one starts: the reader is closed
-// before the second Stat and the Put. A copy therefore never holds a request slot of a
-// limit (WithLimit, WithAdaptive) while it waits for another, whether src and dst have
+// before the Stat after the read and the Put. A copy therefore never holds a request slot of
+// a limit (WithLimit, WithAdaptive) while it waits for another, whether src and dst have
 // limits of their own or share one, so that any number of copies can run at once under any
 // limit without waiting on each other forever.
 //
@@ -58,29 +64,46 @@ func CopyObject(ctx context.Context, src Backend, srcKey string, dst Backend, ds
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("copy %s to %s: "+format, append([]any{from, to}, args...)...)
 	}
-	info, err := src.Stat(ctx, srcKey)
-	if err != nil {
-		return ObjectInfo{}, fail("%w", err)
-	}
-	if !cond.Matches(info) {
-		return ObjectInfo{}, fail("the source is not the expected version: %w", ErrPreconditionFailed)
+	// The version to copy: cond's when it names a size and a version (a listing's), else the
+	// one a Stat finds.
+	info := ObjectInfo{Key: srcKey, Size: cond.Size, ETag: cond.ETag, Generation: cond.Generation, ModTime: cond.ModTime}
+	known := cond.Size > 0 && (cond.ETag != "" || cond.Generation != 0 || !cond.ModTime.IsZero())
+	if !known {
+		var err error
+		if info, err = src.Stat(ctx, srcKey); err != nil {
+			return ObjectInfo{}, fail("%w", err)
+		}
+		if !cond.Matches(info) {
+			return ObjectInfo{}, fail("the source is not the expected version: %w", ErrPreconditionFailed)
+		}
 	}
 	data, sum, err := readWhole(ctx, src, srcKey, info.Size)
 	if err != nil {
+		if known && !errors.Is(err, ErrNotExist) {
+			// Another size than the listing's: the object was rewritten since.
+			if now, serr := src.Stat(ctx, srcKey); serr == nil && (!cond.Matches(now) || now.Size != cond.Size) {
+				return ObjectInfo{}, fail("the source is not the expected version: %w", ErrPreconditionFailed)
+			}
+		}
 		return ObjectInfo{}, fail("%w", err)
 	}
 	defer data.Close()
-	if info.MD5 != "" && info.MD5 != sum {
-		return ObjectInfo{}, fail("the bytes read have MD5 %s, the source reports %s", sum, info.MD5)
-	}
 	now, err := src.Stat(ctx, srcKey)
 	switch {
 	case errors.Is(err, ErrNotExist):
 		return ObjectInfo{}, fail("the source went away during the copy: %w", ErrPreconditionFailed)
 	case err != nil:
 		return ObjectInfo{}, fail("%w", err)
-	case !info.Version().Matches(now) || now.ETag != info.ETag || now.Generation != info.Generation:
+	case known && (!cond.Matches(now) || now.Size != cond.Size):
+		return ObjectInfo{}, fail("the source is not the expected version: %w", ErrPreconditionFailed)
+	case !known && (!info.Version().Matches(now) || now.ETag != info.ETag || now.Generation != info.Generation):
 		return ObjectInfo{}, fail("the source changed during the copy: %w", ErrPreconditionFailed)
+	}
+	if known {
+		info = now
+	}
+	if info.MD5 != "" && info.MD5 != sum {
+		return ObjectInfo{}, fail("the bytes read have MD5 %s, the source reports %s", sum, info.MD5)
 	}
 	out, err := p.Put(ctx, dstKey, data, info.Size, opts)
 	if err != nil {

@@ -22,7 +22,7 @@ func decorated(b storage.Backend) storage.Backend {
 // TestCopyObjectAcrossBuckets: a copy from the table's bucket to a staging bucket on the
 // same endpoint is one CopyObject request, with the version from the listing and no HEAD or
 // GET; when S3 refuses the destination's credentials the read of the source, the copy is
-// streamed instead, and later copies from that bucket are streamed without trying again.
+// streamed instead (a GET and a HEAD of the source, the listing giving the version), and later copies from that bucket are streamed without trying again.
 func TestCopyObjectAcrossBuckets(t *testing.T) {
 	srv := s3test.NewServer(t)
 	if err := srv.CreateBucket("zbrecover-stage"); err != nil {
@@ -58,13 +58,13 @@ func TestCopyObjectAcrossBuckets(t *testing.T) {
 	srv.FailNext(storagetest.KindPut, http.StatusForbidden, 1)
 	srv.ResetCounts()
 	copyOne(listed[1])
-	if c := srv.Counts(); c.Puts != 2 || c.Gets != 1 || c.Heads != 2 {
-		t.Errorf("a refused copy made %s; want the refused CopyObject, then HEAD, GET, HEAD and PUT", c)
+	if c := srv.Counts(); c.Puts != 2 || c.Gets != 1 || c.Heads != 1 {
+		t.Errorf("a refused copy made %s; want the refused CopyObject, then GET, HEAD and PUT", c)
 	}
 	srv.ResetCounts()
 	copyOne(listed[2])
-	if c := srv.Counts(); c.Puts != 1 || c.Gets != 1 || c.Heads != 2 {
-		t.Errorf("after a refusal a copy made %s; want HEAD, GET, HEAD and PUT (no CopyObject)", c)
+	if c := srv.Counts(); c.Puts != 1 || c.Gets != 1 || c.Heads != 1 {
+		t.Errorf("after a refusal a copy made %s; want GET, HEAD and PUT (no CopyObject)", c)
 	}
 	for i, o := range listed {
 		got, err := storage.ReadAll(ctx, dst, o.Key, 0, -1)

@@ -430,3 +430,43 @@ func TestFilesAPIBackoffBounded(t *testing.T) {
 		t.Errorf("Stat against a workspace that keeps throttling: %v", err)
 	}
 }
+
+// TestStageToVolumeNeverWaitsOnItself copies many more files than there are request slots
+// from a source decorated as the command line decorates it to a volume, with far more copies
+// in flight than either side's limit, at limits of 1, 2 and 16; the deadline turns a copy
+// that waits on itself into a failure.
+func TestStageToVolumeNeverWaitsOnItself(t *testing.T) {
+	for _, conc := range []int{1, 2, 16} {
+		t.Run(fmt.Sprintf("concurrency %d", conc), func(t *testing.T) {
+			srv := filestest.NewServer(t)
+			c := filesAPIClient(t, srv, databricks.Options{FilesConcurrency: conc})
+			v, err := c.Volume("/Volumes/main/sales/staging/d")
+			if err != nil {
+				t.Fatal(err)
+			}
+			src := mem.New()
+			for i := 0; i < 200; i++ {
+				src.Set(fmt.Sprintf("f%03d", i), []byte(fmt.Sprintf("file %d", i)), time.Now())
+			}
+			ab, _ := storage.WithAdaptive(src, storage.AdaptiveOptions{Max: conc})
+			from := storage.WithLimit(storage.WithRetry(ab, storage.RetryPolicy{}), conc)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			g, gctx := errgroup.WithContext(ctx)
+			g.SetLimit(8 * conc)
+			for i := 0; i < 200; i++ {
+				key := fmt.Sprintf("f%03d", i)
+				g.Go(func() error {
+					_, err := storage.CopyObject(gctx, from, key, v, key, storage.Precondition{}, storage.PutOptions{})
+					return err
+				})
+			}
+			if err := g.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(srv.Paths("/Volumes/main/sales/staging/d/")); n != 200 {
+				t.Errorf("%d files staged, want 200", n)
+			}
+		})
+	}
+}

@@ -66,14 +66,14 @@ func BenchmarkStageToVolume(b *testing.B) {
 			c := filesAPIClient(b, srv, databricks.Options{})
 			ctx := context.Background()
 			b.ResetTimer()
-			var el time.Duration
+			var el, cpu time.Duration
 			for i := 0; i < b.N; i++ {
 				v, err := c.Volume(fmt.Sprintf("/Volumes/main/sales/staging/run%d", i))
 				if err != nil {
 					b.Fatal(err)
 				}
 				srv.ResetCounts()
-				start := time.Now()
+				start, cpu0 := time.Now(), cpuTime()
 				g, gctx := errgroup.WithContext(ctx)
 				g.SetLimit(conc)
 				for _, o := range listed {
@@ -86,9 +86,11 @@ func BenchmarkStageToVolume(b *testing.B) {
 					b.Fatal(err)
 				}
 				el += time.Since(start)
+				cpu += cpuTime() - cpu0
 			}
 			cnt := srv.Counts()
 			b.ReportMetric(float64(n*b.N)/el.Seconds(), "files/s")
+			b.ReportMetric(float64(cpu.Microseconds())/float64(n*b.N), "cpu-µs/file")
 			b.ReportMetric(float64(cnt.Total())/float64(n), "files-api-requests/file")
 			b.ReportMetric(float64(cnt.MaxInFlight), "max-in-flight")
 		})
@@ -111,7 +113,7 @@ func BenchmarkDeleteAllVolume(b *testing.B) {
 			c := filesAPIClient(b, srv, databricks.Options{})
 			ctx := context.Background()
 			data := make([]byte, 2048)
-			var el time.Duration
+			var el, cpu time.Duration
 			for i := 0; i < b.N; i++ {
 				root := fmt.Sprintf("/Volumes/main/sales/staging/run%d", i)
 				reqs := make([]storage.DeleteRequest, n)
@@ -128,19 +130,21 @@ func BenchmarkDeleteAllVolume(b *testing.B) {
 					b.Fatal(err)
 				}
 				srv.ResetCounts()
-				start := time.Now()
+				start, cpu0 := time.Now(), cpuTime()
 				for _, r := range storage.DeleteAll(ctx, v, reqs, storage.DeleteAllOptions{Concurrency: 64}) {
 					if r.Err != nil {
 						b.Fatal(r.Err)
 					}
 				}
 				el += time.Since(start)
+				cpu += cpuTime() - cpu0
 				if left := srv.Paths(root + "/"); len(left) != 0 {
 					b.Fatalf("%d files left", len(left))
 				}
 			}
 			cnt := srv.Counts()
 			b.ReportMetric(float64(n*b.N)/el.Seconds(), "deletes/s")
+			b.ReportMetric(float64(cpu.Microseconds())/float64(n*b.N), "cpu-µs/file")
 			b.ReportMetric(float64(cnt.Total())/float64(n), "requests/file")
 			b.ReportMetric(el.Seconds()/float64(b.N), "s/op")
 		})

@@ -96,13 +96,13 @@ func BenchmarkStageToExternalLocation(b *testing.B) {
 				if mode == "streamed" {
 					src = opaque{src}
 				}
-				var el time.Duration
+				var el, cpu time.Duration
 				var reqs int64
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					dst := wrap(storagetest.OpenURL(b, s3.New, srv.URLFor(fmt.Sprintf("stage/run%d", i)), srv.Config()))
 					srv.ResetCounts()
-					start := time.Now()
+					start, cpu0 := time.Now(), cpuTime()
 					g, gctx := errgroup.WithContext(ctx)
 					g.SetLimit(conc)
 					for _, o := range listed {
@@ -115,10 +115,13 @@ func BenchmarkStageToExternalLocation(b *testing.B) {
 						b.Fatal(err)
 					}
 					el += time.Since(start)
+				cpu += cpuTime() - cpu0
 					c := srv.Counts()
 					reqs += c.Total() + c.Puts
 				}
 				b.ReportMetric(float64(n*b.N)/el.Seconds(), "files/s")
+				b.ReportMetric(float64(cpu.Microseconds())/float64(n*b.N), "cpu-µs/file")
+			b.ReportMetric(float64(cpu.Microseconds())/float64(n*b.N), "cpu-µs/file")
 				b.ReportMetric(float64(reqs)/float64(n*b.N), "requests/file")
 			})
 		}

@@ -115,13 +115,13 @@ func BenchmarkStageToExternalLocation(b *testing.B) {
 						b.Fatal(err)
 					}
 					el += time.Since(start)
-				cpu += cpuTime() - cpu0
+					cpu += cpuTime() - cpu0
 					c := srv.Counts()
 					reqs += c.Total() + c.Puts
 				}
 				b.ReportMetric(float64(n*b.N)/el.Seconds(), "files/s")
 				b.ReportMetric(float64(cpu.Microseconds())/float64(n*b.N), "cpu-µs/file")
-			b.ReportMetric(float64(cpu.Microseconds())/float64(n*b.N), "cpu-µs/file")
+				b.ReportMetric(float64(cpu.Microseconds())/float64(n*b.N), "cpu-µs/file")
 				b.ReportMetric(float64(reqs)/float64(n*b.N), "requests/file")
 			})
 		}

@@ -274,7 +274,7 @@ func (d *download) open() error {
 			d.empty = true // the file exists and the range starts at or past its end
 			return nil
 		}
-		if errors.As(err, &se) && se.code == http.StatusPreconditionFailed {
+		if errors.As(err, &se) && se.code == http.StatusPreconditionFailed && d.since != "" {
 			return fmt.Errorf("read %s: the file changed while it was read: %w", d.path, storage.ErrPreconditionFailed)
 		}
 		return d.v.fail("read", d.path, err)

@@ -59,7 +59,7 @@ type filesClient struct {
 	timeout time.Duration // idle timeout of one attempt
 	log     *slog.Logger
 
-	// unified holds the X-Databricks-Org-Id header of a unified host, "" otherwise.
+	// orgID is the X-Databricks-Org-Id header of a unified host, "" otherwise.
 	orgID string
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/zbrecover/zbrecover/internal/redact"
 	"log/slog"
 	"net/http"
 	"os"
@@ -17,6 +16,9 @@ import (
 	"github.com/databricks/databricks-sdk-go/config"
 	"github.com/databricks/databricks-sdk-go/service/catalog"
 	"github.com/databricks/databricks-sdk-go/useragent"
+
+	"github.com/zbrecover/zbrecover/internal/redact"
+	"github.com/zbrecover/zbrecover/storage"
 )
 
 // Options select the workspace, the identity and the SQL warehouse. Every field is optional:
@@ -58,9 +60,19 @@ type Options struct {
 	HTTPTimeout time.Duration
 	// QueryTimeout, when positive, is the server-side timeout of each SQL statement.
 	QueryTimeout time.Duration
+	// FilesConcurrency is the first limit of Files API requests in flight, shared by every
+	// volume of the client (default DefaultFilesConcurrency). The limit follows the
+	// workspace's answers: each 429 or 503 halves it (at most once per round of requests),
+	// other answers raise it back, up to MaxFilesConcurrencyFactor times this value.
+	FilesConcurrency int
+	// FilesRetry says how Files API requests are tried again; zero fields take the values of
+	// DefaultFilesRetryPolicy. A nil OnRetry logs each retry to Log at info level.
+	FilesRetry storage.RetryPolicy
 }
 
-// defaultRateLimit is the client-side limit of REST requests a second.
+// defaultRateLimit is the client-side limit of the SDK's REST requests a second (Unity
+// Catalog, credential vending, warehouses). Files API requests do not go through it: they
+// follow the workspace's answers instead (filesClient).
 const defaultRateLimit = 200
 
 // Client talks to one Databricks workspace with one resolved identity: Unity Catalog lookups,
@@ -68,6 +80,8 @@ const defaultRateLimit = 200
 type Client struct {
 	cfg *config.Config
 	api *client.DatabricksClient
+	// files sends the Files API requests of the client's volumes.
+	files *filesClient
 	// transport carries every request (REST and SQL) and reports an unreachable workspace.
 	transport http.RoundTripper
 	tables    catalog.TablesInterface
@@ -167,9 +181,8 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		return nil, fmt.Errorf("%w: credentials for %s (auth type %s): %s", ErrConfig, cfg.Host, orUnknown(cfg.AuthType), msg)
 	}
 	if cfg.RateLimitPerSecond == 0 {
-		// The SDK's default of 15 requests a second makes staging to a volume (a write and a
-		// check per file) crawl at 7 files a second; the workspace answers 429 when it is too
-		// much, which the SDK retries. DATABRICKS_RATE_LIMIT (or rate_limit) still wins.
+		// Above the SDK's default of 15 requests a second; the workspace answers 429 when it
+		// is too much, which the SDK retries. DATABRICKS_RATE_LIMIT (or rate_limit) still wins.
 		cfg.RateLimitPerSecond = defaultRateLimit
 	}
 	api, err := client.New(cfg)
@@ -179,6 +192,7 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	c := &Client{
 		cfg:       cfg,
 		api:       api,
+		files:     newFilesClient(cfg, reach, opts),
 		transport: reach,
 		tables:    catalog.NewTables(api),
 		creds:     catalog.NewTemporaryTableCredentials(api),

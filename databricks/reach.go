@@ -133,14 +133,17 @@ func dnsReason(e *net.DNSError) string {
 }
 
 // defaultTransport is the SDK's default transport with DialTimeout for connections and TLS
-// handshakes.
+// handshakes, keeping as many idle connections to the workspace as Files API requests may be
+// in flight (over HTTP/1.1 each needs its own connection, and one closed after every request
+// costs a new TCP and TLS handshake for the next).
 func defaultTransport() *http.Transport {
+	idle := max(runtime.GOMAXPROCS(0)+1, DefaultFilesConcurrency*MaxFilesConcurrencyFactor)
 	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: DialTimeout, KeepAlive: 30 * time.Second}).DialContext,
 		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          100,
-		MaxIdleConnsPerHost:   runtime.GOMAXPROCS(0) + 1,
+		MaxIdleConns:          idle,
+		MaxIdleConnsPerHost:   idle,
 		IdleConnTimeout:       180 * time.Second,
 		TLSHandshakeTimeout:   DialTimeout,
 		ExpectContinueTimeout: time.Second,

@@ -93,6 +93,11 @@ func WithAdaptive(b Backend, opts AdaptiveOptions) (Backend, *Adaptive) {
 	return &adaptive{inner: b, a: a}, a
 }
 
+// WithAdaptiveLimit returns b with its requests in flight limited by a, which other
+// backends may share: backends of one store (two prefixes of a bucket, or a store and the
+// copies written to it) then have one limit between them, as the store sees one client.
+func WithAdaptiveLimit(b Backend, a *Adaptive) Backend { return &adaptive{inner: b, a: a} }
+
 // IsThrottle reports whether err is a store's answer to slow down: HTTP 429 or 503, S3
 // SlowDown (and the other throttling codes), GCS rateLimitExceeded, Azure ServerBusy. Only
 // retryable errors qualify: a throttle is transient by nature.
@@ -353,3 +358,18 @@ func (d *adaptive) Copy(ctx context.Context, srcKey, dstKey string, cond Precond
 	defer func() { d.a.Release(err) }()
 	return c.Copy(ctx, srcKey, dstKey, cond, opts)
 }
+
+func (d *adaptive) CopyFrom(ctx context.Context, src Backend, srcKey, dstKey string, cond Precondition, opts PutOptions) (oi ObjectInfo, err error) {
+	c, err := innerCopierFrom(d.inner)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	if err := d.a.Acquire(ctx); err != nil {
+		return ObjectInfo{}, err
+	}
+	defer func() { d.a.Release(err) }()
+	return c.CopyFrom(ctx, src, srcKey, dstKey, cond, opts)
+}
+
+// Unwrap returns the wrapped backend.
+func (d *adaptive) Unwrap() Backend { return d.inner }

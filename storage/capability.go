@@ -20,12 +20,13 @@ const (
 	CanPut                                  // Putter
 	CanCopy                                 // Copier
 	CanListAfter                            // AfterLister
+	CanCopyFrom                             // CopierFrom
 )
 
 var capNames = []struct {
 	c    Capabilities
 	name string
-}{{CanBatchDelete, "batch-delete"}, {CanListPages, "list-pages"}, {CanPut, "put"}, {CanCopy, "copy"}, {CanListAfter, "list-after"}}
+}{{CanBatchDelete, "batch-delete"}, {CanListPages, "list-pages"}, {CanPut, "put"}, {CanCopy, "copy"}, {CanListAfter, "list-after"}, {CanCopyFrom, "copy-from"}}
 
 // Has reports whether c holds every capability of x.
 func (c Capabilities) Has(x Capabilities) bool { return c&x == x }
@@ -73,6 +74,9 @@ func CapabilitiesOf(b Backend) Capabilities {
 	if _, ok := b.(AfterLister); ok {
 		c |= CanListAfter
 	}
+	if _, ok := b.(CopierFrom); ok {
+		c |= CanCopyFrom
+	}
 	return c
 }
 
@@ -93,6 +97,9 @@ func AsCopier(b Backend) (Copier, bool) { return as[Copier](b, CanCopy) }
 
 // AsAfterLister returns b as an AfterLister if its listing can start after a given key.
 func AsAfterLister(b Backend) (AfterLister, bool) { return as[AfterLister](b, CanListAfter) }
+
+// AsCopierFrom returns b as a CopierFrom if it can copy from other backends of its store.
+func AsCopierFrom(b Backend) (CopierFrom, bool) { return as[CopierFrom](b, CanCopyFrom) }
 
 func as[T any](b Backend, c Capabilities) (T, bool) {
 	var zero T

@@ -20,8 +20,8 @@ func TestCapabilitiesOf(t *testing.T) {
 	if c != storage.CanBatchDelete {
 		t.Errorf("batch mock: %s", c)
 	}
-	all := storage.CanBatchDelete | storage.CanListPages | storage.CanPut | storage.CanCopy
-	if all.String() != "batch-delete,list-pages,put,copy" || !all.Has(storage.CanPut|storage.CanCopy) || c.Has(all) {
+	all := storage.CanBatchDelete | storage.CanListPages | storage.CanPut | storage.CanCopy | storage.CanCopyFrom
+	if all.String() != "batch-delete,list-pages,put,copy,copy-from" || !all.Has(storage.CanPut|storage.CanCopy) || c.Has(all) {
 		t.Errorf("String/Has: %s", all)
 	}
 }
@@ -29,7 +29,7 @@ func TestCapabilitiesOf(t *testing.T) {
 // bareAssertion matches a type assertion to an optional storage interface. Decorators carry
 // every optional method, so such an assertion answers yes whatever they wrap: callers use
 // storage.AsBatchDeleter, AsPager, AsPutter and AsCopier instead.
-var bareAssertion = regexp.MustCompile(`\.\((storage\.)?(BatchDeleter|Pager|Putter|Copier)\)`)
+var bareAssertion = regexp.MustCompile(`\.\((storage\.)?(BatchDeleter|Pager|Putter|Copier|CopierFrom)\)`)
 
 // TestNoBareCapabilityAssertions keeps the rule of capability.go for the whole module: the
 // only bare assertions are in the helpers themselves and in the test that checks what a

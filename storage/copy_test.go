@@ -118,3 +118,41 @@ func TestCopyObjectVerifies(t *testing.T) {
 }
 
 func t0() time.Time { return time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC) }
+
+// TestCopyObjectListedVersion: with the version a listing gives, a streamed copy reads the
+// source once and stats it once; a source rewritten since the listing (to another size, or to
+// the same size) is not copied.
+func TestCopyObjectListedVersion(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		rewrite []byte // written over the source after it was listed
+	}{{"unchanged", nil}, {"rewritten, other size", []byte("short")}, {"rewritten, same size", []byte("the fallback file's BYTES")}} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := mem.New()
+			m.Set("f", []byte("the fallback file's bytes"), t0())
+			listed, _ := m.Stat(ctx, "f")
+			if tc.rewrite != nil {
+				m.Set("f", tc.rewrite, t0())
+			}
+			src, counter := storage.WithCounting(source(m))
+			dst := mem.New()
+			o, err := storage.CopyObject(ctx, src, "f", dst, "g", listed.Version(), storage.PutOptions{})
+			if tc.rewrite != nil {
+				if !errors.Is(err, storage.ErrPreconditionFailed) {
+					t.Errorf("CopyObject of a rewritten source = %+v, %v; want ErrPreconditionFailed", o, err)
+				}
+				if _, err := dst.Stat(ctx, "g"); !errors.Is(err, storage.ErrNotExist) {
+					t.Errorf("a copy of a rewritten source was written: %v", err)
+				}
+				return
+			}
+			if err != nil || o.Size != listed.Size || o.MD5 != listed.MD5 {
+				t.Fatalf("CopyObject = %+v, %v", o, err)
+			}
+			if c := counter.Counts(); c.ReadRanges != 1 || c.Stats != 1 || c.Total() != 2 {
+				t.Errorf("the source saw %s; want one read and one stat", c)
+			}
+		})
+	}
+}

@@ -216,3 +216,17 @@ func (h *hooked) Copy(ctx context.Context, srcKey, dstKey string, cond Precondit
 
 // AfterToken implements AfterLister through the wrapped backend.
 func (h *hooked) AfterToken(key string) string { return innerAfterToken(h.inner, key) }
+
+func (h *hooked) CopyFrom(ctx context.Context, src Backend, srcKey, dstKey string, cond Precondition, opts PutOptions) (ObjectInfo, error) {
+	c, err := innerCopierFrom(h.inner)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	if err := h.before(ctx, opCopy, dstKey, 0); err != nil {
+		return ObjectInfo{}, err
+	}
+	return c.CopyFrom(ctx, src, srcKey, dstKey, cond, opts)
+}
+
+// Unwrap returns the wrapped backend.
+func (h *hooked) Unwrap() Backend { return h.inner }

@@ -48,6 +48,14 @@ func innerCopier(inner Backend) (Copier, error) {
 	return c, nil
 }
 
+func innerCopierFrom(inner Backend) (CopierFrom, error) {
+	c, ok := AsCopierFrom(inner)
+	if !ok {
+		return nil, noCapability(inner, "CopyFrom")
+	}
+	return c, nil
+}
+
 func maxBatch(inner Backend) int {
 	if bd, ok := AsBatchDeleter(inner); ok {
 		return bd.MaxBatchDelete()
@@ -103,7 +111,9 @@ type decorator interface {
 	Pager
 	Putter
 	Copier
+	CopierFrom
 	AfterLister
+	Unwrap() Backend
 }
 
 // innerAfterToken returns inner's AfterToken for key, or "" (the first page) when inner

@@ -431,8 +431,13 @@ func TestDecoratorsKeepCapabilities(t *testing.T) {
 		&mock.BatchBackend{Backend: mock.Backend{PutFn: put, CopyFn: cp}},
 		&mock.PagedBackend{Backend: mock.Backend{PutFn: put}},
 		local.New(t.TempDir()),
+		mem.New(),
 	}
 	wrap := map[string]func(storage.Backend) storage.Backend{
+		"adaptive": func(b storage.Backend) storage.Backend {
+			a, _ := storage.WithAdaptive(b, storage.AdaptiveOptions{})
+			return a
+		},
 		"limit":    func(b storage.Backend) storage.Backend { return storage.WithLimit(b, 2) },
 		"retry":    func(b storage.Backend) storage.Backend { return storage.WithRetry(b, storage.RetryPolicy{}) },
 		"counting": func(b storage.Backend) storage.Backend { c, _ := storage.WithCounting(b); return c },
@@ -451,10 +456,14 @@ func TestDecoratorsKeepCapabilities(t *testing.T) {
 			_, pager := storage.AsPager(got)
 			_, putter := storage.AsPutter(got)
 			_, copier := storage.AsCopier(got)
+			_, copierFrom := storage.AsCopierFrom(got)
 			if batch != want.Has(storage.CanBatchDelete) || pager != want.Has(storage.CanListPages) ||
-				putter != want.Has(storage.CanPut) || copier != want.Has(storage.CanCopy) {
-				t.Errorf("%s over %T (%s): As helpers say batch %v, pager %v, putter %v, copier %v",
-					name, inner, want, batch, pager, putter, copier)
+				putter != want.Has(storage.CanPut) || copier != want.Has(storage.CanCopy) || copierFrom != want.Has(storage.CanCopyFrom) {
+				t.Errorf("%s over %T (%s): As helpers say batch %v, pager %v, putter %v, copier %v, copier from %v",
+					name, inner, want, batch, pager, putter, copier, copierFrom)
+			}
+			if storage.Unwrap(got) != inner {
+				t.Errorf("%s over %T: Unwrap = %T", name, inner, storage.Unwrap(got))
 			}
 			// A method the inner backend lacks fails with ErrNotSupported, without a request.
 			if !want.Has(storage.CanPut) {
@@ -465,6 +474,11 @@ func TestDecoratorsKeepCapabilities(t *testing.T) {
 			if !want.Has(storage.CanCopy) {
 				if _, err := got.(storage.Copier).Copy(ctx, "a", "b", storage.Precondition{}, storage.PutOptions{}); !errors.Is(err, storage.ErrNotSupported) {
 					t.Errorf("%s over %T: Copy = %v, want ErrNotSupported", name, inner, err)
+				}
+			}
+			if !want.Has(storage.CanCopyFrom) {
+				if _, err := got.(storage.CopierFrom).CopyFrom(ctx, inner, "a", "b", storage.Precondition{}, storage.PutOptions{}); !errors.Is(err, storage.ErrNotSupported) {
+					t.Errorf("%s over %T: CopyFrom = %v, want ErrNotSupported", name, inner, err)
 				}
 			}
 			if !want.Has(storage.CanBatchDelete) {

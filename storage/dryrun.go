@@ -133,3 +133,21 @@ func (d *dryRun) Copy(ctx context.Context, srcKey, dstKey string, cond Precondit
 
 // AfterToken implements AfterLister through the wrapped backend.
 func (d *dryRun) AfterToken(key string) string { return innerAfterToken(d.inner, key) }
+
+func (d *dryRun) CopyFrom(ctx context.Context, src Backend, srcKey, dstKey string, cond Precondition, opts PutOptions) (ObjectInfo, error) {
+	if _, err := innerCopierFrom(d.inner); err != nil {
+		return ObjectInfo{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return ObjectInfo{}, err
+	}
+	s := "would copy " + ObjectURL(src, srcKey) + condAttrs(cond) + " to " + ObjectURL(d.inner, dstKey)
+	if opts.CreateOnly {
+		s += " (create-only)"
+	}
+	d.log(s)
+	return ObjectInfo{Key: dstKey, Size: cond.Size, ModTime: time.Now().UTC()}, nil
+}
+
+// Unwrap returns the wrapped backend.
+func (d *dryRun) Unwrap() Backend { return d.inner }

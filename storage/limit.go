@@ -135,3 +135,18 @@ func (l *limited) Copy(ctx context.Context, srcKey, dstKey string, cond Precondi
 
 // AfterToken implements AfterLister through the wrapped backend.
 func (l *limited) AfterToken(key string) string { return innerAfterToken(l.inner, key) }
+
+func (l *limited) CopyFrom(ctx context.Context, src Backend, srcKey, dstKey string, cond Precondition, opts PutOptions) (ObjectInfo, error) {
+	c, err := innerCopierFrom(l.inner)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	if err := l.acquire(ctx); err != nil {
+		return ObjectInfo{}, err
+	}
+	defer l.release()
+	return c.CopyFrom(ctx, src, srcKey, dstKey, cond, opts)
+}
+
+// Unwrap returns the wrapped backend.
+func (l *limited) Unwrap() Backend { return l.inner }

@@ -337,3 +337,20 @@ func afterRetries(err error, tries int, opts PutOptions) error {
 
 // AfterToken implements AfterLister through the wrapped backend.
 func (r *retrying) AfterToken(key string) string { return innerAfterToken(r.inner, key) }
+
+func (r *retrying) CopyFrom(ctx context.Context, src Backend, srcKey, dstKey string, cond Precondition, opts PutOptions) (o ObjectInfo, err error) {
+	c, err := innerCopierFrom(r.inner)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	tries := 0
+	err = r.do(ctx, "copy", func() error {
+		tries++
+		o, err = c.CopyFrom(ctx, src, srcKey, dstKey, cond, opts)
+		return err
+	})
+	return o, afterRetries(err, tries, opts)
+}
+
+// Unwrap returns the wrapped backend.
+func (r *retrying) Unwrap() Backend { return r.inner }

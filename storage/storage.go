@@ -15,9 +15,10 @@
 //     the optional interfaces the store supports: BatchDeleter (one request deletes many
 //     objects), Pager (one request per list page; List is then ListPages over it, and the
 //     decorators act per page), Putter (Put, plain and create-only: CreateOnly must be one
-//     atomic check-and-write on the store, failing with ErrExist) and Copier (a copy inside
-//     the store, with the source precondition and CreateOnly checked by the store). A type
-//     whose optional methods work only sometimes also implements Capable.
+//     atomic check-and-write on the store, failing with ErrExist), Copier (a copy inside
+//     the store, with the source precondition and CreateOnly checked by the store) and
+//     CopierFrom (the same copy from another backend of the store, found with Unwrap). A
+//     type whose optional methods work only sometimes also implements Capable.
 //  3. Translate the SDK's "not found" into ErrNotExist, its "precondition failed" into
 //     ErrPreconditionFailed and a create-only write's "already exists" into ErrExist (wrap
 //     them with %w, keep the SDK error for the message), mark throttling, 5xx answers and
@@ -40,7 +41,8 @@
 // cross-cutting behaviour (WithLimit, WithRetry, WithCounting, WithLatency and DryRun) are
 // one type each, carry every optional method and report the capabilities of the backend they
 // wrap; a method that backend lacks fails with ErrNotSupported. CopyObject copies between any
-// two backends, server-side when it can. storage/mem is an in-memory backend for tests.
+// two backends, server-side when it can; SameContent compares the bytes of two objects.
+// storage/mem is an in-memory backend for tests.
 package storage
 
 import (
@@ -244,4 +246,34 @@ type Copier interface {
 	// dstKey must not exist (ErrExist otherwise). A missing source gives ErrNotExist. A failed
 	// condition writes nothing.
 	Copy(ctx context.Context, srcKey, dstKey string, cond Precondition, opts PutOptions) (ObjectInfo, error)
+}
+
+// CopierFrom is implemented by backends that copy an object of another backend on the same
+// store (another prefix of the bucket, another bucket or container the backend's
+// credentials reach) without its bytes passing through the client: S3 CopyObject, GCS
+// rewrite, Azure copy from URL.
+type CopierFrom interface {
+	// CopyFrom copies srcKey of src to dstKey and returns the new object's info, with the
+	// conditions of Copier.Copy: a non-zero cond must match the source
+	// (ErrPreconditionFailed), opts.CreateOnly needs dstKey to be absent (ErrExist), a
+	// missing source gives ErrNotExist. It fails with an error wrapping ErrNotSupported
+	// when the store cannot copy this object from src: src (seen through its decorators,
+	// Unwrap) is another kind of backend or on another endpoint or account, the object is
+	// too large for one copy request, or the store refused the backend's credentials the
+	// read of src's object (then no such copy is tried again from src's bucket). The caller
+	// then copies the bytes itself.
+	CopyFrom(ctx context.Context, src Backend, srcKey, dstKey string, cond Precondition, opts PutOptions) (ObjectInfo, error)
+}
+
+// Unwrap returns the backend under b's decorators (WithLimit, WithAdaptive, WithRetry,
+// WithCounting, WithLatency, DryRun): the store's own backend, for a CopierFrom that
+// checks whether it can copy from b. A backend that is not a decorator is returned as it is.
+func Unwrap(b Backend) Backend {
+	for {
+		u, ok := b.(interface{ Unwrap() Backend })
+		if !ok {
+			return b
+		}
+		b = u.Unwrap()
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,6 +71,9 @@ type Backend struct {
 	cc      *container.Client
 	expires time.Time
 	refresh func(ctx context.Context) (*container.Client, time.Time, error)
+
+	// refusedCopies holds the source containers the service refused a CopyFrom from (403).
+	refusedCopies sync.Map
 }
 
 var (
@@ -78,6 +82,7 @@ var (
 	_ storage.Pager        = (*Backend)(nil)
 	_ storage.Putter       = (*Backend)(nil)
 	_ storage.Copier       = (*Backend)(nil)
+	_ storage.CopierFrom   = (*Backend)(nil)
 )
 
 // copyPoll is how often Copy asks for the state of a copy that the service runs in the
@@ -606,7 +611,62 @@ func (b *Backend) writeFailed(op, key string, err error, opts storage.PutOptions
 // for the destination. Both failures are 412; one properties request of the source tells
 // them apart.
 func (b *Backend) Copy(ctx context.Context, srcKey, dstKey string, cond storage.Precondition, opts storage.PutOptions) (storage.ObjectInfo, error) {
-	src, err := b.blob(ctx, srcKey)
+	return b.copyFrom(ctx, b, srcKey, dstKey, cond, opts)
+}
+
+// CopyFrom implements storage.CopierFrom: Copy Blob, as Copy sends it, from src's container
+// when src (under its decorators) is an Azure backend of the same storage account (the same
+// service endpoint). The source's URL carries src's SAS when src authenticates with one;
+// otherwise the service authorizes the read of the source with this backend's credentials.
+// When it refuses (403), CopyFrom fails with storage.ErrNotSupported and sends no more copies
+// from that container, so storage.CopyObject reads the blob with src's own credentials.
+func (b *Backend) CopyFrom(ctx context.Context, src storage.Backend, srcKey, dstKey string, cond storage.Precondition, opts storage.PutOptions) (storage.ObjectInfo, error) {
+	sb, ok := storage.Unwrap(src).(*Backend)
+	if !ok {
+		return storage.ObjectInfo{}, fmt.Errorf("copy %s to %s: the source is not on Azure: %w", storage.ObjectURL(src, srcKey), b.url(dstKey), storage.ErrNotSupported)
+	}
+	if sb == b {
+		return b.copyFrom(ctx, b, srcKey, dstKey, cond, opts)
+	}
+	scc, err := sb.client(ctx)
+	if err != nil {
+		return storage.ObjectInfo{}, err
+	}
+	dcc, err := b.client(ctx)
+	if err != nil {
+		return storage.ObjectInfo{}, err
+	}
+	switch {
+	case serviceOf(scc.URL()) != serviceOf(dcc.URL()):
+		return storage.ObjectInfo{}, fmt.Errorf("copy %s to %s: the source is in another storage account: %w", sb.url(srcKey), b.url(dstKey), storage.ErrNotSupported)
+	case b.copyRefused(sb.container):
+		return storage.ObjectInfo{}, fmt.Errorf("copy %s to %s: the service refused a copy from container %s before: %w", sb.url(srcKey), b.url(dstKey), sb.container, storage.ErrNotSupported)
+	}
+	return b.copyFrom(ctx, sb, srcKey, dstKey, cond, opts)
+}
+
+// serviceOf returns a container URL's service endpoint: scheme, host and any path before the
+// container (Azurite's account), without the query.
+func serviceOf(containerURL string) string {
+	u, err := url.Parse(containerURL)
+	if err != nil {
+		return containerURL
+	}
+	u.RawQuery, u.Fragment = "", ""
+	u.Path = path.Dir(strings.TrimSuffix(u.Path, "/"))
+	u.RawPath = ""
+	return strings.ToLower(u.Host) + u.Path
+}
+
+// copyRefused reports whether a copy from the container was refused for lack of permission.
+func (b *Backend) copyRefused(container string) bool {
+	_, refused := b.refusedCopies.Load(container)
+	return refused
+}
+
+// copyFrom copies srcKey of sb (b itself, or another container of b's account) to dstKey of b.
+func (b *Backend) copyFrom(ctx context.Context, sb *Backend, srcKey, dstKey string, cond storage.Precondition, opts storage.PutOptions) (storage.ObjectInfo, error) {
+	src, err := sb.blob(ctx, srcKey)
 	if err != nil {
 		return storage.ObjectInfo{}, err
 	}
@@ -614,9 +674,9 @@ func (b *Backend) Copy(ctx context.Context, srcKey, dstKey string, cond storage.
 	if err != nil {
 		return storage.ObjectInfo{}, err
 	}
-	where := b.url(srcKey) + " to " + b.url(dstKey)
+	where := sb.url(srcKey) + " to " + b.url(dstKey)
 	if !cond.IsZero() && cond.ETag == "" {
-		cur, err := b.Stat(ctx, srcKey)
+		cur, err := sb.Stat(ctx, srcKey)
 		if err != nil {
 			return storage.ObjectInfo{}, fmt.Errorf("copy: %w", err)
 		}
@@ -636,7 +696,11 @@ func (b *Backend) Copy(ctx context.Context, srcKey, dstKey string, cond storage.
 	}
 	resp, err := dst.StartCopyFromURL(ctx, src.URL(), co)
 	if err != nil {
-		return storage.ObjectInfo{}, b.copyFailed(ctx, srcKey, where, cond, opts, err)
+		if sb != b && status(err) == http.StatusForbidden {
+			b.refusedCopies.Store(sb.container, true)
+			return storage.ObjectInfo{}, fmt.Errorf("copy %s inside Azure: %w (%w)", where, storage.ErrNotSupported, b.fail("copy", dstKey, err, false))
+		}
+		return storage.ObjectInfo{}, sb.copyFailed(ctx, srcKey, where, cond, opts, err)
 	}
 	state := deref(resp.CopyStatus, blob.CopyStatusTypeSuccess)
 	for state == blob.CopyStatusTypePending {

@@ -50,13 +50,18 @@ type Backend struct {
 	pageSize int
 	loc      string
 	vended   bool // the token comes from cfg.Credentials (Unity Catalog)
+	// endpoint is cfg.GCSEndpoint ("" for Google's).
+	endpoint string
+	// refusedCopies holds the source buckets GCS refused a CopyFrom from (403).
+	refusedCopies sync.Map
 }
 
 var (
-	_ storage.Backend = (*Backend)(nil)
-	_ storage.Pager   = (*Backend)(nil)
-	_ storage.Putter  = (*Backend)(nil)
-	_ storage.Copier  = (*Backend)(nil)
+	_ storage.Backend    = (*Backend)(nil)
+	_ storage.Pager      = (*Backend)(nil)
+	_ storage.Putter     = (*Backend)(nil)
+	_ storage.Copier     = (*Backend)(nil)
+	_ storage.CopierFrom = (*Backend)(nil)
 )
 
 // New opens a backend for loc.
@@ -127,6 +132,7 @@ func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backen
 		root:     loc.KeyPrefix(),
 		loc:      loc.String(),
 		vended:   cfg.Credentials != nil && cfg.GCSEndpoint == "",
+		endpoint: cfg.GCSEndpoint,
 	}
 	if cfg.PageSize > 0 {
 		b.pageSize = min(cfg.PageSize, DefaultPageSize)
@@ -408,22 +414,52 @@ func (b *Backend) Put(ctx context.Context, key string, r io.Reader, size int64, 
 // compared first); CreateOnly sends ifGenerationMatch=0 for the destination. A failed
 // condition is told apart with one metadata request of the source.
 func (b *Backend) Copy(ctx context.Context, srcKey, dstKey string, cond storage.Precondition, opts storage.PutOptions) (storage.ObjectInfo, error) {
-	src, err := b.object(srcKey)
-	if err != nil {
+	return b.copyFrom(ctx, b, srcKey, dstKey, cond, opts)
+}
+
+// CopyFrom implements storage.CopierFrom: a rewrite, as Copy makes it, from src's bucket and
+// prefix when src (under its decorators) is a GCS backend on the same endpoint. The request
+// carries this backend's credentials, which must be allowed to read src's object: when GCS
+// refuses them (403), CopyFrom fails with storage.ErrNotSupported and sends no more copies
+// from that bucket, so storage.CopyObject reads the object with src's own credentials.
+func (b *Backend) CopyFrom(ctx context.Context, src storage.Backend, srcKey, dstKey string, cond storage.Precondition, opts storage.PutOptions) (storage.ObjectInfo, error) {
+	sb, ok := storage.Unwrap(src).(*Backend)
+	switch {
+	case !ok:
+		return storage.ObjectInfo{}, fmt.Errorf("copy %s to %s: the source is not on GCS: %w", storage.ObjectURL(src, srcKey), b.url(dstKey), storage.ErrNotSupported)
+	case sb.endpoint != b.endpoint:
+		return storage.ObjectInfo{}, fmt.Errorf("copy %s to %s: the source is on another endpoint: %w", sb.url(srcKey), b.url(dstKey), storage.ErrNotSupported)
+	case sb != b && b.copyRefused(sb.name):
+		return storage.ObjectInfo{}, fmt.Errorf("copy %s to %s: GCS refused a copy from bucket %s with these credentials before: %w", sb.url(srcKey), b.url(dstKey), sb.name, storage.ErrNotSupported)
+	}
+	return b.copyFrom(ctx, sb, srcKey, dstKey, cond, opts)
+}
+
+// copyRefused reports whether a copy from bucket was refused for lack of permission.
+func (b *Backend) copyRefused(bucket string) bool {
+	_, refused := b.refusedCopies.Load(bucket)
+	return refused
+}
+
+// copyFrom copies srcKey of sb (b itself, or another backend on b's endpoint) to dstKey of b,
+// with b's client.
+func (b *Backend) copyFrom(ctx context.Context, sb *Backend, srcKey, dstKey string, cond storage.Precondition, opts storage.PutOptions) (storage.ObjectInfo, error) {
+	if err := storage.CheckKey(srcKey, sb.loc); err != nil {
 		return storage.ObjectInfo{}, err
 	}
+	src := b.client.Bucket(sb.name).Object(sb.root + srcKey)
 	dst, err := b.object(dstKey)
 	if err != nil {
 		return storage.ObjectInfo{}, err
 	}
 	gen := cond.Generation
 	if !cond.IsZero() && gen == 0 {
-		cur, err := b.Stat(ctx, srcKey)
+		cur, err := sb.Stat(ctx, srcKey)
 		if err != nil {
 			return storage.ObjectInfo{}, fmt.Errorf("copy: %w", err)
 		}
 		if !cond.Matches(cur) {
-			return storage.ObjectInfo{}, fmt.Errorf("copy %s: ETag %s, size %d: %w", b.url(srcKey), cur.ETag, cur.Size, storage.ErrPreconditionFailed)
+			return storage.ObjectInfo{}, fmt.Errorf("copy %s: ETag %s, size %d: %w", sb.url(srcKey), cur.ETag, cur.Size, storage.ErrPreconditionFailed)
 		}
 		gen = cur.Generation
 	}
@@ -439,13 +475,17 @@ func (b *Backend) Copy(ctx context.Context, srcKey, dstKey string, cond storage.
 	if err == nil {
 		return b.info(dstKey, a), nil
 	}
-	where := b.url(srcKey) + " to " + b.url(dstKey)
-	err = b.fail("copy", srcKey, err, true)
+	where := sb.url(srcKey) + " to " + b.url(dstKey)
+	if sb != b && code(err) == http.StatusForbidden {
+		b.refusedCopies.Store(sb.name, true)
+		return storage.ObjectInfo{}, fmt.Errorf("copy %s inside GCS: %w (%w)", where, storage.ErrNotSupported, b.fail("copy", dstKey, err, false))
+	}
+	err = sb.fail("copy", srcKey, err, true)
 	if !errors.Is(err, storage.ErrNotExist) && !errors.Is(err, storage.ErrPreconditionFailed) {
 		return storage.ObjectInfo{}, err
 	}
 	// A missing or changed source, or an existing destination: say which.
-	cur, serr := b.Stat(ctx, srcKey)
+	cur, serr := sb.Stat(ctx, srcKey)
 	switch {
 	case errors.Is(serr, storage.ErrNotExist):
 		return storage.ObjectInfo{}, fmt.Errorf("copy %s: %w", where, storage.ErrNotExist)

@@ -4,6 +4,7 @@ package local
 import (
 	"context"
 	"crypto/md5"
+	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -189,30 +190,9 @@ func (b *Backend) ReadRange(ctx context.Context, key string, off, n int64) (io.R
 	if off < 0 {
 		return nil, fmt.Errorf("read %s: negative offset %d", key, off)
 	}
-	p, err := b.path(key)
+	f, fi, err := b.open("read", key)
 	if err != nil {
 		return nil, err
-	}
-	lfi, err := b.lstat(key, p)
-	if err != nil {
-		return nil, err
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, translate("read", key, err)
-	}
-	fi, err := f.Stat()
-	switch {
-	case err != nil:
-	case fi.IsDir():
-		err = fmt.Errorf("is a directory: %w", storage.ErrNotExist)
-	case !os.SameFile(lfi, fi):
-		// Replaced (by a link, say) between the check and the open.
-		err = errors.New("the file changed while it was opened; not read")
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("read %s: %w", key, err)
 	}
 	if n < 0 {
 		n = max(fi.Size()-off, 0)
@@ -220,26 +200,61 @@ func (b *Backend) ReadRange(ctx context.Context, key string, off, n int64) (io.R
 	return sectionCloser{Reader: io.NewSectionReader(f, off, n), f: f}, nil
 }
 
+// open opens key's regular file for reading after lstat's checks, and refuses a file that was
+// replaced (by a link, say) between the check and the open. op names the request in errors.
+func (b *Backend) open(op, key string) (*os.File, fs.FileInfo, error) {
+	p, err := b.path(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	lfi, err := b.lstat(key, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, nil, translate(op, key, err)
+	}
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+	case fi.IsDir():
+		err = fmt.Errorf("is a directory: %w", storage.ErrNotExist)
+	case !os.SameFile(lfi, fi):
+		err = errors.New("the file changed while it was opened; not read")
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s %s: %w", op, key, err)
+	}
+	return f, fi, nil
+}
+
 // Delete implements storage.Backend. Without ETags, the precondition compares size and
 // modification time. A folder is not an object: Delete leaves it (nil, or ErrNotExist with a
-// precondition).
+// precondition). Every element of the key's path below the root is checked without following
+// links (as Stat and ReadRange do): a key that is, or runs through, a symbolic link, and a
+// special file, are refused with an error, and the removal itself cannot leave the root
+// (os.Root), so a link swapped in after the check is refused too.
 func (b *Backend) Delete(ctx context.Context, key string, cond storage.Precondition) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	p, err := b.path(key)
-	if err != nil {
+	if _, err := b.path(key); err != nil {
 		return err
 	}
-	fi, err := os.Stat(p)
+	fi, err := b.lstatFor("deleted", key)
 	if err == nil && fi.IsDir() {
-		err = fmt.Errorf("is a directory: %w", fs.ErrNotExist) // a folder is not an object: leave it
+		err = fmt.Errorf("delete %s: is a directory: %w", key, storage.ErrNotExist) // a folder is not an object: leave it
 	}
 	if err != nil {
-		if notExist(err) && cond.IsZero() {
-			return nil
+		if errors.Is(err, storage.ErrNotExist) {
+			if cond.IsZero() {
+				return nil
+			}
+			return fmt.Errorf("delete %s: %w", key, storage.ErrNotExist)
 		}
-		return translate("delete", key, err)
+		return fmt.Errorf("delete %s: %w", key, err)
 	}
 	if !cond.IsZero() {
 		if fi.Size() != cond.Size || (!cond.ModTime.IsZero() && !fi.ModTime().Equal(cond.ModTime)) {
@@ -247,7 +262,12 @@ func (b *Backend) Delete(ctx context.Context, key string, cond storage.Precondit
 				fi.ModTime().UTC().Format("2006-01-02T15:04:05.000Z07:00"), storage.ErrPreconditionFailed)
 		}
 	}
-	if err := os.Remove(p); err != nil {
+	r, err := os.OpenRoot(b.root)
+	if err != nil {
+		return translate("delete", key, err)
+	}
+	defer r.Close()
+	if err := r.Remove(filepath.FromSlash(key)); err != nil {
 		if notExist(err) && cond.IsZero() {
 			return nil
 		}
@@ -274,7 +294,12 @@ func special(m fs.FileMode) string {
 // lstat returns the file at p (the path of key) without following links: every folder on the
 // way from the root and the file itself must be a real folder or file, so that a read never
 // leaves the root through a link and never opens a FIFO or a device.
-func (b *Backend) lstat(key, p string) (fs.FileInfo, error) {
+func (b *Backend) lstat(key, p string) (fs.FileInfo, error) { return b.lstatFor("read", key) }
+
+// lstatFor checks key's path as lstat does, for op ("read", "deleted", "written"), which the
+// message of a refused special file names. A missing element gives ErrNotExist; a link
+// anywhere below the root is refused with an error saying so.
+func (b *Backend) lstatFor(op, key string) (fs.FileInfo, error) {
 	parts := strings.Split(key, "/")
 	cur := b.root
 	for i, part := range parts {
@@ -286,16 +311,22 @@ func (b *Backend) lstat(key, p string) (fs.FileInfo, error) {
 		last := i == len(parts)-1
 		switch m := fi.Mode(); {
 		case m&fs.ModeSymlink != 0:
-			return nil, fmt.Errorf("%s: %s is a symbolic link, not followed", key, strings.Join(parts[:i+1], "/"))
+			return nil, linkRefused(key, parts[:i+1])
 		case !last && !m.IsDir():
 			return nil, fmt.Errorf("stat %s: %w", key, storage.ErrNotExist)
 		case last && !m.IsDir() && !m.IsRegular():
-			return nil, fmt.Errorf("%s is not a regular file (%s), not read", key, special(m))
+			return nil, fmt.Errorf("%s is not a regular file (%s), not %s", key, special(m), op)
 		case last:
 			return fi, nil
 		}
 	}
 	return nil, fmt.Errorf("stat %s: %w", key, storage.ErrNotExist)
+}
+
+// linkRefused is the error for key, whose path below the root runs through the symbolic
+// link named by the key segments parts.
+func linkRefused(key string, parts []string) error {
+	return fmt.Errorf("%s: %s is a symbolic link, not followed", key, strings.Join(parts, "/"))
 }
 
 // notExist reports whether err means the file is absent, including a path that runs through
@@ -315,47 +346,57 @@ func translate(op, key string, err error) error {
 // is synced and then takes the key's name: with a hard link for a create-only put (which fails
 // when the name exists, so of two writers exactly one wins), with a rename otherwise. The
 // folder is synced too, so the object is durable when Put returns, and no reader ever sees it
-// half-written. Folders on the way are created.
+// half-written. Folders on the way are created. Put writes only below the root: a folder on
+// the way that is a symbolic link, and a key that names one, are refused with an error
+// (nothing is written), and every step goes through os.Root, which cannot leave the root.
 func (b *Backend) Put(ctx context.Context, key string, r io.Reader, size int64, opts storage.PutOptions) (storage.ObjectInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return storage.ObjectInfo{}, fmt.Errorf("put %s: %w", key, err)
 	}
-	p, err := b.path(key)
-	if err != nil {
+	if _, err := b.path(key); err != nil {
 		return storage.ObjectInfo{}, err
 	}
 	if size < 0 {
 		return storage.ObjectInfo{}, fmt.Errorf("put %s: negative size %d", key, size)
 	}
-	sum, err := b.write(ctx, p, r, size, opts.CreateOnly)
+	fi, sum, err := b.write(ctx, key, r, size, opts.CreateOnly)
 	if err != nil {
 		return storage.ObjectInfo{}, fmt.Errorf("put %s: %w", key, err)
-	}
-	fi, err := os.Stat(p)
-	if err != nil {
-		return storage.ObjectInfo{}, translate("put", key, err)
 	}
 	o := info(key, fi)
 	o.MD5 = sum
 	return o, nil
 }
 
-func (b *Backend) write(ctx context.Context, p string, r io.Reader, size int64, createOnly bool) (string, error) {
-	dir := filepath.Dir(p)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
+// write writes key through os.Root and returns the new file's info and hex MD5.
+func (b *Backend) write(ctx context.Context, key string, r io.Reader, size int64, createOnly bool) (fs.FileInfo, string, error) {
+	if err := os.MkdirAll(b.root, 0o755); err != nil {
+		return nil, "", err
 	}
-	if createOnly {
-		// Refuse early, before reading the data; the link below is what decides.
-		if _, err := os.Lstat(p); err == nil {
-			return "", storage.ErrExist
-		}
-	}
-	tmp, err := os.CreateTemp(dir, tempPrefix+"*")
+	root, err := os.OpenRoot(b.root)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
-	defer os.Remove(tmp.Name()) // gone after the rename; after the link, the extra name
+	defer root.Close()
+	if err := mkdirs(root, key); err != nil {
+		return nil, "", err
+	}
+	name := filepath.FromSlash(key)
+	dir := filepath.Dir(name)
+	switch fi, err := root.Lstat(name); {
+	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
+		return nil, "", linkRefused(key, strings.Split(key, "/"))
+	case err == nil && fi.IsDir():
+		return nil, "", fmt.Errorf("%s is a folder", key)
+	case err == nil && createOnly:
+		// Refuse early, before reading the data; the link below is what decides.
+		return nil, "", storage.ErrExist
+	}
+	tmp, tmpName, err := createTemp(root, dir)
+	if err != nil {
+		return nil, "", err
+	}
+	defer root.Remove(tmpName) // gone after the rename; after the link, the extra name
 	h := md5.New()
 	_, err = io.Copy(io.MultiWriter(tmp, h), &ctxReader{ctx: ctx, r: storage.ExactReader(r, size)})
 	if err == nil {
@@ -368,27 +409,73 @@ func (b *Backend) write(ctx context.Context, p string, r io.Reader, size int64, 
 		err = cerr
 	}
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	if createOnly {
-		if err := os.Link(tmp.Name(), p); err != nil {
+		if err := root.Link(tmpName, name); err != nil {
 			if errors.Is(err, fs.ErrExist) {
-				return "", storage.ErrExist
+				return nil, "", storage.ErrExist
 			}
-			return "", err
+			return nil, "", err
 		}
-	} else if err := os.Rename(tmp.Name(), p); err != nil {
-		return "", err
+	} else if err := root.Rename(tmpName, name); err != nil {
+		return nil, "", err
 	}
-	if err := syncDir(dir); err != nil {
-		return "", err
+	if err := syncDir(root, dir); err != nil {
+		return nil, "", err
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	fi, err := root.Lstat(name)
+	if err != nil {
+		return nil, "", err
+	}
+	return fi, hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// syncDir makes a new name in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
+// mkdirs creates the folders of key under root that are missing, refusing a symbolic link or
+// a file on the way.
+func mkdirs(root *os.Root, key string) error {
+	parts := strings.Split(key, "/")
+	cur := ""
+	for i, part := range parts[:len(parts)-1] {
+		cur = filepath.Join(cur, part)
+		fi, err := root.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			if err = root.Mkdir(cur, 0o755); err == nil || errors.Is(err, fs.ErrExist) {
+				fi, err = root.Lstat(cur)
+			}
+		}
+		switch {
+		case err != nil:
+			return err
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return linkRefused(key, parts[:i+1])
+		case !fi.IsDir():
+			return fmt.Errorf("%s is a file, not a folder", strings.Join(parts[:i+1], "/"))
+		}
+	}
+	return nil
+}
+
+// createTemp creates a new temporary file (tempPrefix and a random name) in dir under root.
+func createTemp(root *os.Root, dir string) (*os.File, string, error) {
+	for range 100 {
+		var rnd [8]byte
+		if _, err := rand.Read(rnd[:]); err != nil {
+			return nil, "", err
+		}
+		name := filepath.Join(dir, tempPrefix+hex.EncodeToString(rnd[:]))
+		f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, name, err
+	}
+	return nil, "", errors.New("no unused temporary file name")
+}
+
+// syncDir makes a new name in the folder dir under root durable.
+func syncDir(root *os.Root, dir string) error {
+	d, err := root.Open(dir)
 	if err != nil {
 		return err
 	}
@@ -415,31 +502,21 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-// Copy implements storage.Copier: the source file is opened, checked against cond (size and
-// modification time, with storage.Precondition.Matches) and written to dstKey as Put does.
+// Copy implements storage.Copier: the source file is opened as ReadRange opens it (a link
+// or special file is refused), checked against cond (size and modification time, with
+// storage.Precondition.Matches) and written to dstKey as Put does.
 func (b *Backend) Copy(ctx context.Context, srcKey, dstKey string, cond storage.Precondition, opts storage.PutOptions) (storage.ObjectInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return storage.ObjectInfo{}, fmt.Errorf("copy %s: %w", srcKey, err)
 	}
-	sp, err := b.path(srcKey)
-	if err != nil {
-		return storage.ObjectInfo{}, err
-	}
 	if _, err := b.path(dstKey); err != nil {
 		return storage.ObjectInfo{}, err
 	}
-	f, err := os.Open(sp)
+	f, fi, err := b.open("copy", srcKey)
 	if err != nil {
-		return storage.ObjectInfo{}, translate("copy", srcKey, err)
+		return storage.ObjectInfo{}, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err == nil && fi.IsDir() {
-		err = fmt.Errorf("is a directory: %w", storage.ErrNotExist)
-	}
-	if err != nil {
-		return storage.ObjectInfo{}, fmt.Errorf("copy %s: %w", srcKey, err)
-	}
 	if !cond.Matches(info(srcKey, fi)) {
 		return storage.ObjectInfo{}, fmt.Errorf("copy %s: size %d, modified %s: %w", srcKey, fi.Size(),
 			fi.ModTime().UTC().Format("2006-01-02T15:04:05.000Z07:00"), storage.ErrPreconditionFailed)

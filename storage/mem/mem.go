@@ -1,6 +1,7 @@
 // Package mem is an in-memory storage backend for the tests of other packages: objects with
-// ETags, preconditions, create-only writes, copies, listing in key order, optional list pages
-// and batch deletes, all with the semantics the conformance suite checks on the real stores.
+// ETags, preconditions, create-only writes, copies (also between Sub backends), listing in
+// key order, optional list pages and batch deletes, all with the semantics the conformance
+// suite checks on the real stores.
 //
 //	b := mem.New()
 //	b.Set("_zerobus/table_rejected_parquets/f.parquet", data, modTime)
@@ -56,6 +57,7 @@ var (
 	_ storage.Pager        = (*Backend)(nil)
 	_ storage.Putter       = (*Backend)(nil)
 	_ storage.Copier       = (*Backend)(nil)
+	_ storage.CopierFrom   = (*Backend)(nil)
 	_ storage.AfterLister  = (*Backend)(nil)
 )
 
@@ -122,7 +124,7 @@ func (s *store) write(name string, data []byte, modTime time.Time) object {
 // Capabilities implements storage.Capable: batch delete, put and copy, and list pages (which
 // can start after a key) when the backend was made WithPageSize.
 func (b *Backend) Capabilities() storage.Capabilities {
-	c := storage.CanBatchDelete | storage.CanPut | storage.CanCopy
+	c := storage.CanBatchDelete | storage.CanPut | storage.CanCopy | storage.CanCopyFrom
 	if b.pageSize > 0 {
 		c |= storage.CanListPages | storage.CanListAfter
 	}
@@ -320,20 +322,34 @@ func (b *Backend) Put(ctx context.Context, key string, r io.Reader, size int64, 
 
 // Copy implements storage.Copier.
 func (b *Backend) Copy(ctx context.Context, srcKey, dstKey string, cond storage.Precondition, opts storage.PutOptions) (storage.ObjectInfo, error) {
-	if err := b.check(ctx, "copy", srcKey); err != nil {
+	return b.copyFrom(ctx, b, srcKey, dstKey, cond, opts)
+}
+
+// CopyFrom implements storage.CopierFrom: src must be (under its decorators) a backend on
+// the same objects, as Sub returns; any other gives storage.ErrNotSupported.
+func (b *Backend) CopyFrom(ctx context.Context, src storage.Backend, srcKey, dstKey string, cond storage.Precondition, opts storage.PutOptions) (storage.ObjectInfo, error) {
+	sb, ok := storage.Unwrap(src).(*Backend)
+	if !ok || sb.st != b.st {
+		return storage.ObjectInfo{}, fmt.Errorf("copy %s to %s: not the same store: %w", storage.ObjectURL(src, srcKey), b.url(dstKey), storage.ErrNotSupported)
+	}
+	return b.copyFrom(ctx, sb, srcKey, dstKey, cond, opts)
+}
+
+func (b *Backend) copyFrom(ctx context.Context, sb *Backend, srcKey, dstKey string, cond storage.Precondition, opts storage.PutOptions) (storage.ObjectInfo, error) {
+	if err := sb.check(ctx, "copy", srcKey); err != nil {
 		return storage.ObjectInfo{}, err
 	}
 	if err := storage.CheckKey(dstKey, b.Location()); err != nil {
 		return storage.ObjectInfo{}, err
 	}
-	where := b.url(srcKey) + " to " + b.url(dstKey)
+	where := sb.url(srcKey) + " to " + b.url(dstKey)
 	b.st.mu.Lock()
 	defer b.st.mu.Unlock()
-	src, ok := b.st.objs[b.root+srcKey]
+	src, ok := b.st.objs[sb.root+srcKey]
 	switch {
 	case !ok:
 		return storage.ObjectInfo{}, fmt.Errorf("copy %s: %w", where, storage.ErrNotExist)
-	case !cond.Matches(b.info(srcKey, src)):
+	case !cond.Matches(sb.info(srcKey, src)):
 		return storage.ObjectInfo{}, fmt.Errorf("copy %s: the source has ETag %s: %w", where, src.etag, storage.ErrPreconditionFailed)
 	}
 	if _, ok := b.st.objs[b.root+dstKey]; ok && opts.CreateOnly {

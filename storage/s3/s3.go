@@ -14,6 +14,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -52,6 +53,8 @@ type Backend struct {
 	endpointURL string
 	// vended is set when the credentials come from cfg.Credentials (Unity Catalog).
 	vended bool
+	// refusedCopies holds the source buckets S3 refused a CopyFrom from (403).
+	refusedCopies sync.Map
 }
 
 var (
@@ -61,6 +64,7 @@ var (
 	_ storage.AfterLister  = (*Backend)(nil)
 	_ storage.Putter       = (*Backend)(nil)
 	_ storage.Copier       = (*Backend)(nil)
+	_ storage.CopierFrom   = (*Backend)(nil)
 )
 
 // MaxPutSize is the largest object one PutObject or CopyObject request writes (5 GiB).
@@ -571,14 +575,45 @@ func (b *Backend) writeFailed(op, key string, sdkErr error, opts storage.PutOpti
 	return err
 }
 
-// Copy implements storage.Copier with HeadObject on the source (its size and ETag) and one
-// CopyObject request that carries the ETag as x-amz-copy-source-if-match, so the copy is of
-// exactly the version that cond names (or that was seen), and If-None-Match: * for
-// CreateOnly. S3 answers both failed conditions with 412; one more HeadObject of the source
-// tells them apart. Sources larger than MaxPutSize fail with storage.ErrNotSupported (a
-// multipart copy would be needed; storage.CopyObject then streams instead).
+// Copy implements storage.Copier with one CopyObject request that carries the source's ETag
+// as x-amz-copy-source-if-match, so the copy is of exactly the version that cond names, and
+// If-None-Match: * for CreateOnly. When cond names no ETag or no size, a HeadObject of the
+// source comes first (its size and ETag; cond is checked against them). S3 answers both
+// failed conditions with 412; one more HeadObject of the source tells them apart. Sources
+// larger than MaxPutSize fail with storage.ErrNotSupported (a multipart copy would be
+// needed; storage.CopyObject then streams instead).
 func (b *Backend) Copy(ctx context.Context, srcKey, dstKey string, cond storage.Precondition, opts storage.PutOptions) (storage.ObjectInfo, error) {
-	sk, err := b.key(srcKey)
+	return b.copyFrom(ctx, b, srcKey, dstKey, cond, opts)
+}
+
+// CopyFrom implements storage.CopierFrom: a CopyObject request, as Copy makes, from src's
+// bucket and prefix when src (under its decorators) is an S3 backend on the same endpoint
+// (the same S3-compatible store, or AWS in any region). The request is signed with this
+// backend's credentials, which must be allowed to read src's object: when S3 refuses them
+// (403), CopyFrom fails with storage.ErrNotSupported and sends no more copies from that
+// bucket, so storage.CopyObject reads the object with src's own credentials instead.
+func (b *Backend) CopyFrom(ctx context.Context, src storage.Backend, srcKey, dstKey string, cond storage.Precondition, opts storage.PutOptions) (storage.ObjectInfo, error) {
+	sb, ok := storage.Unwrap(src).(*Backend)
+	switch {
+	case !ok:
+		return storage.ObjectInfo{}, fmt.Errorf("copy %s to %s: the source is not on S3: %w", storage.ObjectURL(src, srcKey), b.url(dstKey), storage.ErrNotSupported)
+	case sb.endpointURL != b.endpointURL:
+		return storage.ObjectInfo{}, fmt.Errorf("copy %s to %s: the source is on another endpoint: %w", sb.url(srcKey), b.url(dstKey), storage.ErrNotSupported)
+	case sb != b && b.copyRefused(sb.bucket):
+		return storage.ObjectInfo{}, fmt.Errorf("copy %s to %s: S3 refused a copy from bucket %s with these credentials before: %w", sb.url(srcKey), b.url(dstKey), sb.bucket, storage.ErrNotSupported)
+	}
+	return b.copyFrom(ctx, sb, srcKey, dstKey, cond, opts)
+}
+
+// copyRefused reports whether a copy from bucket was refused for lack of permission.
+func (b *Backend) copyRefused(bucket string) bool {
+	_, refused := b.refusedCopies.Load(bucket)
+	return refused
+}
+
+// copyFrom copies srcKey of sb (b itself, or another backend on b's endpoint) to dstKey of b.
+func (b *Backend) copyFrom(ctx context.Context, sb *Backend, srcKey, dstKey string, cond storage.Precondition, opts storage.PutOptions) (storage.ObjectInfo, error) {
+	sk, err := sb.key(srcKey)
 	if err != nil {
 		return storage.ObjectInfo{}, err
 	}
@@ -586,43 +621,52 @@ func (b *Backend) Copy(ctx context.Context, srcKey, dstKey string, cond storage.
 	if err != nil {
 		return storage.ObjectInfo{}, err
 	}
-	src, err := b.Stat(ctx, srcKey)
-	if err != nil {
-		return storage.ObjectInfo{}, fmt.Errorf("copy: %w", err)
+	etag, size := cond.ETag, cond.Size
+	if etag == "" || size == 0 {
+		// The request needs the version to copy, and the answer names no size.
+		src, err := sb.Stat(ctx, srcKey)
+		if err != nil {
+			return storage.ObjectInfo{}, fmt.Errorf("copy: %w", err)
+		}
+		if !cond.Matches(src) {
+			return storage.ObjectInfo{}, fmt.Errorf("copy %s: ETag %s, size %d: %w", sb.url(srcKey), src.ETag, src.Size, storage.ErrPreconditionFailed)
+		}
+		etag, size = src.ETag, src.Size
 	}
-	if !cond.Matches(src) {
-		return storage.ObjectInfo{}, fmt.Errorf("copy %s: ETag %s, size %d: %w", b.url(srcKey), src.ETag, src.Size, storage.ErrPreconditionFailed)
-	}
-	if src.Size > MaxPutSize {
-		return storage.ObjectInfo{}, fmt.Errorf("copy %s: %d bytes, more than one CopyObject request copies: %w", b.url(srcKey), src.Size, storage.ErrNotSupported)
+	if size > MaxPutSize {
+		return storage.ObjectInfo{}, fmt.Errorf("copy %s: %d bytes, more than one CopyObject request copies: %w", sb.url(srcKey), size, storage.ErrNotSupported)
 	}
 	in := &s3.CopyObjectInput{
 		Bucket:            aws.String(b.bucket),
 		Key:               aws.String(dk),
-		CopySource:        aws.String(copySource(b.bucket, sk)),
-		CopySourceIfMatch: aws.String(src.ETag),
+		CopySource:        aws.String(copySource(sb.bucket, sk)),
+		CopySourceIfMatch: aws.String(etag),
 	}
 	if opts.CreateOnly {
 		in.IfNoneMatch = aws.String("*")
 	}
-	out, err := b.client.CopyObject(ctx, in)
-	if err != nil {
-		err = b.fail("copy", srcKey, err)
+	out, sdkErr := b.client.CopyObject(ctx, in)
+	if sdkErr != nil {
+		err = b.fail("copy", dstKey, sdkErr)
+		if sb != b && statusOf(sdkErr) == http.StatusForbidden {
+			b.refusedCopies.Store(sb.bucket, true)
+			return storage.ObjectInfo{}, fmt.Errorf("copy %s inside S3: %w (%w)", sb.url(srcKey), storage.ErrNotSupported, err)
+		}
 		if !errors.Is(err, storage.ErrPreconditionFailed) {
 			return storage.ObjectInfo{}, err
 		}
-		now, serr := b.Stat(ctx, srcKey)
+		now, serr := sb.Stat(ctx, srcKey)
 		switch {
 		case errors.Is(serr, storage.ErrNotExist):
-			return storage.ObjectInfo{}, fmt.Errorf("copy %s: the source went away: %w", b.url(srcKey), storage.ErrNotExist)
-		case serr == nil && now.ETag != src.ETag:
-			return storage.ObjectInfo{}, fmt.Errorf("copy %s: the source changed (ETag %s, was %s): %w", b.url(srcKey), now.ETag, src.ETag, storage.ErrPreconditionFailed)
+			return storage.ObjectInfo{}, fmt.Errorf("copy %s: the source went away: %w", sb.url(srcKey), storage.ErrNotExist)
+		case serr == nil && now.ETag != etag:
+			return storage.ObjectInfo{}, fmt.Errorf("copy %s: the source changed (ETag %s, was %s): %w", sb.url(srcKey), now.ETag, etag, storage.ErrPreconditionFailed)
 		case opts.CreateOnly:
-			return storage.ObjectInfo{}, fmt.Errorf("copy %s to %s: %w", b.url(srcKey), b.url(dstKey), storage.ErrExist)
+			return storage.ObjectInfo{}, fmt.Errorf("copy %s to %s: %w", sb.url(srcKey), b.url(dstKey), storage.ErrExist)
 		}
 		return storage.ObjectInfo{}, err
 	}
-	o := storage.ObjectInfo{Key: dstKey, Size: src.Size}
+	o := storage.ObjectInfo{Key: dstKey, Size: size}
 	if res := out.CopyObjectResult; res != nil {
 		o.ETag = storage.QuoteETag(aws.ToString(res.ETag))
 		o.ModTime = aws.ToTime(res.LastModified).UTC()

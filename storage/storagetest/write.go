@@ -394,13 +394,20 @@ func (s *suite) testCopyObject(t *testing.T) {
 		}
 	}
 
-	// Two roots: streamed, verified.
-	o, err = storage.CopyObject(ctx, b1, "in/f.parquet", b2, "staged/f.parquet", src.Version(), storage.PutOptions{CreateOnly: true})
+	// Two roots: a server-side copy where the store can copy between them (CopierFrom),
+	// both decorated as the command line decorates them; else streamed and verified.
+	from, _ := storage.WithCounting(storage.WithLimit(b1, 1))
+	to, toCounter := storage.WithCounting(b2)
+	o, err = storage.CopyObject(ctx, from, "in/f.parquet", storage.WithLimit(storage.WithRetry(to, storage.RetryPolicy{}), 1), "staged/f.parquet", src.Version(), storage.PutOptions{CreateOnly: true})
 	if err != nil {
 		t.Fatalf("CopyObject to another root: %v", err)
 	}
 	checkWritten(t, b2, "CopyObject to another root", o, "staged/f.parquet", data)
-	if o.MD5 == "" {
+	if _, ok := storage.AsCopierFrom(b2); ok {
+		if c := toCounter.Counts(); c.Copies != 1 || c.Puts != 0 {
+			t.Errorf("CopyObject between two roots of a CopierFrom store made %s; want one copy", c)
+		}
+	} else if o.MD5 == "" {
 		t.Error("CopyObject returned no MD5")
 	}
 	if _, err := storage.CopyObject(ctx, b1, "in/f.parquet", b2, "staged/f.parquet", src.Version(), storage.PutOptions{CreateOnly: true}); !errors.Is(err, storage.ErrExist) {

@@ -2,10 +2,8 @@ package cleanup
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/zbrecover/zbrecover/internal/redact"
@@ -82,70 +80,6 @@ func CheckArchiveHoldsNoTable(ctx context.Context, archive storage.Backend) erro
 
 var errStop = errors.New("stop")
 
-// sameContent reports whether two objects hold the same bytes: by MD5 when both stores give
-// one (an S3 ETag of a single-part object is its MD5), else by a SHA-256 of both, read in
-// full. Equal sizes alone are never enough.
-func sameContent(ctx context.Context, a storage.Backend, akey string, b storage.Backend, bkey string) (bool, error) {
-	ai, err := a.Stat(ctx, akey)
-	if err != nil {
-		return false, err
-	}
-	bi, err := b.Stat(ctx, bkey)
-	if err != nil {
-		return false, err
-	}
-	if ai.Size != bi.Size {
-		return false, nil
-	}
-	if am, bm := md5Of(ai), md5Of(bi); am != "" && bm != "" {
-		return am == bm, nil
-	}
-	ah, err := hashOf(ctx, a, akey)
-	if err != nil {
-		return false, err
-	}
-	bh, err := hashOf(ctx, b, bkey)
-	if err != nil {
-		return false, err
-	}
-	return ah == bh, nil
-}
-
-// md5Of is the object's MD5 as hex, "" when the store gives none.
-func md5Of(o storage.ObjectInfo) string {
-	if o.MD5 != "" {
-		return strings.ToLower(o.MD5)
-	}
-	if e := strings.Trim(o.ETag, `"`); len(e) == 32 && !strings.Contains(e, "-") && isHex(e) {
-		return strings.ToLower(e)
-	}
-	return ""
-}
-
-func isHex(s string) bool {
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-			return false
-		}
-	}
-	return true
-}
-
-func hashOf(ctx context.Context, b storage.Backend, key string) ([32]byte, error) {
-	rc, err := b.ReadRange(ctx, key, 0, -1)
-	if err != nil {
-		return [32]byte{}, err
-	}
-	defer rc.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, rc); err != nil {
-		return [32]byte{}, err
-	}
-	var out [32]byte
-	copy(out[:], h.Sum(nil))
-	return out, nil
-}
-
 // archiveOne copies t to the archive and checks the copy; it reports whether the original
 // may now be deleted, and otherwise fills in res.
 func archiveOne(ctx context.Context, b, archive storage.Backend, t Target, res *FileResult) bool {
@@ -162,13 +96,17 @@ func archiveOne(ctx context.Context, b, archive storage.Backend, t Target, res *
 	case errors.Is(err, storage.ErrExist):
 		// An earlier process copied it (and was interrupted before the delete), or the
 		// archive holds another object under that key: accept only the same bytes.
-		same, cerr := sameContent(ctx, b, t.Key, archive, t.Key)
+		same, cerr := storage.SameContent(ctx, b, t.Key, archive, t.Key)
 		if cerr != nil {
 			res.Status, res.Reason = journal.DeleteFailed, redact.String(fmt.Sprintf("archive %s exists but cannot be compared with the original: %v", url, cerr))
 			return false
 		}
 		if !same {
 			res.Status, res.Reason = journal.DeleteFailed, redact.String(fmt.Sprintf("archive %s holds another object under this name (other bytes): not deleted", url))
+			return false
+		}
+		if src, serr := b.Stat(ctx, t.Key); serr != nil || !t.Cond().Matches(src) {
+			res.Status, res.Reason = journal.DeleteSkip, "changed since it was verified: kept"
 			return false
 		}
 		res.Archive = redact.String(url)

@@ -310,7 +310,8 @@ func (p *Prepared) removeStaged(ctx context.Context, w *journal.Writer, rep *Rep
 			if err := w.Append(ctx, journal.Record{Kind: journal.KindStaging, Staging: &journal.Staging{Location: loc, Files: staged, Removing: true}}); err != nil {
 				return errors.Join(append(errs, err)...)
 			}
-			out := storage.DeleteAll(ctx, b, reqs, storage.DeleteAllOptions{Concurrency: max(o.Concurrency, 1), Limiter: o.Limiter})
+			// A staging location has its own limit (a volume adapts to the Files API's answers).
+			out := storage.DeleteAll(ctx, b, reqs, storage.DeleteAllOptions{Concurrency: max(o.Concurrency, 16)})
 			var removed []journal.Staged
 			for i, r := range out {
 				switch {

@@ -588,7 +588,7 @@ func (f *Factory) openStage(ctx context.Context, to string, tgt *target.Target) 
 		}
 		return &reload.Stage{Src: tgt.Root, Dst: v, Location: v.Location(), Claims: claims, ClaimsLocation: root,
 			Describe:    fmt.Sprintf("volume %s (it must exist, and the workspace identity needs READ VOLUME and WRITE VOLUME on it; CREATE VOLUME %s creates it)", name, name),
-			Concurrency: min(f.Global.Concurrency, 16),
+			Concurrency: f.Global.Concurrency,
 			SrcIdentity: srcIdentity(tgt), DstIdentity: "the workspace identity (" + c.AuthType() + " auth, Files API)"}, nil
 	}
 	if strings.HasPrefix(to, "/Volumes") || strings.HasPrefix(to, "dbfs:") {
@@ -622,7 +622,7 @@ func (f *Factory) openStage(ctx context.Context, to string, tgt *target.Target) 
 	}
 	return &reload.Stage{Src: tgt.Root, Dst: b, Location: strings.TrimSuffix(loc.URL(), "/"), Claims: claims, ClaimsLocation: parent.String(),
 		Describe:    fmt.Sprintf("%s (the %s store's credentials must write there)", loc, loc.Scheme),
-		Concurrency: min(f.Global.Concurrency, 16),
+		Concurrency: f.Global.Concurrency,
 		SrcIdentity: srcIdentity(tgt), DstIdentity: "the " + loc.Scheme + " store's own credentials"}, nil
 }
 

@@ -95,6 +95,9 @@ func (f *Factory) workspace() *target.Workspace {
 			HTTPPath:    d.HTTPPath,
 			Version:     Version,
 			Log:         f.Logger,
+			// Files API requests start at --concurrency in flight; the adaptive limit follows
+			// the workspace's throttling from there.
+			FilesConcurrency: f.Global.Concurrency,
 		})
 	}
 	return d.ws

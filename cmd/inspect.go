@@ -14,6 +14,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/delta"
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/schemadiff"
 )
 
@@ -33,6 +34,13 @@ type InspectOptions struct {
 	Source func(name string) (target.Source, error)
 	// Key, when set, measures the fallback records by key against the table (keys.go).
 	Key string
+	// StageTo is where the keys file of --key goes: a location the warehouse may read.
+	StageTo string
+	// Renames are confirmed renames (OLD=NEW): a key column renamed since the files were
+	// written is read under its old name.
+	Renames []string
+	// stage is --stage-to, opened and checked before anything is read.
+	stage *reload.Stage
 	// AllChanges lists every change of every group, the ok ones too, instead of counting
 	// the ok ones by kind.
 	AllChanges bool
@@ -144,6 +152,12 @@ are the report's "keys" member.
 			if _, err := parseKeyFlag("key", o.Key); err != nil {
 				return err
 			}
+			if o.Key == "" && (o.StageTo != "" || len(o.Renames) > 0) {
+				return FlagErrorf("--stage-to and --rename go with --key")
+			}
+			if _, err := parseRenames(o.Renames); err != nil {
+				return err
+			}
 			if (o.From == "warehouse" || o.From == "uc") && o.Target.Table == "" {
 				return FlagErrorf("--from %s needs a table name: give catalog.schema.table or --table", o.From)
 			}
@@ -157,6 +171,8 @@ are the report's "keys" member.
 	c.Flags().StringVar(&o.Prefix, "prefix", inspect.FallbackPrefix, "the fallback folder under the table root")
 	c.Flags().StringVar(&o.From, "from", "delta", "where to read the table schema: delta (the log at the root), warehouse or uc")
 	c.Flags().StringVar(&o.Key, "key", "", "measure the records already in the table and the duplicates by these key columns (COL[,COL]; needs a warehouse)")
+	c.Flags().StringVar(&o.StageTo, "stage-to", "", "with --key: put the keys file here, where the warehouse may read it (/Volumes/<catalog>/<schema>/<volume>/<dir> or an external location); needed on a managed table")
+	c.Flags().StringArrayVar(&o.Renames, "rename", nil, "with --key: a key column the files hold under another name (OLD=NEW; repeatable)")
 	c.Flags().StringVar(&o.SchemaFile, "schema-file", "", "read the table schema from this file (Delta schema JSON or DDL; - for stdin) instead")
 	c.Flags().BoolVar(&o.AllChanges, "all-changes", false, "list every change of every group, the ok ones too (a nullable column the files lack, …), instead of counting them")
 	return c
@@ -231,6 +247,33 @@ func inspectRun(ctx context.Context, o *InspectOptions) error {
 			return jl.Header(tgt.Root.Location(), strings.TrimPrefix(ensureSlash(o.Prefix), "/"))
 		}
 		each = func(r inspect.FileResult) error { return jl.File(r.File) }
+	}
+	if o.Key != "" {
+		// On a managed table the warehouse may not read the fallback folder by path: the
+		// keys go through a keys file, which needs a place it may read. Say so before
+		// anything is read.
+		open := opened
+		opened = func(tgt *target.Target) error {
+			if o.StageTo == "" && tgt.Info != nil && strings.EqualFold(tgt.Info.TableType, "MANAGED") {
+				return WithCode(ExitUsage, fmt.Sprintf("--key on the managed table %s needs --stage-to %s: the warehouse may not read the fallback "+
+					"folder by path (LOCATION_OVERLAP), so zbrecover reads the key columns itself and puts one keys file where the warehouse "+
+					"may read it; nothing was read", tgt.TableName(), reload.StageToSuggestion(tgt.Name)))
+			}
+			if o.StageTo != "" {
+				stage, err := f.openStage(ctx, o.StageTo, tgt)
+				if err != nil {
+					return err
+				}
+				if err := stage.Check(ctx); err != nil {
+					return fmt.Errorf("--stage-to: %w; nothing was read", err)
+				}
+				o.stage = stage
+			}
+			if open != nil {
+				return open(tgt)
+			}
+			return nil
+		}
 	}
 	tgt, rep, err := streamInspect(ctx, f, &o.Target, o.Prefix, f.Global.JSON(), opened, each)
 	if jl != nil {

@@ -68,6 +68,20 @@ func inspectKeys(ctx context.Context, o *InspectOptions, tgt *target.Target, rep
 	if err != nil {
 		return nil, err
 	}
+	if stage := o.stage; stage != nil {
+		renames, _ := parseRenames(o.Renames)
+		bars := newBars(o.F)
+		ov, _, err := reload.OverlapByKeys(ctx, wh, tgt.Name, tgt.Root, rep, reload.KeysSpec{Key: keys, Table: table.Schema, Renames: renames},
+			reload.KeysPlace{Dst: stage.Dst, Location: stage.Location}, bars.counter("keys read", "files"))
+		bars.done(err == nil)
+		if err != nil {
+			if errors.Is(err, reload.ErrKeyColumn) {
+				return nil, WithCode(ExitUsage, "--key: "+err.Error())
+			}
+			return nil, fmt.Errorf("--key: %w", err)
+		}
+		return ov, nil
+	}
 	srcs, err := reload.OverlapSources(rep, table.Schema, keys, tgt.Loc.Join(rep.Prefix))
 	if err != nil {
 		return nil, WithCode(ExitUsage, "--key: "+err.Error())
@@ -75,7 +89,7 @@ func inspectKeys(ctx context.Context, o *InspectOptions, tgt *target.Target, rep
 	ov, err := reload.Overlap(ctx, wh, tgt.Name, keys, srcs)
 	if err != nil {
 		if errors.Is(err, reload.ErrLocationOverlap) {
-			return nil, fmt.Errorf("--key: %w; the keys cannot be read from the fallback folder by path (stage the files where the warehouse may read them)", err)
+			return nil, fmt.Errorf("--key: %w; give --stage-to %s: zbrecover then reads the key columns itself and puts one keys file there", err, reload.StageToSuggestion(tgt.Name))
 		}
 		return nil, fmt.Errorf("--key: %w", err)
 	}

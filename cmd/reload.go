@@ -46,6 +46,10 @@ type ReloadOptions struct {
 	Summary string
 	// BreakLock is --break-lock: offer to break a lock another process left.
 	BreakLock bool
+	// Key is --key: record the keys of the loaded files (a keys file) for verify --key and
+	// cleanup; KeysTo is where the keys file goes when it is not the staging location.
+	Key    string
+	KeysTo string
 }
 
 // NewCmdReload returns `zbrecover reload`. runF replaces the run function in tests.
@@ -151,6 +155,12 @@ The journal is kept in ` + "`$XDG_STATE_HOME/zbrecover`" + ` (or ~/.local/state/
 			if err := validateDedupeFlags(o); err != nil {
 				return err
 			}
+			if _, err := parseKeyFlag("key", o.Key); err != nil {
+				return err
+			}
+			if o.KeysTo != "" && o.Key == "" && o.DedupeKey == "" {
+				return FlagErrorf("--keys-to goes with --key or --dedupe-key")
+			}
 			if err := checkSummaryFlag(f, o.Summary); err != nil {
 				return err
 			}
@@ -177,6 +187,8 @@ The journal is kept in ` + "`$XDG_STATE_HOME/zbrecover`" + ` (or ~/.local/state/
 	fl.StringVar(&o.DedupeOrder, "dedupe-order", "", "with --dedupe-key: of the records of one key keep the one with the highest COL")
 	fl.BoolVar(&o.DedupeAscending, "dedupe-ascending", false, "with --dedupe-order: keep the lowest instead")
 	addSummaryFlag(c, &o.Summary)
+	fl.StringVar(&o.Key, "key", "", "read the key columns (COL[,COL]) of the files loaded into a keys file the warehouse can read (beside the staged copies, or --keys-to), so verify --key and cleanup check them by key after the files are gone")
+	fl.StringVar(&o.KeysTo, "keys-to", "", "with --key (or --dedupe-key): put the keys file here instead of the staging location (/Volumes/… or an external location)")
 	return c
 }
 
@@ -372,6 +384,29 @@ func reloadOptions(ctx context.Context, o *ReloadOptions, tgt *target.Target, ta
 		if ro.Stage, err = o.F.openStage(ctx, o.StageTo, tgt); err != nil {
 			return reload.Options{}, err
 		}
+	}
+	if ro.Keys, err = parseKeyFlag("key", o.Key); err != nil {
+		return reload.Options{}, err
+	}
+	if ro.Keys == nil && dedupe != nil {
+		ro.Keys = dedupe.Key
+	}
+	if ro.Keys != nil {
+		if err := checkTableKeys(table.Schema, ro.Keys, ""); err != nil {
+			return reload.Options{}, err
+		}
+	}
+	if o.KeysTo != "" {
+		place, err := o.F.openStage(ctx, o.KeysTo, tgt)
+		if err != nil {
+			return reload.Options{}, err
+		}
+		ro.KeysPlace = &reload.KeysPlace{Dst: place.Dst, Location: place.Location}
+	} else if ro.Keys != nil && ro.Stage == nil && o.Key != "" {
+		return reload.Options{}, FlagErrorf("--key: the keys file needs a place the warehouse may read: --stage-to or --keys-to")
+	}
+	if ro.Stage == nil && ro.KeysPlace == nil {
+		ro.Keys = nil // a load by key without a place for a keys file: verify reads the files
 	}
 	return ro, nil
 }

@@ -123,7 +123,8 @@ func verifySteps(ctx context.Context, o *VerifyOptions, s *runSummary) error {
 	s.Identity = currentUser(ctx, wh)
 	rep, st, err := reload.VerifyRun(ctx, reloadDeps(f, wh, store, s.Identity), tgt, reload.VerifyOptions{Run: o.Run,
 		Header: header(s.Identity), BreakLock: f.lockBreaker(o.BreakLock, o.Yes), Keys: keys,
-		KeySources: func(st *journal.State) []reload.KeySource { return reload.RunSources(st, keys, tgt.Loc) }})
+		KeySources: func(st *journal.State) []reload.KeySource { return reload.RunSources(st, keys, tgt.Loc) },
+		OpenKeys:   f.openStagedLocation})
 	if err != nil {
 		return err
 	}

@@ -499,3 +499,76 @@ func OverlapByKeys(ctx context.Context, wh Warehouse, table databricks.TableName
 	sortBy(rep2.Groups, func(a, b KeyCounts) bool { return order[a.Group] < order[b.Group] })
 	return rep2, kf, nil
 }
+
+// ReconcileByLabelSQL is ReconcileSQL counted per label (the sources' g: a keys file's
+// batch numbers) and in total (g = ''): for each distinct key, the table's rows with it.
+func ReconcileByLabelSQL(table databricks.TableName, keys Keys, srcs []KeySource) string {
+	n := len(keys)
+	b := func(e string) string { return "CAST(" + e + " AS BIGINT)" }
+	agg := func(g string) string {
+		return "SELECT " + g + " AS g, " + b("count(*)") + " AS keys, " +
+			b("sum(CASE WHEN n = 0 THEN 1 ELSE 0 END)") + " AS missing, " +
+			b("sum(CASE WHEN n = 1 THEN 1 ELSE 0 END)") + " AS once, " +
+			b("sum(CASE WHEN n = 2 THEN 1 ELSE 0 END)") + " AS twice, " +
+			b("sum(CASE WHEN n >= 3 THEN 1 ELSE 0 END)") + " AS more, " +
+			b("coalesce(max(n), 0)") + " AS max_rows, " +
+			b("sum(CASE WHEN "+anyNull("", n)+" THEN 1 ELSE 0 END)") + " AS null_keys"
+	}
+	return "WITH f AS (" + unionSources(srcs) + "), " +
+		"fk AS (SELECT DISTINCT g, " + keyList("", n) + " FROM f), " +
+		"tk AS (" + tableKeys(table, keys) + "), " +
+		"c AS (SELECT fk.g AS g, " + keyList("fk.", n) + ", count(tk.m) AS n FROM fk LEFT JOIN tk ON " + keyMatch("fk", "tk", n) +
+		" GROUP BY fk.g, " + keyList("fk.", n) + "), " +
+		"a AS (SELECT " + keyList("", n) + ", max(n) AS n FROM c GROUP BY " + keyList("", n) + ") " +
+		agg("g") + " FROM c GROUP BY g UNION ALL " + agg("''") + " FROM a"
+}
+
+// LabelKeys is the key check of one label (a batch) of a keys file.
+type LabelKeys struct {
+	Label   string
+	Keys    int64
+	Missing int64
+}
+
+// ReconcileKeysFiles checks, with one statement, every key of the run's keys files against
+// the table: per batch (the keys files' group column) and in total. It returns the total
+// check and the per-batch counts.
+func ReconcileKeysFiles(ctx context.Context, wh Warehouse, table databricks.TableName, keys Keys, files []journal.KeysFile) (*KeyCheck, []LabelKeys, error) {
+	kc := &KeyCheck{Key: keys, Note: ReconcileKeysNote}
+	var srcs []KeySource
+	for _, f := range files {
+		srcs = append(srcs, keysFileSource(KeysFileURL(f), len(keys)))
+	}
+	if len(srcs) == 0 {
+		kc.OK = true
+		return kc, nil, nil
+	}
+	res, err := wh.QueryAll(ctx, ReconcileByLabelSQL(table, keys, srcs))
+	kc.Statements = 1
+	if err != nil {
+		return nil, nil, fmt.Errorf("reconcile by key: %w", err)
+	}
+	col := columns(res)
+	var per []LabelKeys
+	for _, row := range res.Rows {
+		get := func(name string) int64 {
+			n, _ := asInt(row[col[name]])
+			return n
+		}
+		g := asString(row[col["g"]])
+		if g != "" {
+			per = append(per, LabelKeys{Label: g, Keys: get("keys"), Missing: get("missing")})
+			continue
+		}
+		kc.Keys, kc.Missing, kc.MaxRows, kc.NullKeys = get("keys"), get("missing"), get("max_rows"), get("null_keys")
+		kc.Rows = Histogram{Once: get("once"), Twice: get("twice"), More: get("more")}
+		kc.Duplicated = kc.Rows.Twice + kc.Rows.More
+	}
+	kc.OK = kc.Missing == 0
+	return kc, per, nil
+}
+
+// ReconcileKeysNote says what the key check from keys files shows.
+const ReconcileKeysNote = "Keys are read from the keys files recorded in the journal (zbrecover read the key columns of the run's " +
+	"files itself, every row of every file, and stored them where the warehouse reads them), so the check works after cleanup. " +
+	"They are counted in the table, whoever wrote the rows. Missing keys must be 0. Keys with 2 or more rows are duplicates."

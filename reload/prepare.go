@@ -77,6 +77,12 @@ type Options struct {
 	HistoryRetries int
 	// NoTag never tags commits (the warehouse is then asked nothing about tags).
 	NoTag bool
+	// Keys, when set (reload --key, or the key of --dedupe-key), has Execute read the key
+	// columns of the run's files into a keys file at KeysPlace (default: the staging
+	// location) before it loads them, and record it: verify --key and cleanup then check the
+	// run by key after the files are gone.
+	Keys      Keys
+	KeysPlace *KeysPlace
 	// Now is the clock (tests).
 	Now func() time.Time
 	// Progress is called before the first batch and after each batch with batches done and
@@ -120,6 +126,7 @@ type Prepared struct {
 	o             Options
 	tgt           *target.Target
 	table         *schemadiff.Table
+	rep           *inspect.Report
 	lock          journal.Lock
 	facts         *journal.TableFacts
 	sourceChanged bool
@@ -160,7 +167,7 @@ func Prepare(ctx context.Context, d Deps, tgt *target.Target, rep *inspect.Repor
 	if err != nil {
 		return nil, err
 	}
-	p := &Prepared{d: d, o: o, tgt: tgt, table: table, lock: lock}
+	p := &Prepared{d: d, o: o, tgt: tgt, table: table, rep: rep, lock: lock}
 	fail := func(err error) (*Prepared, error) {
 		_ = p.Close()
 		return nil, err
@@ -174,6 +181,9 @@ func Prepare(ctx context.Context, d Deps, tgt *target.Target, rep *inspect.Repor
 	}
 	if err := checkDedupe(st, o); err != nil {
 		return fail(err)
+	}
+	if len(o.Keys) > 0 && o.KeysPlace == nil && o.Stage == nil {
+		return fail(fmt.Errorf("--key: the keys file needs a place the warehouse may read: --stage-to (or --keys-to)"))
 	}
 	p.Continues = st
 	p.Source = strings.TrimSuffix(tgt.Loc.Join(prefix).URL(), "/") + "/"

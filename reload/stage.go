@@ -77,9 +77,10 @@ func claimKey(tableID, key string) string {
 	return "_zbrecover/claims/" + tableID + "/" + hex.EncodeToString(sum[:]) + ".json"
 }
 
-// check makes sure the staging location can be used before anything is copied: it exists
-// (or can be created) and the identity can write there.
-func (s *Stage) check(ctx context.Context) error {
+// Check makes sure the staging location can be used before anything is copied: it exists
+// (or can be created) and the identity can write there. The error wraps ErrStageLocation and
+// names the location with what it needs (Describe).
+func (s *Stage) Check(ctx context.Context) error {
 	p, ok := storage.AsPutter(s.Dst)
 	if !ok {
 		return fmt.Errorf("%w: %s cannot be written to", ErrStageLocation, s.where())
@@ -160,7 +161,7 @@ func (r *runner) claimFiles(ctx context.Context, files []journal.File) error {
 // is reused when its size is still the recorded one; any other is made again.
 func (r *runner) stage(ctx context.Context, files []journal.File) error {
 	s := r.o.Stage
-	if err := s.check(ctx); err != nil {
+	if err := s.Check(ctx); err != nil {
 		return err
 	}
 	if err := r.claimFiles(ctx, files); err != nil {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/journal"
+	"github.com/zbrecover/zbrecover/keyfile"
+	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/target"
 )
 
@@ -56,12 +58,61 @@ type Checker struct {
 
 // Check reads the table's history since the run's first load and judges every batch: the
 // verification to record (By "cleanup"). It writes nothing.
+//
+// When the journal records keys files of the run, every key they hold is checked against the
+// table too (one statement): a batch whose keys are all there is proved by key, whatever the
+// history says of its commit.
 func (c Checker) Check(ctx context.Context, st *journal.State) (*journal.Verification, error) {
+	v, err := c.keysNow(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	if v != nil {
+		cp := *st
+		cp.KeyCheck = v
+		st = &cp
+	}
 	rep, _, err := recheck(ctx, c, st)
 	if err != nil {
 		return nil, err
 	}
-	return rep.verification("cleanup"), nil
+	out := rep.verification("cleanup")
+	if v != nil {
+		out.Keys, out.TableVersion = v.Keys, v.TableVersion
+	}
+	return out, nil
+}
+
+// keysNow checks the run's keys files against the table now: nil when the run has none.
+func (c Checker) keysNow(ctx context.Context, st *journal.State) (*journal.Verification, error) {
+	if len(st.KeysFiles) == 0 {
+		return nil, nil
+	}
+	keys := Keys(st.KeysFiles[len(st.KeysFiles)-1].Columns)
+	var files []journal.KeysFile
+	for _, kf := range st.KeysFiles {
+		if sameKey(kf.Columns, keys) {
+			files = append(files, kf)
+		}
+	}
+	latest, err := c.history(c.Table).latest(ctx)
+	if err != nil {
+		return nil, err
+	}
+	kc, per, err := ReconcileKeysFiles(ctx, c.Warehouse, c.Table, keys, files)
+	if err != nil {
+		return nil, err
+	}
+	res := &journal.KeyResult{Key: keys, Keys: kc.Keys, Missing: kc.Missing, OK: kc.OK}
+	for _, p := range per {
+		var n int
+		if _, err := fmt.Sscan(p.Label, &n); err == nil && p.Missing == 0 {
+			res.Batches = append(res.Batches, n)
+		}
+	}
+	// A key check passes for the batches whose keys are all in the table.
+	res.OK = true
+	return &journal.Verification{Keys: res, TableVersion: &latest}, nil
 }
 
 func (c Checker) history(table databricks.TableName) *history {
@@ -304,8 +355,12 @@ type VerifyOptions struct {
 	BreakLock func(*journal.LockedError) bool
 	// Keys, when set, also reconciles the run's files with the table by these columns.
 	Keys Keys
-	// KeySources returns the sources the key check reads for the run.
+	// KeySources returns the sources the key check reads for the run when it has no keys
+	// file (the files, through the warehouse).
 	KeySources func(st *journal.State) []KeySource
+	// OpenKeys opens the location of a keys file (as the journal names it), so that its rows
+	// are counted per file against the footers.
+	OpenKeys func(ctx context.Context, location string) (storage.Backend, error)
 	// HistoryRetries and Backoff as in Options.
 	HistoryRetries int
 	Backoff        time.Duration
@@ -368,19 +423,8 @@ func VerifyRun(ctx context.Context, d Deps, tgt *target.Target, o VerifyOptions)
 			return nil, st, err
 		}
 		tableVersion = &v
-		var srcs []KeySource
-		if o.KeySources != nil {
-			srcs = o.KeySources(st)
-		}
-		if kc, err = Reconcile(ctx, d.Warehouse, tgt.Name, o.Keys, srcs); err != nil {
+		if kc, keyRes, err = verifyKeys(ctx, d, tgt, st, o); err != nil {
 			return nil, st, err
-		}
-		keyRes = &journal.KeyResult{Key: o.Keys, Files: kc.Files, Keys: kc.Keys, Missing: kc.Missing, OK: kc.OK}
-		for _, s := range srcs {
-			var n int
-			if _, err := fmt.Sscan(s.Label, &n); err == nil {
-				keyRes.Batches = append(keyRes.Batches, n)
-			}
 		}
 		// Judged with this key check as the latest.
 		st.KeyCheck = &journal.Verification{Keys: keyRes, TableVersion: tableVersion}
@@ -484,4 +528,103 @@ func pinAnswered(ctx context.Context, ck Checker, d Deps, w *journal.Writer, st 
 		n++
 	}
 	return n, nil
+}
+
+// verifyKeys checks the run's files by key: from the run's keys files when they hold every
+// batch (each file's rows counted against its footer), else by reading the files through the
+// warehouse (o.KeySources), which works only while they exist where it may read them.
+func verifyKeys(ctx context.Context, d Deps, tgt *target.Target, st *journal.State, o VerifyOptions) (*KeyCheck, *journal.KeyResult, error) {
+	var files []journal.KeysFile
+	covered := map[int]bool{}
+	for _, kf := range st.KeysFiles {
+		if sameKey(kf.Columns, o.Keys) {
+			files = append(files, kf)
+			for _, b := range kf.Batches {
+				covered[b] = true
+			}
+		}
+	}
+	all := len(files) > 0
+	nfiles := 0
+	for _, b := range st.Batches {
+		nfiles += len(b.Files)
+		if len(b.Files) > 0 && !covered[b.Batch] {
+			all = false
+		}
+	}
+	if all {
+		kc, per, err := ReconcileKeysFiles(ctx, d.Warehouse, tgt.Name, o.Keys, files)
+		if err != nil {
+			return nil, nil, err
+		}
+		kc.Files = nfiles
+		res := &journal.KeyResult{Key: o.Keys, Files: nfiles, Keys: kc.Keys, Missing: kc.Missing, OK: kc.OK}
+		for _, p := range per {
+			var n int
+			if _, err := fmt.Sscan(p.Label, &n); err == nil && p.Missing == 0 {
+				res.Batches = append(res.Batches, n)
+			}
+		}
+		if o.OpenKeys != nil {
+			rows, note := countKeysFiles(ctx, st, files, o.OpenKeys)
+			res.Rows = rows
+			if note != "" {
+				kc.OK, res.OK = false, false
+				kc.Note = note + "; " + kc.Note
+				res.Note = note
+				res.Batches = nil
+			}
+		}
+		return kc, res, nil
+	}
+	var srcs []KeySource
+	if o.KeySources != nil {
+		srcs = o.KeySources(st)
+	}
+	kc, err := Reconcile(ctx, d.Warehouse, tgt.Name, o.Keys, srcs)
+	if err != nil {
+		return nil, nil, err
+	}
+	res := &journal.KeyResult{Key: o.Keys, Files: kc.Files, Keys: kc.Keys, Missing: kc.Missing, OK: kc.OK}
+	if kc.OK {
+		for _, s := range srcs {
+			var n int
+			if _, err := fmt.Sscan(s.Label, &n); err == nil {
+				res.Batches = append(res.Batches, n)
+			}
+		}
+	}
+	return kc, res, nil
+}
+
+// countKeysFiles counts each keys file's rows per file and compares them with the rows the
+// journal records for the file (its footer's): a file missing or with another count fails
+// the check, with a note saying which.
+func countKeysFiles(ctx context.Context, st *journal.State, files []journal.KeysFile, open func(ctx context.Context, location string) (storage.Backend, error)) (int64, string) {
+	got := map[string]int64{}
+	var total int64
+	for _, kf := range files {
+		b, err := open(ctx, kf.Location)
+		if err != nil {
+			return 0, fmt.Sprintf("the keys file %s cannot be opened: %v", KeysFileURL(kf), err)
+		}
+		kr, err := keyfile.OpenObject(ctx, b, kf.Key)
+		if err != nil {
+			return 0, fmt.Sprintf("the keys file %s cannot be read: %v", KeysFileURL(kf), err)
+		}
+		counts, err := kr.Counts(ctx)
+		if err != nil {
+			return 0, fmt.Sprintf("the keys file %s cannot be read: %v", KeysFileURL(kf), err)
+		}
+		for _, c := range counts {
+			got[c.File] += c.Rows
+			total += c.Rows
+		}
+	}
+	for _, f := range st.Files() {
+		if g, ok := got[f.Key]; !ok || g != f.Rows {
+			return total, fmt.Sprintf("the keys files hold %d rows of %s, whose footer holds %d: the key check does not cover every row", g, f.Key, f.Rows)
+		}
+	}
+	return total, ""
 }

@@ -3,71 +3,19 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 )
-
-// served is a release binary driven from outside against a running `zbrecover demo serve`.
-type served struct {
-	t       *testing.T
-	ctx     context.Context
-	release string
-	env     map[string]string
-	home    string
-	state   string
-}
-
-func (s *served) run(args ...string) (int, string, string) {
-	s.t.Helper()
-	cmd := exec.CommandContext(s.ctx, s.release, args...)
-	cmd.Env = []string{"HOME=" + s.home, "PATH=" + os.Getenv("PATH"), "XDG_STATE_HOME=" + s.state}
-	for k, v := range s.env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, out.String(), errb.String()
-	case errors.As(err, &ee) && ee.Exited():
-		return ee.ExitCode(), out.String(), errb.String()
-	}
-	s.t.Fatalf("zbrecover %s: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, out.String(), errb.String())
-	return 0, "", ""
-}
-
-// sql runs a statement on the served warehouse, as another client of the workspace.
-func (s *served) sql(stmt string) *databricks.Result {
-	s.t.Helper()
-	host := strings.TrimPrefix(s.env["DATABRICKS_HOST"], "http://")
-	dsn := "http://token:" + s.env["DATABRICKS_TOKEN"] + "@" + host + "/sql/1.0/warehouses/" + s.env["DATABRICKS_WAREHOUSE_ID"]
-	wh, err := databricks.OpenDSN(s.ctx, dsn, databricks.Options{})
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer wh.Close()
-	res, err := wh.QueryAll(s.ctx, stmt)
-	if err != nil {
-		s.t.Fatalf("%s: %v", stmt, err)
-	}
-	return res
-}
 
 // keysRecovery is a managed table whose producers still write customer_id (renamed since)
 // and DECIMAL(10,2): files of group "old" (nOld files of per rows each), a NULL customer_id

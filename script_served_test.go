@@ -65,7 +65,6 @@ func (s *served) sql(stmt string) *databricks.Result {
 	return res
 }
 
-
 // control sends a request to the served workspace's control endpoints (/api/2.0/fake/…):
 // body is encoded as JSON; the answer's body is returned. A status other than 2xx fails the
 // test.

@@ -501,7 +501,7 @@ func OverlapByKeys(ctx context.Context, wh Warehouse, table databricks.TableName
 }
 
 // ReconcileByLabelSQL is ReconcileSQL counted per label (the sources' g: a keys file's
-// batch numbers) and in total (g = ''): for each distinct key, the table's rows with it.
+// batch numbers) and in total (g = ”): for each distinct key, the table's rows with it.
 func ReconcileByLabelSQL(table databricks.TableName, keys Keys, srcs []KeySource) string {
 	n := len(keys)
 	b := func(e string) string { return "CAST(" + e + " AS BIGINT)" }

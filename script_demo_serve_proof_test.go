@@ -1,0 +1,241 @@
+//go:build demo && cgo
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zbrecover/zbrecover/delta/deltatest"
+	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/pqgen"
+)
+
+// proofTable writes a managed table's root with n fallback files of rows rows each (every file
+// the same row count, as Zerobus files of a fixed size have), ids 1…n·rows.
+func proofTable(t *testing.T, n, rows int) (root string, total int) {
+	t.Helper()
+	root = filepath.Join(t.TempDir(), "orders")
+	if _, err := deltatest.Write(root, deltatest.Table{Schema: tableSchema}); err != nil {
+		t.Fatal(err)
+	}
+	id := 0
+	for i := 0; i < n; i++ {
+		var rs []string
+		for k := 0; k < rows; k++ {
+			id++
+			rs = append(rs, fmt.Sprintf(`{"id":%d,"customer_id":"c%d","amount":"%d.25"}`, id, id, id%100))
+		}
+		data, err := pqgen.Bytes(oldFiles, "["+strings.Join(rs, ",")+"]", pqgen.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix), fmt.Sprintf("2026/01/01/old-%05d.parquet", i))
+		if err := pqgen.WriteFile(p, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root, id
+}
+
+// fallbackLeft counts the files left in the root's fallback folder.
+func fallbackLeft(t *testing.T, root string) int {
+	t.Helper()
+	n := 0
+	_ = filepath.WalkDir(filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix)), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".parquet") {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
+// runFiles is `history --run RUN -o json`: each file's state and deletion.
+func (s *served) runFiles(run string) map[string]string {
+	s.t.Helper()
+	code, out, errOut := s.run("-o", "json", "history", "--run", run)
+	if code != 0 {
+		s.t.Fatalf("history --run %s: exit %d\n%s%s", run, code, out, errOut)
+	}
+	var doc struct {
+		Files []struct {
+			Key     string `json:"key"`
+			State   string `json:"state"`
+			Deleted string `json:"deleted"`
+		} `json:"files"`
+	}
+	decodeInto(s.t, out, &doc)
+	m := map[string]string{}
+	for _, f := range doc.Files {
+		m[f.Key] = strings.TrimSpace(f.State + " " + f.Deleted)
+	}
+	return m
+}
+
+// checkTable reads the table: every id 1…total exactly once (and nothing else).
+func (s *served) checkTable(total int) {
+	s.t.Helper()
+	rows := s.count("SELECT count(*) FROM main.sales.orders")
+	distinct := s.count("SELECT count(DISTINCT id) FROM main.sales.orders")
+	inRange := s.count(fmt.Sprintf("SELECT count(DISTINCT id) FROM main.sales.orders WHERE id BETWEEN 1 AND %d", total))
+	if rows != int64(total) || distinct != int64(total) || inRange != int64(total) {
+		s.t.Errorf("table: %d rows, %d distinct ids, %d of ids 1…%d; want each once", rows, distinct, inRange, total)
+	}
+}
+
+// TestProofLostStatementAmongEqualNeighbours is the case of two neighbouring batches with the
+// same row count (one file each), on the managed table of demo serve, staged: the newest
+// version read before batch 4 fails once, and every send of batch 4's COPY INTO is cut before
+// it reaches the warehouse. Batch 3's commit never settles batch 4: it stays open, verify
+// fails and cleanup deletes nothing, however often reload runs while the sends are cut; once
+// they get through, batch 4 is loaded by its own statement and cleanup deletes every file,
+// each of whose rows is then in the table exactly once. With commit tags and without.
+func TestProofLostStatementAmongEqualNeighbours(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two binaries")
+	}
+	demoBin := buildBinary(t, "zbrecover-demo", "demo", "1")
+	release := buildBinary(t, "zbrecover", "", "0")
+	for _, tagged := range []bool{true, false} {
+		t.Run(map[bool]string{true: "tagged", false: "untagged"}[tagged], func(t *testing.T) {
+			const nFiles, rows = 6, 4
+			root, total := proofTable(t, nFiles, rows)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			w := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
+			s := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
+			if !tagged {
+				s.control("PATCH", "unknowns", map[string]any{"refuse_user_metadata": true})
+			}
+			s.apply(map[string]any{"faults": []map[string]any{
+				{"match": `FILEFORMAT = PARQUET FILES = \('old-00003\.parquet'\)`, "times": -1, "action": "drop_request"},
+				{"match": `^DESCRIBE HISTORY .* LIMIT 1$`, "skip": 3, "times": 1, "action": "error",
+					"error": map[string]any{"class": "INTERNAL_ERROR", "sqlstate": "XX000", "message": "history read failed"}},
+			}})
+			reload := []string{"-o", "json", "reload", "main.sales.orders", "--rename", "customer_id=customer_key",
+				"--stage-to", "/Volumes/main/sales/staging/proof", "--batch-files", "1", "--yes"}
+			batch4 := inspect.FallbackPrefix + "2026/01/01/old-00003.parquet"
+			var run string
+			for i := 0; i < 3; i++ {
+				code, out, errOut := s.run(reload...)
+				if code == 0 {
+					t.Fatalf("reload %d succeeded while batch 4's sends are cut\n%.3000s\n%s", i+1, out, errOut)
+				}
+				var rep struct {
+					Run string `json:"run"`
+				}
+				_ = json.Unmarshal([]byte(out), &rep)
+				if rep.Run != "" {
+					run = rep.Run
+				}
+				if run == "" {
+					t.Fatalf("reload %d wrote no run: exit %d\n%s\n%s", i+1, code, out, errOut)
+				}
+				if st := s.runFiles(run)[batch4]; strings.HasPrefix(st, "verified") {
+					t.Fatalf("reload %d: batch 4, never sent, is %q", i+1, st)
+				}
+				if code, out, errOut := s.run("verify", "main.sales.orders"); code != 4 {
+					t.Errorf("verify with batch 4 open: exit %d\n%s%s", code, out, errOut)
+				}
+				if code, out, errOut := s.run("cleanup", "main.sales.orders", "--yes"); code == 0 || fallbackLeft(t, root) != nFiles {
+					t.Errorf("cleanup with batch 4 open: exit %d, %d files left\n%s%s", code, fallbackLeft(t, root), out, errOut)
+				}
+			}
+			if n := s.count("SELECT count(*) FROM main.sales.orders WHERE id BETWEEN 13 AND 16"); n != 0 {
+				t.Fatalf("batch 4's rows are in the table %d times though it was never sent", n)
+			}
+			s.clearFaults()
+			code, out, errOut := s.run(reload...)
+			if code != 0 {
+				t.Fatalf("reload once the sends get through: exit %d\n%.3000s\n%s", code, out, errOut)
+			}
+			if code, out, errOut := s.run("verify", "main.sales.orders"); code != 0 {
+				t.Fatalf("verify: exit %d\n%s%s", code, out, errOut)
+			}
+			if code, out, errOut := s.run("cleanup", "main.sales.orders", "--yes"); code != 0 {
+				t.Fatalf("cleanup: exit %d\n%s%s", code, out, errOut)
+			}
+			if n := fallbackLeft(t, root); n != 0 {
+				t.Errorf("%d fallback files left", n)
+			}
+			s.checkTable(total)
+			w.stop()
+		})
+	}
+}
+
+// TestProofNoBaseNoLoad: when the table's newest version cannot be read at all (every
+// DESCRIBE HISTORY fails), reload sends no load, journals no intent, and says why; once the
+// history reads again, it loads.
+func TestProofNoBaseNoLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two binaries")
+	}
+	demoBin := buildBinary(t, "zbrecover-demo", "demo", "1")
+	release := buildBinary(t, "zbrecover", "", "0")
+	root, total := proofTable(t, 3, 2)
+	logFile := filepath.Join(t.TempDir(), "statements.jsonl")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	w := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root, "--log", logFile)
+	s := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
+	s.apply(map[string]any{"faults": []map[string]any{{"match": `^DESCRIBE HISTORY`, "times": -1, "action": "error",
+		"error": map[string]any{"class": "INTERNAL_ERROR", "sqlstate": "XX000", "message": "history read failed"}}}})
+	reload := []string{"reload", "main.sales.orders", "--rename", "customer_id=customer_key",
+		"--stage-to", "/Volumes/main/sales/staging/nobase", "--batch-files", "1", "--yes"}
+	from := statementLogLen(t, logFile)
+	code, out, errOut := s.run(reload...)
+	if code == 0 || !strings.Contains(errOut, "newest version cannot be read") || !strings.Contains(errOut, "nothing was sent") {
+		t.Fatalf("reload without history: exit %d\n%s%s", code, out, errOut)
+	}
+	if copies, _ := loads(readStatementLog(t, logFile, from)); len(copies) != 0 {
+		t.Errorf("%d COPY INTO sent without a base version", len(copies))
+	}
+	s.clearFaults()
+	if code, out, errOut := s.run(reload...); code != 0 {
+		t.Fatalf("reload: exit %d\n%s%s", code, out, errOut)
+	}
+	s.checkTable(total)
+	w.stop()
+}
+
+// TestProofTwoJournalsTwoPaths: two operators (two journals) staging the same table to two
+// folders of the volume: the second is refused before it loads anything, naming the first
+// run and its path; no row is loaded twice.
+func TestProofTwoJournalsTwoPaths(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two binaries")
+	}
+	demoBin := buildBinary(t, "zbrecover-demo", "demo", "1")
+	release := buildBinary(t, "zbrecover", "", "0")
+	root, total := proofTable(t, 4, 3)
+	logFile := filepath.Join(t.TempDir(), "statements.jsonl")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	w := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root, "--log", logFile)
+	alice := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
+	bob := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
+	args := func(dir string) []string {
+		return []string{"reload", "main.sales.orders", "--rename", "customer_id=customer_key", "--stage-to", "/Volumes/main/sales/staging/" + dir, "--yes"}
+	}
+	if code, out, errOut := alice.run(args("alice")...); code != 0 {
+		t.Fatalf("first journal: exit %d\n%s%s", code, out, errOut)
+	}
+	from := statementLogLen(t, logFile)
+	code, out, errOut := bob.run(args("bob")...)
+	if code == 0 || !strings.Contains(errOut, "second path") || !strings.Contains(errOut, "/Volumes/main/sales/staging/alice") {
+		t.Fatalf("second journal through another path: exit %d\n%s%s", code, out, errOut)
+	}
+	if copies, _ := loads(readStatementLog(t, logFile, from)); len(copies) != 0 {
+		t.Errorf("the second journal sent %d COPY INTO", len(copies))
+	}
+	alice.checkTable(total)
+	w.stop()
+}

@@ -239,3 +239,147 @@ func TestProofTwoJournalsTwoPaths(t *testing.T) {
 	alice.checkTable(total)
 	w.stop()
 }
+
+// TestProofHostileWarehouse drives reloads of the managed table of demo serve, staged, through
+// the ways a Databricks warehouse can make a statement's outcome unclear, with commit tags and
+// without: whatever happens, the re-runs end with every row in the table exactly once, and a
+// batch the tool cannot prove is never deleted.
+func TestProofHostileWarehouse(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two binaries")
+	}
+	demoBin := buildBinary(t, "zbrecover-demo", "demo", "1")
+	release := buildBinary(t, "zbrecover", "", "0")
+	copy2 := `FILEFORMAT = PARQUET FILES = \('old-00001\.parquet'\)`
+	for _, c := range []struct {
+		name     string
+		unknowns map[string]any
+		control  map[string]any
+		// proved says whether the batch whose answer was lost ends proved (its files deleted
+		// by cleanup); otherwise it is kept.
+		proved bool
+	}{
+		{"lost answer, look-alike commits by the same identity, tagged", nil, map[string]any{
+			"faults":   []map[string]any{{"match": copy2, "times": 1, "action": "drop_response"}},
+			"triggers": []map[string]any{{"match": `^COPY INTO`, "times": -1, "lookalike": map[string]any{"operation": "COPY INTO"}}}}, true},
+		{"lost answer, look-alike commits by the same identity, untagged", map[string]any{"refuse_user_metadata": true}, map[string]any{
+			"faults":   []map[string]any{{"match": copy2, "times": 1, "action": "drop_response"}},
+			"triggers": []map[string]any{{"match": `^COPY INTO`, "times": -1, "lookalike": map[string]any{"operation": "COPY INTO"}}}}, false},
+		{"commit then DELTA_POST_COMMIT_HOOK_FAILED, tagged", nil, map[string]any{
+			"faults": []map[string]any{{"match": copy2, "times": 1, "action": "commit_then_error"}}}, true},
+		{"commit then DELTA_POST_COMMIT_HOOK_FAILED, untagged", map[string]any{"refuse_user_metadata": true}, map[string]any{
+			"faults": []map[string]any{{"match": copy2, "times": 1, "action": "commit_then_error"}}}, false},
+		{"committed, then a broken session (re-executed by the driver), tagged", nil, map[string]any{
+			"faults": []map[string]any{{"match": copy2, "times": 1, "action": "commit_then_bad_conn"}}}, true},
+		{"committed, then a broken session (re-executed by the driver), untagged", map[string]any{"refuse_user_metadata": true}, map[string]any{
+			"faults": []map[string]any{{"match": copy2, "times": 1, "action": "commit_then_bad_conn"}}}, false},
+		{"lost answer, a service principal's history name, untagged", map[string]any{"refuse_user_metadata": true, "history_user_name": "7f3a0c2e-app-id"}, map[string]any{
+			"faults": []map[string]any{{"match": copy2, "times": 1, "action": "drop_response"}}}, false},
+		{"lost answer, a service principal's history name, tagged", map[string]any{"history_user_name": "7f3a0c2e-app-id"}, map[string]any{
+			"faults": []map[string]any{{"match": copy2, "times": 1, "action": "drop_response"}}}, true},
+		{"answered late through lost polls, tagged", nil, map[string]any{
+			"faults": []map[string]any{{"match": copy2, "times": 1, "action": "delay", "delay_ms": 300},
+				{"method": "GetOperationStatus", "times": 3, "action": "drop_response"}}}, true},
+		{"thousands of Zerobus commits before every statement, lost answer, tagged", nil, map[string]any{
+			"faults":   []map[string]any{{"match": copy2, "times": 1, "action": "drop_response"}},
+			"triggers": []map[string]any{{"match": `^(COPY INTO|DESCRIBE HISTORY)`, "table": "main.sales.orders", "zerobus_versions": 300, "times": -1}}}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			const nFiles, rows = 3, 4
+			root, total := proofTable(t, nFiles, rows)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			w := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
+			s := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
+			if c.unknowns != nil {
+				s.control("PATCH", "unknowns", c.unknowns)
+			}
+			s.apply(c.control)
+			reload := []string{"reload", "main.sales.orders", "--rename", "customer_id=customer_key",
+				"--stage-to", "/Volumes/main/sales/staging/hostile", "--batch-files", "1", "--yes"}
+			var last int
+			for i := 0; i < 4; i++ {
+				code, _, _ := s.run(reload...)
+				last = code
+				if code == 0 || code == 5 {
+					break
+				}
+			}
+			// Our batches' rows: each once (look-alike and Zerobus writers add other rows).
+			ours := fmt.Sprintf("SELECT count(*) FROM main.sales.orders WHERE id BETWEEN 1 AND %d AND customer_key LIKE 'c%%'", total)
+			if n := s.count(ours); n != int64(total) {
+				t.Errorf("after the re-runs (last exit %d) the table holds %d rows of ids 1…%d", last, n, total)
+			}
+			_, _, _ = s.run("verify", "main.sales.orders")
+			code, out, errOut := s.run("cleanup", "main.sales.orders", "--yes")
+			left := fallbackLeft(t, root)
+			batch2 := filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix), "2026/01/01/old-00001.parquet")
+			_, statErr := os.Stat(batch2)
+			switch {
+			case c.proved && (left != 0 || code != 0):
+				t.Errorf("cleanup: exit %d, %d files left, want every file deleted\n%s%s", code, left, out, errOut)
+			case !c.proved && statErr != nil:
+				t.Errorf("cleanup deleted batch 2's file, which only weaker evidence settles (exit %d)\n%s%s", code, out, errOut)
+			}
+			if n := s.count(ours); n != int64(total) {
+				t.Errorf("after cleanup the table holds %d rows of ids 1…%d", n, total)
+			}
+			w.stop()
+		})
+	}
+}
+
+// TestProofLoadByKeyMerge: a load by key whose MERGE answer is lost is sent again, never taken
+// from the table's history (a look-alike MERGE by the same identity commits after each); the
+// table ends with each key once. With the warehouse's schema auto-merge on, the MERGE adds no
+// column of its source (the batch number, the rank) to the table.
+func TestProofLoadByKeyMerge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two binaries")
+	}
+	demoBin := buildBinary(t, "zbrecover-demo", "demo", "1")
+	release := buildBinary(t, "zbrecover", "", "0")
+	root, total := proofTable(t, 4, 3)
+	logFile := filepath.Join(t.TempDir(), "statements.jsonl")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	w := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root, "--log", logFile)
+	s := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
+	s.control("PATCH", "unknowns", map[string]any{"schema_auto_merge": true})
+	s.apply(map[string]any{
+		"faults":   []map[string]any{{"match": `^MERGE INTO`, "times": 1, "action": "drop_response"}},
+		"triggers": []map[string]any{{"match": `^MERGE INTO`, "table": "main.sales.orders", "times": -1, "lookalike": map[string]any{"operation": "MERGE", "rows": 1}}},
+	})
+	reload := []string{"reload", "main.sales.orders", "--rename", "customer_id=customer_key",
+		"--stage-to", "/Volumes/main/sales/staging/merge", "--dedupe-key", "id", "--yes"}
+	if code, _, _ := s.run(reload...); code == 0 {
+		t.Fatal("a lost MERGE answer was not reported")
+	}
+	code, out, errOut := s.run(reload...)
+	if code != 0 {
+		t.Fatalf("re-run: exit %d\n%s%s", code, out, errOut)
+	}
+	merges := 0
+	for _, st := range readStatementLog(t, logFile, 0) {
+		if strings.HasPrefix(st.Statement, "MERGE INTO") {
+			merges++
+		}
+	}
+	if merges != 2 {
+		t.Errorf("%d MERGE statements, want 2 (the lost one sent again, not settled from the history)", merges)
+	}
+	ours := fmt.Sprintf("SELECT count(*) FROM main.sales.orders WHERE id BETWEEN 1 AND %d AND customer_key LIKE 'c%%'", total)
+	if n := s.count(ours); n != int64(total) {
+		t.Errorf("the table holds %d of the %d records", n, total)
+	}
+	res := s.sql("SELECT * FROM main.sales.orders LIMIT 1")
+	for _, c := range res.Columns {
+		if strings.HasPrefix(c, "__zbrecover") {
+			t.Errorf("the MERGE added column %s to the table", c)
+		}
+	}
+	if len(res.Columns) != 3 {
+		t.Errorf("columns %v, want the table's 3", res.Columns)
+	}
+	w.stop()
+}

@@ -776,6 +776,7 @@ type planDoc struct {
 	Batches    []planBatchDoc        `json:"batches"`
 	Skipped    []reload.SkippedFile  `json:"skipped"`
 	Unreadable []string              `json:"unreadable"`
+	Refused    []reload.SkippedFile  `json:"refused"`
 	Blocked    []reload.BlockedGroup `json:"blocked"`
 }
 
@@ -790,7 +791,8 @@ type planBatchDoc struct {
 
 func planJSON(p *reload.Plan) planDoc {
 	d := planDoc{Table: p.Table.String(), Files: p.Files(), Rows: p.Rows(), Batches: []planBatchDoc{},
-		Skipped: append([]reload.SkippedFile{}, p.Skipped...), Unreadable: []string{}, Blocked: append([]reload.BlockedGroup{}, p.Blocked...)}
+		Skipped: append([]reload.SkippedFile{}, p.Skipped...), Unreadable: []string{}, Refused: append([]reload.SkippedFile{}, p.Refused...),
+		Blocked: append([]reload.BlockedGroup{}, p.Blocked...)}
 	for _, b := range p.Batches {
 		d.Batches = append(d.Batches, planBatchDoc{Batch: b.N, Group: b.Group, Folder: b.Folder, Files: b.Keys(), Rows: b.ExpectedRows, SQL: b.SQL})
 	}

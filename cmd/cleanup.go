@@ -45,16 +45,22 @@ func NewCmdCleanup(f *Factory, runF func(context.Context, *CleanupOptions) error
 	c := &cobra.Command{
 		Use:   "cleanup TARGET",
 		Short: "Delete exactly the fallback files a verified reload loaded (prints the plan unless --yes)",
-		Long: `Cleanup deletes the fallback files whose rows a reload verified in the table, and nothing
-else: only the files of verified batches in the journal, each only if it is still the version
-that was verified (its ETag, generation, or size and modification time; a conditional delete
-where the store has one). A file that arrived after verification, a file that changed since,
-the files of an unknown batch, unreadable and hidden files are never touched; the plan lists
-them with the reason.
+		Long: `Cleanup deletes the fallback files whose rows are provably in the table, and nothing
+else. It takes the table's lock and picks the run; it refuses a run whose journal names any key
+outside the fallback folder (--prefix, a folder under _zerobus/; hidden names, "..", the Delta
+log) and a run whose latest verify failed. Then it re-checks the table, through the warehouse:
+for each batch its own commit in the history as the journal recorded it and no later commit
+that removed rows, or, when the run has a keys file (reload --key), every key of its files in
+the table. Only the files of batches the re-check proves are deleted, each only if it is still
+the version that was verified (its ETag, generation, or size and modification time; a
+conditional delete where the store has one). Everything else is kept and listed with the
+reason and what would settle it: batches proved only by weaker evidence ("needs review": run
+zbrecover verify --key COL), unknown batches, batches whose rows may have left the table, files
+that changed or arrived after verification, unreadable and hidden files.
 
-Without --run, cleanup takes the newest run of the table on this root that is verified or
-partially cleaned. A run whose loading is not settled (a batch in flight, failed, or with
-another row count than its files) is refused with exit 4.
+Without --run, cleanup takes the newest run of the table on this root that has files left to
+delete (or staged copies left). A run whose loading is not settled (a batch in flight, failed,
+or with another row count than its files) is refused with exit 4.
 
 Without --yes, cleanup prints the plan (files and bytes per run) and deletes nothing; without
 a terminal, that is a usage error (exit 2). --dry-run prints every delete it would send.
@@ -67,7 +73,12 @@ crash or Ctrl-C, run cleanup again: it continues the run and never deletes a fil
 
 --archive-to URL copies every file there first (same key under the URL; server-side within
 one store), checks the copy's size and checksum, records it in the journal, and only then
-deletes the original.
+deletes the original. An object already there counts only when it holds the same bytes. The
+archive must be a second place: a location equal to, inside or containing the table's root, a
+staging location, another table's root, or a Delta table's root is refused.
+
+Staged copies (reload --stage-to) are deleted with their originals, in journaled chunks; a
+re-run finishes copies an interrupted cleanup left. Keys files stay.
 
 Deleting needs write access to the table's storage with the store's own credentials
 (--storage-auth default): credentials Unity Catalog vends for a managed table are read-only,

@@ -81,17 +81,33 @@ before loading and says how to stage the files.
 to a Unity Catalog volume (/Volumes/<catalog>/<schema>/<volume>/<dir>, written through the
 Databricks Files API as the workspace identity) or an external location's URL (written with the
 store's own credentials), verifies each copy's size (and checksum where the store gives one),
-records original → copy in the journal, and loads from the copies. A re-run reuses verified
-copies and makes the others again. A file is loaded through one path only: a run planned
-through one location is continued only through the same one, and files already loaded are not
-loaded again through the copies. Cleanup later deletes both the copies and the originals.
+records original → copy in the journal, and loads from the copies. The location is checked
+(it exists, the identity can write) before the first copy. A re-run reuses verified copies and
+makes the others again. A file is loaded through one path only: a run may change its staging
+location only while none of its statements was sent; files already loaded are not loaded again
+through the copies; and each file is claimed at the volume's root (_zbrecover/claims/) before it
+is loaded, so a run of another journal staging it to another folder is refused. Names with glob
+characters are staged under safe names. Cleanup later deletes both the copies and the originals.
+
+--key COL[,COL…] (and --dedupe-key) reads the key columns of the files itself into one keys
+file beside the staged copies (or at --keys-to), recorded in the journal: verify --key and
+cleanup then check the run by key, also after the files are gone.
 
 Each batch is journaled before and after its statement: intent (files, sizes, ETags, expected
-rows, the SQL), result (rows inserted), outcome. A batch is verified when it inserted exactly
-the rows its files' footers hold. After a crash, a lost answer or Ctrl-C, run reload again:
-it continues the same run, settles the batch in flight from the table's history (or by
-sending it again: COPY INTO skips files it already loaded) and goes on. Files an earlier run
-loaded are not planned again.
+rows, the SQL, the table version it starts from), result (rows inserted), outcome. No load is
+sent without that version. Where the warehouse takes it, each load's session first sets a
+commit tag (spark.databricks.delta.commitInfo.userMetadata = 'zbrecover:<run>:<batch>:<attempt>'),
+which Delta writes into the commit: the commit then names the batch (doctor says whether the
+warehouse takes it). A batch is verified when it inserted exactly the rows its files' footers
+hold; its commit's version is recorded, so no other batch is ever settled by it.
+
+After a crash, a lost answer or Ctrl-C, run reload again: it continues the same run. A batch
+whose statement may have committed (no answer, an internal or post-commit error) is settled by
+its tagged commit in the table's history, or sent again (COPY INTO skips files it already
+loaded, so its answer tells); a commit without the batch's tag counts only when it is the one
+commit by this identity with the batch's rows that no batch claims, and that weaker evidence
+keeps the files from cleanup until verify --key proves them. Files an earlier run loaded, or
+may have, are not planned again. The table's lock is taken before anything is planned.
 
 What is guaranteed: each file is loaded at most once. Rows are not deduplicated: Zerobus
 delivery is at-least-once, so records Zerobus also published may now be in the table twice.
@@ -100,7 +116,7 @@ With --dedupe-key COL[,COL…] reload loads by key: the same batches (same files
 journal) load a staging table of the run, <table>__zbrecover_<run>, created with the table's
 columns; then one statement,
   MERGE INTO <table> USING (<staging rows, the first per key by the rule>) ON <key null-safe>
-    WHEN NOT MATCHED THEN INSERT *
+    WHEN NOT MATCHED THEN INSERT (<the table's columns>) VALUES (…)
 inserts the records whose key the table does not hold, one per key; then the staging table is
 dropped. Of several records of one key it keeps the one of the earliest batch, or, with
 --dedupe-order COL, the one with the highest COL (the lowest with --dedupe-ascending; NULLs
@@ -108,8 +124,9 @@ last), then the earliest batch. What is then guaranteed: every key of the loaded
 the table, and the load added no second row for any key. Rows the table already held more than
 once stay so, and Zerobus appends committed while the MERGE runs are not seen by it (verify
 --key shows both). A crash between the statements converges on a re-run: loaded batches are
-not sent again, and the MERGE, idempotent by key, is settled from the table's history or sent
-again. A re-run continues a load by key as it was started. Cleanup deletes a file of a load by
+not sent again, and the MERGE, idempotent by key, is sent again (never taken from the table's history). The
+MERGE names the table's columns, so no column of its source can reach the table. A re-run
+continues a load by key as it was started. Cleanup deletes a file of a load by
 key only once the MERGE that follows its batch committed.
 
 ` + keysHelp + `

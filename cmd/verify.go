@@ -34,19 +34,27 @@ func NewCmdVerify(f *Factory, runF func(context.Context, *VerifyOptions) error) 
 	c := &cobra.Command{
 		Use:   "verify TARGET",
 		Short: "Re-check a past reload: footer rows vs inserted rows vs the table's history, per batch",
-		Long: `Verify re-checks a reload run from its journal, batch by batch: the rows the files' footers
-hold, the rows the COPY INTO statement reported inserted, and, where a batch was settled from
-the table's history, that commit's numOutputRows (DESCRIBE HISTORY). A batch that is not
-verified (unknown, mismatch, failed or never sent) fails the check.
+		Long: `Verify re-checks a reload run against the table, batch by batch, and says what it read:
+the journal's records, then the table's history from the run's first load on: each batch's own
+commit (the version the journal recorded, a COPY INTO of its rows, carrying its tag when it was
+tagged), and every commit since that removed or rewrote rows (DELETE, TRUNCATE, RESTORE, an
+overwrite, a MERGE or UPDATE that changed rows, an operation it does not know). A batch fails
+when it is not verified, when its commit is not what the journal says, or when rows may have
+left the table since. A batch proved only by weaker evidence (a commit without its tag) passes
+but "needs review": cleanup keeps its files until a key check proves them. Batches whose commit
+version the journal lacks are looked up (by tag, or as the only candidate) and recorded.
 
-Without --run it checks the table's newest run. The check is recorded in the journal.
+Without --run it checks the table's newest run. The check is recorded in the journal; cleanup
+refuses a run whose latest verify failed.
 
 What is guaranteed: each file was loaded at most once. Rows are not deduplicated: records
 Zerobus also published may be in the table twice. For a load by key (reload --dedupe-key),
 verify also checks that the MERGE from the staging table committed after the last batch.
 
-With --key COL[,COL…], verify reads the key columns of the run's fallback files (before
-cleanup deletes them) and counts, with one statement, the table's rows for each distinct key:
+With --key COL[,COL…], verify reads the keys of the run's files from the keys files reload
+recorded (reload --key; each file's rows counted against its footer), so it works after cleanup;
+without them it reads the fallback files (while they exist, where the warehouse may read them).
+With one statement it counts the table's rows for each distinct key:
 keys missing from the table (must be 0), and a histogram of rows per key (1, 2, 3+). Keys with
 2 or more rows are duplicates, whoever wrote them: a plain reload creates them for records
 Zerobus also published; a load by key does not.

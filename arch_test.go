@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"go/build/constraint"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -13,112 +14,304 @@ import (
 	"testing"
 )
 
-// importRule says which imports of the module a package's non-test files may not have
-// (forbidden), or the only ones they may have (only; standard library always allowed).
-type importRule struct {
-	dir       string
-	forbidden []string
-	only      []string
-}
-
 const mod = "github.com/zbrecover/zbrecover/"
 
-// importRules keep the import graph reading as the architecture:
-// cmd → reload, inspect → storage, schemadiff; domain packages never reach back up. A
-// journal depends only on storage and the redactor; cleanup can justify a delete only by a
-// journal record, so it sees nothing else of the tool; doctor sees neither.
+// importRule says which packages of the module a package's non-test files may import (only;
+// the standard library and third-party modules are always allowed). dir is the package's
+// directory; sub, when set, applies the rule to every package below dir too.
+type importRule struct {
+	dir  string
+	only []string
+	sub  bool
+}
+
+// importRules are the architecture as the import graph states it: data flows one way,
+// cmd → reload, cleanup, inspect, doctor → target, journal, keyfile, databricks, delta →
+// storage, schemadiff. A journal depends only on storage and the redactor; cleanup can justify
+// a delete only by a journal record and its injected check, so it sees nothing else of the
+// tool; schemadiff is pure. Every package of the module has a rule (TestEveryPackageHasARule).
 var importRules = []importRule{
-	{dir: "schemadiff", forbidden: []string{mod + "storage", "database/sql", "net/http", "os", mod + "cmd", "github.com/spf13/cobra"}},
-	{dir: "storage", forbidden: []string{mod + "cmd", mod + "inspect", mod + "reload", mod + "databricks", mod + "target", mod + "journal", "github.com/spf13/cobra"}},
-	{dir: "inspect", forbidden: []string{mod + "cmd", mod + "reload", mod + "target", "github.com/spf13/cobra"}},
-	{dir: "delta", forbidden: []string{mod + "cmd", "github.com/spf13/cobra"}},
-	{dir: "databricks", forbidden: []string{mod + "cmd", mod + "target", mod + "reload", "github.com/spf13/cobra"}},
-	{dir: "target", forbidden: []string{mod + "cmd", mod + "inspect", mod + "reload", mod + "cleanup", mod + "journal", "github.com/spf13/cobra"}},
-	// keyfile reads key columns through storage and writes keys files: the commands, the
-	// warehouse and the journal are its callers' business.
-	{dir: "keyfile", forbidden: []string{mod + "cmd", mod + "reload", mod + "cleanup", mod + "journal", mod + "databricks", mod + "target", "github.com/spf13/cobra"}},
-	{dir: "reload", forbidden: []string{mod + "cmd", mod + "cleanup", "github.com/spf13/cobra"}},
-	{dir: "journal", only: []string{mod + "storage", mod + "internal/redact"}},
-	{dir: "cleanup", only: []string{mod + "journal", mod + "storage", mod + "internal/redact", mod + "internal/fallback"}},
+	{dir: ".", only: []string{"cmd"}},
+	{dir: "cmd", only: []string{"cleanup", "databricks", "delta", "doctor", "inspect", "internal/fallback", "internal/iostreams",
+		"internal/jsonout", "internal/redact", "internal/textsafe", "journal", "reload", "schemadiff", "storage", "storage/all", "target",
+		"internal/demo", "internal/workspace", "internal/fakewarehouse"}},
+	{dir: "schemadiff", only: []string{}},
 	{dir: "internal/redact", only: []string{}},
-	// doctor reads, and writes only its own probe object: it never reaches the journal or
-	// cleanup, whose deletes a journal record must justify.
-	{dir: "doctor", forbidden: []string{mod + "cmd", mod + "cleanup", mod + "journal", "github.com/spf13/cobra"}},
+	{dir: "internal/textsafe", only: []string{}},
+	{dir: "internal/jsonout", only: []string{}},
+	{dir: "internal/iostreams", only: []string{}},
+	{dir: "internal/fallback", only: []string{}},
+	{dir: "internal/pqgen", only: []string{}},
+	{dir: "internal/memstat", only: []string{}},
+	{dir: "internal/gendocs", only: []string{"cmd"}},
+	{dir: "storage", only: []string{"internal/redact"}},
+	{dir: "storage/all", only: []string{"storage", "storage/azure", "storage/gcs", "storage/local", "storage/s3"}},
+	{dir: "storage/azure", only: []string{"storage", "internal/redact"}},
+	{dir: "storage/gcs", only: []string{"storage", "internal/redact"}},
+	{dir: "storage/local", only: []string{"storage", "internal/redact"}},
+	{dir: "storage/s3", only: []string{"storage", "internal/redact"}},
+	{dir: "storage/mem", only: []string{"storage"}},
+	{dir: "storage/mock", only: []string{"storage"}},
+	{dir: "storage/storagetest", only: []string{"storage", "storage/mem"}},
+	{dir: "storage/azure/azuretest", only: []string{"storage", "storage/storagetest"}},
+	{dir: "storage/gcs/gcstest", only: []string{"storage", "storage/storagetest"}},
+	{dir: "storage/s3/s3test", only: []string{"storage", "storage/storagetest"}},
+	{dir: "inspect", only: []string{"schemadiff", "storage", "internal/jsonout", "internal/textsafe"}},
+	{dir: "delta", only: []string{"schemadiff", "storage"}},
+	{dir: "delta/deltatest", only: []string{"schemadiff"}},
+	{dir: "databricks", only: []string{"schemadiff", "storage", "internal/redact"}},
+	{dir: "databricks/uctest", only: []string{"schemadiff"}},
+	{dir: "databricks/filestest", only: []string{}},
+	{dir: "keyfile", only: []string{"inspect", "schemadiff", "storage"}},
+	{dir: "journal", only: []string{"storage", "internal/redact"}},
+	{dir: "cleanup", only: []string{"journal", "storage", "internal/redact", "internal/fallback"}},
+	{dir: "target", only: []string{"databricks", "delta", "schemadiff", "storage", "internal/redact"}},
+	{dir: "reload", only: []string{"databricks", "inspect", "journal", "keyfile", "schemadiff", "storage", "target", "internal/fallback", "internal/redact"}},
+	{dir: "doctor", only: []string{"databricks", "inspect", "reload", "schemadiff", "storage", "target", "internal/jsonout", "internal/redact"}},
+	{dir: "internal/fakewarehouse", only: []string{"delta", "inspect", "schemadiff", "storage", "storage/local", "internal/fakewarehouse/tcli"}},
+	{dir: "internal/fakewarehouse/tcli", only: []string{}},
+	{dir: "internal/workspace", only: []string{"internal/fakewarehouse", "databricks/uctest"}},
+	{dir: "internal/demo", only: []string{"delta/deltatest", "inspect", "internal/pqgen", "schemadiff"}},
 }
 
-// TestImportRules checks every rule against the tree.
+// testSupport are the packages that exist for tests and the demo: the local warehouse and
+// workspace (DuckDB, cgo), emulators, fixtures. Only test files, demo builds and other
+// test-support packages import them, so the release binary never contains them.
+var testSupport = []string{"internal/fakewarehouse", "internal/workspace", "internal/demo", "internal/pqgen", "internal/memstat",
+	"delta/deltatest", "databricks/uctest", "databricks/filestest", "storage/storagetest", "storage/mock", "storage/mem",
+	"storage/azure/azuretest", "storage/gcs/gcstest", "storage/s3/s3test"}
+
+// TestImportRules checks every rule against the tree, and that test-support packages reach
+// only tests and demo builds.
 func TestImportRules(t *testing.T) {
-	for _, r := range importRules {
-		for _, v := range checkImports(".", r) {
-			t.Error(v)
+	for _, v := range checkTree(".") {
+		t.Error(v)
+	}
+}
+
+// TestEveryPackageHasARule: a package without a rule would escape the fences.
+func TestEveryPackageHasARule(t *testing.T) {
+	for _, d := range packageDirs(t, ".") {
+		if ruleFor(d) == nil {
+			t.Errorf("package %s has no import rule in arch_test.go", d)
 		}
 	}
 }
 
-// TestImportRulesCatchViolations is a test of the test: a package that breaks each kind of
-// rule is reported.
-func TestImportRulesCatchViolations(t *testing.T) {
-	root := t.TempDir()
-	write := func(rel, src string) {
-		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
+// checkTree returns the violations of every rule and of the test-support fence under base. A
+// rule whose directory is missing is a violation (a renamed package would otherwise escape).
+func checkTree(base string) []string {
+	var out []string
+	for _, r := range importRules {
+		out = append(out, checkImports(base, r)...)
 	}
-	write("journal/j.go", "package journal\nimport (\n\t\"fmt\"\n\t\""+mod+"storage\"\n\t\""+mod+"databricks\"\n)\n")
-	write("cleanup/c.go", "package cleanup\nimport _ \""+mod+"inspect\"\n")
-	write("cleanup/c_test.go", "package cleanup\nimport _ \""+mod+"reload\"\n") // tests may import anything
-	write("target/t.go", "package target\nimport _ \""+mod+"inspect/sub\"\n")
-	for _, c := range []struct {
-		dir  string
-		want string
-	}{
-		{"journal", "journal/j.go imports " + mod + "databricks"},
-		{"cleanup", "cleanup/c.go imports " + mod + "inspect"},
-		{"target", "target/t.go imports " + mod + "inspect/sub"},
-	} {
-		var rule importRule
-		for _, r := range importRules {
-			if r.dir == c.dir {
-				rule = r
+	return append(out, checkTestSupport(base)...)
+}
+
+func ruleFor(dir string) *importRule {
+	var best *importRule
+	for i := range importRules {
+		r := &importRules[i]
+		if r.dir == dir || r.sub && strings.HasPrefix(dir, r.dir+"/") {
+			if best == nil || len(r.dir) > len(best.dir) {
+				best = r
 			}
 		}
-		got := checkImports(root, rule)
-		if len(got) != 1 || !strings.Contains(got[0], c.want) {
-			t.Errorf("%s: violations %q, want one naming %q", c.dir, got, c.want)
-		}
 	}
+	return best
+}
+
+// goFile is one non-test Go file: its package directory, imports of the module, and whether
+// it builds only with the demo tag.
+type goFile struct {
+	path, dir string
+	imports   []string
+	demoOnly  bool
+}
+
+// files returns the non-test Go files under base/dir (only dir itself unless sub).
+func files(base, dir string, sub bool) ([]goFile, error) {
+	root := filepath.Join(base, dir)
+	if _, err := os.Stat(root); err != nil {
+		return nil, err
+	}
+	var out []goFile
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if p != root && (!sub || name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly|parser.ParseComments)
+		if err != nil {
+			return fmt.Errorf("%s: %v", p, err)
+		}
+		rel, _ := filepath.Rel(base, filepath.Dir(p))
+		gf := goFile{path: filepath.ToSlash(p), dir: filepath.ToSlash(rel)}
+		for _, cg := range f.Comments {
+			for _, c := range cg.List {
+				if expr, err := constraint.Parse(c.Text); err == nil {
+					// Builds only with the demo tag: false whenever demo is unset.
+					gf.demoOnly = gf.demoOnly || !expr.Eval(func(tag string) bool { return tag != "demo" })
+				}
+			}
+		}
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			if rest, ok := strings.CutPrefix(path, mod); ok {
+				gf.imports = append(gf.imports, rest)
+			} else if path == strings.TrimSuffix(mod, "/") {
+				gf.imports = append(gf.imports, ".")
+			}
+		}
+		out = append(out, gf)
+		return nil
+	})
+	return out, err
 }
 
 // checkImports returns the violations of r under base.
 func checkImports(base string, r importRule) []string {
+	fs, err := files(base, r.dir, r.sub)
+	if err != nil {
+		return []string{fmt.Sprintf("rule for %s/: %v (a rule must name an existing package)", r.dir, err)}
+	}
 	var out []string
-	_ = filepath.WalkDir(filepath.Join(base, r.dir), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
-		if err != nil {
-			out = append(out, fmt.Sprintf("%s: %v", p, err))
-			return nil
-		}
-		rel, _ := filepath.Rel(base, p)
-		rel = filepath.ToSlash(rel)
-		for _, imp := range f.Imports {
-			path, _ := strconv.Unquote(imp.Path.Value)
-			for _, bad := range r.forbidden {
-				if path == bad || strings.HasPrefix(path, bad+"/") {
-					out = append(out, fmt.Sprintf("%s imports %s, which %s/ must not", rel, path, r.dir))
-				}
-			}
-			if r.only != nil && strings.HasPrefix(path, mod) && !slices.Contains(r.only, path) {
-				out = append(out, fmt.Sprintf("%s imports %s; %s/ may import only %v of this module", rel, path, r.dir, r.only))
+	for _, f := range fs {
+		for _, imp := range f.imports {
+			if !slices.Contains(r.only, imp) && !(r.sub && strings.HasPrefix(imp, r.dir+"/")) {
+				out = append(out, fmt.Sprintf("%s imports %s; %s/ may import only %v of this module", f.path, imp, r.dir, r.only))
 			}
 		}
-		return nil
-	})
+	}
 	return out
+}
+
+// checkTestSupport returns the non-test, non-demo files outside test-support packages that
+// import one.
+func checkTestSupport(base string) []string {
+	all, err := files(base, ".", true)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var out []string
+	for _, f := range all {
+		if f.demoOnly || isTestSupport(f.dir) {
+			continue
+		}
+		for _, imp := range f.imports {
+			if isTestSupport(imp) {
+				out = append(out, fmt.Sprintf("%s imports %s, which only tests and demo builds may import", f.path, imp))
+			}
+		}
+	}
+	return out
+}
+
+func isTestSupport(dir string) bool {
+	for _, p := range testSupport {
+		if dir == p || strings.HasPrefix(dir, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// packageDirs lists the directories under base that hold a non-test Go file.
+func packageDirs(t *testing.T, base string) []string {
+	t.Helper()
+	all, err := files(base, ".", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, f := range all {
+		if !seen[f.dir] {
+			seen[f.dir] = true
+			out = append(out, f.dir)
+		}
+	}
+	return out
+}
+
+// TestImportRulesCatchViolations is a test of the test, on a copy of the tree: a lateral
+// import (delta → inspect, databricks → journal, inspect → databricks), a test-support
+// package imported by the release build, a cleanup that reaches for the warehouse, and a
+// renamed rule directory are each reported; the tree as it is reports nothing.
+func TestImportRulesCatchViolations(t *testing.T) {
+	root := t.TempDir()
+	copyTree(t, ".", root)
+	if v := checkTree(root); len(v) != 0 {
+		t.Fatalf("the copied tree has violations: %v", v)
+	}
+	write := func(rel, src string) {
+		p := filepath.Join(root, rel)
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("delta/zz_lateral.go", "package delta\nimport _ \""+mod+"inspect\"\n")
+	write("databricks/zz_lateral.go", "package databricks\nimport _ \""+mod+"journal\"\n")
+	write("inspect/zz_lateral.go", "package inspect\nimport _ \""+mod+"databricks\"\n")
+	write("cmd/zz_fake.go", "package cmd\nimport _ \""+mod+"internal/fakewarehouse\"\n")
+	write("cmd/zz_demo.go", "//go:build demo\n\npackage cmd\nimport _ \""+mod+"internal/workspace\"\n") // allowed: a demo build
+	write("cleanup/zz_wh.go", "package cleanup\nimport _ \""+mod+"reload\"\n")
+	write("cleanup/zz_wh_test.go", "package cleanup\nimport _ \""+mod+"reload\"\n") // tests may import anything
+	got := checkTree(root)
+	for _, want := range []string{"delta/zz_lateral.go imports inspect", "databricks/zz_lateral.go imports journal",
+		"inspect/zz_lateral.go imports databricks", "cmd/zz_fake.go imports internal/fakewarehouse, which only tests",
+		"cleanup/zz_wh.go imports reload"} {
+		if !slices.ContainsFunc(got, func(v string) bool { return strings.Contains(v, want) }) {
+			t.Errorf("no violation %q in %v", want, got)
+		}
+	}
+	for _, v := range got {
+		if strings.Contains(v, "zz_demo.go") || strings.Contains(v, "zz_wh_test.go") {
+			t.Errorf("reported an allowed import: %s", v)
+		}
+	}
+	// A renamed package leaves its rule without a directory: reported, not skipped.
+	if err := os.Rename(filepath.Join(root, "journal"), filepath.Join(root, "journals")); err != nil {
+		t.Fatal(err)
+	}
+	if got := checkTree(root); !slices.ContainsFunc(got, func(v string) bool { return strings.Contains(v, "rule for journal/") }) {
+		t.Errorf("a renamed rule directory was not reported: %v", got)
+	}
+}
+
+// copyTree copies the Go files of the module under src to dst (tests and testdata left out).
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != src && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		out := filepath.Join(dst, p)
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(out, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,7 +1,9 @@
 package cmd
 
 import (
+	"bytes"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,13 +25,17 @@ func TestProgressOnlyOnCapableTerminals(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv("TERM", c.term)
-			io, _, _, errOut := iostreams.Test()
+			io, _, _, _ := iostreams.Test()
+			errOut := &syncBuffer{}
+			io.ErrOut = errOut
 			io.SetStderrTTY(true)
 			f := NewFactory(io)
 			f.Global.Output, f.Global.NoProgress = c.output, c.noProgress
 			bar := newProgress(f, "loaded", "batches")
 			bar.update(inspect.Progress{Listed: 3, ListingDone: true, Done: 1})
-			time.Sleep(250 * time.Millisecond)
+			if c.want {
+				errOut.waitFor(t, "1 / 3 batches")
+			}
 			bar.update(inspect.Progress{Listed: 3, ListingDone: true, Done: 3})
 			bar.done(true)
 			got := errOut.String()
@@ -102,22 +108,24 @@ func screen(out string) []string {
 // last frame; the bars keep their last state below them.
 func TestStatusLinesStayAboveTheBar(t *testing.T) {
 	t.Setenv("TERM", "xterm-256color")
-	io, _, _, errOut := iostreams.Test()
+	io, _, _, _ := iostreams.Test()
+	errOut := &syncBuffer{}
+	io.ErrOut = errOut
 	io.SetStderrTTY(true)
 	f := NewFactory(io)
 	f.Global.Output, f.Global.Verbose = "text", 1
 	bars := newBars(f)
 	staged, loaded := bars.counter("staged", "files"), bars.counter("loaded", "batches")
 	staged(3, 10)
-	time.Sleep(250 * time.Millisecond)
+	errOut.waitFor(t, "3 / 10 files")
 	f.notice("interrupt received, stopping cleanly (send it again to exit at once)")
 	f.Logger.Warn("storage request failed, retrying", "op", "copy", "attempt", 1)
 	staged(10, 10)
 	loaded(0, 4)
-	time.Sleep(250 * time.Millisecond)
+	errOut.waitFor(t, "0 / 4 batches")
 	f.Logger.Info("storage throttled: concurrency lowered", "limit", 8, "was", 16)
 	loaded(1, 4)
-	time.Sleep(250 * time.Millisecond)
+	errOut.waitFor(t, "1 / 4 batches")
 	bars.done(false)
 	f.notice("after the bars")
 
@@ -155,5 +163,36 @@ func TestStatusWithoutBarsIsPlain(t *testing.T) {
 	bars.done(true)
 	if got := errOut.String(); got != "interrupt received, stopping cleanly (send it again to exit at once)\n" {
 		t.Errorf("stderr %q", got)
+	}
+}
+
+// syncBuffer is a stderr the bars write to from their own goroutine while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitFor waits until the bars have drawn a frame holding want (a deadline turns a frame
+// that never comes into a failure).
+func (s *syncBuffer) waitFor(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(s.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no frame shows %q: %q", want, s.String())
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 }

@@ -215,27 +215,60 @@ func streamInspect(ctx context.Context, f *Factory, t *TargetOptions, prefix str
 func inspectRun(ctx context.Context, o *InspectOptions) error {
 	f := o.F
 	// A bad schema file or an unavailable source fails before anything is listed.
-	var (
-		fileTable *inspect.Table
-		src       target.Source
-		err       error
-	)
-	if o.SchemaFile != "" {
-		if fileTable, err = readSchemaFile(f, o.SchemaFile); err != nil {
-			return err
-		}
-	} else {
-		get := o.Source
-		if get == nil {
-			get = func(name string) (target.Source, error) { return schemaSource(f, name) }
-		}
-		if src, err = get(o.From); err != nil {
-			return err
+	fileTable, src, err := inspectSchemaInput(o)
+	if err != nil {
+		return err
+	}
+	jl, opened, each := inspectStreaming(ctx, o)
+	tgt, rep, err := streamInspect(ctx, f, &o.Target, o.Prefix, f.Global.JSON(), opened, each)
+	if jl != nil {
+		if cerr := jl.Close(); err == nil {
+			err = cerr
 		}
 	}
+	if err != nil {
+		return err
+	}
+	table, notRoot, tableErr := inspectTable(ctx, o, tgt, rep, fileTable, src)
+	if tableErr != nil && ctx.Err() != nil {
+		return tableErr
+	}
+	ov, keysErr := inspectKeys(ctx, o, tgt, rep, table)
+	if err := renderInspect(f, jl, rep, ov); err != nil {
+		return err
+	}
+	switch {
+	case keysErr != nil:
+		return keysErr
+	case notRoot != "":
+		return errors.New(notRoot)
+	case tableErr != nil:
+		return fmt.Errorf("read the table schema (--from %s): %w", src.Name(), tableErr)
+	}
+	return inspectExit(rep)
+}
 
-	// Text and JSON lines keep no record per file (memory stays flat in the number of
-	// files); the JSON document lists them all, in key order.
+// inspectSchemaInput reads --schema-file, or finds the --from source, before anything is
+// listed.
+func inspectSchemaInput(o *InspectOptions) (*inspect.Table, target.Source, error) {
+	if o.SchemaFile != "" {
+		t, err := readSchemaFile(o.F, o.SchemaFile)
+		return t, nil, err
+	}
+	get := o.Source
+	if get == nil {
+		get = func(name string) (target.Source, error) { return schemaSource(o.F, name) }
+	}
+	src, err := get(o.From)
+	return nil, src, err
+}
+
+// inspectStreaming returns what inspect does as the target opens and each file is read: JSON
+// lines written as they come (text and JSON lines keep no record per file, so memory stays
+// flat in the number of files), and for --key the checks that must pass before anything is
+// read.
+func inspectStreaming(ctx context.Context, o *InspectOptions) (*inspect.JSONLines, func(*target.Target) error, func(inspect.FileResult) error) {
+	f := o.F
 	var (
 		jl     *inspect.JSONLines
 		opened func(*target.Target) error
@@ -248,56 +281,62 @@ func inspectRun(ctx context.Context, o *InspectOptions) error {
 		}
 		each = func(r inspect.FileResult) error { return jl.File(r.File) }
 	}
-	if o.Key != "" {
-		// On a managed table the warehouse may not read the fallback folder by path: the
-		// keys go through a keys file, which needs a place it may read. Say so before
-		// anything is read.
-		open := opened
-		opened = func(tgt *target.Target) error {
-			if o.StageTo == "" && tgt.Info != nil && strings.EqualFold(tgt.Info.TableType, "MANAGED") {
-				return WithCode(ExitUsage, fmt.Sprintf("--key on the managed table %s needs --stage-to %s: the warehouse may not read the fallback "+
-					"folder by path (LOCATION_OVERLAP), so zbrecover reads the key columns itself and puts one keys file where the warehouse "+
-					"may read it; nothing was read", tgt.TableName(), reload.StageToSuggestion(tgt.Name)))
-			}
-			if o.StageTo != "" {
-				stage, err := f.openStage(ctx, o.StageTo, tgt)
-				if err != nil {
-					return err
-				}
-				if err := stage.Check(ctx); err != nil {
-					return fmt.Errorf("--stage-to: %w; nothing was read", err)
-				}
-				o.stage = stage
-			}
-			if open != nil {
-				return open(tgt)
-			}
-			return nil
-		}
+	if o.Key == "" {
+		return jl, opened, each
 	}
-	tgt, rep, err := streamInspect(ctx, f, &o.Target, o.Prefix, f.Global.JSON(), opened, each)
-	if jl != nil {
-		if cerr := jl.Close(); err == nil {
-			err = cerr
+	open := opened
+	return jl, func(tgt *target.Target) error {
+		if err := inspectKeyPlace(ctx, o, tgt); err != nil {
+			return err
 		}
+		if open != nil {
+			return open(tgt)
+		}
+		return nil
+	}, each
+}
+
+// inspectKeyPlace checks, before anything is read, that --key has a place for its keys file:
+// on a managed table the warehouse may not read the fallback folder by path, so --stage-to is
+// needed, and it must be usable.
+func inspectKeyPlace(ctx context.Context, o *InspectOptions, tgt *target.Target) error {
+	if o.StageTo == "" && tgt.Info != nil && strings.EqualFold(tgt.Info.TableType, "MANAGED") {
+		return WithCode(ExitUsage, fmt.Sprintf("--key on the managed table %s needs --stage-to %s: the warehouse may not read the fallback "+
+			"folder by path (LOCATION_OVERLAP), so zbrecover reads the key columns itself and puts one keys file where the warehouse "+
+			"may read it; nothing was read", tgt.TableName(), reload.StageToSuggestion(tgt.Name)))
 	}
+	if o.StageTo == "" {
+		return nil
+	}
+	stage, err := o.F.openStage(ctx, o.StageTo, tgt)
 	if err != nil {
 		return err
 	}
+	if err := stage.Check(ctx); err != nil {
+		return fmt.Errorf("--stage-to: %w; nothing was read", err)
+	}
+	o.stage = stage
+	return nil
+}
 
-	table, tableErr := fileTable, error(nil)
-	notRoot := "" // set when the root holds neither fallback files nor a Delta log
+// inspectTable finds the table's schema (and history) and diffs every group against it. It
+// returns the note of a root that holds neither fallback files nor a Delta log, and the error
+// of a schema that could not be read (the report still goes out).
+func inspectTable(ctx context.Context, o *InspectOptions, tgt *target.Target, rep *inspect.Report, table *inspect.Table, src target.Source) (*inspect.Table, string, error) {
+	f := o.F
+	var tableErr error
+	notRoot := ""
 	switch {
 	case table == nil && len(rep.Groups) > 0:
 		table, tableErr = tableFromSource(ctx, src, tgt)
 		if tableErr != nil && ctx.Err() != nil {
-			return tableErr
+			return nil, "", tableErr
 		}
 	case table == nil && rep.Totals.Files == 0 && rep.Totals.OtherObjects == 0:
 		// Nothing to recover: make sure that is not because the root is wrong.
 		note, err := target.CheckRoot(ctx, tgt)
 		if err != nil {
-			return err
+			return nil, "", err
 		}
 		if note != "" {
 			table = inspect.MissingTable(note)
@@ -310,7 +349,7 @@ func inspectRun(ctx context.Context, o *InspectOptions) error {
 		if h, err := delta.History(ctx, tgt.Root, 0); err == nil {
 			table.History = h
 		} else if ctx.Err() != nil {
-			return ctx.Err()
+			return nil, "", ctx.Err()
 		} else {
 			f.Logger.Info("table history not read", "error", err.Error())
 		}
@@ -323,35 +362,33 @@ func inspectRun(ctx context.Context, o *InspectOptions) error {
 		rep.Diff(table, inspect.DiffOptions{TableName: name, Dir: tgt.Loc.Join(rep.Prefix), AllChanges: o.AllChanges})
 		f.Logger.Info("diffed", "table", table.Source, "blocking_groups", len(rep.Blocking()))
 	}
+	return table, notRoot, tableErr
+}
 
-	ov, keysErr := inspectKeys(ctx, o, tgt, rep, table)
+// renderInspect writes the report (and the overlap by key) as the output format asks.
+func renderInspect(f *Factory, jl *inspect.JSONLines, rep *inspect.Report, ov *reload.OverlapReport) error {
 	switch {
 	case jl != nil:
-		if err = jl.Summary(rep); err == nil && ov != nil {
+		err := jl.Summary(rep)
+		if err == nil && ov != nil {
 			err = jl.Extra("keys", ov)
 		}
 		if err == nil {
 			err = jl.Close()
 		}
+		return err
 	case f.Global.JSON():
-		err = writeInspectJSON(f.IO.Out, rep, ov)
-	default:
-		if err = rep.WriteText(f.IO.Out); err == nil {
-			err = writeOverlapText(f.IO.Out, ov)
-		}
+		return writeInspectJSON(f.IO.Out, rep, ov)
 	}
-	if err != nil {
+	if err := rep.WriteText(f.IO.Out); err != nil {
 		return err
 	}
-	if keysErr != nil {
-		return keysErr
-	}
-	if notRoot != "" {
-		return errors.New(notRoot)
-	}
-	if tableErr != nil {
-		return fmt.Errorf("read the table schema (--from %s): %w", src.Name(), tableErr)
-	}
+	return writeOverlapText(f.IO.Out, ov)
+}
+
+// inspectExit maps the report to the exit code: 3 when a group blocks the load, 5 when files
+// are unreadable, the most urgent first.
+func inspectExit(rep *inspect.Report) error {
 	var (
 		codes []int
 		msgs  []string

@@ -339,9 +339,15 @@ func reloadSteps(ctx context.Context, o *ReloadOptions, s *runSummary) error {
 	s.Identity = currentUser(ctx, wh)
 	f.Logger.Info("warehouse identity", "user", orUnknown(s.Identity))
 	prep.SetIdentity(s.Identity, header(s.Identity))
+	runErr := executeReload(ctx, f, s, prep, ro.Stage)
+	return reloadExit(runErr, rep, prep, tgt, o)
+}
+
+// executeReload runs the prepared reload with its progress bars and prints the report.
+func executeReload(ctx context.Context, f *Factory, s *runSummary, prep *reload.Prepared, stage *reload.Stage) error {
 	bars := newBars(f)
-	if ro.Stage != nil {
-		ro.Stage.Progress = bars.counter("staged", "files")
+	if stage != nil {
+		stage.Progress = bars.counter("staged", "files")
 	}
 	prep.SetProgress(bars.counter("loaded", "batches"))
 	res, runErr := reload.Execute(ctx, prep)
@@ -356,7 +362,7 @@ func reloadSteps(ctx context.Context, o *ReloadOptions, s *runSummary) error {
 			return err
 		}
 	}
-	return reloadExit(runErr, rep, prep, tgt, o)
+	return runErr
 }
 
 // reloadInputs inspects the fallback folder and reads the table's schema: the target, the

@@ -299,15 +299,13 @@ record that Zerobus both published and parked can end up twice.
 // extraCommands are added by files compiled in only with build tags (the demo).
 var extraCommands []func(*Factory) *cobra.Command
 
+// printJSON writes a command's document on stdout (jsonout.Encode: schema_version first).
 func printJSON(f *Factory, v any) error {
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false) // Spark types (array<int>) and SQL hold < and >
-	if err := enc.Encode(v); err != nil {
+	if err := jsonout.Encode(&buf, v); err != nil {
 		return err
 	}
-	_, err := f.IO.Out.Write(jsonout.Versioned(buf.Bytes()))
+	_, err := f.IO.Out.Write(buf.Bytes())
 	return err
 }
 

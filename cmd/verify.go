@@ -275,6 +275,22 @@ batch, the batch's state, the table version that settled it (when one did) and i
 	return c
 }
 
+// historyDoc is history's document without --run: the runs, newest first.
+type historyDoc struct {
+	Journal string               `json:"journal"`
+	Runs    []journal.RunSummary `json:"runs"`
+}
+
+// historyRunDoc is history --run's document: the run's files.
+type historyRunDoc struct {
+	Run     string            `json:"run"`
+	Table   string            `json:"table"`
+	TableID string            `json:"table_id"`
+	Root    string            `json:"root"`
+	Status  journal.RunStatus `json:"status"`
+	Files   []historyFile     `json:"files"`
+}
+
 type historyFile struct {
 	Key      string `json:"key"`
 	Size     int64  `json:"size"`
@@ -331,7 +347,7 @@ func historyRun(ctx context.Context, o *HistoryOptions) error {
 		if all == nil {
 			all = []journal.RunSummary{}
 		}
-		return printJSON(f, map[string]any{"journal": store.Location(), "runs": all})
+		return printJSON(f, historyDoc{Journal: store.Location(), Runs: all})
 	}
 	if len(all) == 0 {
 		fmt.Fprintf(f.IO.ErrOut, "No runs in the journal at %s.\n", store.Location())
@@ -366,8 +382,8 @@ func printRunFiles(f *Factory, st *journal.State) error {
 		files = append(files, hf)
 	}
 	if f.Global.JSON() {
-		return printJSON(f, map[string]any{"run": st.Run, "table": st.Table, "table_id": st.TableID, "root": st.Root,
-			"status": st.Status, "files": files})
+		return printJSON(f, historyRunDoc{Run: st.Run, Table: st.Table, TableID: st.TableID, Root: st.Root,
+			Status: st.Status, Files: files})
 	}
 	out := f.IO.Out
 	fmt.Fprintf(out, "Run %s on %s (%s), root %s\n", st.Run, st.Table, st.Status, st.Root)

@@ -7,29 +7,12 @@ import (
 	"github.com/zbrecover/zbrecover/schemadiff"
 )
 
-// TableDescription is a table as DESCRIBE TABLE EXTENDED … AS JSON reports it.
-type TableDescription struct {
-	Name             TableName
-	Type             string // MANAGED, EXTERNAL, VIEW
-	Provider         string // delta
-	Location         string // storage root URL
-	Schema           schemadiff.Schema
-	PartitionColumns []string
-	Properties       map[string]string
-}
-
-// CheckRecoverable applies the rule of TableInfo.CheckRecoverable to what DESCRIBE reports
-// (type and provider): a view, a non-Delta or a non-managed table has no Zerobus fallback files.
-// The error wraps ErrUnsupported.
-func (d *TableDescription) CheckRecoverable() error {
-	return checkZerobusTarget(d.Name, d.Type, d.Provider, d.Location)
-}
-
 // DescribeTable reads a table's schema and location through the warehouse with
 // DESCRIBE TABLE EXTENDED <table> AS JSON (read with QueryContext; the report form is never
 // parsed, since it truncates wide structs). Errors from the statement are *SQLError; a document
 // with a type zbrecover cannot model is an error naming the column.
-func (w *Warehouse) DescribeTable(ctx context.Context, name string) (*TableDescription, error) {
+// The result is the table's TableInfo as DESCRIBE gives it: no TableID, no Owner.
+func (w *Warehouse) DescribeTable(ctx context.Context, name string) (*TableInfo, error) {
 	tn, err := ParseTableName(name)
 	if err != nil {
 		return nil, err
@@ -58,7 +41,7 @@ func (w *Warehouse) DescribeTable(ctx context.Context, name string) (*TableDescr
 	return out, nil
 }
 
-func describeFromJSON(tn TableName, doc []byte) (*TableDescription, error) {
+func describeFromJSON(tn TableName, doc []byte) (*TableInfo, error) {
 	d, err := schemadiff.ParseDescribeTable(doc)
 	if err != nil {
 		return nil, err
@@ -66,7 +49,7 @@ func describeFromJSON(tn TableName, doc []byte) (*TableDescription, error) {
 	if len(d.Schema.Fields) == 0 {
 		return nil, fmt.Errorf("describe json: the document lists no columns")
 	}
-	out := &TableDescription{Name: tn, Type: d.Type, Provider: d.Provider, Location: d.Location,
+	out := &TableInfo{Name: tn, TableType: d.Type, DataSourceFormat: d.Provider, StorageLocation: d.Location,
 		Schema: d.Schema, PartitionColumns: d.PartitionColumns, Properties: d.TableProperties}
 	if d.CatalogName != "" && d.SchemaName != "" && d.TableName != "" {
 		out.Name = TableName{Catalog: d.CatalogName, Schema: d.SchemaName, Table: d.TableName}

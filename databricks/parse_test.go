@@ -110,7 +110,7 @@ func TestDescribeFromJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Location != "s3://lake/tables/orders" || d.Type != "MANAGED" || d.Name != tn {
+	if d.StorageLocation != "s3://lake/tables/orders" || d.TableType != "MANAGED" || d.Name != tn {
 		t.Errorf("description %+v", d)
 	}
 	want := []string{"id bigint NOT NULL", "n int", "amount decimal(18,2)", "at timestamp", "local_at timestamp_ntz",
@@ -245,7 +245,7 @@ func TestCheckZerobusTarget(t *testing.T) {
 				ti := &TableInfo{Name: tn, TableType: c.typ, DataSourceFormat: c.format, StorageLocation: c.location}
 				err = ti.CheckRecoverable()
 			} else {
-				d := &TableDescription{Name: tn, Type: c.typ, Provider: strings.ToLower(c.format), Location: c.location}
+				d := &TableInfo{Name: tn, TableType: c.typ, DataSourceFormat: strings.ToLower(c.format), StorageLocation: c.location}
 				err = d.CheckRecoverable()
 			}
 			if len(c.wantWords) == 0 {

@@ -13,6 +13,9 @@ import (
 )
 
 // TableInfo is what Unity Catalog says about a table.
+//
+// Unity Catalog fills every field; DESCRIBE TABLE EXTENDED … AS JSON (Warehouse.DescribeTable)
+// all but TableID and Owner.
 type TableInfo struct {
 	Name             TableName
 	TableID          string // UUID, the key for credential vending

@@ -109,7 +109,7 @@ func TestWarehouseStatements(t *testing.T) {
 	if !d.Schema.Equal(want) {
 		t.Errorf("describe schema\n %s\nwant\n %s", d.Schema, want)
 	}
-	if d.Name.String() != "main.sales.orders" || d.Location == "" {
+	if d.Name.String() != "main.sales.orders" || d.StorageLocation == "" {
 		t.Errorf("description %+v", d)
 	}
 

@@ -153,7 +153,7 @@ func (s *WarehouseSource) Table(ctx context.Context, t *Target) (*schemadiff.Tab
 	return &schemadiff.Table{
 		Source:            schemadiff.SourceWarehouse,
 		Name:              d.Name.String(),
-		Location:          redact.String(d.Location),
+		Location:          redact.String(d.StorageLocation),
 		TableID:           t.TableID,
 		Schema:            d.Schema,
 		PartitionColumns:  d.PartitionColumns,

@@ -3,7 +3,6 @@ package cmd
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"github.com/zbrecover/zbrecover/target"
 	"io"
@@ -23,27 +22,16 @@ type schemaDoc struct {
 	Root    string            `json:"root,omitempty"` // redacted
 	// Version is the Delta table version the schema is from, when the source knows it.
 	Version           *int64                 `json:"version,omitempty"`
-	Columns           []SchemaColumn         `json:"columns"`
+	Columns           []schemadiff.Column    `json:"columns"`
 	PartitionColumns  []string               `json:"partition_columns"`
 	ColumnMappingMode string                 `json:"column_mapping_mode,omitempty"`
 	Delta             *schemadiff.LogDetails `json:"delta,omitempty"`
 }
 
 // SchemaColumn is one top-level column in JSON output. Type is the Spark simpleString form;
-// DeltaType is the Delta log's JSON form (nested types in full).
-type SchemaColumn struct {
-	Name         string          `json:"name"`
-	Type         string          `json:"type"`
-	Nullable     bool            `json:"nullable"`
-	Comment      string          `json:"comment,omitempty"`
-	PhysicalName string          `json:"physical_name,omitempty"`
-	ID           int64           `json:"id,omitempty"`
-	DeltaType    json.RawMessage `json:"delta_type"`
-}
-
 func newSchemaDoc(t *schemadiff.Table) *schemaDoc {
 	d := &schemaDoc{Source: t.Source, Table: t.Name, TableID: t.TableID, Root: t.Location, Version: t.Version,
-		Columns: schemaColumns(t.Schema), PartitionColumns: t.PartitionColumns, ColumnMappingMode: t.ColumnMappingMode, Delta: t.Log}
+		Columns: schemadiff.Columns(t.Schema, true), PartitionColumns: t.PartitionColumns, ColumnMappingMode: t.ColumnMappingMode, Delta: t.Log}
 	if d.PartitionColumns == nil {
 		d.PartitionColumns = []string{}
 	}
@@ -172,15 +160,6 @@ func schemaRun(ctx context.Context, o *SchemaOptions) error {
 		return nil
 	}
 	return printSchemaText(f, table, ts)
-}
-
-func schemaColumns(s schemadiff.Schema) []SchemaColumn {
-	cols := make([]SchemaColumn, len(s.Fields))
-	for i, fl := range s.Fields {
-		cols[i] = SchemaColumn{Name: fl.Name, Type: fl.Type.String(), Nullable: fl.Nullable, Comment: fl.Comment,
-			PhysicalName: fl.PhysicalName, ID: fl.ID, DeltaType: json.RawMessage(fl.Type.DeltaJSON())}
-	}
-	return cols
 }
 
 func printSchemaText(f *Factory, table *schemadiff.Table, ts *schemaDoc) error {

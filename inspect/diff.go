@@ -26,30 +26,18 @@ const maxSuggestedStatements = 3
 // Table is the table schema the schema groups are compared with, as reports show it.
 type Table struct {
 	schemadiff.Table
-	Columns []TableColumn `json:"columns"`
+	Columns []schemadiff.Column `json:"columns"`
 	// Note explains a missing table schema.
 	Note string `json:"note,omitempty"`
-}
-
-// TableColumn is one top-level column of the table.
-type TableColumn struct {
-	Name     string `json:"name"`
-	Type     string `json:"type"`
-	Nullable bool   `json:"nullable"`
-	// PhysicalName is the column-mapping physical name data files use for the column.
-	PhysicalName string `json:"physical_name,omitempty"`
 }
 
 // NewTable returns the report's Table for a table schema. The Delta log details are left
 // out: `zbrecover schema` shows them.
 func NewTable(st *schemadiff.Table) *Table {
-	t := &Table{Table: *st, Columns: make([]TableColumn, len(st.Schema.Fields))}
+	t := &Table{Table: *st, Columns: schemadiff.Columns(st.Schema, false)}
 	t.Log = nil
 	if t.PartitionColumns == nil {
 		t.PartitionColumns = []string{}
-	}
-	for i, f := range st.Schema.Fields {
-		t.Columns[i] = TableColumn{Name: f.Name, Type: f.Type.String(), Nullable: f.Nullable, PhysicalName: f.PhysicalName}
 	}
 	return t
 }
@@ -57,7 +45,7 @@ func NewTable(st *schemadiff.Table) *Table {
 // MissingTable returns the Table for a run without a table schema; note says why and what to
 // do about it.
 func MissingTable(note string) *Table {
-	return &Table{Table: schemadiff.Table{Source: NoTable, PartitionColumns: []string{}}, Columns: []TableColumn{}, Note: note}
+	return &Table{Table: schemadiff.Table{Source: NoTable, PartitionColumns: []string{}}, Columns: []schemadiff.Column{}, Note: note}
 }
 
 // Known reports whether t holds a table schema the groups can be compared with.

@@ -27,7 +27,7 @@ func quoteIdent(s string) string { return schemadiff.QuoteIdent(s) }
 // Unity Catalog object names cannot contain a period, a space, a slash or control characters,
 // so such names are refused here instead of by the server.
 func ParseTableName(s string) (TableName, error) {
-	parts, err := splitName(strings.TrimSpace(s))
+	parts, err := schemadiff.SplitName(strings.TrimSpace(s))
 	if err != nil {
 		return TableName{}, fmt.Errorf("table name %q: %w", s, err)
 	}
@@ -48,45 +48,4 @@ func ParseTableName(s string) (TableName, error) {
 		}
 	}
 	return TableName{Catalog: parts[0], Schema: parts[1], Table: parts[2]}, nil
-}
-
-func splitName(s string) ([]string, error) {
-	var parts []string
-	var cur strings.Builder
-	quoted, inQuotes, afterQuote := false, false, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case inQuotes:
-			if c == '`' {
-				if i+1 < len(s) && s[i+1] == '`' {
-					cur.WriteByte('`')
-					i++
-					continue
-				}
-				inQuotes, afterQuote = false, true
-				continue
-			}
-			cur.WriteByte(c)
-		case c == '.':
-			parts = append(parts, cur.String())
-			cur.Reset()
-			quoted, afterQuote = false, false
-		case c == '`':
-			if cur.Len() > 0 || quoted {
-				return nil, fmt.Errorf("unexpected backquote at offset %d", i)
-			}
-			quoted, inQuotes = true, true
-		default:
-			if afterQuote {
-				return nil, fmt.Errorf("unexpected %q after a quoted name at offset %d", c, i)
-			}
-			cur.WriteByte(c)
-		}
-	}
-	if inQuotes {
-		return nil, fmt.Errorf("unterminated backquote")
-	}
-	parts = append(parts, cur.String())
-	return parts, nil
 }

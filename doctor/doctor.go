@@ -451,7 +451,7 @@ func (r *run) privileges(ctx context.Context) Check {
 		}
 		missing = append(missing, fmt.Sprintf("%s on %s %s (for %s)", strings.ReplaceAll(nd.privilege, "_", " "), nd.typ, nd.name, nd.forStep))
 		grants = append(grants, fmt.Sprintf("GRANT %s ON %s %s TO %s", strings.ReplaceAll(nd.privilege, "_", " "),
-			strings.ToUpper(nd.typ), schemadiff.QuoteQualified(nd.name), schemadiff.QuoteIdent(r.me.UserName)))
+			strings.ToUpper(nd.typ), schemadiff.QuoteName(nd.name), schemadiff.QuoteIdent(r.me.UserName)))
 	}
 	if len(missing) > 0 {
 		return Check{Status: Fail, Detail: fmt.Sprintf("Unity Catalog's effective permissions for %s (directly, through its groups or account users) lack %s",

@@ -286,7 +286,7 @@ func suggest(changes []schemadiff.Change, file schemadiff.Schema, table, source 
 		out.Notes = append(out.Notes, fmt.Sprintf("the group's %s need more than %d COPY INTO statements (one per folder and %d files): "+
 			"load them with zbrecover reload", plural(total, "file"), maxSuggestedStatements, schemadiff.MaxCopyFiles))
 	case batches <= maxSuggestedStatements:
-		qt := unplace(schemadiff.QuoteQualified(name))
+		qt := unplace(schemadiff.QuoteName(name))
 		for _, b := range bs {
 			out.Statements = append(out.Statements, schemadiff.CopyInto{
 				Table: qt, Folder: joinFolder(source, b.Folder), Select: out.Select, Files: b.Names,

@@ -470,9 +470,11 @@ func TestRendering(t *testing.T) {
 		{"main.sales.orders", "`main`.`sales`.`orders`"},
 		{"`my.cat`.s.`t``x`", "`my.cat`.`s`.`t``x`"},
 		{"orders", "`orders`"},
+		{"<table>", "`<table>`"}, // placeholders are unquoted by their callers
+		{"`open", "`open"},
 	} {
-		if got := QuoteQualified(tc.in); got != tc.want {
-			t.Errorf("QuoteQualified(%q) = %s, want %s", tc.in, got, tc.want)
+		if got := QuoteName(tc.in); got != tc.want {
+			t.Errorf("QuoteName(%q) = %s, want %s", tc.in, got, tc.want)
 		}
 	}
 }

@@ -1,6 +1,9 @@
 package schemadiff
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // FieldOption sets a property of a field built with NewField or Schema.Col.
 type FieldOption func(*Field)
@@ -197,36 +200,61 @@ func QuoteString(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `\'`) + "'"
 }
 
-// QuoteQualified quotes a possibly qualified name (catalog.schema.table) part by part. Parts
-// already in backquotes are kept as written: `my.cat`.s.t stays one three-part name.
-func QuoteQualified(name string) string {
+// SplitName splits a possibly qualified name (catalog.schema.table, schema.table, name) into
+// its parts. Each part may be quoted with backquotes (`my.catalog`.sales.`orders`), a doubled
+// backquote standing for one inside a quoted part; spaces around an unquoted part are kept as
+// written. It is the one parser of qualified names (databricks.ParseTableName checks its
+// parts against Unity Catalog's rules).
+func SplitName(s string) ([]string, error) {
 	var parts []string
 	var cur strings.Builder
-	quoted, inQuote := false, false
-	flush := func() {
-		if quoted {
-			parts = append(parts, QuoteIdent(cur.String()))
-		} else {
-			parts = append(parts, QuoteIdent(strings.TrimSpace(cur.String())))
-		}
-		cur.Reset()
-		quoted = false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
+	quoted, inQuotes, afterQuote := false, false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		switch {
-		case inQuote && c == '`' && i+1 < len(name) && name[i+1] == '`':
-			cur.WriteByte('`')
-			i++
+		case inQuotes:
+			if c == '`' {
+				if i+1 < len(s) && s[i+1] == '`' {
+					cur.WriteByte('`')
+					i++
+					continue
+				}
+				inQuotes, afterQuote = false, true
+				continue
+			}
+			cur.WriteByte(c)
+		case c == '.':
+			parts = append(parts, cur.String())
+			cur.Reset()
+			quoted, afterQuote = false, false
 		case c == '`':
-			inQuote = !inQuote
-			quoted = true
-		case c == '.' && !inQuote:
-			flush()
+			if cur.Len() > 0 || quoted {
+				return nil, fmt.Errorf("unexpected backquote at offset %d", i)
+			}
+			quoted, inQuotes = true, true
 		default:
+			if afterQuote {
+				return nil, fmt.Errorf("unexpected %q after a quoted name at offset %d", c, i)
+			}
 			cur.WriteByte(c)
 		}
 	}
-	flush()
+	if inQuotes {
+		return nil, fmt.Errorf("unterminated backquote")
+	}
+	return append(parts, cur.String()), nil
+}
+
+// QuoteName quotes a possibly qualified name part by part (SplitName's parts, each
+// backquoted). A name SplitName cannot read, such as a placeholder (<table>), is returned as
+// it is.
+func QuoteName(name string) string {
+	parts, err := SplitName(strings.TrimSpace(name))
+	if err != nil {
+		return name
+	}
+	for i, p := range parts {
+		parts[i] = QuoteIdent(strings.TrimSpace(p))
+	}
 	return strings.Join(parts, ".")
 }

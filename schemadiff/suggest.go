@@ -88,7 +88,7 @@ func (s Suggestion) Select(file Schema, source string) string {
 // catalog.schema.table (quoted part by part with backquotes). Changes built by hand, rather
 // than by Diff, yield DDL and notes but no projection.
 func Suggest(changes []Change, table string) Suggestion {
-	qt := QuoteQualified(table)
+	qt := QuoteName(table)
 	s := Suggestion{Table: table, Complete: true}
 	addDDL := func(stmt string) {
 		for _, d := range s.DDL {

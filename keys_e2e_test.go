@@ -21,6 +21,7 @@ import (
 	"github.com/zbrecover/zbrecover/internal/workspace"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/schemadiff"
+	"github.com/zbrecover/zbrecover/sqlstmt"
 )
 
 // keyed is a recovery whose fallback files repeat some ids and whose table already holds 30%
@@ -524,7 +525,7 @@ func keysBench(b *testing.B) (*workspace.Workspace, []reload.KeySource, databric
 func BenchmarkKeysQueries1M(b *testing.B) {
 	ws, srcs, table := keysBench(b)
 	keys := reload.Keys{"id"}
-	for name, sql := range map[string]string{"overlap": reload.OverlapSQL(table, keys, srcs), "reconcile": reload.ReconcileSQL(table, keys, srcs)} {
+	for name, sql := range map[string]string{"overlap": sqlstmt.Overlap(table, keys, srcs), "reconcile": sqlstmt.Reconcile(table, keys, srcs)} {
 		b.Run(name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				res, err := ws.Warehouse().Engine().Exec(context.Background(), sql)

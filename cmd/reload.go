@@ -20,6 +20,7 @@ import (
 	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/schemadiff"
+	"github.com/zbrecover/zbrecover/sqlstmt"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/target"
 )
@@ -727,7 +728,7 @@ func srcIdentity(tgt *target.Target) string {
 
 // currentUser asks the warehouse who statements run as; "" when it cannot say.
 func currentUser(ctx context.Context, wh *databricks.Warehouse) string {
-	res, err := wh.QueryAll(ctx, "SELECT current_user()")
+	res, err := wh.QueryAll(ctx, sqlstmt.CurrentUser())
 	if err != nil || len(res.Rows) == 0 || len(res.Rows[0]) == 0 {
 		return ""
 	}

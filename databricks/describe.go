@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/zbrecover/zbrecover/schemadiff"
+	"github.com/zbrecover/zbrecover/sqlstmt"
 )
 
 // DescribeTable reads a table's schema and location through the warehouse with
@@ -17,7 +18,7 @@ func (w *Warehouse) DescribeTable(ctx context.Context, name string) (*TableInfo,
 	if err != nil {
 		return nil, err
 	}
-	stmt := "DESCRIBE TABLE EXTENDED " + tn.SQL() + " AS JSON"
+	stmt := sqlstmt.DescribeJSON(tn)
 	res, err := w.QueryAll(ctx, stmt)
 	if err != nil {
 		return nil, fmt.Errorf("describe %s: %w", tn, err)

@@ -25,6 +25,7 @@ import (
 	"github.com/zbrecover/zbrecover/internal/redact"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/schemadiff"
+	"github.com/zbrecover/zbrecover/sqlstmt"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/target"
 )
@@ -320,7 +321,7 @@ func (r *run) warehouse(ctx context.Context) Check {
 	wh, err := r.ws.Warehouse(ctx)
 	if err == nil {
 		var res *databricks.Result
-		res, err = wh.QueryAll(ctx, "SELECT current_user()")
+		res, err = wh.QueryAll(ctx, sqlstmt.CurrentUser())
 		if err == nil {
 			r.wh = wh
 			d := desc + ": SELECT current_user() answered"
@@ -592,7 +593,7 @@ func (r *run) pathAccess(ctx context.Context) Check {
 	}
 	dir, name := path.Split(r.first.Key)
 	folder := strings.TrimSuffix(r.tgt.Loc.Join(r.o.Prefix+dir).URL(), "/") + "/"
-	stmt := schemadiff.CopyInto{Table: r.table.Name.SQL(), Folder: folder, Files: []string{name}, Validate: true}.SQL()
+	stmt := sqlstmt.CopyInto(r.table.Name, folder, "", []string{name}, true)
 	_, err := r.wh.QueryAll(ctx, stmt)
 	staged := r.o.StageTo != ""
 	switch {

@@ -9,6 +9,7 @@ import (
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/schemadiff"
+	"github.com/zbrecover/zbrecover/sqlstmt"
 )
 
 // Dedupe configures a load by key (reload --dedupe-key): the batches load, with the same
@@ -41,12 +42,6 @@ func (d Dedupe) Rule() string {
 		which, schemadiff.QuoteIdent(d.Order), schemadiff.QuoteIdent(d.Order), dir, tail)
 }
 
-// Columns a load by key adds to its staging table and its MERGE source.
-const (
-	batchColumn = "__zbrecover_batch"
-	rankColumn  = "__zbrecover_rn"
-)
-
 // GuaranteeDedupe is what a load by key states.
 const GuaranteeDedupe = "Each file is loaded at most once into the run's staging table (COPY INTO skips files " +
 	"it already loaded; the journal records every batch and the MERGE). The MERGE inserts only records whose key " +
@@ -62,89 +57,6 @@ var unsafeRun = regexp.MustCompile(`[^a-z0-9_]+`)
 func StagingTable(t databricks.TableName, run string) databricks.TableName {
 	return databricks.TableName{Catalog: t.Catalog, Schema: t.Schema,
 		Table: t.Table + "__zbrecover_" + unsafeRun.ReplaceAllString(strings.ToLower(run), "_")}
-}
-
-// StagingCreateSQL creates the staging table, if missing, with the table's columns (as CTAS
-// gives them: no constraints, all nullable) and the batch number.
-func StagingCreateSQL(target, staging databricks.TableName) string {
-	return "CREATE TABLE IF NOT EXISTS " + staging.SQL() + " AS SELECT *, CAST(NULL AS BIGINT) AS " + schemadiff.QuoteIdent(batchColumn) +
-		" FROM " + target.SQL() + " WHERE 1 = 0"
-}
-
-// StagingDropSQL drops the staging table.
-func StagingDropSQL(staging databricks.TableName) string {
-	return "DROP TABLE IF EXISTS " + staging.SQL()
-}
-
-// MergeSQL is the one statement that moves the staged records into the table: the staging
-// rows ranked per key by the rule (ROW_NUMBER, since an insert-only MERGE inserts every
-// source row of a key it does not match), the first of each inserted when the table holds no
-// row with that key. The insert names the table's columns (INSERT (c, …) VALUES
-// (zb_source.c, …)): with schema auto-merge on, INSERT * would add the source's helper
-// columns to the table.
-func MergeSQL(target, staging databricks.TableName, d Dedupe) string {
-	part := make([]string, len(d.Key))
-	on := make([]string, len(d.Key))
-	for i, k := range d.Key {
-		q := schemadiff.QuoteIdent(k)
-		part[i] = q
-		on[i] = "zb_target." + q + " IS NOT DISTINCT FROM zb_source." + q
-	}
-	order := ""
-	if d.Order != "" {
-		dir := " DESC NULLS LAST, "
-		if d.Ascending {
-			dir = " ASC NULLS LAST, "
-		}
-		order = schemadiff.QuoteIdent(d.Order) + dir
-	}
-	order += schemadiff.QuoteIdent(batchColumn)
-	cols := make([]string, len(d.Columns))
-	vals := make([]string, len(d.Columns))
-	for i, c := range d.Columns {
-		cols[i] = schemadiff.QuoteIdent(c)
-		vals[i] = "zb_source." + cols[i]
-	}
-	return "MERGE INTO " + target.SQL() + " AS zb_target USING (SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY " +
-		strings.Join(part, ", ") + " ORDER BY " + order + ") AS " + schemadiff.QuoteIdent(rankColumn) + " FROM " + staging.SQL() +
-		") AS zb_ranked WHERE " + schemadiff.QuoteIdent(rankColumn) + " = 1) AS zb_source ON " + strings.Join(on, " AND ") +
-		" WHEN NOT MATCHED THEN INSERT (" + strings.Join(cols, ", ") + ") VALUES (" + strings.Join(vals, ", ") + ")"
-}
-
-// StagingCopySQL turns a batch's COPY INTO the table into the same COPY INTO the staging
-// table, with the batch number as a column.
-func StagingCopySQL(stmt string, target, staging databricks.TableName, batch int) (string, error) {
-	tag := fmt.Sprintf("CAST(%d AS BIGINT) AS %s, ", batch, schemadiff.QuoteIdent(batchColumn))
-	head := "COPY INTO " + target.SQL() + " FROM "
-	if !strings.HasPrefix(stmt, head) {
-		return "", fmt.Errorf("batch %d: the statement does not load %s", batch, target)
-	}
-	rest := stmt[len(head):]
-	into := "COPY INTO " + staging.SQL() + " FROM "
-	if strings.HasPrefix(rest, "(SELECT ") {
-		return into + "(SELECT " + tag + rest[len("(SELECT "):], nil
-	}
-	n := stringLiteralLen(rest)
-	if n == 0 {
-		return "", fmt.Errorf("batch %d: cannot read the statement's source folder", batch)
-	}
-	return into + "(SELECT " + tag + "* FROM " + rest[:n] + ")" + rest[n:], nil
-}
-
-// stringLiteralLen returns the length of the QuoteString literal s starts with, 0 if none.
-func stringLiteralLen(s string) int {
-	if !strings.HasPrefix(s, "'") {
-		return 0
-	}
-	for i := 1; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case '\'':
-			return i + 1
-		}
-	}
-	return 0
 }
 
 // MergeReport is what the MERGE of a load by key did.
@@ -227,17 +139,21 @@ func (r *runner) dedupeStart(ctx context.Context, st *journal.State, newBatches 
 		r.rep.Merge.Dropped = false
 	}
 	if !r.rep.Merge.Dropped {
-		if _, err := r.d.Warehouse.QueryAll(ctx, StagingCreateSQL(d.target, d.staging)); err != nil {
+		if _, err := r.d.Warehouse.QueryAll(ctx, sqlstmt.StagingCreate(d.target, d.staging)); err != nil {
 			return nil, fmt.Errorf("create the staging table %s: %w", d.staging, err)
 		}
 	}
 	out := make([]Batch, len(newBatches))
 	for i, b := range newBatches {
-		sql, err := StagingCopySQL(b.SQL, d.target, d.staging, base+i+1)
-		if err != nil {
-			return nil, err
+		// The same statement, rendered from its parts into the staging table with the batch
+		// number as a column.
+		names := make([]string, len(b.Files))
+		for j, f := range b.Files {
+			names[j] = strings.TrimPrefix(f.Key, b.Folder)
 		}
-		b.SQL = sql
+		staged := r.o.Stage != nil
+		b.SQL = stagingCopySQL(d.staging, base+i+1, r.p.Source, staged, b.Folder, b.Select, names, false)
+		b.ValidateSQL = stagingCopySQL(d.staging, base+i+1, r.p.Source, staged, b.Folder, b.Select, names, true)
 		out[i] = b
 	}
 	r.table = d.staging
@@ -300,7 +216,7 @@ func (r *runner) dedupeFinish(ctx context.Context) error {
 // its result.
 func (r *runner) sendMerge(ctx context.Context) error {
 	d, mr := r.dd, r.rep.Merge
-	sql := MergeSQL(d.target, d.staging, d.cfg)
+	sql := sqlstmt.Merge(d.target, d.staging, sqlstmt.MergeSpec{Key: d.cfg.Key, Order: d.cfg.Order, Ascending: d.cfg.Ascending, Columns: d.cfg.Columns})
 	backoff := r.o.Backoff
 	target := &history{wh: r.d.Warehouse, table: d.target, retries: r.o.HistoryRetries, backoff: r.o.Backoff}
 	for attempt := 1; ; attempt++ {
@@ -352,7 +268,7 @@ func (r *runner) sendMerge(ctx context.Context) error {
 // fatal: the rows are in the table, and the next reload of the table drops it.
 func (r *runner) dropStaging(ctx context.Context) error {
 	d, mr := r.dd, r.rep.Merge
-	if _, err := r.d.Warehouse.QueryAll(ctx, StagingDropSQL(d.staging)); err != nil {
+	if _, err := r.d.Warehouse.QueryAll(ctx, sqlstmt.StagingDrop(d.staging)); err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("drop the staging table %s: %w", d.staging, ErrInterrupted)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/schemadiff"
+	"github.com/zbrecover/zbrecover/sqlstmt"
 )
 
 // Errors Execute returns (wrapped); cmd maps them to exit codes with errors.Is.
@@ -163,14 +164,15 @@ func Execute(ctx context.Context, p *Prepared) (*Report, error) {
 		return r.rep, nil
 	}
 	// Preflight: every statement this process may send, before anything is written.
-	var toSend []string
+	var toSend []string // their VALIDATE ALL forms
 	if st != nil {
+		r.st = st
 		for _, b := range st.Remaining() {
-			toSend = append(toSend, r.statementOf(b))
+			toSend = append(toSend, r.statementOf(b, true))
 		}
 	}
 	for _, b := range newBatches {
-		toSend = append(toSend, b.SQL)
+		toSend = append(toSend, b.ValidateSQL)
 	}
 	r.props = r.properties(ctx)
 	if r.props != nil && len(toSend) > 0 {
@@ -244,12 +246,18 @@ func (r *runner) files(b *Batch) []journal.File {
 	return out
 }
 
-// statementOf is the statement batch b sends now: rendered against this process's source
-// when the journal keeps what renders it, else the statement it was planned with.
-func (r *runner) statementOf(b *journal.BatchState) string {
-	if b.Attempts > 0 || !r.p.sourceChanged || r.st != nil && r.st.Merge != nil {
-		if b.Intent != nil {
-			return b.Intent.SQL
+// statementOf is the statement batch b sends now (validate: its VALIDATE ALL form), rendered
+// from the parts the journal keeps against this process's source; a batch already sent is
+// sent again exactly as before (its source cannot have changed since). A journal of an
+// earlier version that kept only the statement gives that statement.
+func (r *runner) statementOf(b *journal.BatchState, validate bool) string {
+	if b.Attempts > 0 && !validate && b.Intent != nil {
+		return b.Intent.SQL
+	}
+	sel, ok := r.selectOf(b)
+	if !ok {
+		if validate {
+			return validateOf(b.SQL)
 		}
 		return b.SQL
 	}
@@ -258,10 +266,11 @@ func (r *runner) statementOf(b *journal.BatchState) string {
 	for i, f := range b.Files {
 		names[i] = strings.TrimPrefix(strings.TrimPrefix(f.Key, r.p.Plan.Prefix), folder)
 	}
-	if sel, ok := r.selectOf(b); ok {
-		return CopySQL(r.p.tgt.Name, r.p.Source, r.o.Stage != nil, folder, sel, names, false)
+	staged := r.o.Stage != nil
+	if r.st != nil && r.st.Merge != nil {
+		return stagingCopySQL(StagingTable(r.p.tgt.Name, r.st.Run), b.Batch, r.p.Source, staged, folder, sel, names, validate)
 	}
-	return b.SQL
+	return CopySQL(r.p.tgt.Name, r.p.Source, staged, folder, sel, names, validate)
 }
 
 // selectOf returns the batch's projection as planned, and false for journals of earlier
@@ -308,7 +317,7 @@ func (r *runner) execute(ctx context.Context, st *journal.State, newBatches []Ba
 		}
 		for _, b := range st.Remaining() {
 			w := r.workOf(b)
-			w.sql = r.statementOf(b)
+			w.sql = r.statementOf(b, false)
 			todo = append(todo, w)
 		}
 	}
@@ -736,7 +745,7 @@ func (r *runner) noteForeign(cs *commits) {
 
 // properties reads the table's properties (SHOW TBLPROPERTIES); nil when they cannot be read.
 func (r *runner) properties(ctx context.Context) map[string]string {
-	res, err := r.d.Warehouse.QueryAll(ctx, "SHOW TBLPROPERTIES "+r.p.tgt.Name.SQL())
+	res, err := r.d.Warehouse.QueryAll(ctx, sqlstmt.Properties(r.p.tgt.Name))
 	if err != nil {
 		r.log.Debug("could not read the table's properties", "error", err)
 		return nil
@@ -870,17 +879,18 @@ func (r *runner) preflight(ctx context.Context, stmts []string) error {
 		return fmt.Errorf("%w: %v", ErrValidate, err)
 	}
 	if r.o.NoValidate {
-		return check(validateOf(stmts[0]))
+		return check(stmts[0])
 	}
 	for _, s := range stmts {
-		if err := check(validateOf(s)); err != nil {
+		if err := check(s); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// validateOf turns a load statement into its VALIDATE ALL form.
+// validateOf turns a load statement of a journal of an earlier version (which kept only
+// the statement) into its VALIDATE ALL form.
 func validateOf(stmt string) string {
 	return strings.Replace(stmt, " FILEFORMAT = PARQUET FILES = (", " FILEFORMAT = PARQUET VALIDATE ALL FILES = (", 1)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zbrecover/zbrecover/databricks"
+	"github.com/zbrecover/zbrecover/sqlstmt"
 )
 
 // Commit is one row of DESCRIBE HISTORY, as reload reads it.
@@ -84,11 +85,6 @@ func (c Commit) RemovesRows() bool {
 	return true
 }
 
-// HistorySQL is the statement that reads the table's newest commits.
-func HistorySQL(t databricks.TableName, limit int64) string {
-	return fmt.Sprintf("DESCRIBE HISTORY %s LIMIT %d", t.SQL(), limit)
-}
-
 // ParseHistory reads DESCRIBE HISTORY rows, looking columns up by name (the column set
 // differs between runtimes). Values are read tolerantly: numbers as int64, float or string;
 // times as time.Time or text; operationMetrics and operationParameters as a JSON object or
@@ -149,7 +145,7 @@ func (h *history) latest(ctx context.Context) (int64, error) {
 			}
 			wait *= 2
 		}
-		res, err := h.wh.QueryAll(ctx, HistorySQL(h.table, 1))
+		res, err := h.wh.QueryAll(ctx, sqlstmt.History(h.table, 1))
 		if err == nil {
 			var cs []Commit
 			if cs, err = ParseHistory(res); err == nil {
@@ -237,7 +233,7 @@ func (h *history) query(ctx context.Context, n int64) (*databricks.Result, error
 			}
 			wait *= 2
 		}
-		res, err := h.wh.QueryAll(ctx, HistorySQL(h.table, n))
+		res, err := h.wh.QueryAll(ctx, sqlstmt.History(h.table, n))
 		if err == nil {
 			return res, nil
 		}

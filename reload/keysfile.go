@@ -15,6 +15,7 @@ import (
 	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/keyfile"
 	"github.com/zbrecover/zbrecover/schemadiff"
+	"github.com/zbrecover/zbrecover/sqlstmt"
 	"github.com/zbrecover/zbrecover/storage"
 )
 
@@ -168,7 +169,7 @@ func keysFileSource(url string, n int) KeySource {
 	for i := range exprs {
 		exprs[i] = fmt.Sprintf("k%d", i)
 	}
-	return KeySource{File: url, Exprs: exprs}
+	return sqlstmt.KeySource{File: url, Exprs: exprs}
 }
 
 func randomHex(n int) string {

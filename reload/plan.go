@@ -13,6 +13,7 @@ import (
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/schemadiff"
+	"github.com/zbrecover/zbrecover/sqlstmt"
 	"github.com/zbrecover/zbrecover/storage"
 )
 
@@ -245,16 +246,27 @@ func joinFolder(base, rel string) string {
 // URL the statements read. From a staging location (staged) names and folders are the
 // staged ones (StagedKey).
 func CopySQL(t databricks.TableName, source string, staged bool, folder, sel string, names []string, validate bool) string {
-	if staged {
-		folder = stagedFolder(folder)
-		out := make([]string, len(names))
-		for i, n := range names {
-			out[i] = stagedElement(n)
-		}
-		names = out
+	folder, names = stagedNames(staged, folder, names)
+	return sqlstmt.CopyInto(t, joinFolder(source, folder), sel, names, validate)
+}
+
+// stagingCopySQL is CopySQL into a load by key's staging table, the batch number a column.
+func stagingCopySQL(staging databricks.TableName, batch int, source string, staged bool, folder, sel string, names []string, validate bool) string {
+	folder, names = stagedNames(staged, folder, names)
+	return sqlstmt.CopyIntoStaging(staging, batch, joinFolder(source, folder), sel, names, validate)
+}
+
+// stagedNames are a batch's folder and names as a statement names them: from a staging
+// location, the staged ones (StagedKey).
+func stagedNames(staged bool, folder string, names []string) (string, []string) {
+	if !staged {
+		return folder, names
 	}
-	ci := schemadiff.CopyInto{Table: t.SQL(), Folder: joinFolder(source, folder), Select: sel, Files: names, Validate: validate}
-	return ci.SQL()
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = stagedElement(n)
+	}
+	return stagedFolder(folder), out
 }
 
 // StagedKey is the key a fallback file (key relative to the fallback folder) is staged

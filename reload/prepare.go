@@ -341,3 +341,19 @@ func (p *Prepared) SetIdentity(identity string, h journal.Header) {
 	p.d.Identity = identity
 	p.o.Header = h
 }
+
+// stringLiteralLen returns the length of the QuoteString literal s starts with, 0 if none.
+func stringLiteralLen(s string) int {
+	if !strings.HasPrefix(s, "'") {
+		return 0
+	}
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '\'':
+			return i + 1
+		}
+	}
+	return 0
+}

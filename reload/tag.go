@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/zbrecover/zbrecover/databricks"
-	"github.com/zbrecover/zbrecover/schemadiff"
+	"github.com/zbrecover/zbrecover/sqlstmt"
 )
 
 // A commit tag ties a commit to the statement that made it: before each load, on the
@@ -21,12 +21,7 @@ import (
 // identity and row count only when exactly one candidate remains (weaker evidence).
 
 // tagKey is the session configuration Delta copies into each commit's userMetadata.
-const tagKey = "spark.databricks.delta.commitInfo.userMetadata"
-
-// TagSQL sets the commit tag of the session's next commits ("" clears it).
-func TagSQL(tag string) string {
-	return "SET " + tagKey + " = " + schemadiff.QuoteString(tag)
-}
+const tagKey = sqlstmt.TagKey
 
 // Tag is the commit tag of one attempt of one batch of a run.
 func Tag(run string, batch, attempt int) string {
@@ -51,10 +46,10 @@ func tagRun(tag string) (string, bool) {
 // ProbeTagging reports whether the warehouse takes a commit tag on a session: it sets (and
 // clears) the tag on s, and returns the refusal when it does not. Doctor and reload use it.
 func ProbeTagging(ctx context.Context, s Warehouse, run string) error {
-	if _, err := s.QueryAll(ctx, TagSQL("zbrecover:"+run+":probe")); err != nil {
+	if _, err := s.QueryAll(ctx, sqlstmt.SetTag("zbrecover:"+run+":probe")); err != nil {
 		return err
 	}
-	_, err := s.QueryAll(ctx, TagSQL(""))
+	_, err := s.QueryAll(ctx, sqlstmt.SetTag(""))
 	return err
 }
 
@@ -121,7 +116,7 @@ func (r *runner) load(ctx context.Context, stmt, tag string) (*databricks.Result
 			return nil, err
 		}
 	}
-	if _, err := r.session.QueryAll(ctx, TagSQL(tag)); err != nil {
+	if _, err := r.session.QueryAll(ctx, sqlstmt.SetTag(tag)); err != nil {
 		r.closeSession()
 		return nil, &notSent{err}
 	}

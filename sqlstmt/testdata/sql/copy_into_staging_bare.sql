@@ -1,0 +1,1 @@
+COPY INTO `main`.`sales`.`orders__zbrecover_20261201t101500z_1a2b3c4d` FROM (SELECT CAST(2 AS BIGINT) AS `__zbrecover_batch`, * FROM 's3://lake/orders/_zerobus/table_rejected_parquets/2026/01/0\'1\\/') FILEFORMAT = PARQUET FILES = ('part-1.parquet', 'it\'s.parquet', 'back\\slash.parquet') COPY_OPTIONS ('mergeSchema' = 'false')

@@ -1,0 +1,1 @@
+DESCRIBE TABLE EXTENDED `main`.`sa``les`.`or ders` AS JSON

@@ -1,0 +1,1 @@
+DESCRIBE HISTORY `main`.`sa``les`.`or ders` LIMIT 1000

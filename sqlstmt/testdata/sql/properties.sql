@@ -1,0 +1,1 @@
+SHOW TBLPROPERTIES `main`.`sa``les`.`or ders`

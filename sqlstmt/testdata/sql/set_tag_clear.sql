@@ -1,0 +1,1 @@
+SET spark.databricks.delta.commitInfo.userMetadata = ''

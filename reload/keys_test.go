@@ -27,4 +27,3 @@ func TestParseKeys(t *testing.T) {
 		}
 	}
 }
-

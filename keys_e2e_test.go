@@ -157,7 +157,7 @@ func dedupeArgs(r *recovery, extra ...string) []string {
 func TestKeysInspectOverlap(t *testing.T) {
 	k := newKeyed(t)
 	before := len(k.ws.Statements())
-	code, out, errOut := runZbrecover(t, "-o", "json", "inspect", k.table, "--from", "warehouse", "--key", "id")
+	code, out, errOut := runZbrecover(t, "-o", "json", "inspect", k.table, "--from", "warehouse", "--key", "id", "--stage-to", "/Volumes/main/sales/staging/keys")
 	if code != 3 { // the old group still needs --rename: the measure is made all the same
 		t.Fatalf("inspect: exit %d\n%s", code, errOut)
 	}
@@ -217,7 +217,7 @@ func TestKeysInspectOverlap(t *testing.T) {
 		t.Errorf("%d statements read the files' keys, want 1", reads)
 	}
 	// The text form says the same.
-	_, out, _ = runZbrecover(t, "inspect", k.table, "--from", "warehouse", "--key", "id")
+	_, out, _ = runZbrecover(t, "inspect", k.table, "--from", "warehouse", "--key", "id", "--stage-to", "/Volumes/main/sales/staging/keys")
 	if !strings.Contains(out, fmt.Sprintf("%d records with a key already in the table", want["records_key_in_table"])) ||
 		!strings.Contains(out, fmt.Sprintf("%d new", want["records_new"])) {
 		t.Errorf("text report:\n%s", out)
@@ -419,7 +419,7 @@ func TestKeysComposite(t *testing.T) {
 	exec("INSERT INTO main.sales.events VALUES (2, 'us', 0, 'published')")
 
 	const key = "`order id`,`re``gion`"
-	code, out, errOut := runZbrecover(t, "-o", "json", "inspect", table, "--from", "warehouse", "--key", key)
+	code, out, errOut := runZbrecover(t, "-o", "json", "inspect", table, "--from", "warehouse", "--key", key, "--stage-to", "/Volumes/main/sales/staging/keys")
 	var doc struct {
 		Keys struct {
 			Total map[string]float64 `json:"total"`

@@ -70,6 +70,8 @@ type Client struct {
 	api *client.DatabricksClient
 	// transport carries every request (REST and SQL) and reports an unreachable workspace.
 	transport http.RoundTripper
+	catalogs  catalog.CatalogsInterface
+	schemas   catalog.SchemasInterface
 	tables    catalog.TablesInterface
 	creds     catalog.TemporaryTableCredentialsInterface
 	opts      Options
@@ -180,6 +182,8 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		cfg:       cfg,
 		api:       api,
 		transport: reach,
+		catalogs:  catalog.NewCatalogs(api),
+		schemas:   catalog.NewSchemas(api),
 		tables:    catalog.NewTables(api),
 		creds:     catalog.NewTemporaryTableCredentials(api),
 		opts:      opts,

@@ -85,6 +85,12 @@ func TestRegionDiscovery(t *testing.T) {
 	if c := srv.Counts(); c.Other != 1 {
 		t.Errorf("discovery made %d bucket requests, want 1 (%s)", c.Other, c)
 	}
+	// The bucket's region is asked once: another root in the bucket costs no request.
+	srv.ResetCounts()
+	b = open(t, srv, srv.URLFor("q"), func(c *storage.Config) { c.S3Region = "" })
+	if b.Region() != "eu-west-3" || srv.Counts().Other != 0 {
+		t.Errorf("second root in the bucket: Region() = %q after %d bucket requests, want eu-west-3 after none", b.Region(), srv.Counts().Other)
+	}
 	// An explicit region wins and costs no request.
 	srv.ResetCounts()
 	b = open(t, srv, srv.URLFor("p"), func(c *storage.Config) { c.S3Region = "ap-south-1" })

@@ -38,6 +38,9 @@ var importRules = []importRule{
 	// warehouse and the journal are its callers' business.
 	{dir: "keyfile", forbidden: []string{mod + "cmd", mod + "reload", mod + "cleanup", mod + "journal", mod + "databricks", mod + "target", "github.com/spf13/cobra"}},
 	{dir: "reload", forbidden: []string{mod + "cmd", mod + "cleanup", "github.com/spf13/cobra"}},
+	// scan lists catalogs and fallback folders: it reads no footer (inspect, keyfile) and never
+	// reaches what loads, records or deletes.
+	{dir: "scan", forbidden: []string{mod + "cmd", mod + "reload", mod + "cleanup", mod + "journal", mod + "inspect", mod + "keyfile", "github.com/spf13/cobra"}},
 	{dir: "journal", only: []string{mod + "storage", mod + "internal/redact"}},
 	{dir: "cleanup", only: []string{mod + "journal", mod + "storage", mod + "internal/redact", mod + "internal/fallback"}},
 	{dir: "internal/redact", only: []string{}},
@@ -72,6 +75,7 @@ func TestImportRulesCatchViolations(t *testing.T) {
 	write("cleanup/c.go", "package cleanup\nimport _ \""+mod+"inspect\"\n")
 	write("cleanup/c_test.go", "package cleanup\nimport _ \""+mod+"reload\"\n") // tests may import anything
 	write("target/t.go", "package target\nimport _ \""+mod+"inspect/sub\"\n")
+	write("scan/s.go", "package scan\nimport (\n\t_ \""+mod+"target\"\n\t_ \""+mod+"journal\"\n)\n")
 	for _, c := range []struct {
 		dir  string
 		want string
@@ -79,6 +83,7 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"journal", "journal/j.go imports " + mod + "databricks"},
 		{"cleanup", "cleanup/c.go imports " + mod + "inspect"},
 		{"target", "target/t.go imports " + mod + "inspect/sub"},
+		{"scan", "scan/s.go imports " + mod + "journal"},
 	} {
 		var rule importRule
 		for _, r := range importRules {

@@ -56,7 +56,7 @@ func (r *Report) CountsText() string {
 		s += fmt.Sprintf("; %d not matching the table pattern", t.NotMatched)
 	}
 	if t.Unlisted > 0 {
-		s += fmt.Sprintf("; %d catalogs or schemas not listed", t.Unlisted)
+		s += "; " + unlistedText(t.Unlisted) + " not listed"
 	}
 	return s
 }
@@ -116,6 +116,14 @@ func (r *Report) WriteText(w io.Writer) error {
 		ew.printf("\n%s clean (no parked files).\n", plural(t.Clean, "table"))
 	}
 	return ew.err
+}
+
+// unlistedText is "1 catalog or schema", "2 catalogs or schemas".
+func unlistedText(n int) string {
+	if n == 1 {
+		return "1 catalog or schema"
+	}
+	return strconv.Itoa(n) + " catalogs or schemas"
 }
 
 func (u Unlisted) where() string {

@@ -111,6 +111,10 @@ type Options struct {
 	// concurrently. An error stops the scan and is returned.
 	OnTable    func(Table) error
 	OnUnlisted func(Unlisted) error
+	// Progress, when set, is called after each table with the tables scanned so far and the
+	// tables to scan listed so far (a total that grows while Unity Catalog is listed), from
+	// the same goroutine as OnTable.
+	Progress func(scanned, listed int)
 }
 
 // DefaultConcurrency is the number of tables scanned at once when Options.Concurrency is 0.
@@ -611,6 +615,12 @@ func (s *scanner) collect(ev event) error {
 		tot.Files += t.Files
 		tot.Bytes += t.Bytes
 		tot.YoungFiles += t.YoungFiles
+		if s.opts.Progress != nil {
+			scanned, listed := tot.Scanned, tot.Listed-tot.NotMatched-tot.Skipped
+			s.mu.Unlock()
+			s.opts.Progress(scanned, listed)
+			s.mu.Lock()
+		}
 	case ev.unlisted != nil:
 		s.rep.Unlisted = append(s.rep.Unlisted, *ev.unlisted)
 		s.rep.Totals.Unlisted++

@@ -357,5 +357,5 @@ func (d *adaptive) Copy(ctx context.Context, srcKey, dstKey string, cond Precond
 // WithSharedAdaptive returns b with its requests in flight limited by a, which other
 // backends may share: one limit over the storage of many tables (a scan opens a backend per
 // table root), where WithAdaptive makes one per backend. Put it under WithRetry, as
-// WithAdaptive, and feed the retries to a with a.OnRetry.
+// WithAdaptive, so that every attempt is seen.
 func WithSharedAdaptive(b Backend, a *Adaptive) Backend { return &adaptive{inner: b, a: a} }

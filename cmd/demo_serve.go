@@ -52,7 +52,8 @@ table, whose root may be read by path. Each schema of a registered table gets th
 <catalog>.<schema>.staging. The rows already in a registered table's data files are not
 loaded: in the warehouse the table starts empty. --tables-from registers many tables at once
 (a scan of hundreds can be tried): a directory whose <catalog>/<schema>/<table>/ folders are
-table roots, or a file of c.s.t=ROOT lines.
+table roots, or a file of c.s.t=ROOT lines. A ROOT may be a cloud URL, read with the
+global storage flags (--s3-endpoint, …) and the store's own credentials.
 
 --log FILE appends one JSON line per statement: its text, outcome, error class, SQLSTATE
 and rows.
@@ -90,7 +91,7 @@ func demoServe(ctx context.Context, o *DemoServeOptions) error {
 		}
 		regs = append(regs, reg{name, root, i < len(o.Tables)})
 	}
-	opts := workspace.Options{Addr: o.Listen, Token: o.Token, WarehouseID: o.WarehouseID}
+	opts := workspace.Options{Addr: o.Listen, Token: o.Token, WarehouseID: o.WarehouseID, Storage: demoServeStorage(o.F)}
 	var logFile *os.File
 	if o.Log != "" {
 		var err error

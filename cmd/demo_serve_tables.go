@@ -7,8 +7,19 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/zbrecover/zbrecover/storage"
+
+	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
 	"github.com/zbrecover/zbrecover/internal/workspace"
 )
+
+// demoServeStorage opens the tables whose root is a cloud URL for the local warehouse, with
+// the global storage flags and the store's own credentials.
+func demoServeStorage(f *Factory) fakewarehouse.StorageOpener {
+	return func(ctx context.Context, url string) (storage.Backend, error) {
+		return f.Registry().Open(ctx, url, f.Global.StorageConfig())
+	}
+}
 
 // tablesFromHelp is the help of --tables-from.
 const tablesFromHelp = "register the tables `PATH` names: a directory of <catalog>/<schema>/<table>/ roots (managed), " +

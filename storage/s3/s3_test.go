@@ -3,6 +3,7 @@ package s3_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -307,5 +308,36 @@ func TestCreateOnlyError(t *testing.T) {
 	}
 	if msg := err.Error(); !strings.Contains(msg, "s3://"+srv.Bucket+"/p/k") || !strings.Contains(msg, "PreconditionFailed") || strings.Contains(msg, "<nil>") {
 		t.Errorf("error %q", msg)
+	}
+}
+
+// TestRegionDiscoveryOnce: roots in one bucket opened at the same time ask its region once.
+func TestRegionDiscoveryOnce(t *testing.T) {
+	srv := s3test.NewServer(t, s3test.WithBucketRegion("eu-north-1"))
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cfg := srv.Config()
+			cfg.S3Region = ""
+			loc, err := storage.Parse(srv.URLFor(fmt.Sprintf("t%d", i)))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			b, err := s3.New(context.Background(), loc, cfg)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if b.Region() != "eu-north-1" {
+				t.Errorf("Region() = %q", b.Region())
+			}
+		}()
+	}
+	wg.Wait()
+	if c := srv.Counts(); c.Other != 1 {
+		t.Errorf("16 roots opened at once made %d bucket requests, want 1", c.Other)
 	}
 }

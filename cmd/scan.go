@@ -241,15 +241,22 @@ func scanScopeText(o *ScanOptions) string {
 }
 
 // scanOpener opens each listed table's storage with the credentials r chooses (as inspect
-// does), every table's backend under one adaptive limit of --concurrency, under retry.
+// does), every table's backend under one adaptive limit of --concurrency, under retry, and
+// over one HTTP transport.
 func (f *Factory) scanOpener(r *target.Resolver) scan.Opener {
 	lim := f.newAdaptive()
+	transport := storage.SharedTransport(f.Global.Concurrency)
 	r.Open = func(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
 		if err := checkLocalDir(loc); err != nil {
 			return nil, err
 		}
 		if cfg.Logger == nil {
 			cfg.Logger = f.Logger
+		}
+		if cfg.Transport == nil {
+			// One transport for every table: the connections to a store are reused from
+			// table to table instead of opened (and TLS-negotiated) for each.
+			cfg.Transport = transport
 		}
 		b, err := f.Registry().OpenLocation(ctx, loc, cfg)
 		if err != nil {

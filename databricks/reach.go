@@ -132,15 +132,20 @@ func dnsReason(e *net.DNSError) string {
 	return strings.ReplaceAll(e.Err, "connection refused", "the DNS server refused the query")
 }
 
+// maxIdlePerHost is the most idle connections to the workspace kept for reuse.
+const maxIdlePerHost = 64
+
 // defaultTransport is the SDK's default transport with DialTimeout for connections and TLS
-// handshakes.
+// handshakes, keeping up to maxIdlePerHost idle connections to the workspace (the SDK keeps
+// GOMAXPROCS+1): a scan vends credentials for dozens of tables at once, and every connection
+// beyond those kept would be closed after its request and dialled (and TLS-negotiated) again.
 func defaultTransport() *http.Transport {
 	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: DialTimeout, KeepAlive: 30 * time.Second}).DialContext,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          100,
-		MaxIdleConnsPerHost:   runtime.GOMAXPROCS(0) + 1,
+		MaxIdleConnsPerHost:   max(runtime.GOMAXPROCS(0)+1, maxIdlePerHost),
 		IdleConnTimeout:       180 * time.Second,
 		TLSHandshakeTimeout:   DialTimeout,
 		ExpectContinueTimeout: time.Second,

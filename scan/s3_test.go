@@ -18,7 +18,7 @@ import (
 const ucToken = "dapi000000000000000000000000000000cafe"
 
 // isolate hides the machine's Databricks and cloud settings from the test.
-func isolate(t *testing.T) {
+func isolate(t testing.TB) {
 	t.Helper()
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
@@ -76,7 +76,9 @@ func TestS3RequestsPerTable(t *testing.T) {
 		Workspace: ws,
 		Env:       databricks.OSEnv(),
 	}
-	open := func(ctx context.Context, e databricks.TableEntry) (*target.Target, error) { return r.ResolveListed(ctx, e, target.Read) }
+	open := func(ctx context.Context, e databricks.TableEntry) (*target.Target, error) {
+		return r.ResolveListed(ctx, e, target.Read)
+	}
 	s3srv.ResetCounts()
 	rep, err := Run(context.Background(), client, open, Options{Scope: Scope{Catalog: "main"}, Concurrency: 8})
 	if err != nil {

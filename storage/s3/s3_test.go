@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -339,5 +341,39 @@ func TestRegionDiscoveryOnce(t *testing.T) {
 	wg.Wait()
 	if c := srv.Counts(); c.Other != 1 {
 		t.Errorf("16 roots opened at once made %d bucket requests, want 1", c.Other)
+	}
+}
+
+// TestSharedTransport: backends opened one after the other over one storage.SharedTransport
+// reuse its connection: ten roots listed in turn open one connection to the store.
+func TestSharedTransport(t *testing.T) {
+	srv := s3test.NewServer(t)
+	var conns atomic.Int64
+	front := httptest.NewUnstartedServer(srv.Front)
+	front.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	front.Start()
+	t.Cleanup(front.Close)
+	tr := storage.SharedTransport(8)
+	for i := range 10 {
+		cfg := srv.Config()
+		cfg.S3Endpoint, cfg.Transport = front.URL, tr
+		loc, err := storage.Parse(srv.URLFor(fmt.Sprintf("t%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := s3.New(context.Background(), loc, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.List(context.Background(), "", func(storage.ObjectInfo) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("10 backends listed in turn opened %d connections, want 1", n)
 	}
 }

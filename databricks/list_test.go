@@ -4,7 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/zbrecover/zbrecover/databricks/uctest"
@@ -151,3 +156,50 @@ func TestListErrors(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+// TestIdleConnectionsKept: connections to the workspace opened for requests made at once are
+// kept for the next ones (a scan vends credentials for dozens of tables at once), not closed
+// beyond the SDK's GOMAXPROCS+1.
+func TestIdleConnectionsKept(t *testing.T) {
+	cleanEnv(t)
+	uc := uctest.NewHandler(goodToken)
+	ordersTable(uc)
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(uc)
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	t.Setenv("DATABRICKS_HOST", srv.URL)
+	t.Setenv("DATABRICKS_TOKEN", goodToken)
+	t.Setenv("DATABRICKS_RATE_LIMIT", "10000")
+	c, err := NewClient(context.Background(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	round := func() {
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for range 24 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				if _, err := c.Tables(context.Background(), "main", "sales"); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+	}
+	round()
+	first := conns.Load()
+	round()
+	if again := conns.Load() - first; again > 2 {
+		t.Errorf("the second round of 24 requests opened %d new connections (the first %d)", again, first)
+	}
+}

@@ -287,11 +287,13 @@ func TestScanDemoServe(t *testing.T) {
 			Oldest, Newest            *time.Time
 			OtherObjects              int64 `json:"other_objects"`
 		}
-		Totals map[string]any
+		Totals    map[string]any
+		ElapsedMS int64 `json:"elapsed_ms"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
+	t.Logf("scan of 298 tables (10,040 files): %d ms", doc.ElapsedMS)
 	parked, broken := map[string]bool{}, map[string]bool{}
 	for _, tb := range doc.Tables {
 		switch tb.Status {

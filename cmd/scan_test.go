@@ -167,6 +167,17 @@ func TestScanJSON(t *testing.T) {
 		o.Next != "zbrecover inspect --table main.sales.orders" || o.TableID == "" {
 		t.Errorf("orders %+v", o)
 	}
+	// Without an argument, every catalog: here main, whose schema hr cannot be listed.
+	code, out, errOut = run(t, "scan", "-o", "json")
+	var all struct {
+		Scope    string          `json:"scope"`
+		Unlisted []scan.Unlisted `json:"unlisted"`
+		Totals   scan.Totals     `json:"totals"`
+	}
+	if code != ExitOK || json.Unmarshal([]byte(out), &all) != nil || all.Scope != "" || all.Totals.Catalogs != 1 ||
+		all.Totals.Scanned != 9 || len(all.Unlisted) != 1 || all.Unlisted[0].Schema != "hr" {
+		t.Errorf("every catalog: exit %d, %+v\n%s", code, all, errOut)
+	}
 	// stderr holds only JSON lines.
 	for _, l := range strings.Split(strings.TrimSpace(errOut), "\n") {
 		if l != "" && !json.Valid([]byte(l)) {

@@ -8,9 +8,10 @@
 // Tables are scanned in parallel (Options.Concurrency at once), each through the backend
 // Opener returns: the caller chooses its credentials (vended READ credentials or the store's
 // own, as inspect does) and its decorators, typically one storage.Adaptive shared by every
-// table's backend (storage.WithSharedAdaptive) under a retry. A table that cannot be opened or
-// listed is reported with the reason, and the scan goes on; so does a catalog or schema whose
-// listing fails inside a wider scope. Only the listing of the scope itself (the named schema,
+// table's backend (storage.WithSharedAdaptive) under a retry, and one HTTP transport
+// (storage.SharedTransport) so that connections pass from table to table. A table that
+// cannot be opened or listed is reported with the reason, and the scan goes on; so does a
+// catalog or schema whose listing fails inside a wider scope. Only the listing of the scope itself (the named schema,
 // the named catalog's schemas, or the catalogs) stops the scan.
 //
 // scan never writes: not to storage, not to Unity Catalog.

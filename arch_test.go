@@ -33,7 +33,7 @@ type importRule struct {
 var importRules = []importRule{
 	{dir: ".", only: []string{"cmd"}},
 	{dir: "cmd", only: []string{"cleanup", "databricks", "delta", "doctor", "inspect", "internal/fallback", "internal/iostreams",
-		"internal/jsonout", "internal/redact", "internal/textsafe", "journal", "reload", "schemadiff", "sqlstmt", "storage", "storage/all", "target",
+		"internal/jsonout", "internal/redact", "internal/textsafe", "journal", "reload", "scan", "schemadiff", "sqlstmt", "storage", "storage/all", "target",
 		"internal/demo", "internal/workspace", "internal/fakewarehouse"}},
 	{dir: "schemadiff", only: []string{}},
 	{dir: "sqlstmt", only: []string{"schemadiff"}},
@@ -68,6 +68,9 @@ var importRules = []importRule{
 	{dir: "cleanup", only: []string{"journal", "storage", "internal/redact", "internal/fallback"}},
 	{dir: "target", only: []string{"databricks", "delta", "schemadiff", "storage", "internal/redact"}},
 	{dir: "reload", only: []string{"databricks", "inspect", "journal", "keyfile", "schemadiff", "sqlstmt", "storage", "target", "internal/fallback", "internal/redact"}},
+	// scan lists catalogs and fallback folders: it reads no footer (inspect, keyfile) and never
+	// reaches what loads, records or deletes.
+	{dir: "scan", only: []string{"databricks", "storage", "target", "internal/fallback", "internal/jsonout", "internal/redact", "internal/textsafe"}},
 	{dir: "doctor", only: []string{"databricks", "inspect", "reload", "schemadiff", "sqlstmt", "storage", "target", "internal/jsonout", "internal/redact"}},
 	{dir: "internal/fakewarehouse", only: []string{"delta", "inspect", "schemadiff", "storage", "storage/local", "internal/fakewarehouse/tcli"}},
 	{dir: "internal/fakewarehouse/tcli", only: []string{}},

@@ -57,8 +57,8 @@ Databricks workspace on 127.0.0.1 (SQL warehouse, Unity Catalog, volumes; what
 there (a rename, a dropped column, a wider decimal) and publishes a few of the parked records
 to the table, as at-least-once delivery does. Then it runs:
 
-  schema, inspect (the blocking diff, the table version each group matches, the fix) and
-  preview; the fix (ALTER TABLE, printed as SQL); reload (the managed path refused with
+  scan (which tables of the catalog hold parked files); schema, inspect (the blocking
+  diff, the table version each group matches, the fix) and preview; the fix (ALTER TABLE, printed as SQL); reload (the managed path refused with
   LOCATION_OVERLAP, then staged to a volume and verified); verify --key (the duplicate
   report) with --summary (the incident ticket's Markdown); cleanup --dry-run, then cleanup --yes; history.
 
@@ -196,6 +196,14 @@ func demoRun(ctx context.Context, o *DemoOptions) (err error) {
 	if err := exec(insert); err != nil {
 		return err
 	}
+
+	d.note("Rows are missing downstream. Which tables hold parked records? One listing of each table's\n" +
+		"# fallback folder, no file read (--exit-code: 6 when some table holds parked files, for a monitor):")
+	scanCode, err := d.step(nil, []int{ExitParked}, "scan", "main", "--exit-code")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "[exit status %d: %s]\n", scanCode, exitMeaning(scanCode))
 
 	d.note("The table as it is now, from Unity Catalog and its Delta log:")
 	if _, err := d.step(nil, []int{ExitOK}, "schema", demo.Table); err != nil {
@@ -473,6 +481,8 @@ func exitMeaning(code int) string {
 		return "verification failed"
 	case ExitPartial:
 		return "partial: some files are unreadable (the upload that was cut short), the rest are reported"
+	case ExitParked:
+		return "parked fallback files found"
 	case ExitInterrupted:
 		return "interrupted"
 	}

@@ -18,6 +18,7 @@ type DemoServeOptions struct {
 	F              *Factory
 	Tables         []string // c.s.t=ROOT, managed
 	ExternalTables []string // c.s.t=ROOT, external
+	TablesFrom     []string // directories or files of tables (workspace.ReadTableSpecs)
 	Volumes        []string // c.s.v
 	Listen         string
 	Log            string
@@ -50,7 +51,10 @@ reads inside it are refused (LOCATION_OVERLAP) as Unity Catalog may refuse them,
 warehouse's commits to it continue its Delta log. --external-table registers an EXTERNAL
 table, whose root may be read by path. Each schema of a registered table gets the volume
 <catalog>.<schema>.staging. The rows already in a registered table's data files are not
-loaded: in the warehouse the table starts empty.
+loaded: in the warehouse the table starts empty. --tables-from registers many tables at once
+(a scan of hundreds can be tried): a directory whose <catalog>/<schema>/<table>/ folders are
+table roots, or a file of c.s.t=ROOT lines. A ROOT may be a cloud URL, read with the
+global storage flags (--s3-endpoint, …) and the store's own credentials.
 
 --log FILE appends one JSON line per statement: its text, outcome, error class, SQLSTATE
 and rows.
@@ -97,6 +101,7 @@ committed now), GET|POST|DELETE triggers, and POST apply (a whole document).
 	fl := c.Flags()
 	fl.StringArrayVar(&o.Tables, "table", nil, "register the Delta table at ROOT as the managed table `c.s.t=ROOT` (repeatable)")
 	fl.StringArrayVar(&o.ExternalTables, "external-table", nil, "register the Delta table at ROOT as the external table `c.s.t=ROOT` (repeatable)")
+	fl.StringArrayVar(&o.TablesFrom, "tables-from", nil, tablesFromHelp)
 	fl.StringArrayVar(&o.Volumes, "volume", nil, "create the volume `c.s.v` (repeatable)")
 	fl.StringVar(&o.Listen, "listen", "127.0.0.1:0", "address to listen on")
 	fl.StringVar(&o.Log, "log", "", "append one JSON line per statement to `FILE`")
@@ -134,7 +139,7 @@ func demoServe(ctx context.Context, o *DemoServeOptions) error {
 		}
 		control = &c
 	}
-	opts := workspace.Options{Addr: o.Listen, Token: o.Token, WarehouseID: o.WarehouseID}
+	opts := workspace.Options{Addr: o.Listen, Token: o.Token, WarehouseID: o.WarehouseID, Storage: demoServeStorage(o.F)}
 	var logFile *os.File
 	if o.Log != "" {
 		var err error
@@ -153,6 +158,9 @@ func demoServe(ctx context.Context, o *DemoServeOptions) error {
 		if err := ws.RegisterTable(ctx, r.name, r.root, r.managed); err != nil {
 			return err
 		}
+	}
+	if err := registerTablesFrom(ctx, ws, o.TablesFrom, o.F.IO.ErrOut); err != nil {
+		return err
 	}
 	for _, v := range o.Volumes {
 		if _, err := ws.CreateVolume(v); err != nil {

@@ -37,6 +37,10 @@ func TestDemoEndToEnd(t *testing.T) {
 		"sql> ALTER TABLE main.sales.orders RENAME COLUMN customer_id TO customer_key;",
 		"sql> ALTER TABLE main.sales.orders DROP COLUMN status;",
 		"sql> ALTER TABLE main.sales.orders ALTER COLUMN amount TYPE DECIMAL(18,4);",
+		"$ zbrecover scan main --exit-code --no-progress\n",
+		"Tables with parked files: 1\n",
+		"  zbrecover inspect --table main.sales.orders\n",
+		"[exit status 6: parked fallback files found]",
 		"$ zbrecover schema " + table + " --no-progress\n",
 		"customer_key  string", // the table after the breaking change
 		"$ zbrecover inspect " + table + " --no-progress\n",

@@ -11,7 +11,7 @@ import (
 )
 
 // Exit codes, the same for every command. When several apply, the most urgent wins:
-// ExitVerify, then ExitSchema, then ExitPartial.
+// ExitVerify, then ExitSchema, then ExitParked, then ExitPartial.
 const (
 	ExitOK          = 0   // success, including "nothing to do"
 	ExitFailure     = 1   // any error not listed below
@@ -19,6 +19,7 @@ const (
 	ExitSchema      = 3   // the files' schema blocks the load
 	ExitVerify      = 4   // verification failed (row counts or keys do not match)
 	ExitPartial     = 5   // some files unreadable or failed, the rest done
+	ExitParked      = 6   // scan --exit-code: some table holds parked fallback files
 	ExitInterrupted = 130 // interrupted (Ctrl-C, SIGINT)
 	ExitTerminated  = 143 // terminated (SIGTERM)
 )
@@ -32,6 +33,7 @@ Exit status:
   3    the files' schema blocks the load
   4    verification failed
   5    partial: some files unreadable or failed, the rest done
+  6    scan --exit-code: some table holds parked fallback files
   130  interrupted (SIGINT, Ctrl-C)
   143  terminated (SIGTERM)`
 
@@ -109,14 +111,16 @@ func ExitCode(err error) int {
 	}
 }
 
-// MostUrgent returns the exit code that wins when several outcomes apply: 4, then 3, then 5,
-// then any other non-zero code.
+// MostUrgent returns the exit code that wins when several outcomes apply: 4, then 3, then 6,
+// then 5, then any other non-zero code.
 func MostUrgent(codes ...int) int {
 	rank := func(c int) int {
 		switch c {
 		case ExitVerify:
-			return 4
+			return 5
 		case ExitSchema:
+			return 4
+		case ExitParked:
 			return 3
 		case ExitPartial:
 			return 2

@@ -185,13 +185,19 @@ func (w *statusWriter) detach() {
 // Its changes are logged at -v: the first halving and the return to --concurrency always,
 // other changes at most once a second.
 func (f *Factory) adaptive(b storage.Backend) storage.Backend {
+	return storage.WithAdaptiveLimit(b, f.newAdaptive())
+}
+
+// newAdaptive returns an AIMD concurrency limit of at most --concurrency whose changes are
+// logged as adaptive says; scan shares one over every table's storage.
+func (f *Factory) newAdaptive() *storage.Adaptive {
 	var (
 		mu     sync.Mutex
 		last   time.Time
 		logged bool
 	)
 	maxLimit := max(f.Global.Concurrency, 1)
-	ab, _ := storage.WithAdaptive(b, storage.AdaptiveOptions{Max: maxLimit, Min: 1, OnChange: func(from, to int, cause error) {
+	return storage.NewAdaptive(storage.AdaptiveOptions{Max: maxLimit, Min: 1, OnChange: func(from, to int, cause error) {
 		mu.Lock()
 		now := time.Now()
 		show := !logged || to == maxLimit || now.Sub(last) >= time.Second
@@ -207,5 +213,4 @@ func (f *Factory) adaptive(b storage.Backend) storage.Backend {
 			f.Logger.Info("storage concurrency raised", "limit", to, "max", maxLimit)
 		}
 	}})
-	return ab
 }

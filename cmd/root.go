@@ -210,6 +210,7 @@ table after a breaking schema change, and parked as Parquet files under
 <table storage root>/_zerobus/table_rejected_parquets/.
 
 The recovery, in order (docs/runbook.md tells it step by step):
+  zbrecover scan [CATALOG]    which tables hold parked files, across a catalog or the workspace
   zbrecover doctor TARGET     check identity, warehouse, privileges and storage access for
                               every step of the recovery
   zbrecover inspect TARGET    what is parked: files, rows, schema variants, unreadable files,
@@ -240,10 +241,10 @@ record that Zerobus both published and parked can end up twice.
 		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
 			f.setJSONStderr(g.JSON() || g.Output == "jsonl")
 			switch {
-			case g.Output == "jsonl" && c.Name() != "inspect":
-				return FlagErrorf("--output jsonl is for inspect; use text or json")
+			case g.Output == "jsonl" && c.Name() != "inspect" && c.Name() != "scan":
+				return FlagErrorf("--output jsonl is for inspect and scan; use text or json")
 			case g.Output != "text" && g.Output != "json" && g.Output != "jsonl":
-				return FlagErrorf("--output must be text or json (or jsonl for inspect), not %q", g.Output)
+				return FlagErrorf("--output must be text or json (or jsonl for inspect and scan), not %q", g.Output)
 			}
 			if g.Concurrency < 1 || g.Concurrency > 1024 {
 				return FlagErrorf("--concurrency must be between 1 and 1024, not %d", g.Concurrency)
@@ -264,7 +265,7 @@ record that Zerobus both published and parked can end up twice.
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &FlagError{Err: suggestFlag(c, err)} })
 
 	pf := root.PersistentFlags()
-	pf.StringVarP(&g.Output, "output", "o", "text", "output format: text or json (inspect: also jsonl)")
+	pf.StringVarP(&g.Output, "output", "o", "text", "output format: text or json (inspect and scan: also jsonl)")
 	pf.IntVar(&g.Concurrency, "concurrency", 64, "requests in flight at once against storage")
 	pf.CountVarP(&g.Verbose, "verbose", "v", "log what is done to stderr (-vv for more)")
 	pf.BoolVar(&g.NoProgress, "no-progress", false, "never show progress bars")
@@ -278,6 +279,7 @@ record that Zerobus both published and parked can end up twice.
 	root.AddCommand(
 		NewCmdVersion(f),
 		NewCmdLs(f, nil),
+		NewCmdScan(f, nil),
 		NewCmdInspect(f, nil),
 		NewCmdPreview(f, nil),
 		NewCmdSchema(f, nil),

@@ -75,7 +75,9 @@ type runSummary struct {
 	Started     time.Time
 
 	Table, Root, Run string
-	Journal          string
+	// Scope is what a scan covered, in words; Tables its counts.
+	Scope, Tables string
+	Journal       string
 	// Files and Rows are the files and footer rows the run covers; Inserted the rows the
 	// table reported inserted. Negative when not known.
 	Files    int
@@ -89,6 +91,8 @@ type runSummary struct {
 	Deleted      string
 	RunStatus    string
 	Notes        []string
+	// Details is Markdown written after the table (a scan's tables).
+	Details string
 }
 
 // addSummaryFlag adds --summary to c.
@@ -148,6 +152,7 @@ var exitMeanings = map[int]string{
 	ExitSchema:      "the files' schema blocks the load",
 	ExitVerify:      "verification failed",
 	ExitPartial:     "partial: some files unreadable or failed, the rest done",
+	ExitParked:      "parked fallback files found",
 	ExitInterrupted: "interrupted",
 	ExitTerminated:  "terminated",
 }
@@ -155,10 +160,13 @@ var exitMeanings = map[int]string{
 // markdown writes the summary: a heading, one table, what went wrong and the next steps.
 func (s *runSummary) markdown(w io.Writer, code int, err error, next []string) {
 	title := "zbrecover " + s.Command
-	if s.Table != "" {
+	switch {
+	case s.Table != "":
 		title += ": " + s.Table
-	} else if s.Root != "" {
+	case s.Root != "":
 		title += ": " + s.Root
+	case s.Scope != "":
+		title += ": " + s.Scope
 	}
 	fmt.Fprintf(w, "### %s\n\n", mdText(title))
 	fmt.Fprintln(w, "| | |")
@@ -183,6 +191,7 @@ func (s *runSummary) markdown(w io.Writer, code int, err error, next []string) {
 	row("run", code1(s.Run))
 	row("table", code1(s.Table))
 	row("root", code1(s.Root))
+	row("scope", s.Scope)
 	row("run state", s.RunStatus)
 	row("started", s.Started.Format(time.RFC3339))
 	row("finished", time.Now().UTC().Format(time.RFC3339))
@@ -203,6 +212,7 @@ func (s *runSummary) markdown(w io.Writer, code int, err error, next []string) {
 		}
 		row("files", files)
 	}
+	row("tables", s.Tables)
 	row("rows expected", num(s.Rows))
 	row("rows inserted", num(s.Inserted))
 	if len(s.Batches) > 0 {
@@ -223,6 +233,9 @@ func (s *runSummary) markdown(w io.Writer, code int, err error, next []string) {
 	row("exit status", fmt.Sprintf("%d (%s)", code, orDefault(exitMeanings[code], "error")))
 	if err != nil && err.Error() != "" {
 		fmt.Fprintf(w, "\n**Error:** %s\n", mdText(redact.String(err.Error())))
+	}
+	if s.Details != "" {
+		fmt.Fprintf(w, "\n%s", strings.TrimRight(s.Details, "\n")+"\n")
 	}
 	if len(s.Notes) > 0 {
 		fmt.Fprintln(w, "\n**Notes:**")

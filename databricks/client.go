@@ -84,6 +84,8 @@ type Client struct {
 	files *filesClient
 	// transport carries every request (REST and SQL) and reports an unreachable workspace.
 	transport http.RoundTripper
+	catalogs  catalog.CatalogsInterface
+	schemas   catalog.SchemasInterface
 	tables    catalog.TablesInterface
 	creds     catalog.TemporaryTableCredentialsInterface
 	opts      Options
@@ -194,6 +196,8 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		api:       api,
 		files:     newFilesClient(cfg, reach, opts),
 		transport: reach,
+		catalogs:  catalog.NewCatalogs(api),
+		schemas:   catalog.NewSchemas(api),
 		tables:    catalog.NewTables(api),
 		creds:     catalog.NewTemporaryTableCredentials(api),
 		opts:      opts,

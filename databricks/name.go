@@ -34,18 +34,51 @@ func ParseTableName(s string) (TableName, error) {
 	if len(parts) != 3 {
 		return TableName{}, fmt.Errorf("table name %q: want catalog.schema.table (three parts), got %d part(s)", s, len(parts))
 	}
+	if err := checkParts(parts); err != nil {
+		return TableName{}, fmt.Errorf("table name %q: %w", s, err)
+	}
+	return TableName{Catalog: parts[0], Schema: parts[1], Table: parts[2]}, nil
+}
+
+// SplitName splits a dotted Unity Catalog name (catalog, catalog.schema, …) into its parts,
+// with ParseTableName's rules: backquoted parts, a doubled backquote for one inside them, and
+// no empty part nor one holding a period, a space, a slash or a control character.
+func SplitName(s string) ([]string, error) {
+	parts, err := schemadiff.SplitName(strings.TrimSpace(s))
+	if err != nil {
+		return nil, err
+	}
+	return parts, checkParts(parts)
+}
+
+func checkParts(parts []string) error {
 	for _, p := range parts {
 		if p == "" {
-			return TableName{}, fmt.Errorf("table name %q: empty name part", s)
+			return fmt.Errorf("empty name part")
 		}
 		for _, r := range p {
 			if r == '.' || r == ' ' || r == '/' || r < 0x20 || r == 0x7f {
-				return TableName{}, fmt.Errorf("table name %q: Unity Catalog names cannot contain %q", s, r)
+				return fmt.Errorf("Unity Catalog names cannot contain %q", r)
 			}
 		}
 		if len(p) > 255 {
-			return TableName{}, fmt.Errorf("table name %q: a name part is longer than 255 characters", s)
+			return fmt.Errorf("a name part is longer than 255 characters")
 		}
 	}
-	return TableName{Catalog: parts[0], Schema: parts[1], Table: parts[2]}, nil
+	return nil
+}
+
+// QuotePart returns a name part as ParseTableName and SplitName read it back: as it is, or
+// backquoted (a backquote doubled) when it holds a backquote.
+func QuotePart(p string) string {
+	if !strings.Contains(p, "`") {
+		return p
+	}
+	return "`" + strings.ReplaceAll(p, "`", "``") + "`"
+}
+
+// Quoted returns the name as ParseTableName reads it back: String's form, with a part that
+// holds a backquote backquoted.
+func (n TableName) Quoted() string {
+	return QuotePart(n.Catalog) + "." + QuotePart(n.Schema) + "." + QuotePart(n.Table)
 }

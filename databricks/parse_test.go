@@ -266,3 +266,27 @@ func TestCheckZerobusTarget(t *testing.T) {
 		}
 	}
 }
+
+func TestSplitNameAndQuoted(t *testing.T) {
+	for in, want := range map[string][]string{
+		"main":              {"main"},
+		"main.sales":        {"main", "sales"},
+		"`my-cat`.`a``b`":   {"my-cat", "a`b"},
+		" main.ventes_été ": {"main", "ventes_été"},
+	} {
+		got, err := SplitName(in)
+		if err != nil || strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("SplitName(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "main.", "a b", "`x", "main.`s`x"} {
+		if _, err := SplitName(bad); err == nil {
+			t.Errorf("SplitName(%q) accepted", bad)
+		}
+	}
+	n := TableName{Catalog: "main", Schema: "a`b", Table: "my-t"}
+	back, err := ParseTableName(n.Quoted())
+	if n.Quoted() != "main.`a``b`.my-t" || err != nil || back != n {
+		t.Errorf("Quoted() = %q, read back as %+v, %v", n.Quoted(), back, err)
+	}
+}

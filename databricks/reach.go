@@ -132,12 +132,17 @@ func dnsReason(e *net.DNSError) string {
 	return strings.ReplaceAll(e.Err, "connection refused", "the DNS server refused the query")
 }
 
+// maxIdlePerHost is the most idle connections to the workspace kept for reuse.
+const maxIdlePerHost = 64
+
 // defaultTransport is the SDK's default transport with DialTimeout for connections and TLS
 // handshakes, keeping as many idle connections to the workspace as Files API requests may be
-// in flight (over HTTP/1.1 each needs its own connection, and one closed after every request
-// costs a new TCP and TLS handshake for the next).
+// in flight, and at least maxIdlePerHost (the SDK keeps GOMAXPROCS+1): over HTTP/1.1 each
+// request needs its own connection, a scan vends credentials for dozens of tables at once, and
+// every connection beyond those kept would be closed after its request and dialled (and
+// TLS-negotiated) again.
 func defaultTransport() *http.Transport {
-	idle := max(runtime.GOMAXPROCS(0)+1, DefaultFilesConcurrency*MaxFilesConcurrencyFactor)
+	idle := max(runtime.GOMAXPROCS(0)+1, DefaultFilesConcurrency*MaxFilesConcurrencyFactor, maxIdlePerHost)
 	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: DialTimeout, KeepAlive: 30 * time.Second}).DialContext,

@@ -115,24 +115,107 @@ type TableEntry struct {
 	StorageLocation  string
 }
 
+// CatalogEntry is a catalog as Unity Catalog lists it.
+type CatalogEntry struct {
+	Name string
+	// Type is the catalog_type: MANAGED_CATALOG, DELTASHARING_CATALOG, FOREIGN_CATALOG,
+	// SYSTEM_CATALOG, INTERNAL_CATALOG, … ("" when Unity Catalog leaves it out).
+	Type string
+}
+
+// SchemaEntry is a schema as Unity Catalog lists it.
+type SchemaEntry struct {
+	Catalog, Name string
+}
+
+// Catalogs lists the catalogs the identity may use, every page of them
+// (GET /api/2.1/unity-catalog/catalogs). Errors wrap ErrPermissionDenied,
+// ErrUnauthenticated, ErrRejected or ErrUnreachable.
+func (c *Client) Catalogs(ctx context.Context) ([]CatalogEntry, error) {
+	list, err := c.catalogs.ListAll(ctx, catalog.ListCatalogsRequest{})
+	if err != nil {
+		return nil, classifyAPI("list the catalogs", c.cfg.Host, c.cfg.AuthType, err, apiHints{
+			notFound: "the workspace has no Unity Catalog metastore assigned",
+			denied:   "the identity may not list the metastore's catalogs",
+			rejected: "Unity Catalog refuses to list the catalogs",
+		})
+	}
+	out := make([]CatalogEntry, 0, len(list))
+	for _, ci := range list {
+		out = append(out, CatalogEntry{Name: ci.Name, Type: string(ci.CatalogType)})
+	}
+	return out, nil
+}
+
+// Schemas lists the schemas of a catalog the identity may use, every page of them
+// (GET /api/2.1/unity-catalog/schemas). Errors wrap ErrNotFound (no such catalog, or no USE
+// CATALOG on it), ErrPermissionDenied, ErrUnauthenticated, ErrRejected or ErrUnreachable.
+func (c *Client) Schemas(ctx context.Context, catalogName string) ([]SchemaEntry, error) {
+	list, err := c.schemas.ListAll(ctx, catalog.ListSchemasRequest{CatalogName: catalogName})
+	if err != nil {
+		return nil, classifyAPI("list the schemas of "+catalogName, c.cfg.Host, c.cfg.AuthType, err, apiHints{
+			notFound: "check the catalog name; Unity Catalog also answers not found when the identity lacks USE CATALOG",
+			denied:   "the identity needs USE CATALOG on the catalog",
+			rejected: "Unity Catalog refuses to list this catalog",
+		})
+	}
+	out := make([]SchemaEntry, 0, len(list))
+	for _, si := range list {
+		out = append(out, SchemaEntry{Catalog: orName(si.CatalogName, catalogName), Name: si.Name})
+	}
+	return out, nil
+}
+
+func orName(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
 // Tables lists the tables of a schema the identity may see, every page of them. Errors wrap
 // ErrNotFound, ErrPermissionDenied, ErrUnauthenticated, ErrRejected or ErrUnreachable.
 func (c *Client) Tables(ctx context.Context, catalogName, schemaName string) ([]TableEntry, error) {
-	op := "list the tables of " + catalogName + "." + schemaName
-	list, err := c.tables.ListAll(ctx, catalog.ListTablesRequest{CatalogName: catalogName, SchemaName: schemaName, OmitColumns: true})
+	var out []TableEntry
+	err := c.EachTable(ctx, catalogName, schemaName, func(t TableEntry) error {
+		out = append(out, t)
+		return nil
+	})
 	if err != nil {
-		return nil, classifyAPI(op, c.cfg.Host, c.cfg.AuthType, err, apiHints{
-			notFound: "check the catalog and schema names; Unity Catalog also answers not found when the identity lacks USE CATALOG or USE SCHEMA",
-			denied:   "the identity needs USE CATALOG on the catalog and USE SCHEMA on the schema",
-			rejected: "Unity Catalog refuses to list this schema",
-		})
-	}
-	out := make([]TableEntry, 0, len(list))
-	for _, t := range list {
-		out = append(out, TableEntry{Name: TableName{Catalog: t.CatalogName, Schema: t.SchemaName, Table: t.Name}, TableID: t.TableId,
-			TableType: string(t.TableType), DataSourceFormat: string(t.DataSourceFormat), StorageLocation: t.StorageLocation})
+		return nil, err
 	}
 	return out, nil
+}
+
+// EachTable calls fn for each table of a schema the identity may see, page after page as
+// Unity Catalog returns them (columns left out), in the caller's goroutine: the first tables
+// reach fn while later pages are still to be requested. It stops at fn's first error and
+// returns it. Listing errors wrap ErrNotFound, ErrPermissionDenied, ErrUnauthenticated,
+// ErrRejected or ErrUnreachable.
+func (c *Client) EachTable(ctx context.Context, catalogName, schemaName string, fn func(TableEntry) error) error {
+	it := c.tables.List(ctx, catalog.ListTablesRequest{CatalogName: catalogName, SchemaName: schemaName, OmitColumns: true})
+	for it.HasNext(ctx) {
+		t, err := it.Next(ctx)
+		if err != nil {
+			return classifyAPI("list the tables of "+catalogName+"."+schemaName, c.cfg.Host, c.cfg.AuthType, err, apiHints{
+				notFound: "check the catalog and schema names; Unity Catalog also answers not found when the identity lacks USE CATALOG or USE SCHEMA",
+				denied:   "the identity needs USE CATALOG on the catalog and USE SCHEMA on the schema",
+				rejected: "Unity Catalog refuses to list this schema",
+			})
+		}
+		e := TableEntry{Name: TableName{Catalog: orName(t.CatalogName, catalogName), Schema: orName(t.SchemaName, schemaName), Table: t.Name},
+			TableID: t.TableId, TableType: string(t.TableType), DataSourceFormat: string(t.DataSourceFormat), StorageLocation: t.StorageLocation}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckRecoverable reports why the listed table cannot hold Zerobus fallback files, as
+// TableInfo.CheckRecoverable does. The error wraps ErrUnsupported.
+func (t TableEntry) CheckRecoverable() error {
+	return checkZerobusTarget(t.Name, t.TableType, t.DataSourceFormat, t.StorageLocation)
 }
 
 func tableInfoFrom(tn TableName, ti *catalog.TableInfo) (*TableInfo, error) {

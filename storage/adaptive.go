@@ -95,7 +95,9 @@ func WithAdaptive(b Backend, opts AdaptiveOptions) (Backend, *Adaptive) {
 
 // WithAdaptiveLimit returns b with its requests in flight limited by a, which other
 // backends may share: backends of one store (two prefixes of a bucket, or a store and the
-// copies written to it) then have one limit between them, as the store sees one client.
+// copies written to it, or the table roots of a scan) then have one limit between them, as
+// the store sees one client. Put it under WithRetry, as WithAdaptive, so that every attempt
+// is seen.
 func WithAdaptiveLimit(b Backend, a *Adaptive) Backend { return &adaptive{inner: b, a: a} }
 
 // IsThrottle reports whether err is a store's answer to slow down: HTTP 429 or 503, S3

@@ -336,3 +336,63 @@ func TestAdaptiveCancelWhileHandedASlot(t *testing.T) {
 		}
 	}
 }
+
+// sharedGauge counts the Stat requests in flight over every backend that uses it.
+type sharedGauge struct {
+	inflight, peak atomic.Int64
+}
+
+type gauged struct {
+	storage.Backend
+	g *sharedGauge
+}
+
+func (b *gauged) Stat(ctx context.Context, key string) (storage.ObjectInfo, error) {
+	cur := b.g.inflight.Add(1)
+	defer b.g.inflight.Add(-1)
+	for {
+		p := b.g.peak.Load()
+		if cur <= p || b.g.peak.CompareAndSwap(p, cur) {
+			break
+		}
+	}
+	time.Sleep(2 * time.Millisecond)
+	return b.Backend.Stat(ctx, key)
+}
+
+// TestSharedAdaptive: backends over one Adaptive have, together, at most its limit in
+// flight, and a throttle answered to one of them lowers the limit for all.
+func TestSharedAdaptive(t *testing.T) {
+	a := storage.NewAdaptive(storage.AdaptiveOptions{Max: 3})
+	g := &sharedGauge{}
+	var bs []storage.Backend
+	for range 4 {
+		m := mem.New()
+		m.Set("k", []byte("x"), time.Time{})
+		bs = append(bs, storage.WithAdaptiveLimit(&gauged{Backend: m, g: g}, a))
+	}
+	var wg sync.WaitGroup
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := bs[i%len(bs)].Stat(context.Background(), "k"); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if p := g.peak.Load(); p != 3 {
+		t.Errorf("peak of %d requests in flight over 4 backends sharing a limit of 3", p)
+	}
+	if err := a.Acquire(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	a.Release(storage.Retryable(errors.New("stat: api error SlowDown: Please reduce your request rate")))
+	if l := a.Limit(); l != 1 {
+		t.Errorf("limit %d after a throttle, want 1 (3 halved)", l)
+	}
+	if st := a.Stats(); st.InFlight != 0 || st.Throttles != 1 {
+		t.Errorf("stats %+v", st)
+	}
+}

@@ -115,13 +115,9 @@ func (r *Resolver) resolveTable(ctx context.Context, s Spec, access Access) (*Ta
 	if r.Workspace == nil {
 		return nil, fmt.Errorf("table %s: %w", name, ErrNeedsDatabricks)
 	}
-	op := databricks.OperationRead
-	switch access {
-	case "", Read:
-	case ReadWrite:
-		op = databricks.OperationReadWrite
-	default:
-		return nil, fmt.Errorf("table %s: unknown access %q", name, access)
+	op, err := operation(name, access)
+	if err != nil {
+		return nil, err
 	}
 	ti, err := r.Workspace.Table(ctx, s.Table)
 	if err != nil {
@@ -130,15 +126,54 @@ func (r *Resolver) resolveTable(ctx context.Context, s Spec, access Access) (*Ta
 	if err := ti.CheckRecoverable(); err != nil {
 		return nil, err
 	}
-	rootURL := ti.StorageLocation
-	if s.Root != "" {
-		rootURL = s.Root
+	t, err := r.openTable(ctx, ti.Name, ti.TableID, ti.StorageLocation, s.Root, op, r.StorageAuth)
+	if err != nil {
+		return nil, err
+	}
+	t.Info = ti
+	return t, nil
+}
+
+// ResolveListed opens the storage root of a table as Unity Catalog listed it (a scan), with
+// no further lookup: its location and id are the listing's, its credentials chosen as for a
+// table name (StorageAuth, access). A table that cannot hold fallback files is refused with
+// an error wrapping databricks.ErrUnsupported. Target.Info is nil.
+func (r *Resolver) ResolveListed(ctx context.Context, e databricks.TableEntry, access Access) (*Target, error) {
+	if r.Workspace == nil {
+		return nil, fmt.Errorf("table %s: %w", e.Name, ErrNeedsDatabricks)
+	}
+	op, err := operation(e.Name, access)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.CheckRecoverable(); err != nil {
+		return nil, err
+	}
+	return r.openTable(ctx, e.Name, e.TableID, e.StorageLocation, "", op, r.StorageAuth)
+}
+
+func operation(name databricks.TableName, access Access) (databricks.Operation, error) {
+	switch access {
+	case "", Read:
+		return databricks.OperationRead, nil
+	case ReadWrite:
+		return databricks.OperationReadWrite, nil
+	}
+	return "", fmt.Errorf("table %s: unknown access %q", name, access)
+}
+
+// openTable opens the storage root of the table name (id tableID) whose Unity Catalog
+// location is location, or root when given, with the credentials mode chooses.
+func (r *Resolver) openTable(ctx context.Context, name databricks.TableName, tableID, location, root string,
+	op databricks.Operation, mode databricks.StorageAuth) (*Target, error) {
+	rootURL := location
+	if root != "" {
+		rootURL = root
 	}
 	loc, err := storage.Parse(rootURL)
 	if err != nil {
-		return nil, fmt.Errorf("table %s: %w", ti.Name, err)
+		return nil, fmt.Errorf("table %s: %w", name, err)
 	}
-	mode := r.StorageAuth
 	if mode == "" {
 		mode = databricks.StorageAuthAuto
 	}
@@ -146,23 +181,23 @@ func (r *Resolver) resolveTable(ctx context.Context, s Spec, access Access) (*Ta
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
-	r.log().Info("storage credentials", "table", ti.Name.String(), "root", loc.String(), "choice", why)
+	r.log().Info("storage credentials", "table", name.String(), "root", loc.String(), "choice", why)
 	cfg := r.config()
 	if vend {
 		// Vended credentials go only to the location Unity Catalog returned for the table.
-		if err := databricks.CheckRootInside(ti.StorageLocation, loc); err != nil {
-			return nil, fmt.Errorf("table %s: %w", ti.Name, err)
+		if err := databricks.CheckRootInside(location, loc); err != nil {
+			return nil, fmt.Errorf("table %s: %w", name, err)
 		}
-		get, err := r.Workspace.Credentials(ctx, ti.TableID, op)
+		get, err := r.Workspace.Credentials(ctx, tableID, op)
 		if err != nil {
 			return nil, err
 		}
 		// Vend once now, so that a refusal is reported before any listing starts.
 		if _, err := get(ctx); err != nil {
 			if errors.Is(err, databricks.ErrPermissionDenied) && mode == databricks.StorageAuthAuto {
-				return nil, fmt.Errorf("table %s: %w (no %s credentials were found in the environment, so Unity Catalog vending was tried)", ti.Name, err, loc.Scheme)
+				return nil, fmt.Errorf("table %s: %w (no %s credentials were found in the environment, so Unity Catalog vending was tried)", name, err, loc.Scheme)
 			}
-			return nil, fmt.Errorf("table %s: %w", ti.Name, err)
+			return nil, fmt.Errorf("table %s: %w", name, err)
 		}
 		cfg.Credentials = get
 	}
@@ -170,5 +205,5 @@ func (r *Resolver) resolveTable(ctx context.Context, s Spec, access Access) (*Ta
 	if err != nil {
 		return nil, err
 	}
-	return &Target{Name: ti.Name, HasName: true, TableID: ti.TableID, Info: ti, Loc: loc, Root: b, Vended: vend}, nil
+	return &Target{Name: name, HasName: true, TableID: tableID, Loc: loc, Root: b, Vended: vend}, nil
 }

@@ -1,10 +1,13 @@
 // Package uctest is a fake Databricks workspace for tests: the Unity Catalog REST endpoints
-// zbrecover calls (tables get, temporary table credentials) and the OAuth endpoints of
-// machine-to-machine authentication, served by httptest with Databricks' error shapes.
+// zbrecover calls (catalogs, schemas and tables lists in pages, tables get, temporary table
+// credentials) and the OAuth endpoints of machine-to-machine authentication, served by
+// httptest with Databricks' error shapes.
 //
 // It checks the bearer token on every call: a wrong or missing token gets 401
-// (UNAUTHENTICATED), an unknown table 404 (TABLE_DOES_NOT_EXIST), a denied one 403
-// (PERMISSION_DENIED).
+// (UNAUTHENTICATED), an unknown table 404 (TABLE_DOES_NOT_EXIST), an unknown catalog or schema
+// in a list 404 (CATALOG_DOES_NOT_EXIST, SCHEMA_DOES_NOT_EXIST), a denied one 403
+// (PERMISSION_DENIED). The catalogs and schemas it lists are those of its tables and those
+// added with AddCatalog and AddSchema.
 package uctest
 
 import (
@@ -81,6 +84,10 @@ type Server struct {
 	tables       map[string]*Table // by lower-cased full name
 	denied       map[string]bool   // tables (lower-cased full name) whose lookup is denied
 	vendDenied   map[string]bool   // tables whose credential vending is denied
+	catalogs     map[string]string // lower-cased catalog name → catalog_type, for AddCatalog
+	schemas      map[string]bool   // lower-cased catalog.schema, for AddSchema
+	listDenied   map[string]bool   // lower-cased catalogs and catalog.schema names whose listing is denied
+	pageSize     int
 	creds        map[string]Credentials
 	requests     []Request
 	clientID     string
@@ -101,6 +108,9 @@ func New(token string) *Server {
 		denied:     map[string]bool{},
 		vendDenied: map[string]bool{},
 		creds:      map[string]Credentials{},
+		catalogs:   map[string]string{},
+		schemas:    map[string]bool{},
+		listDenied: map[string]bool{},
 		now:        time.Now,
 	}
 	if token != "" {
@@ -120,6 +130,9 @@ func NewHandler(token string) *Server {
 		denied:     map[string]bool{},
 		vendDenied: map[string]bool{},
 		creds:      map[string]Credentials{},
+		catalogs:   map[string]string{},
+		schemas:    map[string]bool{},
+		listDenied: map[string]bool{},
 		now:        time.Now,
 	}
 	if token != "" {
@@ -197,6 +210,43 @@ func (s *Server) AddTable(t Table) Table {
 func (s *Server) Deny(fullName string) {
 	s.mu.Lock()
 	s.denied[strings.ToLower(fullName)] = true
+	s.mu.Unlock()
+}
+
+// AddCatalog registers a catalog of catalogType (default MANAGED_CATALOG), with or without
+// tables: a DELTASHARING_CATALOG or a SYSTEM_CATALOG, for example.
+func (s *Server) AddCatalog(name, catalogType string) {
+	if catalogType == "" {
+		catalogType = "MANAGED_CATALOG"
+	}
+	s.mu.Lock()
+	s.catalogs[strings.ToLower(name)] = catalogType
+	s.mu.Unlock()
+}
+
+// AddSchema registers the schema catalog.schema (and its catalog), with or without tables.
+func (s *Server) AddSchema(catalogName, schemaName string) {
+	s.mu.Lock()
+	if _, ok := s.catalogs[strings.ToLower(catalogName)]; !ok {
+		s.catalogs[strings.ToLower(catalogName)] = "MANAGED_CATALOG"
+	}
+	s.schemas[strings.ToLower(catalogName+"."+schemaName)] = true
+	s.mu.Unlock()
+}
+
+// DenyListing makes listing the schemas of a catalog (name "catalog") or the tables of a
+// schema (name "catalog.schema") answer 403 PERMISSION_DENIED.
+func (s *Server) DenyListing(name string) {
+	s.mu.Lock()
+	s.listDenied[strings.ToLower(name)] = true
+	s.mu.Unlock()
+}
+
+// SetPageSize sets the most entries one list answer holds (default 50) unless max_results
+// asks for fewer.
+func (s *Server) SetPageSize(n int) {
+	s.mu.Lock()
+	s.pageSize = n
 	s.mu.Unlock()
 }
 
@@ -295,6 +345,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	const tablesPrefix = "/api/2.1/unity-catalog/tables/"
 	switch {
+	case r.Method == http.MethodGet && strings.TrimSuffix(r.URL.Path, "/") == "/api/2.1/unity-catalog/catalogs":
+		s.record(req)
+		s.serveCatalogs(w, r)
+	case r.Method == http.MethodGet && strings.TrimSuffix(r.URL.Path, "/") == "/api/2.1/unity-catalog/schemas":
+		s.record(req)
+		s.serveSchemas(w, r)
 	case r.Method == http.MethodGet && (r.URL.Path == "/api/2.1/unity-catalog/tables" || r.URL.Path == tablesPrefix):
 		s.record(req)
 		s.serveList(w, r)
@@ -315,12 +371,125 @@ func (s *Server) record(r Request) {
 	s.mu.Unlock()
 }
 
-// listPage is the most tables one list answer holds unless max_results asks for fewer.
+// listPage is the most entries one list answer holds unless SetPageSize or max_results asks
+// for fewer.
 const listPage = 50
+
+// page returns the part of names (sorted) one list answer holds, and the token of the next
+// page ("" after the last): max_results and page_token as Unity Catalog takes them. The
+// caller holds s.mu.
+func (s *Server) page(q url.Values, names []string) ([]string, string) {
+	size := listPage
+	if s.pageSize > 0 {
+		size = s.pageSize
+	}
+	if n, err := strconv.Atoi(q.Get("max_results")); err == nil && n > 0 && n < size {
+		size = n
+	}
+	start := 0
+	if tok := q.Get("page_token"); tok != "" {
+		start = sort.SearchStrings(names, tok)
+	}
+	end := min(start+size, len(names))
+	next := ""
+	if end < len(names) {
+		next = names[end]
+	}
+	return names[start:end], next
+}
+
+// catalogsLocked returns the catalogs (lower-cased name → catalog_type): those added and those
+// of the tables. The caller holds s.mu.
+func (s *Server) catalogsLocked() map[string]string {
+	out := map[string]string{}
+	for _, t := range s.tables {
+		out[strings.ToLower(t.Catalog)] = "MANAGED_CATALOG"
+	}
+	for k := range s.schemas {
+		c, _, _ := strings.Cut(k, ".")
+		out[c] = "MANAGED_CATALOG"
+	}
+	for k, v := range s.catalogs {
+		out[k] = v
+	}
+	return out
+}
+
+// serveCatalogs answers GET /api/2.1/unity-catalog/catalogs: every catalog, by name, in pages.
+func (s *Server) serveCatalogs(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	cats := s.catalogsLocked()
+	names := make([]string, 0, len(cats))
+	for k := range cats {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	pg, next := s.page(r.URL.Query(), names)
+	out := []map[string]any{}
+	for _, n := range pg {
+		out = append(out, map[string]any{"name": n, "full_name": n, "catalog_type": cats[n]})
+	}
+	s.mu.Unlock()
+	body := map[string]any{"catalogs": out}
+	if next != "" {
+		body["next_page_token"] = next
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// serveSchemas answers GET /api/2.1/unity-catalog/schemas?catalog_name=…: the schemas of the
+// catalog (those added and those of its tables), by name, in pages.
+func (s *Server) serveSchemas(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	cat := strings.ToLower(q.Get("catalog_name"))
+	if cat == "" {
+		writeError(w, http.StatusBadRequest, "INVALID_PARAMETER_VALUE", "catalog_name is required")
+		return
+	}
+	s.mu.Lock()
+	_, known := s.catalogsLocked()[cat]
+	denied := s.listDenied[cat]
+	set := map[string]bool{}
+	for k := range s.schemas {
+		if c, sch, _ := strings.Cut(k, "."); c == cat {
+			set[sch] = true
+		}
+	}
+	for _, t := range s.tables {
+		if strings.EqualFold(t.Catalog, cat) {
+			set[strings.ToLower(t.Schema)] = true
+		}
+	}
+	names := make([]string, 0, len(set))
+	for n := range set {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	pg, next := s.page(q, names)
+	s.mu.Unlock()
+	switch {
+	case !known:
+		writeError(w, http.StatusNotFound, "CATALOG_DOES_NOT_EXIST", fmt.Sprintf("Catalog '%s' does not exist.", cat))
+		return
+	case denied:
+		writeError(w, http.StatusForbidden, "PERMISSION_DENIED", fmt.Sprintf("User does not have USE CATALOG on Catalog '%s'.", cat))
+		return
+	}
+	out := []map[string]any{}
+	for _, n := range pg {
+		out = append(out, map[string]any{"name": n, "catalog_name": cat, "full_name": cat + "." + n})
+	}
+	body := map[string]any{"schemas": out}
+	if next != "" {
+		body["next_page_token"] = next
+	}
+	writeJSON(w, http.StatusOK, body)
+}
 
 // serveList answers GET /api/2.1/unity-catalog/tables?catalog_name=…&schema_name=…: the tables
 // of the schema the identity may see, by name, in pages (max_results, page_token), as Unity
-// Catalog lists them (columns left out, as omit_columns asks).
+// Catalog lists them (columns left out, as omit_columns asks). A schema that neither holds a
+// table nor was added is answered 404 SCHEMA_DOES_NOT_EXIST.
 func (s *Server) serveList(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	cat, sch := strings.ToLower(q.Get("catalog_name")), strings.ToLower(q.Get("schema_name"))
@@ -328,33 +497,38 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "INVALID_PARAMETER_VALUE", "catalog_name and schema_name are required")
 		return
 	}
-	size := listPage
-	if n, err := strconv.Atoi(q.Get("max_results")); err == nil && n > 0 && n < size {
-		size = n
-	}
 	s.mu.Lock()
+	known := s.schemas[cat+"."+sch]
+	denied := s.listDenied[cat] || s.listDenied[cat+"."+sch]
 	var names []string
 	for key, t := range s.tables {
-		if strings.EqualFold(t.Catalog, cat) && strings.EqualFold(t.Schema, sch) && !s.denied[key] {
-			names = append(names, key)
+		if strings.EqualFold(t.Catalog, cat) && strings.EqualFold(t.Schema, sch) {
+			known = true
+			if !s.denied[key] {
+				names = append(names, key)
+			}
 		}
 	}
 	sort.Strings(names)
-	start := 0
-	if tok := q.Get("page_token"); tok != "" {
-		start = sort.SearchStrings(names, tok)
-	}
-	end := min(start+size, len(names))
+	pg, next := s.page(q, names)
 	var out []map[string]any
-	for _, key := range names[start:end] {
+	for _, key := range pg {
 		t := s.tables[key]
 		out = append(out, map[string]any{"name": t.Name, "catalog_name": t.Catalog, "schema_name": t.Schema, "full_name": t.FullName(),
 			"table_type": t.TableType, "data_source_format": t.DataSourceFormat, "storage_location": t.StorageLocation, "table_id": t.TableID})
 	}
 	s.mu.Unlock()
+	switch {
+	case !known:
+		writeError(w, http.StatusNotFound, "SCHEMA_DOES_NOT_EXIST", fmt.Sprintf("Schema '%s.%s' does not exist.", cat, sch))
+		return
+	case denied:
+		writeError(w, http.StatusForbidden, "PERMISSION_DENIED", fmt.Sprintf("User does not have USE SCHEMA on Schema '%s.%s'.", cat, sch))
+		return
+	}
 	body := map[string]any{"tables": out}
-	if end < len(names) {
-		body["next_page_token"] = names[end]
+	if next != "" {
+		body["next_page_token"] = next
 	}
 	writeJSON(w, http.StatusOK, body)
 }

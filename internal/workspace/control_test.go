@@ -229,8 +229,9 @@ func TestControlEndpoints(t *testing.T) {
 // TestApplyControlDocument: a whole document applies at once, and a document with a wrong
 // part applies nothing.
 func TestApplyControlDocument(t *testing.T) {
+	root := ordersRoot(t) // before start: the Zerobus writer the document starts stops with ws, before root goes
 	ws := start(t, workspace.Options{})
-	if err := ws.RegisterTable(ctx(t), "main.sales.orders", ordersRoot(t), true); err != nil {
+	if err := ws.RegisterTable(ctx(t), "main.sales.orders", root, true); err != nil {
 		t.Fatal(err)
 	}
 	bad := `{"unknowns":{"glob_paths":true},"faults":[{"action":"drop_request"}],"triggers":[{"match":"x","zerobus_versions":3}]}`

@@ -74,9 +74,9 @@ const MaxPutSize = 5 << 30
 //
 // Credentials come from cfg.Credentials (short-lived, refreshed before they expire) or else
 // the SDK's default chain (environment, shared profile, SSO, instance role). The region is
-// cfg.S3Region, else the bucket's region as S3 reports it (one HeadBucket request), else the
-// region of the environment or profile, else us-east-1. cfg.S3Endpoint selects an
-// S3-compatible store with path-style addressing.
+// cfg.S3Region, else the bucket's region as S3 reports it (one HeadBucket request per bucket
+// and endpoint in the life of the process), else the region of the environment or profile,
+// else us-east-1. cfg.S3Endpoint selects an S3-compatible store with path-style addressing.
 func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backend, error) {
 	if loc.Scheme != "s3" || loc.Bucket == "" {
 		return nil, fmt.Errorf("s3 backend: %s is not an s3://bucket/prefix location", loc)
@@ -118,7 +118,7 @@ func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backen
 		if awsCfg.Region != "" {
 			probe = awsCfg.Region
 		}
-		region = BucketRegion(ctx, clientFor(probe), loc.Bucket)
+		region = cachedRegion(cfg.S3Endpoint, loc.Bucket, func() string { return BucketRegion(ctx, clientFor(probe), loc.Bucket) })
 		if region == "" {
 			region = probe
 		}

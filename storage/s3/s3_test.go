@@ -3,7 +3,10 @@ package s3_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -84,6 +87,12 @@ func TestRegionDiscovery(t *testing.T) {
 	}
 	if c := srv.Counts(); c.Other != 1 {
 		t.Errorf("discovery made %d bucket requests, want 1 (%s)", c.Other, c)
+	}
+	// The bucket's region is asked once: another root in the bucket costs no request.
+	srv.ResetCounts()
+	b = open(t, srv, srv.URLFor("q"), func(c *storage.Config) { c.S3Region = "" })
+	if b.Region() != "eu-west-3" || srv.Counts().Other != 0 {
+		t.Errorf("second root in the bucket: Region() = %q after %d bucket requests, want eu-west-3 after none", b.Region(), srv.Counts().Other)
 	}
 	// An explicit region wins and costs no request.
 	srv.ResetCounts()
@@ -301,5 +310,70 @@ func TestCreateOnlyError(t *testing.T) {
 	}
 	if msg := err.Error(); !strings.Contains(msg, "s3://"+srv.Bucket+"/p/k") || !strings.Contains(msg, "PreconditionFailed") || strings.Contains(msg, "<nil>") {
 		t.Errorf("error %q", msg)
+	}
+}
+
+// TestRegionDiscoveryOnce: roots in one bucket opened at the same time ask its region once.
+func TestRegionDiscoveryOnce(t *testing.T) {
+	srv := s3test.NewServer(t, s3test.WithBucketRegion("eu-north-1"))
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cfg := srv.Config()
+			cfg.S3Region = ""
+			loc, err := storage.Parse(srv.URLFor(fmt.Sprintf("t%d", i)))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			b, err := s3.New(context.Background(), loc, cfg)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if b.Region() != "eu-north-1" {
+				t.Errorf("Region() = %q", b.Region())
+			}
+		}()
+	}
+	wg.Wait()
+	if c := srv.Counts(); c.Other != 1 {
+		t.Errorf("16 roots opened at once made %d bucket requests, want 1", c.Other)
+	}
+}
+
+// TestSharedTransport: backends opened one after the other over one storage.SharedTransport
+// reuse its connection: ten roots listed in turn open one connection to the store.
+func TestSharedTransport(t *testing.T) {
+	srv := s3test.NewServer(t)
+	var conns atomic.Int64
+	front := httptest.NewUnstartedServer(srv.Front)
+	front.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	front.Start()
+	t.Cleanup(front.Close)
+	tr := storage.SharedTransport(8)
+	for i := range 10 {
+		cfg := srv.Config()
+		cfg.S3Endpoint, cfg.Transport = front.URL, tr
+		loc, err := storage.Parse(srv.URLFor(fmt.Sprintf("t%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := s3.New(context.Background(), loc, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.List(context.Background(), "", func(storage.ObjectInfo) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("10 backends listed in turn opened %d connections, want 1", n)
 	}
 }

@@ -1,0 +1,319 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zbrecover/zbrecover/databricks"
+	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/fallback"
+	"github.com/zbrecover/zbrecover/scan"
+	"github.com/zbrecover/zbrecover/storage"
+	"github.com/zbrecover/zbrecover/target"
+)
+
+// ScanOptions are the inputs of `zbrecover scan`.
+type ScanOptions struct {
+	F     *Factory
+	Scope scan.Scope
+	// TablePattern is --table-pattern, a glob over table names.
+	TablePattern string
+	Prefix       string
+	// MinAge is --min-age: files younger than this are left out.
+	MinAge time.Duration
+	// ExitCode is --exit-code: parked files found exit with ExitParked.
+	ExitCode bool
+	// Summary is --summary: a Markdown summary for a ticket, to a file or "-" (stdout).
+	Summary string
+}
+
+// NewCmdScan returns `zbrecover scan`. runF replaces the run function in tests.
+func NewCmdScan(f *Factory, runF func(context.Context, *ScanOptions) error) *cobra.Command {
+	o := &ScanOptions{F: f}
+	c := &cobra.Command{
+		Use:   "scan [CATALOG[.SCHEMA]]",
+		Short: "Find the tables that hold parked fallback files, across a catalog or the whole workspace",
+		Long: `Scan answers the question a recovery starts with, when rows are missing downstream: which
+tables hold records Zerobus parked? It lists the Unity Catalog tables the identity can see
+in a schema (CATALOG.SCHEMA), in every schema of a catalog (CATALOG), or, without an argument,
+in every catalog, and for each managed Delta table lists the fallback folder under its
+storage root (` + inspect.FallbackPrefix + `): files, bytes, the oldest and newest
+file, and the date folders they are in. No footer is read (inspect reads them): a table
+whose folder is empty costs one list request, one with N objects ⌈N/1,000⌉ on S3 and GCS.
+
+Without an argument, every catalog the identity may use is scanned except those that cannot
+hold a Zerobus target: Delta Sharing, foreign, system and internal catalogs, and the legacy
+hive_metastore (each is named in the report). The information_schema of each catalog is not
+listed (it holds only views). Views, external tables and tables in other formats are counted
+as skipped. --table-pattern keeps the tables whose name (the last part) matches a glob
+(*, ?, [a-z]; case does not matter). Files whose names or folders are hidden from Spark ("."
+or "_"), or that are not .parquet, are counted as other objects, not as parked files; with
+--min-age, files modified less than that long ago (a producer may be writing them) are
+counted apart and do not make a table "parked".
+
+Tables are scanned in parallel, --concurrency at a time, under one adaptive limit shared by
+their storage (throttled answers lower it for all). Each table's storage is read as inspect
+reads it: with the credentials Unity Catalog vends for the table (READ), or the store's own
+(--storage-auth). A table that cannot be read (vending refused, access denied, a missing
+root) is listed with the reason and the scan goes on; so is a catalog or schema whose
+listing fails inside a wider scope. Scan changes nothing.
+
+The report lists the tables with parked files first, each with the inspect command to run
+next, then the unreadable tables with the reason and a doctor command, then the count of
+clean tables. With --output json it is one document (scope, tables, unlisted,
+skipped_catalogs, totals); with --output jsonl, JSON lines: {"scan": …} first, {"table": …}
+for each table as its scan completes, {"unlisted": …} for each listing that failed, and
+{"totals": …} last. --summary FILE writes the same as Markdown for an incident ticket.
+
+As a monitor (a scheduled job that alerts), --exit-code makes the outcome the exit status:
+6 when some table holds parked files, else 5 when some table or listing could not be read,
+else 0. Without --exit-code, a scan that ran exits 0 whatever it found.
+` + exitHelp(exitLine{ExitPartial, "with --exit-code: some table or listing could not be read, and no table holds parked files"},
+			exitLine{ExitParked, "with --exit-code: some table holds parked fallback files (wins over 5)"}),
+		Example: `  zbrecover scan main
+  zbrecover scan main.sales --table-pattern 'orders_*'
+  zbrecover scan --exit-code --min-age 15m -o jsonl
+  zbrecover scan main --summary scan.md`,
+		Args: maxArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				sc, err := scan.ParseScope(args[0])
+				if err != nil {
+					return FlagErrorf("CATALOG[.SCHEMA]: %v", err)
+				}
+				o.Scope = sc
+			}
+			if _, err := fallback.CheckPrefix(o.Prefix); err != nil {
+				return FlagErrorf("--prefix: %v", err)
+			}
+			if err := checkGlob(o.TablePattern); err != nil {
+				return FlagErrorf("--table-pattern %q: %v", o.TablePattern, err)
+			}
+			if o.MinAge < 0 {
+				return FlagErrorf("--min-age must not be negative, not %s", o.MinAge)
+			}
+			if err := checkSummaryFlag(f, o.Summary); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(c.Context(), o)
+			}
+			return scanRun(c.Context(), o)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&o.TablePattern, "table-pattern", "", "scan only the tables whose name matches `GLOB` (*, ?, [a-z]; any case)")
+	fl.StringVar(&o.Prefix, "prefix", inspect.FallbackPrefix, "the fallback folder under each table root (a folder under _zerobus/)")
+	fl.DurationVar(&o.MinAge, "min-age", 0, "leave out files modified less than `DURATION` ago (a producer may be writing them): 15m, 1h")
+	fl.BoolVar(&o.ExitCode, "exit-code", false, "exit 6 when some table holds parked files (5 when some could not be read): for a scheduled check")
+	addSummaryFlag(c, &o.Summary)
+	return c
+}
+
+// checkGlob checks a path.Match pattern.
+func checkGlob(p string) error {
+	_, err := path.Match(p, "")
+	return err
+}
+
+// scanRun logs the run header, scans and writes the --summary.
+func scanRun(ctx context.Context, o *ScanOptions) error {
+	s := runHeader(ctx, o.F, true)
+	s.Command = "scan"
+	var rep *scan.Report
+	return withSummary(ctx, o.F, o.Summary, s, func(code int) []string { return scanNext(rep, code) }, func() error {
+		var err error
+		rep, err = scanSteps(ctx, o, s)
+		return err
+	})
+}
+
+func scanSteps(ctx context.Context, o *ScanOptions, s *runSummary) (*scan.Report, error) {
+	f := o.F
+	s.Scope = scanScopeText(o)
+	ws := f.workspace()
+	if ws == nil {
+		return nil, fmt.Errorf("scan: %w", ErrNeedsDatabricks)
+	}
+	client, err := ws.Client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := f.resolver()
+	if err != nil {
+		return nil, err
+	}
+	open := f.scanOpener(r)
+
+	bars := newBars(f)
+	opts := scan.Options{Scope: o.Scope, TablePattern: o.TablePattern, Prefix: o.Prefix, MinAge: o.MinAge,
+		Concurrency: f.Global.Concurrency, NextArgs: scanNextArgs(f, o), Progress: bars.counter("tables", "tables")}
+	var jl *scan.JSONLines
+	if f.Global.Output == "jsonl" {
+		jl = scan.NewJSONLines(f.IO.Out)
+		if err := jl.Header(opts, time.Now()); err != nil {
+			return nil, err
+		}
+		opts.OnTable, opts.OnUnlisted = jl.Table, jl.Unlisted
+	}
+	rep, err := scan.Run(ctx, client, open, opts)
+	bars.done(err == nil)
+	if err != nil {
+		return nil, err
+	}
+	t := rep.Totals
+	f.Logger.Info("scanned", "scope", s.Scope, "tables", t.Scanned, "parked", t.Parked, "unreadable", t.Unreadable,
+		"skipped", t.Skipped, "elapsed", (time.Duration(rep.ElapsedMS) * time.Millisecond).String())
+	s.Tables = rep.CountsText()
+	s.Files, s.Bytes = int(t.Files), t.Bytes
+	var md strings.Builder
+	if err := rep.WriteMarkdown(&md); err != nil {
+		return nil, err
+	}
+	s.Details = md.String()
+
+	switch {
+	case jl != nil:
+		err = jl.Totals(rep)
+	case f.Global.JSON():
+		err = rep.WriteJSON(f.IO.Out)
+	default:
+		err = rep.WriteText(f.IO.Out)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return rep, scanOutcome(o, rep)
+}
+
+// scanOutcome is the scan's exit: nil without --exit-code (the report says it all, with a
+// notice for what could not be read); with it, ExitParked when some table holds parked
+// files, else ExitPartial when something could not be read.
+func scanOutcome(o *ScanOptions, rep *scan.Report) error {
+	t := rep.Totals
+	var unread []string
+	if t.Unreadable > 0 {
+		unread = append(unread, fmt.Sprintf("%d of %d tables could not be read", t.Unreadable, t.Scanned))
+	}
+	if t.Unlisted > 0 {
+		what := fmt.Sprintf("%d catalogs or schemas could not be listed", t.Unlisted)
+		if t.Unlisted == 1 {
+			what = "1 catalog or schema could not be listed"
+		}
+		unread = append(unread, what)
+	}
+	what := strings.Join(unread, "; ")
+	if what != "" {
+		what += " (the report lists them with the reason)"
+	}
+	if !o.ExitCode {
+		if what != "" {
+			o.F.notice(what)
+		}
+		return nil
+	}
+	switch {
+	case t.Parked > 0:
+		files := fmt.Sprintf("%d files", t.Files)
+		if t.Files == 1 {
+			files = "1 file"
+		}
+		msg := fmt.Sprintf("%d of %d tables hold parked fallback files (%s in all)", t.Parked, t.Scanned, files)
+		if what != "" {
+			msg += "; " + what
+		}
+		return WithCode(ExitParked, msg)
+	case what != "":
+		return WithCode(ExitPartial, what)
+	}
+	return nil
+}
+
+// scanScopeText is the scope in words, for the summary.
+func scanScopeText(o *ScanOptions) string {
+	r := scan.Report{Scope: o.Scope.String(), TablePattern: o.TablePattern}
+	return r.ScopeText()
+}
+
+// scanOpener opens each listed table's storage with the credentials r chooses (as inspect
+// does), every table's backend under one adaptive limit of --concurrency, under retry, and
+// over one HTTP transport.
+func (f *Factory) scanOpener(r *target.Resolver) scan.Opener {
+	lim := f.newAdaptive()
+	transport := storage.SharedTransport(f.Global.Concurrency)
+	r.Open = func(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
+		if err := checkLocalDir(loc); err != nil {
+			return nil, err
+		}
+		if cfg.Logger == nil {
+			cfg.Logger = f.Logger
+		}
+		if cfg.Transport == nil {
+			// One transport for every table: the connections to a store are reused from
+			// table to table instead of opened (and TLS-negotiated) for each.
+			cfg.Transport = transport
+		}
+		b, err := f.Registry().OpenLocation(ctx, loc, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return storage.WithRetry(storage.WithAdaptiveLimit(b, lim), f.retryPolicy()), nil
+	}
+	return func(ctx context.Context, e databricks.TableEntry) (*target.Target, error) {
+		return r.ResolveListed(ctx, e, target.Read)
+	}
+}
+
+// scanNextArgs are the flags of this run that the next command needs to reach the same
+// workspace and storage: the profile, --storage-auth, --prefix and the storage endpoints.
+func scanNextArgs(f *Factory, o *ScanOptions) []string {
+	var a []string
+	add := func(name, v string) {
+		if v != "" {
+			a = append(a, "--"+name, v)
+		}
+	}
+	d := f.Databricks()
+	add("profile", d.Profile)
+	if mode, err := databricks.ParseStorageAuth(d.StorageAuth); err == nil && mode != databricks.StorageAuthAuto {
+		add("storage-auth", string(mode))
+	}
+	if o.Prefix != inspect.FallbackPrefix {
+		add("prefix", o.Prefix)
+	}
+	g := f.Global
+	add("s3-region", g.S3Region)
+	add("s3-endpoint", g.S3Endpoint)
+	add("gcs-endpoint", g.GCSEndpoint)
+	add("azure-endpoint", g.AzureEndpoint)
+	return a
+}
+
+// scanNext is what to do after a scan that exited with code.
+func scanNext(rep *scan.Report, code int) []string {
+	if rep == nil {
+		if code == ExitInterrupted || code == ExitTerminated {
+			return []string{"run the same scan again"}
+		}
+		return []string{"fix the error above and run the scan again (`zbrecover doctor` checks identity and access)"}
+	}
+	var next []string
+	if rep.Totals.Parked > 0 {
+		next = append(next, fmt.Sprintf("inspect each of the %d tables with parked files (the command is in its row), then follow the runbook: doctor, inspect, fix the schema, reload, verify, cleanup", rep.Totals.Parked))
+	}
+	if rep.Totals.Unreadable > 0 {
+		next = append(next, fmt.Sprintf("run the doctor command of each of the %d unreadable tables: it says what access is missing", rep.Totals.Unreadable))
+	}
+	if rep.Totals.Unlisted > 0 {
+		next = append(next, "get USE CATALOG / USE SCHEMA on the catalogs and schemas that could not be listed, then scan again")
+	}
+	if len(next) == 0 {
+		next = append(next, "nothing is parked in "+rep.ScopeText()+": nothing to recover")
+	}
+	return next
+}

@@ -190,22 +190,15 @@ func TestFaultSlowStatementCanceled(t *testing.T) {
 	if err == nil {
 		t.Fatal("canceled COPY INTO succeeded")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	state := ""
-	for time.Now().Before(deadline) {
+	waitFor(t, "the COPY INTO to be CANCELED", func() bool {
+		state := ""
 		for _, s := range srv.Statements() {
 			if strings.HasPrefix(s.SQL, "COPY INTO") {
 				state = s.State
 			}
 		}
-		if state == "CANCELED" {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if state != "CANCELED" {
-		t.Errorf("statement state = %s, want CANCELED", state)
-	}
+		return state == "CANCELED"
+	})
 	if srv.CountRequests("CancelOperation") != 1 {
 		t.Errorf("CancelOperation requests = %d", srv.CountRequests("CancelOperation"))
 	}

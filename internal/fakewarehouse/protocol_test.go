@@ -136,16 +136,14 @@ func TestFeatureFlagStub(t *testing.T) {
 	if err := db.PingContext(ctx(t)); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
+	waitFor(t, "a feature-flag request to reach the stub", func() bool {
 		for _, r := range srv.Requests() {
 			if strings.HasPrefix(r.Method, "GET /api/2.0/connector-service/feature-flags/GOLANG/") && r.Status == 200 {
-				return
+				return true
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Errorf("no feature-flag request reached the stub: %v", methods(srv, 0))
+		return false
+	})
 }
 
 func TestParametersAndTypes(t *testing.T) {

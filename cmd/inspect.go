@@ -343,15 +343,9 @@ func inspectTable(ctx context.Context, o *InspectOptions, tgt *target.Target, re
 			notRoot = mistypedRoot(tgt.Display(), note)
 		}
 	}
-	if table.Known() && table.Source != schemadiff.SourceFile {
-		// The history says which version each group was written against; a table whose log
-		// is not at the root (or not readable) just goes without.
-		if h, err := delta.History(ctx, tgt.Root, 0); err == nil {
-			table.History = h
-		} else if ctx.Err() != nil {
-			return nil, "", ctx.Err()
-		} else {
-			f.Logger.Info("table history not read", "error", err.Error())
+	if table.Known() {
+		if err := readSchemaHistory(ctx, f, tgt, &table.Table); err != nil {
+			return nil, "", err
 		}
 	}
 	if table != nil {
@@ -464,4 +458,24 @@ func mistypedRoot(root, note string) string {
 		}
 	}
 	return note + " (give the folder that holds _delta_log/ and _zerobus/)"
+}
+
+// readSchemaHistory reads the table's schema over its versions from its Delta log into t:
+// it says which version each schema group was written against and which renames the table's
+// history proves (inspect reports them, reload loads through them). A table whose log is not
+// at the root (or not readable) goes without; a schema file has no history.
+func readSchemaHistory(ctx context.Context, f *Factory, tgt *target.Target, t *schemadiff.Table) error {
+	if t.Source == schemadiff.SourceFile {
+		return nil
+	}
+	h, err := delta.History(ctx, tgt.Root, 0)
+	switch {
+	case err == nil:
+		t.History = h
+	case ctx.Err() != nil:
+		return ctx.Err()
+	default:
+		f.Logger.Info("table history not read", "error", err.Error())
+	}
+	return nil
 }

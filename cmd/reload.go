@@ -392,6 +392,11 @@ func reloadInputs(ctx context.Context, o *ReloadOptions, s *runSummary) (*target
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("read the table schema (--from %s): %w", o.From, err)
 	}
+	if table.Known() {
+		if err := readSchemaHistory(ctx, f, tgt, table); err != nil {
+			return nil, nil, nil, err
+		}
+	}
 	return tgt, rep, table, nil
 }
 

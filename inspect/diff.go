@@ -107,6 +107,10 @@ type DiffOptions struct {
 	// too, each group its own (no SameChangesAs). The report still keeps only the listed
 	// changes and the counts: each group's changes are computed again as it is written.
 	AllChanges bool
+	// Renames are renames the operator confirmed, file column → table column (--rename
+	// old=new): the group's files load column old into the table's column new, as a rename
+	// the table's history proves does. Names match the table's columns case-insensitively.
+	Renames map[string]string
 }
 
 // Diff records t in the report and compares every schema group with it: each group gets the
@@ -125,11 +129,14 @@ func (r *Report) Diff(t *Table, opts DiffOptions) {
 	r.allChanges = opts.AllChanges
 	for i := range r.Groups {
 		g := &r.Groups[i]
-		g.Verdict, g.Changes, g.SameChangesAs, g.OKChanges, g.Suggestion, g.against = nil, nil, "", nil, nil, nil
+		g.Verdict, g.Changes, g.SameChangesAs, g.OKChanges, g.Suggestion, g.against, g.load = nil, nil, "", nil, nil, nil, nil
 	}
+	r.unusedRenames = nil
 	if !t.Known() {
 		return
 	}
+	confirmed := confirmedRenames(opts.Renames, t.Schema)
+	used := map[string]bool{} // confirmed renames some group's files use, by file column
 	source := opts.Source
 	if source == "" && opts.Dir.Scheme != "" {
 		source = strings.TrimSuffix(opts.Dir.URL(), "/") + "/"
@@ -152,12 +159,29 @@ func (r *Report) Diff(t *Table, opts DiffOptions) {
 					g.against.renames = historyRenames(g.Schema, h.Schema, t.Schema)
 				}
 			}
-			if len(g.against.renames) > 0 {
-				ts := withFileNames(t.Schema, g.against.renames)
-				g.against.table = &ts
+		}
+		for old, nw := range confirmed {
+			if _, ok := g.Schema.Lookup(old); ok {
+				if g.against.renames == nil {
+					g.against.renames = map[string]string{}
+				}
+				g.against.renames[old] = nw
+				if g.against.confirmed == nil {
+					g.against.confirmed = map[string]bool{}
+				}
+				g.against.confirmed[old] = true
 			}
 		}
+		if len(g.against.renames) > 0 {
+			ts := withFileNames(t.Schema, g.against.renames)
+			g.against.table = &ts
+		}
 		changes := g.changes()
+		for _, c := range changes {
+			if rn, ok := c.(schemadiff.Renamed); ok && len(rn.FilePath) == 1 && g.against.confirmed[rn.FilePath[0]] {
+				used[rn.FilePath[0]] = true
+			}
+		}
 		v := schemadiff.Worst(changes)
 		g.Verdict = &v
 		g.Changes, g.OKChanges = summarize(changes)
@@ -170,6 +194,7 @@ func (r *Report) Diff(t *Table, opts DiffOptions) {
 			}
 		}
 		totals.add(changes, g.Files)
+		g.load = newLoad(changes, g.Schema, opts.TableName)
 		if v != schemadiff.OK {
 			var files []File
 			batches := 0
@@ -183,22 +208,92 @@ func (r *Report) Diff(t *Table, opts DiffOptions) {
 		}
 	}
 	r.ChangeTotals = totals.list()
+	for old, nw := range opts.Renames {
+		if c, ok := confirmed[old]; !ok || !used[old] {
+			if ok {
+				nw = c
+			}
+			r.unusedRenames = append(r.unusedRenames, old+"="+nw)
+		}
+	}
+	slices.Sort(r.unusedRenames)
+}
+
+// UnusedRenames lists the confirmed renames (DiffOptions.Renames, as old=new) that no schema
+// group's files use: a file column no group has, or a table column the table lacks.
+func (r *Report) UnusedRenames() []string { return r.unusedRenames }
+
+// confirmedRenames returns the confirmed renames whose table column the table has, under the
+// table's spelling of its name.
+func confirmedRenames(renames map[string]string, table schemadiff.Schema) map[string]string {
+	out := map[string]string{}
+	for old, nw := range renames {
+		for _, f := range table.Fields {
+			if strings.EqualFold(f.Name, nw) {
+				out[old] = f.Name
+			}
+		}
+	}
+	return out
 }
 
 // comparison is the table schema a group was compared with: the table's, or a copy whose
 // renamed columns carry the files' names as physical names (renames: file column → table
-// column, from the table's history).
+// column, from the table's history or confirmed by the operator).
 type comparison struct {
-	table   *schemadiff.Schema
-	renames map[string]string
+	table     *schemadiff.Schema
+	renames   map[string]string
+	confirmed map[string]bool // the renames the operator confirmed, by file column
 }
+
+// Load is how a schema group's files load into the table Report.Diff compared them with,
+// under the rule inspect reports: COPY INTO with mergeSchema = false, through the projection
+// when the files need one.
+type Load struct {
+	// Blocked is true when a change blocks the load, or the projection does not settle every
+	// change; Blocking lists the changes that block it and DDL, Notes the suggested fix.
+	Blocked  bool
+	Blocking []schemadiff.ChangeInfo
+	DDL      []string
+	Notes    []string
+	// Select is the projection's select list, "" when the files load as they are.
+	Select string
+	// Empty is true when the projection would leave out every file column.
+	Empty bool
+}
+
+func newLoad(changes []schemadiff.Change, file schemadiff.Schema, table string) *Load {
+	if table == "" {
+		table = TablePlaceholder
+	}
+	s := schemadiff.Suggest(changes, table)
+	l := &Load{}
+	if schemadiff.Worst(changes) == schemadiff.Blocks || (s.NeedsProjection() && !s.Complete) {
+		l.Blocked, l.Blocking, l.DDL, l.Notes = true, schemadiff.Infos(schemadiff.Blocking(changes)), s.DDL, s.Notes
+		return l
+	}
+	if s.NeedsProjection() {
+		l.Select = s.SelectList(file)
+		l.Empty = l.Select == ""
+	}
+	return l
+}
+
+// Load returns how the group's files load into the table, nil when the report was not
+// compared with a known table schema (Report.Diff).
+func (g *Group) Load() *Load { return g.load }
 
 // changes diffs the group against what Report.Diff compared it with.
 func (g *Group) changes() []schemadiff.Change {
 	changes := schemadiff.Diff(g.Schema, *g.against.table)
 	for j, c := range changes {
 		if rn, ok := c.(schemadiff.Renamed); ok && len(rn.FilePath) == 1 && g.against.renames[rn.FilePath[0]] != "" {
-			rn.Evidence = renameEvidence(rn.FilePath[0], g.against.renames[rn.FilePath[0]], g.TableVersion)
+			from, to := rn.FilePath[0], g.against.renames[rn.FilePath[0]]
+			if g.against.confirmed[from] {
+				rn.Evidence = fmt.Sprintf("the operator confirmed the rename of %s to %s (--rename %s=%s)", from, to, from, to)
+			} else {
+				rn.Evidence = renameEvidence(from, to, g.TableVersion)
+			}
 			changes[j] = rn
 		}
 	}

@@ -167,6 +167,8 @@ type Group struct {
 
 	// against is what Report.Diff compared the group with, for AllChanges.
 	against *comparison
+	// load is how the group's files load into that table (Load).
+	load *Load
 }
 
 // Totals sums up a run.
@@ -205,6 +207,8 @@ type Report struct {
 	overflow   map[string]bool
 	// allChanges is DiffOptions.AllChanges: the writers list every change of every group.
 	allChanges bool
+	// unusedRenames are the confirmed renames no group uses (UnusedRenames).
+	unusedRenames []string
 }
 
 // Group returns the group with the given schema id, or the one group whose id starts with id;

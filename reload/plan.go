@@ -119,9 +119,12 @@ func (p *Plan) Rows() int64 {
 }
 
 // NewPlan plans the reload of rep's readable files into table. dir is the fallback folder's
-// location (the root joined with rep.Prefix). It returns the plan and, when some group
-// blocks the load, an error wrapping ErrBlocked (the plan then lists the blocked groups and
-// their suggested table changes).
+// location (the root joined with rep.Prefix). The groups are compared with the table as
+// inspect compares them (Report.Diff, with the confirmed renames): one rule decides what
+// inspect reports loadable and what reload loads, a rename included only when the table's
+// history proves it or the operator confirms it (--rename). It returns the plan and, when
+// some group blocks the load, an error wrapping ErrBlocked (the plan then lists the blocked
+// groups and their suggested table changes).
 func NewPlan(rep *inspect.Report, table *schemadiff.Table, name databricks.TableName, dir storage.Location, o PlanOptions) (*Plan, error) {
 	if table == nil || !table.Known() {
 		return nil, errors.New("reload needs the table's schema")
@@ -138,73 +141,34 @@ func NewPlan(rep *inspect.Report, table *schemadiff.Table, name databricks.Table
 	if source == "" {
 		source = strings.TrimSuffix(dir.URL(), "/") + "/"
 	}
+	rep.Diff(inspect.NewTable(table), inspect.DiffOptions{TableName: name.String(), Dir: dir, Source: source, Renames: o.Renames})
 	p := &Plan{Table: name, Prefix: prefix, Dir: dir, Source: source, Unreadable: rep.Unreadable()}
-	tableSchema := withRenames(table.Schema, o.Renames)
-	usedRenames := map[string]bool{}
-	for _, g := range rep.Groups {
-		var files []inspect.File
-		for _, f := range rep.GroupFiles(g.SchemaID) {
-			if why, ok := o.Skip[f.Key]; ok {
-				p.Skipped = append(p.Skipped, SkippedFile{Key: f.Key, Reason: why})
-				continue
-			}
-			if !strings.HasSuffix(f.Key, ".parquet") {
-				continue
-			}
-			if err := fallback.CheckKey(prefix, prefix+f.Key); err != nil {
-				p.Refused = append(p.Refused, SkippedFile{Key: f.Key, Reason: err.Error()})
-				continue
-			}
-			if fallback.HasGlob(f.Key) && !o.Staged {
-				p.Refused = append(p.Refused, SkippedFile{Key: f.Key, Reason: "its name holds a glob character (" + fallback.GlobChars +
-					"), which a statement reading the folder may take as a pattern: stage the files (--stage-to) to load it under a safe name"})
-				continue
-			}
-			files = append(files, f)
-		}
-		// One folder's files must be adjacent for batching: key order does it.
-		sort.Slice(files, func(i, j int) bool { return files[i].Key < files[j].Key })
-		changes := schemadiff.Diff(g.Schema, tableSchema)
-		for _, c := range changes {
-			if r, ok := c.(schemadiff.Renamed); ok {
-				usedRenames[strings.ToLower(r.Path.String())] = true
-			}
-		}
-		verdict := schemadiff.Worst(changes)
-		sug := schemadiff.Suggest(changes, name.String())
-		if verdict == schemadiff.Blocks || (sug.NeedsProjection() && !sug.Complete) {
+	for i := range rep.Groups {
+		g := &rep.Groups[i]
+		files := p.groupFiles(rep, g, prefix, o)
+		load := g.Load()
+		if load.Blocked {
 			if len(files) > 0 {
-				p.Blocked = append(p.Blocked, BlockedGroup{Group: g.SchemaID, Files: len(files),
-					Changes: schemadiff.Infos(schemadiff.Blocking(changes)), DDL: sug.DDL, Notes: sug.Notes})
+				p.Blocked = append(p.Blocked, BlockedGroup{Group: g.SchemaID, Files: len(files), Changes: load.Blocking, DDL: load.DDL, Notes: load.Notes})
 			}
 			continue
 		}
-		sel := ""
-		if sug.NeedsProjection() {
-			if sel = sug.SelectList(g.Schema); sel == "" {
-				return nil, fmt.Errorf("schema group %s: the projection would leave out every file column", g.SchemaID)
-			}
+		if load.Empty {
+			return nil, fmt.Errorf("schema group %s: the projection would leave out every file column", g.SchemaID)
 		}
 		for _, b := range inspect.Batches(files, max) {
-			batch := Batch{N: len(p.Batches) + 1, Group: g.SchemaID, Folder: b.Folder, Files: b.Files, Select: sel}
+			batch := Batch{N: len(p.Batches) + 1, Group: g.SchemaID, Folder: b.Folder, Files: b.Files, Select: load.Select}
 			for _, f := range b.Files {
 				batch.ExpectedRows += f.Rows
 			}
-			batch.SQL = CopySQL(name, source, o.Staged, b.Folder, sel, b.Names, false)
-			batch.ValidateSQL = CopySQL(name, source, o.Staged, b.Folder, sel, b.Names, true)
+			batch.SQL = CopySQL(name, source, o.Staged, b.Folder, load.Select, b.Names, false)
+			batch.ValidateSQL = CopySQL(name, source, o.Staged, b.Folder, load.Select, b.Names, true)
 			p.Batches = append(p.Batches, batch)
 		}
 	}
-	var unused []string
-	for old, nw := range o.Renames {
-		if !usedRenames[strings.ToLower(nw)] {
-			unused = append(unused, old+"="+nw)
-		}
-	}
-	sort.Strings(unused)
 	// Without a schema group (no fallback files left, as after cleanup) there is nothing to
 	// check a rename against: the plan is empty, not wrong.
-	if len(unused) > 0 && len(p.Blocked) == 0 && len(rep.Groups) > 0 {
+	if unused := rep.UnusedRenames(); len(unused) > 0 && len(p.Blocked) == 0 && len(rep.Groups) > 0 {
 		return p, fmt.Errorf("--rename %s: no schema group has that column under that name (check the spelling against inspect's report)", strings.Join(unused, ", "))
 	}
 	if len(p.Blocked) > 0 {
@@ -213,25 +177,32 @@ func NewPlan(rep *inspect.Report, table *schemadiff.Table, name databricks.Table
 	return p, nil
 }
 
-// withRenames returns the table schema in which each confirmed rename target is matched to
-// its old file column through the column-mapping physical name, so that Diff pairs them and
-// the projection reads `old` AS `new`.
-func withRenames(s schemadiff.Schema, renames map[string]string) schemadiff.Schema {
-	if len(renames) == 0 {
-		return s
-	}
-	byNew := map[string]string{}
-	for old, nw := range renames {
-		byNew[strings.ToLower(nw)] = old
-	}
-	out := s
-	out.Fields = append([]schemadiff.Field(nil), s.Fields...)
-	for i, f := range out.Fields {
-		if old, ok := byNew[strings.ToLower(f.Name)]; ok {
-			out.Fields[i].PhysicalName = old
+// groupFiles returns the group's files the plan may load, in key order (one folder's files
+// adjacent, for batching), recording those skipped (o.Skip) and those refused (a name no
+// statement may name) in p.
+func (p *Plan) groupFiles(rep *inspect.Report, g *inspect.Group, prefix string, o PlanOptions) []inspect.File {
+	var files []inspect.File
+	for _, f := range rep.GroupFiles(g.SchemaID) {
+		if why, ok := o.Skip[f.Key]; ok {
+			p.Skipped = append(p.Skipped, SkippedFile{Key: f.Key, Reason: why})
+			continue
 		}
+		if !strings.HasSuffix(f.Key, ".parquet") {
+			continue
+		}
+		if err := fallback.CheckKey(prefix, prefix+f.Key); err != nil {
+			p.Refused = append(p.Refused, SkippedFile{Key: f.Key, Reason: err.Error()})
+			continue
+		}
+		if fallback.HasGlob(f.Key) && !o.Staged {
+			p.Refused = append(p.Refused, SkippedFile{Key: f.Key, Reason: "its name holds a glob character (" + fallback.GlobChars +
+				"), which a statement reading the folder may take as a pattern: stage the files (--stage-to) to load it under a safe name"})
+			continue
+		}
+		files = append(files, f)
 	}
-	return out
+	sort.Slice(files, func(i, j int) bool { return files[i].Key < files[j].Key })
+	return files
 }
 
 func joinFolder(base, rel string) string {

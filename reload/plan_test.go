@@ -133,6 +133,34 @@ func TestPlanBlocksAndRenames(t *testing.T) {
 	}
 }
 
+// TestPlanLoadsARenameTheHistoryProves: the rule is inspect's. Files written before a RENAME
+// COLUMN that kept the column's physical name (column mapping) load through `note` AS
+// `remark` without --rename, as inspect reports; a rename the history does not prove still
+// needs --rename.
+func TestPlanLoadsARenameTheHistoryProves(t *testing.T) {
+	v0 := sd.NewSchema().Col("id", sd.LongType, sd.Physical("col-a", 1)).Col("note", sd.StringType, sd.Physical("col-b", 2))
+	v1 := sd.NewSchema().Col("id", sd.LongType, sd.Physical("col-a", 1)).Col("remark", sd.StringType, sd.Physical("col-b", 2))
+	tbl := table(v1)
+	tbl.History = []sd.SchemaVersion{{Version: 0, Operation: "CREATE TABLE", Schema: v0}, {Version: 1, Operation: "RENAME COLUMN", User: "bo", Schema: v1}}
+	files := sd.NewSchema().Col("id", sd.LongType).Col("note", sd.StringType)
+	rep := report(map[string]sd.Schema{"aaa": files}, [][2]string{{"a.parquet", "aaa"}})
+	p, err := NewPlan(rep, tbl, orders, dir(t, "s3://lake/orders"), PlanOptions{})
+	if err != nil || len(p.Batches) != 1 || !strings.Contains(p.Batches[0].SQL, "`note` AS `remark`") {
+		t.Fatalf("a rename the history proves: %v %+v", err, p)
+	}
+	if g := rep.Groups[0]; g.Suggestion == nil || g.Suggestion.Select != p.Batches[0].Select {
+		t.Errorf("inspect's projection %+v differs from reload's %q", g.Suggestion, p.Batches[0].Select)
+	}
+	tbl.History = nil
+	if _, err := NewPlan(rep, tbl, orders, dir(t, "s3://lake/orders"), PlanOptions{}); !errors.Is(err, ErrBlocked) {
+		t.Errorf("without the history the rename loaded unconfirmed: %v", err)
+	}
+	p, err = NewPlan(rep, tbl, orders, dir(t, "s3://lake/orders"), PlanOptions{Renames: map[string]string{"note": "REMARK"}})
+	if err != nil || len(p.Batches) != 1 || !strings.Contains(p.Batches[0].SQL, "`note` AS `remark`") {
+		t.Fatalf("a confirmed rename (the table column in another case): %v %+v", err, p)
+	}
+}
+
 func TestPlanSkipsJournaledFiles(t *testing.T) {
 	cur := sd.NewSchema().Col("id", sd.LongType, sd.NotNull)
 	rep := report(map[string]sd.Schema{"aaa": cur}, [][2]string{{"a.parquet", "aaa"}, {"b.parquet", "aaa"}})

@@ -759,18 +759,18 @@ func printPlan(f *Factory, p *reload.Plan, rep *inspect.Report, changed []string
 	if withSQL {
 		w = f.IO.Out
 	}
-	fmt.Fprintf(w, "Plan for %s: %d files, %d rows in %d statements\n", p.Table, p.Files(), p.Rows(), len(p.Batches))
-	if len(p.Skipped) > 0 {
-		fmt.Fprintf(w, "  %d files were loaded by earlier runs and are not planned again\n", len(p.Skipped))
+	fmt.Fprintf(w, "Plan for %s: %s, %s in %s\n", p.Table, plural(p.Files(), "file"), plural(p.Rows(), "row"), plural(len(p.Batches), "statement"))
+	if n := len(p.Skipped); n > 0 {
+		fmt.Fprintf(w, "  %s %s loaded by earlier runs and %s not planned again\n", plural(n, "file"), were(n), are(n))
 	}
-	if len(p.Unreadable) > 0 {
-		fmt.Fprintf(w, "  %d unreadable files are left behind:\n", len(p.Unreadable))
+	if n := len(p.Unreadable); n > 0 {
+		fmt.Fprintf(w, "  %s %s left behind:\n", plural(n, "unreadable file"), are(n))
 		for _, u := range p.Unreadable {
 			fmt.Fprintf(w, "    %s: %s\n", textKey(u.Key), textsafe.Escape(u.Error))
 		}
 	}
-	if len(p.Refused) > 0 {
-		fmt.Fprintf(w, "  %d files are left behind:\n", len(p.Refused))
+	if n := len(p.Refused); n > 0 {
+		fmt.Fprintf(w, "  %s %s left behind:\n", plural(n, "file"), are(n))
 		for _, u := range p.Refused {
 			fmt.Fprintf(w, "    %s: %s\n", textKey(u.Key), textsafe.Escape(u.Reason))
 		}
@@ -779,7 +779,7 @@ func printPlan(f *Factory, p *reload.Plan, rep *inspect.Report, changed []string
 		fmt.Fprintf(w, "  changed since a run recorded it, not loaded: %s\n", textsafe.Escape(c))
 	}
 	for _, b := range p.Blocked {
-		fmt.Fprintf(w, "  schema group %s (%d files) blocks the load:\n", b.Group, b.Files)
+		fmt.Fprintf(w, "  schema group %s (%s) blocks the load:\n", b.Group, plural(b.Files, "file"))
 		for _, c := range b.Changes {
 			fmt.Fprintf(w, "    %s\n", c)
 		}
@@ -792,7 +792,7 @@ func printPlan(f *Factory, p *reload.Plan, rep *inspect.Report, changed []string
 	}
 	if withSQL {
 		for _, b := range p.Batches {
-			fmt.Fprintf(w, "\n-- batch %d: group %s, folder %q, %d files, %d rows\n%s;\n", b.N, b.Group, b.Folder, len(b.Files), b.ExpectedRows, textsafe.Escape(b.SQL))
+			fmt.Fprintf(w, "\n-- batch %d: group %s, folder %q, %s, %s\n%s;\n", b.N, b.Group, b.Folder, plural(len(b.Files), "file"), plural(b.ExpectedRows, "row"), textsafe.Escape(b.SQL))
 		}
 	}
 	return nil

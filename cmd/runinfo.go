@@ -78,6 +78,8 @@ type runSummary struct {
 	// Scope is what a scan covered, in words; Tables its counts.
 	Scope, Tables string
 	Journal       string
+	// Finished is when the run ended; withSummary sets it.
+	Finished time.Time
 	// Files and Rows are the files and footer rows the run covers; Inserted the rows the
 	// table reported inserted. Negative when not known.
 	Files    int
@@ -118,6 +120,7 @@ func withSummary(ctx context.Context, f *Factory, path string, s *runSummary, ne
 	}
 	code := exitStatus(ctx, f, nil, err)
 	var b strings.Builder
+	s.Finished = time.Now().UTC()
 	s.markdown(&b, code, err, next(code))
 	werr := writeSummary(f, path, b.String())
 	if werr == nil {
@@ -194,7 +197,9 @@ func (s *runSummary) markdown(w io.Writer, code int, err error, next []string) {
 	row("scope", s.Scope)
 	row("run state", s.RunStatus)
 	row("started", s.Started.Format(time.RFC3339))
-	row("finished", time.Now().UTC().Format(time.RFC3339))
+	if !s.Finished.IsZero() {
+		row("finished", s.Finished.Format(time.RFC3339))
+	}
 	who := s.OSUser
 	if s.Identity != "" {
 		who = strings.TrimSpace(who + " (warehouse identity " + s.Identity + ")")

@@ -86,6 +86,14 @@ func (lr *lineReader) next() ([]byte, error) {
 	return line, nil
 }
 
+// done says the line last returned is no longer used: a very long one (a plan of many
+// batches) is let go rather than kept for the next.
+func (lr *lineReader) done() {
+	if cap(lr.long) > 4<<20 {
+		lr.long = nil
+	}
+}
+
 func (lr *lineReader) fingerprint() fingerprint {
 	return fingerprint{Records: lr.lines, Size: lr.off, Sum: uint64(lr.sum)}
 }
@@ -133,6 +141,7 @@ func (d *Dir) streamRun(ctx context.Context, tableID, run string) (*State, finge
 			return nil, fingerprint{}, fmt.Errorf("journal: read %s: %w", path, err)
 		}
 		r, err := decode(line[:len(line)-1])
+		lr.done()
 		if err != nil || r.Run != run || r.Seq != p.next() {
 			return nil, fingerprint{}, errRereadWhole
 		}

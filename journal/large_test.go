@@ -83,7 +83,6 @@ func writeLargeJournal(tb testing.TB, dir string, spec largeSpec) largeStats {
 	return g.st
 }
 
-
 type largeGen struct {
 	tb   testing.TB
 	dir  string
@@ -110,6 +109,11 @@ func (g *largeGen) begin(cmd string) string {
 	g.st.Runs++
 	g.st.Records++
 	return run
+}
+
+// source is the folder the runs' statements read: the fallback folder under the root.
+func (g *largeGen) source() string {
+	return strings.TrimSuffix(g.spec.Root, "/") + "/_zerobus/table_rejected_parquets/"
 }
 
 func (g *largeGen) header(cmd string) Header {
@@ -219,7 +223,7 @@ func (g *largeGen) cleanup(pbs []PlanBatch) {
 func (g *largeGen) smallRun(files int, clean bool) string {
 	run := g.begin("reload --yes")
 	pb := g.batch(1, files)
-	g.add(Record{Kind: KindPlan, Plan: &Plan{Batches: []PlanBatch{pb}, Source: "s3://lake/orders/_zerobus/table_rejected_parquets/"}})
+	g.add(Record{Kind: KindPlan, Plan: &Plan{Batches: []PlanBatch{pb}, Source: g.source()}})
 	g.intent(pb)
 	g.loaded(pb)
 	g.add(Record{Kind: KindEnd, End: &End{State: RunVerified}})
@@ -237,7 +241,7 @@ func (g *largeGen) smallRun(files int, clean bool) string {
 func (g *largeGen) retryRun(reruns int, finish bool) string {
 	run := g.begin("reload --yes")
 	pbs := []PlanBatch{g.batch(1, 10), g.batch(2, 10)}
-	g.add(Record{Kind: KindPlan, Plan: &Plan{Batches: pbs, Source: "s3://lake/orders/_zerobus/table_rejected_parquets/"}})
+	g.add(Record{Kind: KindPlan, Plan: &Plan{Batches: pbs, Source: g.source()}})
 	g.intent(pbs[0])
 	g.loaded(pbs[0])
 	g.intent(pbs[1])
@@ -269,7 +273,7 @@ func (g *largeGen) bigRun() string {
 	run := g.begin("reload --yes")
 	g.st.BigRuns++
 	pbs := []PlanBatch{g.batch(1, 1000), g.batch(2, 1000), g.batch(3, 1000)}
-	g.add(Record{Kind: KindPlan, Plan: &Plan{Batches: pbs, Source: "s3://lake/orders/_zerobus/table_rejected_parquets/"}})
+	g.add(Record{Kind: KindPlan, Plan: &Plan{Batches: pbs, Source: g.source()}})
 	for _, pb := range pbs {
 		g.intent(pb)
 		g.failed(pb)
@@ -297,7 +301,7 @@ func (g *largeGen) backlogRun(batches, processes int) string {
 	for n := 1; n <= batches; n++ {
 		pbs = append(pbs, g.batch(n, 1000))
 	}
-	g.add(Record{Kind: KindPlan, Plan: &Plan{Batches: pbs, Source: "s3://lake/orders/_zerobus/table_rejected_parquets/"}})
+	g.add(Record{Kind: KindPlan, Plan: &Plan{Batches: pbs, Source: g.source()}})
 	per := batches / processes
 	for k := range processes {
 		if k > 0 {

@@ -22,6 +22,10 @@ type Dir struct {
 
 	mu    sync.Mutex
 	files map[string]*runFile // by path
+
+	cache infoCache // run summaries read by this process
+	rmu   sync.Mutex
+	read  map[string]readMark // run files read by this process, by path
 }
 
 // runFile is a run's file open for appending.
@@ -140,6 +144,22 @@ func (d *Dir) openRun(tableID, run, path string) (*runFile, error) {
 	}
 	if f, err = os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0); err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
+	}
+	// A file this process read whole, unchanged since, is not read again: its complete lines
+	// are known, and so its next seq and whether a torn line follows them.
+	if fi, err := f.Stat(); err == nil {
+		if fp, ok := d.readAt(path, fi); ok {
+			if fi.Size() > fp.Size {
+				if err := f.Truncate(fp.Size); err == nil {
+					err = syncFile(f)
+				}
+				if err != nil {
+					f.Close()
+					return nil, fmt.Errorf("journal: cut the torn last line of %s: %w", path, err)
+				}
+			}
+			return &runFile{f: f, next: fp.Records + 1, size: fp.Size}, nil
+		}
 	}
 	data, err := readAll(f)
 	if err != nil {

@@ -132,6 +132,9 @@ func TestDirDamageInTheMiddle(t *testing.T) {
 	if _, err := d.Read(context.Background(), target.TableID, "run-1"); err == nil || !strings.Contains(err.Error(), "run run-1 line 3") {
 		t.Errorf("read of a damaged run: %v", err)
 	}
+	if _, err := ReadState(context.Background(), d, target.TableID, "run-1"); err == nil || !strings.Contains(err.Error(), "run run-1 line 3") {
+		t.Errorf("replay of a damaged run: %v", err)
+	}
 	d2, err := OpenDir(dir)
 	must(t, err)
 	defer d2.Close()
@@ -185,4 +188,38 @@ func TestLockHolderProcess(t *testing.T) {
 	}
 	os.Stdout.WriteString("locked\n")
 	time.Sleep(time.Minute)
+}
+
+// TestDirSnapshotTornLine: a torn line after the records a snapshot summarises leaves the
+// snapshot current (the line is no record); the replay still warns of it.
+func TestDirSnapshotTornLine(t *testing.T) {
+	ts := dirOpener(t)
+	ctx := context.Background()
+	writeRun(t, ts.a, target, "run-1", t0, [][]string{{"a"}, {"b"}}, 2)
+	craftSnapshot(t, ts, target.TableID, "run-1", markCrafted)
+	path := filepath.Join(ts.a.Location(), target.TableID, "run-1.jsonl")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	must(t, err)
+	_, err = f.WriteString(`{"v":1,"run":"run-1","seq":10,"kind":"ver`)
+	must(t, err)
+	must(t, f.Close())
+	sums, facts := readBoth(t, ts, target.TableID)
+	if s, fs := fromSnapshot(sums, facts); !s || !fs {
+		t.Errorf("a torn line made the snapshot stale: %+v", sums[0])
+	}
+	st, err := ReadState(ctx, ts.fresh(), target.TableID, "run-1")
+	must(t, err)
+	if len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], "line 10 is incomplete") || st.LastSeq != 9 {
+		t.Errorf("replay: last seq %d, warnings %q", st.LastSeq, st.Warnings)
+	}
+	// A record after the torn line (which no writer leaves: the next append cuts it) makes
+	// the file other records than the snapshot's.
+	f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	must(t, err)
+	_, err = f.WriteString("\n")
+	must(t, err)
+	must(t, f.Close())
+	if sums, err := Runs(ctx, ts.fresh(), target.TableID); err != nil || sums[0].Command == crafted || sums[0].Problem == "" {
+		t.Errorf("a damaged line after the snapshot's records: %+v, %v", sums, err)
+	}
 }

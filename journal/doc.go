@@ -58,13 +58,15 @@
 // Local directory (the default; DefaultDir is $XDG_STATE_HOME/zbrecover, else
 // ~/.local/state/zbrecover):
 //
-//	<dir>/<table_id>/<run_id>.jsonl   one record per line
-//	<dir>/<table_id>/lock.json        the table's lock (flock), holding its holder
+//	<dir>/<table_id>/<run_id>.jsonl      one record per line
+//	<dir>/<table_id>/<run_id>.snapshot   the run's snapshot (see Snapshots)
+//	<dir>/<table_id>/lock.json           the table's lock (flock), holding its holder
 //
 // Any writable storage URL (`--journal URL`), one object per record because object stores
 // cannot append:
 //
 //	<prefix>/<table_id>/runs/<run_id>/<seq:08d>-<kind>.json
+//	<prefix>/<table_id>/snapshots/<run_id>.snapshot
 //	<prefix>/<table_id>/lock.json
 //
 // A journal kept under a table's storage root goes in HiddenDir (`<root>/_zbrecover/`):
@@ -125,8 +127,40 @@
 //   - a failed batch (the warehouse refused its statement) still counts as possibly loaded
 //     in every skip list: no other run loads its files through another path on that word.
 //
+// Records are replayed as they are read, one at a time (a run is never held whole), and a
+// record the replay decoded for itself shares its files' keys and ETags with the state.
+//
 // State.OpenBatches are what a re-run settles from the table's history first;
 // State.Remaining what it sends; State.VerifiedFiles the only files cleanup may delete,
 // each with its precondition; LoadedKeys (over every run of a table) the files a re-run or
 // staging must not load again, or through a second path.
+//
+// # Snapshots
+//
+// Runs, Facts, FactsFor, LoadedKeys and LatestUnfinished need, of every run of a table, only
+// what a snapshot holds: the run's summary (history's line), whether a re-run continues it,
+// its source, the commits its batches claim and the batches whose commit is unknown, and its
+// files that are verified or may be loaded. A snapshot is derived from the run's records and
+// can be rebuilt from them at any time; it is never the source of truth:
+//
+//   - it names the records it was made from (their fingerprint: how many, how many bytes,
+//     and a checksum: the CRC-32C of the run file's complete lines locally, the sum of the
+//     CRC-64s of the record objects' listed name, size, ETag, generation, MD5 and
+//     modification time on an object store, whose record objects are created once);
+//   - it is read only when the run's records as stored now have that fingerprint (locally: the
+//     file's complete lines are those bytes, and at most a torn line follows them); a
+//     snapshot that is missing, of another format, damaged (each of its sections carries its
+//     own CRC-32C), or stale (the run was continued, a record was changed or added) is
+//     ignored, and the run is replayed from its records;
+//   - a process writes the snapshot of its run when it appends an end record, and a reader
+//     that replayed a run whose last record is an end record writes it (so that a journal of
+//     an earlier version gets its snapshots on its first read); a snapshot that cannot be
+//     written is not an error: the run is replayed next time;
+//   - ReadState, and so every run a command works on, always replays the records.
+//
+// Within one process, the summaries read are kept by the identity of the records they were
+// read at (a local file's size, times and inode; an object store's fingerprint), so that a
+// command that reads a table's runs several times reads each run once; a local run file
+// replayed, or matched against its snapshot, is not read again to append to it while its
+// identity is unchanged.
 package journal

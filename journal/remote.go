@@ -26,9 +26,10 @@ type ObjectStore interface {
 // record, <table_id>/runs/<run_id>/<seq:08d>-<kind>.json, written create-only, and a lock
 // object <table_id>/lock.json. Under a table's root, root the backend at HiddenDir.
 type Remote struct {
-	b   storage.Backend
-	put storage.Putter
-	now func() time.Time
+	b     storage.Backend
+	put   storage.Putter
+	now   func() time.Time
+	cache infoCache // run summaries read by this process
 }
 
 var _ Store = (*Remote)(nil)

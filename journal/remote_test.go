@@ -149,7 +149,36 @@ func remoteOpener(newBackend func(t *testing.T) ObjectStore) openStore {
 			_, err = be.Put(context.Background(), recordKey(r.TableID, r.Run, r.Seq, r.Kind), bytes.NewReader(data), int64(len(data)), storage.PutOptions{})
 			return err
 		}
-		return testStore{a: a, b: b, raw: raw, plant: plant}
+		fresh := func() Store {
+			j, err := OpenRemote(be)
+			must(t, err)
+			return j
+		}
+		ctx := context.Background()
+		snapshot := func(tableID, run string) []byte {
+			data, err := storage.ReadAll(ctx, be, snapshotKey(tableID, run), 0, -1)
+			if errors.Is(err, storage.ErrNotExist) {
+				return nil
+			}
+			must(t, err)
+			return data
+		}
+		setSnapshot := func(tableID, run string, data []byte) {
+			_, err := be.Put(ctx, snapshotKey(tableID, run), bytes.NewReader(data), int64(len(data)), storage.PutOptions{})
+			must(t, err)
+		}
+		editRecord := func(tableID, run string, seq int, edit func([]byte) []byte) {
+			prefix := fmt.Sprintf("%s/runs/%s/%08d-", tableID, run, seq)
+			var key string
+			must(t, be.List(ctx, prefix, func(o storage.ObjectInfo) error { key = o.Key; return nil }))
+			data, err := storage.ReadAll(ctx, be, key, 0, -1)
+			must(t, err)
+			must(t, be.Delete(ctx, key, storage.Precondition{}))
+			data = edit(data)
+			_, err = be.Put(ctx, key, bytes.NewReader(data), int64(len(data)), storage.PutOptions{CreateOnly: true})
+			must(t, err)
+		}
+		return testStore{a: a, b: b, raw: raw, plant: plant, fresh: fresh, snapshot: snapshot, setSnapshot: setSnapshot, editRecord: editRecord}
 	}
 }
 
@@ -170,7 +199,8 @@ func runRemoteSuite(t *testing.T, newBackend func(t *testing.T) ObjectStore) {
 		var ks []string
 		must(t, be.List(ctx, "", func(o storage.ObjectInfo) error { ks = append(ks, o.Key); return nil }))
 		want := []string{"lock.json", "runs/run-1/00000001-run.json", "runs/run-1/00000002-plan.json",
-			"runs/run-1/00000003-intent.json", "runs/run-1/00000004-result.json", "runs/run-1/00000005-outcome.json", "runs/run-1/00000006-end.json"}
+			"runs/run-1/00000003-intent.json", "runs/run-1/00000004-result.json", "runs/run-1/00000005-outcome.json", "runs/run-1/00000006-end.json",
+			"snapshots/run-1.snapshot"}
 		for i := range want {
 			want[i] = target.TableID + "/" + want[i]
 		}

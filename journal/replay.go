@@ -145,6 +145,8 @@ type State struct {
 	byKey map[string]*FileState
 	// lastBatchSeq is the seq of the latest intent, result or outcome of a batch.
 	lastBatchSeq int
+	// endSeq is the seq of the latest end record (0 for none).
+	endSeq int
 }
 
 // MergeState is a load by key after replay: the staging table the batches load into, and
@@ -191,53 +193,95 @@ func Replay(recs []Record) (*State, error) {
 	}
 	rs := append([]Record(nil), recs...)
 	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Seq < rs[j].Seq })
-	s := &State{Run: rs[0].Run, TableID: rs[0].TableID, byKey: map[string]*FileState{}}
-	batches := map[int]*BatchState{}
-	lastRun, lastEnd := 0, 0
-	for i, r := range rs {
-		if r.Run != s.Run {
-			return nil, fmt.Errorf("run %s: seq %d belongs to run %s", s.Run, r.Seq, r.Run)
-		}
-		if r.TableID != s.TableID {
-			return nil, fmt.Errorf("run %s seq %d: table id %s, the run's is %s", s.Run, r.Seq, r.TableID, s.TableID)
-		}
-		if i > 0 && r.Seq == rs[i-1].Seq {
-			return nil, fmt.Errorf("run %s: seq %d appears twice", s.Run, r.Seq)
-		}
-		if r.Seq != i+1 {
-			return nil, fmt.Errorf("run %s: seq %d follows seq %d (records %d to %d are missing)", s.Run, r.Seq, i, i+1, r.Seq-1)
-		}
-		if i == 0 && r.Kind != KindRun {
-			return nil, fmt.Errorf("run %s: first record is %s, not run", s.Run, r.Kind)
-		}
-		if s.Table == "" {
-			s.Table = r.Table
-		}
-		if s.Root == "" {
-			s.Root = r.Root
-		}
-		s.LastSeq = r.Seq
-		if err := s.apply(r, batches); err != nil {
-			return nil, fmt.Errorf("run %s seq %d (%s): %w", s.Run, r.Seq, r.Kind, err)
-		}
-		switch r.Kind {
-		case KindRun:
-			lastRun = r.Seq
-			if i == 0 {
-				s.Started = r.Time
-			}
-		case KindEnd:
-			lastEnd = r.Seq
+	p := newReplayer()
+	for _, r := range rs {
+		if err := p.add(r); err != nil {
+			return nil, err
 		}
 	}
-	if lastEnd < lastRun {
+	return p.finish()
+}
+
+// replayer replays a run's records one at a time, in seq order, so that a run is replayed
+// as it is read, without holding its records.
+type replayer struct {
+	s                *State
+	batches          map[int]*BatchState
+	n                int // records applied
+	lastRun, lastEnd int
+	// owned is set when the records added are the replayer's own (decoded for it): the
+	// strings of their files are then replaced by equal ones the state already holds, so
+	// that each file's key and ETag are held once.
+	owned bool
+}
+
+func newReplayer() *replayer {
+	return &replayer{s: &State{byKey: map[string]*FileState{}}, batches: map[int]*BatchState{}}
+}
+
+// next returns the seq the next record must have.
+func (p *replayer) next() int { return p.n + 1 }
+
+// add applies the run's next record (seq next()); a record of another run or table, a
+// duplicate, a gap or a first record other than run is an error naming the run.
+func (p *replayer) add(r Record) error {
+	s := p.s
+	if p.n == 0 {
+		s.Run, s.TableID = r.Run, r.TableID
+	}
+	if r.Run != s.Run {
+		return fmt.Errorf("run %s: seq %d belongs to run %s", s.Run, r.Seq, r.Run)
+	}
+	if r.TableID != s.TableID {
+		return fmt.Errorf("run %s seq %d: table id %s, the run's is %s", s.Run, r.Seq, r.TableID, s.TableID)
+	}
+	if p.n > 0 && r.Seq == p.n {
+		return fmt.Errorf("run %s: seq %d appears twice", s.Run, r.Seq)
+	}
+	if r.Seq != p.n+1 {
+		return fmt.Errorf("run %s: seq %d follows seq %d (records %d to %d are missing)", s.Run, r.Seq, p.n, p.n+1, r.Seq-1)
+	}
+	if p.n == 0 && r.Kind != KindRun {
+		return fmt.Errorf("run %s: first record is %s, not run", s.Run, r.Kind)
+	}
+	p.n++
+	if s.Table == "" {
+		s.Table = r.Table
+	}
+	if s.Root == "" {
+		s.Root = r.Root
+	}
+	s.LastSeq = r.Seq
+	if err := s.apply(r, p.batches, p.owned); err != nil {
+		return fmt.Errorf("run %s seq %d (%s): %w", s.Run, r.Seq, r.Kind, err)
+	}
+	switch r.Kind {
+	case KindRun:
+		p.lastRun = r.Seq
+		if r.Seq == 1 {
+			s.Started = r.Time
+		}
+	case KindEnd:
+		p.lastEnd = r.Seq
+	}
+	return nil
+}
+
+// finish returns the state after the records added.
+func (p *replayer) finish() (*State, error) {
+	s := p.s
+	if p.n == 0 {
+		return nil, fmt.Errorf("replay: no records")
+	}
+	if p.lastEnd < p.lastRun {
 		s.End = nil // the last process wrote no end
 	}
-	s.Status = s.status(lastEnd > lastRun)
+	s.endSeq = p.lastEnd
+	s.Status = s.status(p.lastEnd > p.lastRun)
 	return s, nil
 }
 
-func (s *State) apply(r Record, batches map[int]*BatchState) error {
+func (s *State) apply(r Record, batches map[int]*BatchState, owned bool) error {
 	switch r.Kind {
 	case KindRun:
 		s.Processes = append(s.Processes, Process{Seq: r.Seq, Time: r.Time, Header: *r.Header})
@@ -288,8 +332,16 @@ func (s *State) apply(r Record, batches map[int]*BatchState) error {
 			b.FirstBase = &v
 		}
 		// The intent's files are the versions the statement read: they replace the plan's.
-		for _, f := range in.Files {
-			s.byKey[f.Key].File = f
+		for i, f := range in.Files {
+			fs := s.byKey[f.Key]
+			if owned {
+				f.Key = fs.Key
+				if f.ETag == fs.ETag {
+					f.ETag = fs.ETag
+				}
+				in.Files[i] = f
+			}
+			fs.File = f
 		}
 	case KindResult:
 		b := batches[r.Result.Batch]
@@ -458,11 +510,13 @@ func (b *BatchState) mayStart() bool {
 }
 
 func (s *State) addFiles(b *BatchState) error {
-	for _, f := range b.Files {
+	states := make([]FileState, len(b.Files)) // one allocation for the batch's files
+	for i, f := range b.Files {
 		if o := s.byKey[f.Key]; o != nil {
 			return fmt.Errorf("file %s is in batch %d and batch %d", f.Key, o.Batch, b.Batch)
 		}
-		fs := &FileState{File: f, Run: s.Run, Root: s.Root, Batch: b.Batch}
+		fs := &states[i]
+		*fs = FileState{File: f, Run: s.Run, Root: s.Root, Batch: b.Batch}
 		s.byKey[f.Key] = fs
 		s.files = append(s.files, fs)
 	}

@@ -294,6 +294,9 @@ func (w *Writer) Append(ctx context.Context, r Record) error {
 		return err
 	}
 	w.next++
+	if r.Kind == KindEnd {
+		w.writeSnapshot(ctx)
+	}
 	return nil
 }
 
@@ -312,34 +315,30 @@ type RunSummary struct {
 	ExpectedRows int64     `json:"expected_rows"`
 	InsertedRows int64     `json:"inserted_rows"`
 	Problem      string    `json:"problem,omitempty"` // why the run could not be read or replayed; Status is then ""
+	// StagedLeft counts the verified files whose staged copy is still there: a cleaned run
+	// with none has nothing left for cleanup. History does not show it.
+	StagedLeft int `json:"-"`
 }
 
 // Runs returns the summaries of a table's runs, newest first. A run that cannot be read or
-// replayed is listed with its Problem, not dropped.
+// replayed is listed with its Problem, not dropped. Runs are read from their snapshots where
+// those are current, so that history does not replay every run.
 func Runs(ctx context.Context, s Store, tableID string) ([]RunSummary, error) {
-	ids, err := s.RunIDs(ctx, tableID)
+	entries, err := scanRuns(ctx, s, tableID, nil, false, nil)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]RunSummary, 0, len(ids))
-	for _, id := range ids {
-		sum := RunSummary{TableID: tableID, Run: id}
-		st, err := ReadState(ctx, s, tableID, id)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			sum.Problem = redact.String(err.Error())
-			out = append(out, sum)
+	return summaries(tableID, entries), nil
+}
+
+func summaries(tableID string, entries []runEntry) []RunSummary {
+	out := make([]RunSummary, 0, len(entries))
+	for _, e := range entries {
+		if e.err != nil {
+			out = append(out, RunSummary{TableID: tableID, Run: e.run, Problem: redact.String(e.err.Error())})
 			continue
 		}
-		sum.Table, sum.Root, sum.Started, sum.Status = st.Table, st.Root, st.Started, st.Status
-		if len(st.Processes) > 0 {
-			sum.Command, sum.User = st.Processes[0].Command, st.Processes[0].User
-		}
-		sum.Batches, sum.Files = len(st.Batches), len(st.files)
-		sum.ExpectedRows, sum.InsertedRows = st.ExpectedRows(), st.InsertedRows()
-		out = append(out, sum)
+		out = append(out, e.info.sum)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].Started.Equal(out[j].Started) {
@@ -347,24 +346,12 @@ func Runs(ctx context.Context, s Store, tableID string) ([]RunSummary, error) {
 		}
 		return out[i].Run > out[j].Run
 	})
-	return out, nil
+	return out
 }
 
 // ReadState reads a run and replays it; the read's warnings join the state's.
 func ReadState(ctx context.Context, s Store, tableID, run string) (*State, error) {
-	log, err := s.Read(ctx, tableID, run)
-	if err != nil {
-		return nil, err
-	}
-	if len(log.Records) == 0 {
-		return nil, fmt.Errorf("run %s of table %s has no records", run, tableID)
-	}
-	st, err := Replay(log.Records)
-	if err != nil {
-		return nil, err
-	}
-	st.Warnings = append(log.Warnings, st.Warnings...)
-	return st, nil
+	return readStateFrom(ctx, s, tableID, run)
 }
 
 // SameRoot reports whether two roots, as records show them, are the same location: equal
@@ -381,19 +368,22 @@ func rootKey(s string) string {
 
 // LatestUnfinished returns the newest run of the table on root (compared with SameRoot) that
 // a re-run continues (State.Unfinished), or nil when there is none. A run of the table that
-// cannot be read or replayed is an error: what it did is unknown.
+// cannot be read or replayed is an error: what it did is unknown. Only the run returned is
+// replayed; the others are read from their snapshots where those are current.
 func LatestUnfinished(ctx context.Context, s Store, tableID, root string) (*State, error) {
-	sums, err := Runs(ctx, s, tableID)
+	entries, err := scanRuns(ctx, s, tableID, nil, false, nil)
 	if err != nil {
 		return nil, err
 	}
-	for _, sum := range sums {
-		if sum.Problem != "" {
-			return nil, fmt.Errorf("run %s of table %s cannot be replayed: %s", sum.Run, tableID, sum.Problem)
+	byRun := map[string]*runInfo{}
+	for _, e := range entries {
+		if e.err != nil {
+			return nil, fmt.Errorf("run %s of table %s cannot be replayed: %s", e.run, tableID, redact.String(e.err.Error()))
 		}
+		byRun[e.run] = e.info
 	}
-	for _, sum := range sums {
-		if !SameRoot(sum.Root, root) {
+	for _, sum := range summaries(tableID, entries) {
+		if !SameRoot(sum.Root, root) || !byRun[sum.Run].unfinished {
 			continue
 		}
 		st, err := ReadState(ctx, s, tableID, sum.Run)
@@ -437,43 +427,52 @@ type TableFacts struct {
 }
 
 // Facts reads every run of the table. A run that cannot be replayed is an error, since what
-// it loaded is unknown.
+// it loaded is unknown. Runs are read from their snapshots where those are current.
 func Facts(ctx context.Context, s Store, tableID string) (*TableFacts, error) {
-	ids, err := s.RunIDs(ctx, tableID)
+	return facts(ctx, s, tableID, nil, true)
+}
+
+// FactsFor is Facts with Loaded narrowed to the files whose key keep accepts (none when keep
+// is nil): what a reload needs of a table whose journal names many more files than its
+// fallback folder still holds, without holding them all.
+func FactsFor(ctx context.Context, s Store, tableID string, keep func(key string) bool) (*TableFacts, error) {
+	if keep == nil {
+		keep = func(string) bool { return false }
+	}
+	return facts(ctx, s, tableID, keep, false)
+}
+
+func facts(ctx context.Context, s Store, tableID string, keep func(string) bool, share bool) (*TableFacts, error) {
+	f := &TableFacts{Runs: map[string]bool{}, Claimed: map[int64]BatchRef{}, Sources: map[string]string{}}
+	if keep == nil {
+		// Every loaded file is kept: the summaries (read once, then from the cache) say how
+		// many there are.
+		entries, err := scanRuns(ctx, s, tableID, nil, false, nil)
+		if err != nil {
+			return nil, err
+		}
+		n := 0
+		for _, e := range entries {
+			if e.info != nil {
+				n += e.info.loaded
+			}
+		}
+		f.Loaded = make([]FileState, 0, n)
+	}
+	entries, err := scanRuns(ctx, s, tableID, keep, share, func(fs []FileState) { f.Loaded = append(f.Loaded, fs...) })
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(ids)
-	f := &TableFacts{Runs: map[string]bool{}, Claimed: map[int64]BatchRef{}, Sources: map[string]string{}}
-	for _, id := range ids {
-		st, err := ReadState(ctx, s, tableID, id)
-		if err != nil {
-			return nil, fmt.Errorf("run %s of table %s: %w", id, tableID, err)
+	for _, e := range entries {
+		if e.err != nil {
+			return nil, fmt.Errorf("run %s of table %s: %w", e.run, tableID, e.err)
 		}
-		f.Runs[id] = true
-		f.Sources[id] = st.Source
-		for _, fs := range st.files {
-			if v := st.view(fs); v.Status.PossiblyLoaded() {
-				f.Loaded = append(f.Loaded, v)
-			}
+		f.Runs[e.run] = true
+		f.Sources[e.run] = e.info.source
+		for _, c := range e.info.claimed {
+			f.Claimed[c.Version] = c.Ref
 		}
-		if st.Merge != nil {
-			continue // a load by key's batches commit to its staging table, not to the table
-		}
-		for _, b := range st.Batches {
-			ref := BatchRef{Run: id, Batch: b.Batch, Rows: b.ExpectedRows, Base: b.FirstBase}
-			if b.Result != nil && b.Result.Inserted != nil {
-				ref.Rows = *b.Result.Inserted
-			}
-			switch {
-			case b.Outcome != nil && b.Outcome.Version != nil:
-				f.Claimed[*b.Outcome.Version] = ref
-			case b.Result != nil && b.Result.Version != nil:
-				f.Claimed[*b.Result.Version] = ref
-			case b.Result != nil && b.Result.Inserted != nil && *b.Result.Inserted > 0:
-				f.Unpinned = append(f.Unpinned, ref)
-			}
-		}
+		f.Unpinned = append(f.Unpinned, e.info.unpinned...)
 	}
 	return f, nil
 }

@@ -21,6 +21,13 @@ type testStore struct {
 	a, b  Store
 	raw   func() []byte        // every byte the journal has stored
 	plant func(r Record) error // stores r as it is, past every check
+	// fresh opens another handle on the journal, as a new process would.
+	fresh func() Store
+	// snapshot returns the stored snapshot of a run (nil when none); setSnapshot stores one.
+	snapshot    func(tableID, run string) []byte
+	setSnapshot func(tableID, run string, data []byte)
+	// editRecord replaces the stored bytes of record seq of a run with edit's result.
+	editRecord func(tableID, run string, seq int, edit func([]byte) []byte)
 }
 
 type openStore func(t *testing.T) testStore
@@ -52,7 +59,35 @@ func dirOpener(t *testing.T) testStore {
 		_, err = f.Write(append(line, '\n'))
 		return err
 	}
-	return testStore{a: a, b: b, raw: func() []byte { return dirBytes(t, dir) }, plant: plant}
+	fresh := func() Store {
+		d, err := OpenDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		return d
+	}
+	snapshot := func(tableID, run string) []byte {
+		data, err := os.ReadFile(filepath.Join(dir, tableID, run+".snapshot"))
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		must(t, err)
+		return data
+	}
+	setSnapshot := func(tableID, run string, data []byte) {
+		must(t, os.WriteFile(filepath.Join(dir, tableID, run+".snapshot"), data, 0o600))
+	}
+	editRecord := func(tableID, run string, seq int, edit func([]byte) []byte) {
+		p := filepath.Join(dir, tableID, run+".jsonl")
+		data, err := os.ReadFile(p)
+		must(t, err)
+		lines := strings.SplitAfter(string(data), "\n")
+		lines[seq-1] = string(edit([]byte(lines[seq-1])))
+		must(t, os.WriteFile(p, []byte(strings.Join(lines, "")), 0o600))
+	}
+	return testStore{a: a, b: b, raw: func() []byte { return dirBytes(t, dir) }, plant: plant,
+		fresh: fresh, snapshot: snapshot, setSnapshot: setSnapshot, editRecord: editRecord}
 }
 
 func dirBytes(t *testing.T, dir string) []byte {
@@ -369,6 +404,8 @@ func runStoreSuite(t *testing.T, open openStore) {
 			t.Error("Lock with a path in the table id succeeded")
 		}
 	})
+
+	snapshotSuite(t, open)
 }
 
 func TestDirStore(t *testing.T) { runStoreSuite(t, dirOpener) }

@@ -172,7 +172,19 @@ func Prepare(ctx context.Context, d Deps, tgt *target.Target, rep *inspect.Repor
 		_ = p.Close()
 		return nil, err
 	}
-	if p.facts, err = journal.Facts(ctx, d.Journal, tgt.TableID); err != nil {
+	// Of the files the journal knows, only those the folder still holds can be planned
+	// again: the facts keep those (the report's files, and those of its groups when it kept
+	// only theirs).
+	inFolder := make(map[string]bool, len(rep.Files))
+	for _, f := range rep.Files {
+		inFolder[prefix+f.Key] = true
+	}
+	for i := 0; len(rep.Files) == 0 && i < len(rep.Groups); i++ {
+		for _, f := range rep.GroupFiles(rep.Groups[i].SchemaID) {
+			inFolder[prefix+f.Key] = true
+		}
+	}
+	if p.facts, err = journal.FactsFor(ctx, d.Journal, tgt.TableID, func(key string) bool { return inFolder[key] }); err != nil {
 		return fail(err)
 	}
 	st, err := journal.LatestUnfinished(ctx, d.Journal, tgt.TableID, tgt.Display())

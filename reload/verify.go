@@ -472,7 +472,7 @@ func pinAnswered(ctx context.Context, ck Checker, d Deps, w *journal.Writer, st 
 	if len(todo) == 0 {
 		return 0, nil
 	}
-	facts, err := journal.Facts(ctx, d.Journal, st.TableID)
+	facts, err := journal.FactsFor(ctx, d.Journal, st.TableID, nil) // the claimed and unpinned commits, no files
 	if err != nil {
 		return 0, err
 	}

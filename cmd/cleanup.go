@@ -303,7 +303,7 @@ func (c tableChecker) Check(ctx context.Context, st *journal.State) (*journal.Ve
 		return nil, fmt.Errorf("cleanup re-checks table %s before deleting anything: %w", name, err)
 	}
 	c.s.Identity = currentUser(ctx, wh)
-	return reload.Checker{Warehouse: wh, Table: name, Identity: c.s.Identity}.Check(ctx, st)
+	return reload.Checker{Warehouse: wh, Table: name, Identity: c.s.Identity, OpenKeys: c.f.openStagedLocation}.Check(ctx, st)
 }
 
 // cleanupNothing reports that the journal holds nothing to clean up for the table.

@@ -51,7 +51,10 @@ type Checker struct {
 	Table     databricks.TableName
 	// Identity is current_user(), for finding the commits of batches whose version the
 	// journal does not record.
-	Identity       string
+	Identity string
+	// OpenKeys opens the location of a keys file (as the journal names it), so that its rows
+	// are counted per file against the footers. Without it, no batch is proved by key.
+	OpenKeys       func(ctx context.Context, location string) (storage.Backend, error)
 	HistoryRetries int
 	Backoff        time.Duration
 }
@@ -60,8 +63,10 @@ type Checker struct {
 // verification to record (By "cleanup"). It writes nothing.
 //
 // When the journal records keys files of the run, every key they hold is checked against the
-// table too (one statement): a batch whose keys are all there is proved by key, whatever the
-// history says of its commit.
+// table too (one statement), and each file's rows in them are counted against its footer: when
+// every key is there and every file's rows are counted, the batches the keys files cover are
+// proved by key, whatever the history says of their commits. One key missing, or one file not
+// wholly in the keys files, and no batch is proved by key (as verify --key fails then).
 func (c Checker) Check(ctx context.Context, st *journal.State) (*journal.Verification, error) {
 	v, err := c.keysNow(ctx, st)
 	if err != nil {
@@ -104,14 +109,23 @@ func (c Checker) keysNow(ctx context.Context, st *journal.State) (*journal.Verif
 		return nil, err
 	}
 	res := &journal.KeyResult{Key: keys, Keys: kc.Keys, Missing: kc.Missing, OK: kc.OK}
-	for _, p := range per {
-		var n int
-		if _, err := fmt.Sscan(p.Label, &n); err == nil && p.Missing == 0 {
-			res.Batches = append(res.Batches, n)
+	if c.OpenKeys == nil {
+		res.OK, res.Note = false, "the keys files could not be opened to count each file's rows"
+	} else {
+		rows, note := countKeysFiles(ctx, st, files, c.OpenKeys)
+		res.Rows = rows
+		if note != "" {
+			res.OK, res.Note = false, note
 		}
 	}
-	// A key check passes for the batches whose keys are all in the table.
-	res.OK = true
+	if res.OK {
+		for _, p := range per {
+			var n int
+			if _, err := fmt.Sscan(p.Label, &n); err == nil && p.Missing == 0 {
+				res.Batches = append(res.Batches, n)
+			}
+		}
+	}
 	return &journal.Verification{Keys: res, TableVersion: &latest}, nil
 }
 

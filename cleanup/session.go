@@ -250,6 +250,23 @@ func (p *Prepared) Execute(ctx context.Context, o Options) (*Report, error) {
 	return rep, serr
 }
 
+// Record journals the re-check and the end of this process's work on the run, for a cleanup
+// that has nothing to delete (every file kept, or removed earlier): what the table showed is
+// in the journal either way.
+func (p *Prepared) Record(ctx context.Context) error {
+	if p.lock == nil {
+		return errors.New("cleanup: the prepared run was closed")
+	}
+	w, err := journal.Continue(ctx, p.cfg.Journal, p.State, p.cfg.Header)
+	if err != nil {
+		return err
+	}
+	if err := w.Append(ctx, journal.Record{Kind: journal.KindVerification, Verification: p.Checks}); err != nil {
+		return err
+	}
+	return w.Append(ctx, journal.Record{Kind: journal.KindEnd, End: &journal.End{State: p.State.Status}})
+}
+
 // noEnd is a journal that leaves the end record to Execute.
 type noEnd struct{ w *journal.Writer }
 

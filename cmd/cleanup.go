@@ -235,10 +235,20 @@ func cleanupSteps(ctx context.Context, o *CleanupOptions, s *runSummary) error {
 	}
 	if len(plan.Delete) == 0 && plan.Staged == 0 {
 		fmt.Fprintln(f.IO.ErrOut, "Nothing to delete.")
-		if f.Global.JSON() {
-			return printJSON(f, cleanupPlanDoc{Plan: plan, Keys: []string{}, DryRun: o.DryRun})
+		if !o.DryRun {
+			if err := prep.Record(ctx); err != nil {
+				return err
+			}
 		}
-		return nil
+		if f.Global.JSON() {
+			if err := printJSON(f, cleanupPlanDoc{Plan: plan, Keys: []string{}, DryRun: o.DryRun}); err != nil {
+				return err
+			}
+		}
+		if o.DryRun {
+			return nil
+		}
+		return keptExit(plan, nil)
 	}
 	var archive storage.Backend
 	if o.ArchiveTo != "" {
@@ -512,6 +522,48 @@ func printCleanupReport(f *Factory, r *cleanup.Report) error {
 	return nil
 }
 
+// keptExit is the outcome of the files the re-check kept, with the deletes' outcome partial
+// (nil when there is none): exit 4 when a verified batch does not check against the table
+// now (its rows may have left it), 5 when batches need review, else partial.
+func keptExit(p *cleanup.Plan, partial *ExitError) error {
+	var msg []string
+	code := 0
+	if partial != nil {
+		msg, code = append(msg, partial.Msg), partial.Code
+	}
+	if n := len(p.CheckFailed); n > 0 {
+		msg = append(msg, fmt.Sprintf("%s of run %s %s not check against the table now (their rows may have left it): "+
+			"their files and staged copies are kept; zbrecover verify shows why", batchList(p.CheckFailed), p.Run, plural(n, "does", "do")))
+		code = MostUrgent(code, ExitVerify)
+	}
+	if n := len(p.ReviewBatches); n > 0 {
+		msg = append(msg, fmt.Sprintf("%s of run %s %s review: the table's history shows their commits without proving them theirs, "+
+			"so their files are kept until zbrecover verify %s --key COL (the table's key columns) proves their rows in the table; "+
+			"then run cleanup again", batchList(p.ReviewBatches), p.Run, plural(n, "needs", "need"), orDefault(p.Table, p.TableID)))
+		code = MostUrgent(code, ExitPartial)
+	}
+	if code == 0 {
+		return nil
+	}
+	return WithCode(code, strings.Join(msg, "\n"))
+}
+
+// batchList names batches: "batch 2", "batches 1, 3".
+func batchList(bs []int) string {
+	s := make([]string, len(bs))
+	for i, b := range bs {
+		s[i] = fmt.Sprint(b)
+	}
+	return plural(len(bs), "batch ", "batches ") + strings.Join(s, ", ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 func cleanupExit(ctx context.Context, err error, r *cleanup.Report, tgt *target.Target) error {
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
@@ -520,7 +572,7 @@ func cleanupExit(ctx context.Context, err error, r *cleanup.Report, tgt *target.
 		return err
 	}
 	if !r.Partial() {
-		return nil
+		return keptExit(r.Plan, nil)
 	}
 	var msg []string
 	if n := r.Skipped; n > 0 {
@@ -542,7 +594,7 @@ func cleanupExit(ctx context.Context, err error, r *cleanup.Report, tgt *target.
 			"(the storage owner's: s3:DeleteObject, storage.objects.delete, or Storage Blob Data Contributor); "+
 			"run cleanup with --storage-auth default and such credentials in the environment.", who)
 	}
-	return WithCode(ExitPartial, s)
+	return keptExit(r.Plan, &ExitError{Code: ExitPartial, Msg: s})
 }
 
 // discardJournal takes a dry run's records and keeps none.

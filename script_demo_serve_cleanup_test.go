@@ -1,0 +1,374 @@
+//go:build demo && cgo
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/zbrecover/zbrecover/delta/deltatest"
+	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/pqgen"
+	sd "github.com/zbrecover/zbrecover/schemadiff"
+)
+
+var (
+	// The orders table after the breaking change, and the fallback files of producers still
+	// writing customer_id (renamed since) and DECIMAL(10,2).
+	ordersSchema = sd.NewSchema().Col("order_id", sd.LongType, sd.NotNull).
+			Col("customer_key", sd.StringType).Col("amount", sd.DecimalType(18, 4))
+	ordersFiles = arrow.NewSchema([]arrow.Field{{Name: "order_id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "customer_id", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "amount", Type: &arrow.Decimal128Type{Precision: 10, Scale: 2}, Nullable: true}}, nil)
+)
+
+const (
+	ordersTable = "main.sales.orders"
+	stagingVol  = "/Volumes/main/sales/staging"
+)
+
+// cleanupBins are the two binaries a cleanup test drives: demo serve and the release build.
+type cleanupBins struct{ demo, release string }
+
+func buildCleanupBins(t *testing.T) cleanupBins {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds two binaries")
+	}
+	return cleanupBins{demo: buildBinary(t, "zbrecover-demo", "demo", "1"), release: buildBinary(t, "zbrecover", "", "0")}
+}
+
+// cleanupBed is the managed table main.sales.orders served by `zbrecover demo serve`, with
+// fallback files, and the release binary driven against it.
+type cleanupBed struct {
+	*served
+	w        *servedWorkspace
+	root     string
+	fallback string            // the fallback folder on disk
+	data     map[string][]byte // each fallback file written, by its key under the fallback folder
+	ids      map[string][]int64
+	host     string
+	token    string
+}
+
+// newCleanupBed writes the table at a new root with one fallback file per key of layout
+// (a key under the fallback folder → its number of rows; order ids are unique over all
+// files), starts demo serve with it as main.sales.orders (and serveArgs) and returns the bed.
+func newCleanupBed(ctx context.Context, t *testing.T, bins cleanupBins, layout map[string]int, serveArgs ...string) *cleanupBed {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "orders")
+	if _, err := deltatest.Write(root, deltatest.Table{Schema: ordersSchema}); err != nil {
+		t.Fatal(err)
+	}
+	b := &cleanupBed{root: root, fallback: filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix)),
+		data: map[string][]byte{}, ids: map[string][]int64{}}
+	keys := make([]string, 0, len(layout))
+	for k := range layout {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	id := int64(0)
+	for _, k := range keys {
+		var rows []string
+		for i := 0; i < layout[k]; i++ {
+			id++
+			b.ids[k] = append(b.ids[k], id)
+			rows = append(rows, fmt.Sprintf(`{"order_id":%d,"customer_id":"c%d","amount":"%d.25"}`, id, id%7, id%100))
+		}
+		data, err := pqgen.Bytes(ordersFiles, "["+strings.Join(rows, ",")+"]", pqgen.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pqgen.WriteFile(filepath.Join(b.fallback, filepath.FromSlash(k)), data); err != nil {
+			t.Fatal(err)
+		}
+		b.data[k] = data
+	}
+	b.w = startDemoServe(ctx, t, bins.demo, append([]string{"--table", ordersTable + "=" + root}, serveArgs...)...)
+	b.served = &served{t: t, ctx: ctx, release: bins.release, env: b.w.env, home: t.TempDir(), state: t.TempDir()}
+	b.host, b.token = b.w.env["DATABRICKS_HOST"], b.w.env["DATABRICKS_TOKEN"]
+	return b
+}
+
+// must runs the release binary and fails the test unless it exits with want.
+func (b *cleanupBed) must(want int, args ...string) (string, string) {
+	b.t.Helper()
+	code, out, errOut := b.run(args...)
+	if code != want {
+		b.t.Fatalf("zbrecover %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, want, out, errOut)
+	}
+	return out, errOut
+}
+
+// reload reloads every fallback file, staged to the volume folder dir, and fails the test
+// unless it verified.
+func (b *cleanupBed) reload(dir string, extra ...string) {
+	b.t.Helper()
+	args := append([]string{"reload", ordersTable, "--rename", "customer_id=customer_key", "--stage-to", stagingVol + "/" + dir, "--yes"}, extra...)
+	b.must(0, args...)
+}
+
+// fallbackLeft lists the files under the fallback folder on disk (by key under it), with
+// their sizes.
+func (b *cleanupBed) fallbackLeft() map[string]int64 {
+	b.t.Helper()
+	return listLocal(b.t, b.fallback)
+}
+
+// listLocal lists the regular files under dir (by slash path under it) with their sizes; a
+// missing dir lists nothing. Links are listed, not followed.
+func listLocal(t *testing.T, dir string) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out[filepath.ToSlash(rel)] = fi.Size()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// staged lists the files under a folder of the staging volume.
+func (b *cleanupBed) staged(dir string) map[string]int64 {
+	b.t.Helper()
+	return listVolume(b.t, b.host, b.token, stagingVol+"/"+dir)
+}
+
+// volumeFile downloads a file of a volume through the Files API.
+func (b *cleanupBed) volumeFile(vpath string) []byte {
+	b.t.Helper()
+	req, _ := http.NewRequestWithContext(b.ctx, http.MethodGet, b.host+"/api/2.0/fs/files"+vpath, nil)
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		b.t.Fatalf("GET %s: %s %v", vpath, resp.Status, err)
+	}
+	return data
+}
+
+// tableIDs returns the order ids in the table, with the rows each has.
+func (b *cleanupBed) tableIDs() map[int64]int {
+	b.t.Helper()
+	out := map[int64]int{}
+	for _, r := range b.sql("SELECT order_id FROM " + ordersTable).Rows {
+		switch v := r[0].(type) {
+		case int64:
+			out[v]++
+		case int32:
+			out[int64(v)]++
+		default:
+			b.t.Fatalf("order_id %v (%T)", r[0], r[0])
+		}
+	}
+	return out
+}
+
+// everyRecordKept checks that every record written to a fallback file is in the table, or
+// in a file holding the same bytes as the one written: in the fallback folder, in one of the
+// staging volume's folders stages, or in one of the local folders archives. It returns the
+// keys of the fallback files whose bytes are nowhere.
+func (b *cleanupBed) everyRecordKept(stages []string, archives []string) []string {
+	b.t.Helper()
+	var copies [][]byte
+	for k := range b.fallbackLeft() {
+		if data, err := os.ReadFile(filepath.Join(b.fallback, filepath.FromSlash(k))); err == nil {
+			copies = append(copies, data)
+		}
+	}
+	for _, dir := range stages {
+		for k := range b.staged(dir) {
+			copies = append(copies, b.volumeFile(stagingVol+"/"+dir+"/"+k))
+		}
+	}
+	for _, dir := range archives {
+		for k := range listLocal(b.t, dir) {
+			if data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(k))); err == nil {
+				copies = append(copies, data)
+			}
+		}
+	}
+	inTable := b.tableIDs()
+	var gone []string
+	for k, data := range b.data {
+		kept := false
+		for _, c := range copies {
+			if bytes.Equal(c, data) {
+				kept = true
+				break
+			}
+		}
+		if kept {
+			continue
+		}
+		gone = append(gone, k)
+		for _, id := range b.ids[k] {
+			if inTable[id] == 0 {
+				b.t.Errorf("order %d (of %s) is in no file and not in the table", id, k)
+			}
+		}
+	}
+	sort.Strings(gone)
+	return gone
+}
+
+// historyVersions returns the versions of the table's commits of an operation, oldest first.
+func (b *cleanupBed) historyVersions(operation string) []int64 {
+	b.t.Helper()
+	res := b.sql("DESCRIBE HISTORY " + ordersTable)
+	vi, oi := -1, -1
+	for i, c := range res.Columns {
+		switch c {
+		case "version":
+			vi = i
+		case "operation":
+			oi = i
+		}
+	}
+	if vi < 0 || oi < 0 {
+		b.t.Fatalf("DESCRIBE HISTORY columns %v", res.Columns)
+	}
+	var out []int64
+	for _, r := range res.Rows {
+		if fmt.Sprint(r[oi]) == operation {
+			v, ok := r[vi].(int64)
+			if !ok {
+				b.t.Fatalf("version %v (%T)", r[vi], r[vi])
+			}
+			out = append(out, v)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// threeFolders is a layout of 6 files in three date folders, 3 rows each.
+func threeFolders() map[string]int {
+	out := map[string]int{}
+	for i := 0; i < 6; i++ {
+		out[fmt.Sprintf("2026/01/%02d/part-%05d.parquet", 1+i%3, i)] = 3
+	}
+	return out
+}
+
+// TestCleanupSafetyRowsLeftTheTable: after recovered rows left the table by a TRUNCATE, a
+// DELETE of one order or a RESTORE to the version before the load (each by the table's owner,
+// the identity that reloaded), cleanup run straight after re-checks the table, keeps every
+// file and staged copy and exits 4 naming the commit; verify fails naming it, verify --key
+// fails on the missing keys, and cleanup then refuses the run. Every record is still in a
+// file. A DELETE of one order keeps the files of every batch: the keys file of the run does
+// not hold every key in the table, and a commit that removed rows undoes the history's proof
+// of every batch before it.
+func TestCleanupSafetyRowsLeftTheTable(t *testing.T) {
+	bins := buildCleanupBins(t)
+	for _, tc := range []struct {
+		name string
+		// remove removes rows as another client and returns the operation the history
+		// records and the orders removed.
+		remove  func(b *cleanupBed) string
+		missing int
+	}{
+		{"truncate", func(b *cleanupBed) string {
+			b.sql("TRUNCATE TABLE " + ordersTable)
+			return "TRUNCATE"
+		}, 18},
+		{"delete", func(b *cleanupBed) string {
+			b.sql("DELETE FROM " + ordersTable + " WHERE order_id = 4")
+			return "DELETE"
+		}, 1},
+		{"restore", func(b *cleanupBed) string {
+			// To the owner's own commit before the load (an order placed since).
+			loads := b.historyVersions("COPY INTO")
+			if len(loads) == 0 {
+				b.t.Fatal("no COPY INTO in the table's history")
+			}
+			b.sql(fmt.Sprintf("RESTORE TABLE %s TO VERSION AS OF %d", ordersTable, loads[0]-1))
+			return "RESTORE"
+		}, 18},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			b := newCleanupBed(ctx, t, bins, threeFolders())
+			b.sql("INSERT INTO " + ordersTable + " VALUES (1000, 'c1', 1.0)")
+			b.reload("run1", "--key", "order_id")
+			b.must(0, "verify", ordersTable)
+			before, stagedBefore := b.fallbackLeft(), b.staged("run1")
+			if len(before) != 6 || len(stagedBefore) != 7 { // 6 copies and the keys file
+				t.Fatalf("before: %d fallback files, %d staged: %v", len(before), len(stagedBefore), stagedBefore)
+			}
+			op := tc.remove(b)
+			removal := b.historyVersions(op)
+			if len(removal) != 1 {
+				t.Fatalf("%s commits: %v", op, removal)
+			}
+			commit := fmt.Sprintf("version %d (%s by ", removal[0], op)
+			nothingDeleted := func(when string) {
+				t.Helper()
+				if got := b.fallbackLeft(); len(got) != len(before) {
+					t.Errorf("%s: %d fallback files left of %d", when, len(got), len(before))
+				}
+				if got := b.staged("run1"); len(got) != len(stagedBefore) {
+					t.Errorf("%s: %d staged files left of %d", when, len(got), len(stagedBefore))
+				}
+			}
+
+			// Cleanup straight after, with no verify between: its own re-check keeps all.
+			out, errOut := b.must(4, "cleanup", ordersTable, "--yes")
+			if !strings.Contains(errOut, "batch 1 does not check: "+commit) || !strings.Contains(errOut, "batches 1, 2, 3 of run") ||
+				!strings.Contains(errOut, "do not check against the table now") || !strings.Contains(errOut, "Nothing to delete.") {
+				t.Errorf("cleanup after the %s:\nstdout: %s\nstderr: %s", op, out, errOut)
+			}
+			nothingDeleted("cleanup after the " + op)
+
+			out, errOut = b.must(4, "verify", ordersTable)
+			if strings.Count(out, commit) != 3 || !strings.Contains(out, "3 batches, 3 failed") {
+				t.Errorf("verify does not name %s for every batch:\nstdout: %s\nstderr: %s", commit, out, errOut)
+			}
+			out, errOut = b.must(4, "verify", ordersTable, "--key", "order_id")
+			if !strings.Contains(out, fmt.Sprintf("18 keys, %d missing from the table  FAIL", tc.missing)) {
+				t.Errorf("verify --key:\nstdout: %s\nstderr: %s", out, errOut)
+			}
+
+			out, errOut = b.must(4, "cleanup", ordersTable, "--yes")
+			if !strings.Contains(errOut, "the run's latest verification failed") || !strings.Contains(errOut, "nothing is deleted") {
+				t.Errorf("cleanup after a failed verify:\nstdout: %s\nstderr: %s", out, errOut)
+			}
+			nothingDeleted("cleanup after verify")
+			if gone := b.everyRecordKept([]string{"run1"}, nil); len(gone) > 0 {
+				t.Errorf("files gone: %v", gone)
+			}
+		})
+	}
+}

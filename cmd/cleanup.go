@@ -217,6 +217,14 @@ func cleanupSteps(ctx context.Context, o *CleanupOptions, s *runSummary) error {
 	defer prep.Close()
 	st, plan := prep.State, prep.Plan
 	s.Run, s.RunStatus = st.Run, string(st.Status)
+	var otherTables []string
+	if o.ArchiveTo != "" {
+		// Refused before anything is written or deleted, and again before the first copy.
+		otherTables = f.otherTableRoots(ctx, tgt)
+		if err := checkArchiveTo(o.ArchiveTo, tgt.Display(), st, otherTables); err != nil {
+			return err
+		}
+	}
 	if err := plan.Survey(ctx, tgt.Root, st, o.Prefix); err != nil {
 		return fmt.Errorf("list %s to report what stays: %w", storage.ObjectURL(tgt.Root, o.Prefix), err)
 	}
@@ -255,9 +263,18 @@ func cleanupSteps(ctx context.Context, o *CleanupOptions, s *runSummary) error {
 		if archive, err = f.openArchive(ctx, o.ArchiveTo); err != nil {
 			return err
 		}
+		if err := checkArchiveTo(archive.Location(), tgt.Display(), st, otherTables); err != nil {
+			return err
+		}
+		if err := cleanup.CheckArchiveHoldsNoTable(ctx, archive); err != nil {
+			if errors.Is(err, cleanup.ErrArchiveLocation) {
+				return FlagErrorf("--archive-to: %v; nothing was deleted", err)
+			}
+			return err
+		}
 	}
 	copts := cleanup.Options{Concurrency: conc, Limiter: lim, Archive: archive, Log: f.Logger, Prefix: o.Prefix,
-		OtherTables: f.otherTableRoots(ctx, tgt)}
+		OtherTables: otherTables}
 	if o.DryRun {
 		return cleanupDryRun(ctx, f, s, tgt.Root, st, plan, archive, copts)
 	}
@@ -269,6 +286,12 @@ func cleanupSteps(ctx context.Context, o *CleanupOptions, s *runSummary) error {
 	copts.Progress = bars.counter("deleted", "files")
 	rep, runErr := prep.Execute(ctx, copts)
 	bars.done(runErr == nil)
+	if rep == nil {
+		if errors.Is(runErr, cleanup.ErrArchiveLocation) {
+			return FlagErrorf("--archive-to: %v; nothing was deleted", runErr)
+		}
+		return runErr
+	}
 	summarizeCleanup(s, rep)
 	for _, sc := range rep.StagedCopies {
 		fmt.Fprintf(f.IO.ErrOut, "Deleted %d staged copies at %s.\n", sc.Deleted, textsafe.Quote(sc.Location))
@@ -371,10 +394,43 @@ func cleanupDryRun(ctx context.Context, f *Factory, s *runSummary, root storage.
 	return nil
 }
 
-// openArchive opens --archive-to, creating a local folder as --stage-to does.
+// checkArchiveTo refuses an --archive-to location (as given, or as opened) that is not a
+// second place for the run's files (cleanup.CheckArchive): a usage error, nothing written.
+func checkArchiveTo(to, root string, st *journal.State, otherTables []string) error {
+	if err := checkPathElements(to); err != nil {
+		return FlagErrorf("--archive-to %q: %v; nothing was deleted", to, err)
+	}
+	loc := to
+	if !databricks.IsVolumePath(to) {
+		if l, err := storage.Parse(to); err == nil {
+			loc = l.String()
+		}
+	}
+	var staging []string
+	for _, sg := range st.Staging {
+		staging = append(staging, sg.Location)
+	}
+	if err := cleanup.CheckArchive(loc, root, staging, otherTables); err != nil {
+		return FlagErrorf("--archive-to: %v; nothing was deleted", err)
+	}
+	return nil
+}
+
+// openArchive opens --archive-to: a volume path through the Files API (the workspace
+// identity), else a storage URL, creating a local folder as --stage-to does.
 func (f *Factory) openArchive(ctx context.Context, to string) (storage.Backend, error) {
 	if err := checkPathElements(to); err != nil {
 		return nil, FlagErrorf("--archive-to %q: %v", to, err)
+	}
+	if databricks.IsVolumePath(to) {
+		b, err := f.openStagedLocation(ctx, to)
+		if err != nil {
+			return nil, fmt.Errorf("--archive-to: %w", err)
+		}
+		return b, nil
+	}
+	if strings.HasPrefix(to, "/Volumes") || strings.HasPrefix(to, "dbfs:") {
+		return nil, FlagErrorf("--archive-to %q: a volume path is /Volumes/<catalog>/<schema>/<volume>/<dir>", to)
 	}
 	loc, err := storage.Parse(to)
 	if err != nil {

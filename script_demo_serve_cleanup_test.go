@@ -372,3 +372,145 @@ func TestCleanupSafetyRowsLeftTheTable(t *testing.T) {
 		})
 	}
 }
+
+// TestCleanupSafetyArchiveLocations: cleanup --archive-to a place that is not a second
+// place for the files is refused as a usage error before anything is written or deleted:
+// the table's root (as a path, a file:// URL, through a symbolic link), its fallback folder
+// and a folder inside it, a folder containing the root, the run's staging location (as a
+// volume path, with dbfs:, the volume holding it), the root of another table of the schema
+// (demo serve --table twice) and a folder holding a Delta table. Then an archive folder that
+// already holds other bytes of the same size under two of the files' names: those two files
+// are kept (exit 5) and the archive's objects are not overwritten; the others are archived
+// with their bytes and deleted; a second cleanup archives the two kept files to a volume
+// folder and deletes them.
+func TestCleanupSafetyArchiveLocations(t *testing.T) {
+	bins := buildCleanupBins(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	returns := filepath.Join(dir, "returns")
+	if _, err := deltatest.Write(returns, deltatest.Table{Schema: ordersSchema}); err != nil {
+		t.Fatal(err)
+	}
+	unregistered := filepath.Join(dir, "unregistered")
+	if _, err := deltatest.Write(unregistered, deltatest.Table{Schema: ordersSchema}); err != nil {
+		t.Fatal(err)
+	}
+	b := newCleanupBed(ctx, t, bins, threeFolders(), "--table", "main.sales.returns="+returns)
+	b.reload("run1")
+	b.must(0, "verify", ordersTable)
+	before, stagedBefore := b.fallbackLeft(), b.staged("run1")
+	if len(before) != 6 || len(stagedBefore) != 6 {
+		t.Fatalf("before: %d fallback files, %d staged", len(before), len(stagedBefore))
+	}
+	linkToRoot := filepath.Join(dir, "link-to-root")
+	linkToFallback := filepath.Join(dir, "link-to-fallback")
+	if err := os.Symlink(b.root, linkToRoot); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(b.fallback, linkToFallback); err != nil {
+		t.Fatal(err)
+	}
+	rootEntries := func() []string {
+		var out []string
+		for k := range listLocal(t, b.root) {
+			out = append(out, k)
+		}
+		sort.Strings(out)
+		return out
+	}
+	rootBefore := rootEntries()
+	for _, tc := range []struct{ to, why string }{
+		{b.root, "is the table's root"},
+		{"file://" + b.root + "/", "is the table's root"},
+		{b.fallback, "lies inside the table's root"},
+		{filepath.Join(b.fallback, "archive"), "lies inside the table's root"},
+		{filepath.Dir(b.root), "contains the table's root"},
+		{linkToRoot, "is the table's root (through a symbolic link)"},
+		{linkToFallback, "lies inside the table's root"},
+		{stagingVol + "/run1", "is the run's staging location"},
+		{"dbfs:" + stagingVol + "/run1/", "is the run's staging location"},
+		{stagingVol, "contains the run's staging location"},
+		{returns, "is another table's root"},
+		{filepath.Join(returns, "_zerobus/table_rejected_parquets"), "lies inside another table's root"},
+		{unregistered, "holds a _delta_log folder: it is a table's root"},
+		{b.root + "/x/..", `the path has a ".." element`},
+	} {
+		code, out, errOut := b.run("cleanup", ordersTable, "--archive-to", tc.to, "--yes")
+		if code != 2 || !strings.Contains(errOut, tc.why) || !strings.Contains(errOut, "nothing was deleted") {
+			t.Errorf("cleanup --archive-to %s: exit %d, want 2 and %q\nstdout: %s\nstderr: %s", tc.to, code, tc.why, out, errOut)
+		}
+		if got := b.fallbackLeft(); len(got) != len(before) {
+			t.Fatalf("cleanup --archive-to %s deleted fallback files: %d left of %d", tc.to, len(got), len(before))
+		}
+		if got := b.staged("run1"); len(got) != len(stagedBefore) {
+			t.Fatalf("cleanup --archive-to %s deleted staged copies: %d left of %d", tc.to, len(got), len(stagedBefore))
+		}
+	}
+	if got := rootEntries(); strings.Join(got, "\n") != strings.Join(rootBefore, "\n") {
+		t.Errorf("the refused archives wrote into the table's root:\nbefore %v\nafter  %v", rootBefore, got)
+	}
+	if got := listLocal(t, returns); len(got) != 1 {
+		t.Errorf("the other table's root after the refusals: %v", got)
+	}
+
+	// An archive folder holding, under the names of two files, other bytes of the same size,
+	// and under a third the same bytes (a copy an interrupted cleanup made).
+	archive := filepath.Join(dir, "archive")
+	prefix := filepath.FromSlash(inspect.FallbackPrefix)
+	keys := make([]string, 0, len(b.data))
+	for k := range b.data {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	other := map[string][]byte{}
+	for _, k := range keys[:2] {
+		o := bytes.Clone(b.data[k])
+		o[len(o)/2] ^= 0xff
+		other[k] = o
+		if err := pqgen.WriteFile(filepath.Join(archive, prefix, filepath.FromSlash(k)), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pqgen.WriteFile(filepath.Join(archive, prefix, filepath.FromSlash(keys[2])), b.data[keys[2]]); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := b.run("cleanup", ordersTable, "--archive-to", archive, "--yes")
+	if code != 5 || strings.Count(out, "holds another object under this name (other bytes): not deleted") != 2 {
+		t.Errorf("cleanup --archive-to a folder holding other bytes: exit %d, want 5\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	left := b.fallbackLeft()
+	for i, k := range keys {
+		arch, err := os.ReadFile(filepath.Join(archive, prefix, filepath.FromSlash(k)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, kept := left[k]
+		switch {
+		case i < 2 && (!kept || !bytes.Equal(arch, other[k])):
+			t.Errorf("%s: kept %v, the archive's other bytes kept %v", k, kept, bytes.Equal(arch, other[k]))
+		case i >= 2 && (kept || !bytes.Equal(arch, b.data[k])):
+			t.Errorf("%s: kept %v, archived with its bytes %v", k, kept, bytes.Equal(arch, b.data[k]))
+		}
+	}
+	if gone := b.everyRecordKept(nil, []string{archive}); len(gone) > 0 {
+		t.Errorf("files in no place: %v", gone)
+	}
+
+	// The two kept files, archived to a volume folder.
+	code, out, errOut = b.run("cleanup", ordersTable, "--archive-to", stagingVol+"/archive", "--yes")
+	if code != 0 || !strings.Contains(out, "2 deleted") {
+		t.Errorf("cleanup --archive-to a volume folder: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if got := b.fallbackLeft(); len(got) != 0 {
+		t.Errorf("fallback files left: %v", got)
+	}
+	for _, k := range keys[:2] {
+		if got := b.volumeFile(stagingVol + "/archive/" + inspect.FallbackPrefix + k); !bytes.Equal(got, b.data[k]) {
+			t.Errorf("the volume's archive of %s holds other bytes", k)
+		}
+	}
+	if gone := b.everyRecordKept([]string{"archive"}, []string{archive}); len(gone) > 0 {
+		t.Errorf("files in no place: %v", gone)
+	}
+}

@@ -514,3 +514,156 @@ func TestCleanupSafetyArchiveLocations(t *testing.T) {
 		t.Errorf("files in no place: %v", gone)
 	}
 }
+
+// journalFile returns the path of the one run file of the bed's journal.
+func (b *cleanupBed) journalFile() string {
+	b.t.Helper()
+	runs, err := filepath.Glob(filepath.Join(b.state, "zbrecover", "*", "*.jsonl"))
+	if err != nil || len(runs) != 1 {
+		b.t.Fatalf("journal runs %v (%v)", runs, err)
+	}
+	return runs[0]
+}
+
+// TestCleanupSafetyPrefixAndEditedJournal: reload --prefix naming anything but a folder under
+// _zerobus/ ("/", "..", an absolute path, "", "_delta_log/", …) is a usage error before
+// anything is read, sent, staged or journaled; cleanup --prefix too. A journal edited so that
+// one file of the run is a Delta log entry, a data file of the table, a file of another folder
+// (each present with the same size) or a hidden or ".." key makes cleanup delete nothing of
+// the run: no fallback file, no staged copy, not the file named.
+func TestCleanupSafetyPrefixAndEditedJournal(t *testing.T) {
+	bins := buildCleanupBins(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	logFile := filepath.Join(t.TempDir(), "statements.jsonl")
+	b := newCleanupBed(ctx, t, bins, threeFolders(), "--log", logFile)
+
+	for _, p := range []string{"/", "..", b.fallback, "", "_delta_log/", "_zerobus/", "_zerobus", "_zerobus/../_delta_log/",
+		"./_zerobus/table_rejected_parquets/", "_zerobus//table_rejected_parquets/", "file://" + b.fallback, `_zerobus\table_rejected_parquets`} {
+		from := 0
+		if _, err := os.Stat(logFile); err == nil {
+			from = statementLogLen(t, logFile)
+		}
+		code, out, errOut := b.run("reload", ordersTable, "--rename", "customer_id=customer_key", "--stage-to", stagingVol+"/run1", "--prefix", p, "--yes")
+		if code != 2 || !strings.Contains(errOut, "--prefix") {
+			t.Errorf("reload --prefix %q: exit %d, want 2\nstdout: %s\nstderr: %s", p, code, out, errOut)
+		}
+		if _, err := os.Stat(logFile); err == nil {
+			if sts := readStatementLog(t, logFile, from); len(sts) > 0 {
+				t.Errorf("reload --prefix %q sent %d statements: %+v", p, len(sts), sts)
+			}
+		}
+		code, out, errOut = b.run("cleanup", ordersTable, "--prefix", p, "--yes")
+		if code != 2 || !strings.Contains(errOut, "--prefix") {
+			t.Errorf("cleanup --prefix %q: exit %d, want 2\nstdout: %s\nstderr: %s", p, code, out, errOut)
+		}
+	}
+	if got := b.staged("run1"); len(got) != 0 {
+		t.Errorf("the refused reloads staged %v", got)
+	}
+	if out, _ := b.must(0, "history", ordersTable); strings.TrimSpace(out) != "" {
+		t.Errorf("the refused reloads journaled runs:\n%s", out)
+	}
+
+	b.reload("run1")
+	b.must(0, "verify", ordersTable)
+	jf := b.journalFile()
+	pristine, err := os.ReadFile(jf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, stagedBefore := b.fallbackLeft(), b.staged("run1")
+	const victim = "2026/01/01/part-00000.parquet"
+	victimKey := inspect.FallbackPrefix + victim
+	deltaLog, err := filepath.Glob(filepath.Join(b.root, "_delta_log", "*.json"))
+	if err != nil || len(deltaLog) == 0 {
+		t.Fatalf("Delta log %v (%v)", deltaLog, err)
+	}
+	logEntry, _ := filepath.Rel(b.root, deltaLog[0])
+	type edit struct{ old, new, decoy string }
+	fileKey := func(key string) edit {
+		// The file the edited journal names, present with the victim's size unless it is
+		// the Delta log's or cannot be a file.
+		e := edit{old: `"` + victimKey + `"`, new: `"` + key + `"`}
+		if !strings.Contains(key, "..") {
+			e.decoy = filepath.Join(b.root, filepath.FromSlash(key))
+		}
+		return e
+	}
+	if !strings.Contains(string(pristine), `"location":"`+stagingVol+`/run1"`) || !strings.Contains(string(pristine), `"key":"`+victim+`"`) {
+		t.Fatalf("the journal does not record the staged copies as expected:\n%s", pristine)
+	}
+	for _, e := range []edit{
+		fileKey(filepath.ToSlash(logEntry)),
+		fileKey("part-00000-data.snappy.parquet"),
+		fileKey("_zerobus/other_folder/2026/01/01/part-00000.parquet"),
+		fileKey(inspect.FallbackPrefix + "_tmp/part-00000.parquet"),
+		fileKey(inspect.FallbackPrefix + ".hidden/part-00000.parquet"),
+		fileKey(inspect.FallbackPrefix + "2026/../../../_delta_log/x.json"),
+		fileKey(inspect.FallbackPrefix + "2026/01/_delta_log/00000000000000000000.json"),
+		// The staged copies at the table's root, or a copy's key out of its folder.
+		{old: `"location":"` + stagingVol + `/run1"`, new: `"location":"file://` + filepath.ToSlash(b.root) + `"`},
+		{old: `"key":"` + victim + `"`, new: `"key":"../run2/` + victim + `"`},
+		{old: `"key":"` + victim + `"`, new: `"key":"_zbrecover/` + victim + `"`},
+	} {
+		var want []byte
+		created := false
+		if e.decoy != "" {
+			if _, err := os.Stat(e.decoy); os.IsNotExist(err) {
+				if err := pqgen.WriteFile(e.decoy, b.data[victim]); err != nil {
+					t.Fatal(err)
+				}
+				created = true
+			}
+			if want, err = os.ReadFile(e.decoy); err != nil {
+				t.Fatal(err)
+			}
+		}
+		edited := strings.ReplaceAll(string(pristine), e.old, e.new)
+		if edited == string(pristine) {
+			t.Fatalf("the journal does not hold %s", e.old)
+		}
+		if err := os.WriteFile(jf, []byte(edited), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := b.run("cleanup", ordersTable, "--yes")
+		if code != 4 || !strings.Contains(errOut, "outside the fallback folder") || !strings.Contains(errOut, "nothing of it is deleted") {
+			t.Errorf("cleanup of a journal with %s for %s: exit %d, want 4\nstdout: %s\nstderr: %s", e.new, e.old, code, out, errOut)
+		}
+		inFallback := boolInt(created && strings.HasPrefix(e.decoy, b.fallback))
+		if got := b.fallbackLeft(); len(got) != len(before)+inFallback {
+			t.Errorf("journal with %s: %d fallback files left of %d", e.new, len(got), len(before)+inFallback)
+		}
+		if got := b.staged("run1"); len(got) != len(stagedBefore) {
+			t.Errorf("journal with %s: %d staged copies left of %d", e.new, len(got), len(stagedBefore))
+		}
+		if e.decoy != "" {
+			if got, err := os.ReadFile(e.decoy); err != nil || !bytes.Equal(got, want) {
+				t.Errorf("journal with %s: the file it names: %v", e.new, err)
+			}
+		}
+		if created {
+			if err := os.Remove(e.decoy); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(jf, pristine, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if gone := b.everyRecordKept([]string{"run1"}, nil); len(gone) > 0 {
+		t.Errorf("files gone: %v", gone)
+	}
+	// The journal as reload wrote it: cleanup deletes every file and copy.
+	b.must(0, "cleanup", ordersTable, "--yes")
+	if got := b.fallbackLeft(); len(got) != 0 {
+		t.Errorf("fallback files left: %v", got)
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

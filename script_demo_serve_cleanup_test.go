@@ -667,3 +667,65 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// TestCleanupSafetySymlinkedFolder: after a reload, a date folder of the fallback folder is
+// replaced by a symbolic link to a folder outside the table's root holding files of the same
+// names, sizes and modification times (the very files, moved there), and one file of another
+// folder by a link to that file moved out. Cleanup deletes the other files and nothing outside
+// the root: the files behind the links are kept, each listed with the reason, and cleanup
+// exits 5.
+func TestCleanupSafetySymlinkedFolder(t *testing.T) {
+	bins := buildCleanupBins(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	b := newCleanupBed(ctx, t, bins, threeFolders())
+	b.reload("run1")
+	b.must(0, "verify", ordersTable)
+
+	linked := filepath.Join(b.fallback, "2026", "01", "02")
+	outside := filepath.Join(t.TempDir(), "outside")
+	if err := os.Rename(linked, outside); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, linked); err != nil {
+		t.Fatal(err)
+	}
+	// And one file of another folder, a link to the file moved out.
+	const linkedFile = "2026/01/03/part-00002.parquet"
+	if err := os.Rename(filepath.Join(b.fallback, linkedFile), filepath.Join(outside, "file-part-00002.parquet")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "file-part-00002.parquet"), filepath.Join(b.fallback, linkedFile)); err != nil {
+		t.Fatal(err)
+	}
+	outsideBefore := listLocal(t, outside)
+	if len(outsideBefore) != 3 {
+		t.Fatalf("outside: %v", outsideBefore)
+	}
+	code, out, errOut := b.run("cleanup", ordersTable, "--yes")
+	if code != 5 || !strings.Contains(out, "3 deleted") || strings.Count(out, "failed _zerobus/table_rejected_parquets/2026/01/02/") != 2 ||
+		!strings.Contains(out, "failed _zerobus/table_rejected_parquets/"+linkedFile) {
+		t.Errorf("cleanup through a linked folder: exit %d, want 5\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if got := listLocal(t, outside); len(got) != len(outsideBefore) {
+		t.Errorf("cleanup deleted files outside the root: %v left of %v", got, outsideBefore)
+	}
+	for k, size := range outsideBefore {
+		orig := "2026/01/02/" + k
+		if k == "file-part-00002.parquet" {
+			orig = linkedFile
+		}
+		data, err := os.ReadFile(filepath.Join(outside, k))
+		if err != nil || int64(len(data)) != size || !bytes.Equal(data, b.data[orig]) {
+			t.Errorf("outside/%s after cleanup: %v", k, err)
+		}
+	}
+	for _, l := range []string{linked, filepath.Join(b.fallback, linkedFile)} {
+		if fi, err := os.Lstat(l); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("the link %s after cleanup: %v %v", l, fi, err)
+		}
+	}
+	if got := b.fallbackLeft(); len(got) != 2 { // the links
+		t.Errorf("fallback folder after cleanup: %v", got)
+	}
+}

@@ -729,3 +729,126 @@ func TestCleanupSafetySymlinkedFolder(t *testing.T) {
 		t.Errorf("fallback folder after cleanup: %v", got)
 	}
 }
+
+// writeFaults writes a control document for demo serve --faults and returns its path.
+func writeFaults(t *testing.T, doc string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "faults.json")
+	if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestCleanupSafetyGlobFolders: folders [b]/ and b/ holding files of the same names, and a
+// file named part-[1].parquet, on a warehouse that reads COPY INTO paths literally and on one
+// that globs them. A staged reload loads each file once with its own rows (the [b] folder and
+// the [1] file under safe staged names, no statement naming a glob); each batch verifies by
+// its own commit of its own rows (the statement's answer, and the history), and by key; cleanup deletes every file and copy.
+// Without a keys file, verify --key reads the staged copies through the warehouse: after a
+// DELETE of the orders of part-[1].parquet, it fails (it reads fewer rows than the footers
+// hold, so it proves nothing) and cleanup deletes nothing.
+func TestCleanupSafetyGlobFolders(t *testing.T) {
+	bins := buildCleanupBins(t)
+	layout := map[string]int{"[b]/part-00000.parquet": 3, "b/part-00000.parquet": 3, "b/part-[1].parquet": 2}
+	for _, glob := range []bool{false, true} {
+		t.Run(fmt.Sprintf("glob_paths=%v", glob), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			logFile := filepath.Join(t.TempDir(), "statements.jsonl")
+			faults := writeFaults(t, fmt.Sprintf(`{"unknowns": {"glob_paths": %v}}`, glob))
+			b := newCleanupBed(ctx, t, bins, layout, "--log", logFile, "--faults", faults)
+			b.reload("run1", "--key", "order_id")
+			for _, s := range readStatementLog(t, logFile, 0) {
+				q := strings.ToUpper(s.Statement)
+				if strings.HasPrefix(q, "COPY INTO") && strings.ContainsAny(s.Statement, "[]") {
+					t.Errorf("a load names a glob: %s", s.Statement)
+				}
+			}
+			ids := b.tableIDs()
+			for k, want := range b.ids {
+				for _, id := range want {
+					if ids[id] != 1 {
+						t.Errorf("order %d of %s is in the table %d times", id, k, ids[id])
+					}
+				}
+			}
+			if len(ids) != 8 {
+				t.Errorf("%d orders in the table, want 8: %v", len(ids), ids)
+			}
+			staged := b.staged("run1")
+			if _, ok := staged["b/part-00000.parquet"]; !ok || len(staged) != 4 { // 3 copies and the keys file
+				t.Errorf("staged: %v", staged)
+			}
+			for k := range staged {
+				if strings.ContainsAny(k, "[]") {
+					t.Errorf("staged under a glob name: %s", k)
+				}
+			}
+			// Each batch by its own commit: [b]'s 3 rows, b's 5, two versions.
+			out, errOut := b.must(0, "verify", ordersTable)
+			if !strings.Contains(out, "batch 1  ok      expected 3, inserted 3, history 3 by answer") ||
+				!strings.Contains(out, "batch 2  ok      expected 5, inserted 5, history 5 by answer") {
+				t.Errorf("verify:\nstdout: %s\nstderr: %s", out, errOut)
+			}
+			out, _ = b.must(0, "-o", "json", "history", ordersTable, "--run", b.runID())
+			var hist struct {
+				Files []struct {
+					Key     string `json:"key"`
+					Batch   int    `json:"batch"`
+					Version *int64 `json:"history_version"`
+				} `json:"files"`
+			}
+			decodeInto(t, out, &hist)
+			versions := map[int64]int{}
+			for _, f := range hist.Files {
+				want := 2
+				if strings.Contains(f.Key, "[b]/") {
+					want = 1
+				}
+				if f.Batch != want || f.Version == nil {
+					t.Errorf("history: %s in batch %d (version %v), want batch %d", f.Key, f.Batch, f.Version, want)
+					continue
+				}
+				versions[*f.Version] = f.Batch
+			}
+			if len(hist.Files) != 3 || len(versions) != 2 {
+				t.Errorf("history: %d files, commits %v", len(hist.Files), versions)
+			}
+			b.must(0, "verify", ordersTable, "--key", "order_id")
+			out, errOut = b.must(0, "cleanup", ordersTable, "--yes")
+			if !strings.Contains(out, "3 deleted") || !strings.Contains(errOut, "Deleted 3 staged copies") {
+				t.Errorf("cleanup:\nstdout: %s\nstderr: %s", out, errOut)
+			}
+			if got := b.fallbackLeft(); len(got) != 0 {
+				t.Errorf("fallback files left: %v", got)
+			}
+			if got := b.staged("run1"); len(got) != 1 {
+				t.Errorf("staged left: %v", got)
+			}
+			b.must(0, "verify", ordersTable, "--key", "order_id")
+
+			// No keys file: verify --key reads the staged copies.
+			b = newCleanupBed(ctx, t, bins, layout, "--faults", faults)
+			b.reload("run1")
+			b.sql("DELETE FROM " + ordersTable + " WHERE order_id IN (7, 8)") // part-[1].parquet's
+			out, errOut = b.must(4, "verify", ordersTable, "--key", "order_id")
+			if !strings.Contains(out, "the key check read 3 rows of batch 2's files, whose footers hold 5") {
+				t.Errorf("verify --key without a keys file:\nstdout: %s\nstderr: %s", out, errOut)
+			}
+			out, errOut = b.must(4, "cleanup", ordersTable, "--yes")
+			if got := b.fallbackLeft(); len(got) != 3 {
+				t.Errorf("cleanup after a DELETE: %d fallback files left of 3\nstdout: %s\nstderr: %s", len(got), out, errOut)
+			}
+			if gone := b.everyRecordKept([]string{"run1"}, nil); len(gone) > 0 {
+				t.Errorf("files gone: %v", gone)
+			}
+		})
+	}
+}
+
+// runID returns the id of the bed's one run.
+func (b *cleanupBed) runID() string {
+	b.t.Helper()
+	return strings.TrimSuffix(filepath.Base(b.journalFile()), ".jsonl")
+}

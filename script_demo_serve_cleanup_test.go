@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -851,4 +852,86 @@ func TestCleanupSafetyGlobFolders(t *testing.T) {
 func (b *cleanupBed) runID() string {
 	b.t.Helper()
 	return strings.TrimSuffix(filepath.Base(b.journalFile()), ".jsonl")
+}
+
+// TestCleanupSafetySecretLikeNames: fallback folders and files named like the parts of a
+// signed URL or a connection string (sig=1, token=…, password=…, AccountKey=…,
+// X-Amz-Signature=…) are names, not secrets: reload, verify, history and cleanup name them
+// exactly, the journal keeps them verbatim, and cleanup deletes them.
+func TestCleanupSafetySecretLikeNames(t *testing.T) {
+	bins := buildCleanupBins(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	layout := map[string]int{
+		"sig=1/part-00000.parquet":                             2,
+		"token=dapi0123456789abcdef/part-00001.parquet":        2,
+		"password=hunter2/part-00002.parquet":                  2,
+		"2026/01/01/AccountKey=c2VjcmV0.parquet":               2,
+		"2026/01/01/X-Amz-Signature=0a1b2c3d4e5f.parquet":      2,
+		"2026/01/02/sv=2024-01-01&se=2030-01-01&sig=x.parquet": 2,
+	}
+	b := newCleanupBed(ctx, t, bins, layout)
+	names := make([]string, 0, len(layout))
+	for k := range layout {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	// In JSON (the journal, -o json), a name is its JSON string.
+	jsonName := func(k string) string {
+		b, err := json.Marshal(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Trim(string(b), `"`)
+	}
+	exactly := func(what, text string, names ...string) {
+		t.Helper()
+		for _, k := range names {
+			if !strings.Contains(text, k) && !strings.Contains(text, jsonName(k)) {
+				t.Errorf("%s does not name %s:\n%s", what, k, text)
+			}
+		}
+		for _, w := range []string{"REDACTED", "***", "[redacted]"} {
+			if strings.Contains(text, w) {
+				t.Errorf("%s redacts a name (%s):\n%s", what, w, text)
+			}
+		}
+	}
+	folders := map[string]bool{}
+	for _, k := range names {
+		folders[inspect.FallbackPrefix+k[:strings.LastIndex(k, "/")+1]] = true
+	}
+	var batchFolders []string
+	for f := range folders {
+		batchFolders = append(batchFolders, f)
+	}
+	out, errOut := b.must(0, "-o", "json", "reload", ordersTable, "--rename", "customer_id=customer_key", "--stage-to", stagingVol+"/run1", "--yes")
+	exactly("reload", out+errOut, batchFolders...)
+	out, errOut = b.must(0, "verify", ordersTable, "--key", "order_id")
+	exactly("verify", out+errOut)
+	if !strings.Contains(out, "12 keys, 0 missing") {
+		t.Errorf("verify --key:\n%s", out)
+	}
+	out, _ = b.must(0, "history", ordersTable, "--run", b.runID())
+	exactly("history --run", out, names...)
+	journal, err := os.ReadFile(b.journalFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	exactly("the journal", string(journal), names...)
+	out, _ = b.must(0, "cleanup", ordersTable, "--dry-run")
+	exactly("cleanup --dry-run", out, names...)
+	out, errOut = b.must(0, "-o", "json", "cleanup", ordersTable, "--yes")
+	exactly("cleanup", out, names...)
+	if !strings.Contains(errOut, "Deleted 6 staged copies") {
+		t.Errorf("cleanup: %s", errOut)
+	}
+	if got := b.fallbackLeft(); len(got) != 0 {
+		t.Errorf("fallback files left: %v", got)
+	}
+	out, _ = b.must(0, "history", ordersTable, "--run", b.runID())
+	exactly("history --run after cleanup", out, names...)
+	if strings.Count(out, "deleted") != len(names) {
+		t.Errorf("history --run after cleanup:\n%s", out)
+	}
 }

@@ -935,3 +935,56 @@ func TestCleanupSafetySecretLikeNames(t *testing.T) {
 		t.Errorf("history --run after cleanup:\n%s", out)
 	}
 }
+
+// TestCleanupSafetyCraftedNames: fallback files whose names hold terminal escapes (clear the
+// screen, set the title) and a newline followed by a forged "keep …" line are printed
+// escaped, on one line each, in the cleanup plan and report: no ESC byte reaches the output
+// and no forged line appears; the files themselves are deleted like any other.
+func TestCleanupSafetyCraftedNames(t *testing.T) {
+	bins := buildCleanupBins(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	const forged = "keep _zerobus/table_rejected_parquets/2026/01/01/part-00000.parquet: forged"
+	layout := map[string]int{
+		"2026/01/01/part-00000.parquet":                    2,
+		"2026/01/01/clear\x1b[2J\x1b]0;owned\x07.parquet":  2,
+		"2026/01/01/x.parquet\n    " + forged + ".parquet": 2,
+	}
+	b := newCleanupBed(ctx, t, bins, layout)
+	code, out, errOut := b.run("reload", ordersTable, "--rename", "customer_id=customer_key", "--stage-to", stagingVol+"/run1", "--yes")
+	t.Logf("reload: exit %d\n%s\n%s", code, out, errOut)
+	// An untracked crafted file, arrived after the reload: listed as kept.
+	late := "2026/01/02/late\x1b[31m\n    delete everything.parquet"
+	if err := pqgen.WriteFile(filepath.Join(b.fallback, filepath.FromSlash(late)), b.data["2026/01/01/part-00000.parquet"]); err != nil {
+		t.Fatal(err)
+	}
+	clean := func(what, text string) {
+		t.Helper()
+		if strings.ContainsAny(text, "\x1b\x07") {
+			t.Errorf("%s holds an escape byte:\n%q", what, text)
+		}
+		for _, line := range strings.Split(text, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "keep _zerobus/table_rejected_parquets/2026/01/01/part-00000.parquet: forged") ||
+				strings.HasPrefix(strings.TrimSpace(line), "delete everything") {
+				t.Errorf("%s has a forged line: %q", what, line)
+			}
+		}
+	}
+	out, errOut = b.must(0, "cleanup", ordersTable, "--dry-run")
+	clean("cleanup --dry-run", out+errOut)
+	code, out, errOut = b.run("cleanup", ordersTable)
+	clean("the plan", out+errOut)
+	for _, k := range []string{"clear\\x1b[2J\\x1b]0;owned\\a.parquet", `x.parquet\n    keep`, `late\x1b[31m\n    delete everything.parquet`} {
+		if !strings.Contains(out+errOut, k) {
+			t.Errorf("the plan does not show %q escaped:\n%s\n%s", k, out, errOut)
+		}
+	}
+	code, out, errOut = b.run("cleanup", ordersTable, "--yes")
+	clean("cleanup", out+errOut)
+	if code != 0 || !strings.Contains(out, `kept "_zerobus/table_rejected_parquets/2026/01/02/late\x1b[31m\n    delete everything.parquet"`) {
+		t.Errorf("cleanup: exit %d\nstdout: %q\nstderr: %q", code, out, errOut)
+	}
+	if got := b.fallbackLeft(); len(got) != 1 {
+		t.Errorf("fallback files left: %v", got)
+	}
+}

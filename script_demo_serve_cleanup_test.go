@@ -17,10 +17,13 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
+	"github.com/zbrecover/zbrecover/keyfile"
 	sd "github.com/zbrecover/zbrecover/schemadiff"
 )
 
@@ -986,5 +989,96 @@ func TestCleanupSafetyCraftedNames(t *testing.T) {
 	}
 	if got := b.fallbackLeft(); len(got) != 1 {
 		t.Errorf("fallback files left: %v", got)
+	}
+}
+
+// TestCleanupSafetyTamperedKeysFile: the keys file reload --key recorded is replaced, through
+// the Files API, by one written with package keyfile that lacks the rows of one file, whose
+// orders are then deleted from the table. Every key the tampered file holds is in the table,
+// so only the per-file count (each file's rows in the keys files against its footer) can tell:
+// cleanup run straight after keeps every file, verify --key fails naming the file, and
+// cleanup then refuses the run.
+func TestCleanupSafetyTamperedKeysFile(t *testing.T) {
+	bins := buildCleanupBins(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	b := newCleanupBed(ctx, t, bins, threeFolders())
+	b.reload("run1", "--key", "order_id")
+	b.must(0, "verify", ordersTable, "--key", "order_id")
+	var keysPath string
+	for k := range b.staged("run1") {
+		if strings.HasPrefix(k, "_zbrecover/keys/") {
+			keysPath = stagingVol + "/run1/" + k
+		}
+	}
+	if keysPath == "" {
+		t.Fatalf("no keys file in %v", b.staged("run1"))
+	}
+	orig := b.volumeFile(keysPath)
+	kr, err := keyfile.Open(bytes.NewReader(orig), int64(len(orig)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const dropped = "2026/01/02/part-00001.parquet"
+	var buf bytes.Buffer
+	kw, err := keyfile.NewWriter(&buf, kr.Columns(), keyfile.Options{RowOrdinals: kr.Meta().RowOrdinals})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, skipped := 0, 0
+	err = kr.Scan(ctx, func(r keyfile.Row) error {
+		if r.File == inspect.FallbackPrefix+dropped {
+			skipped++
+			return nil
+		}
+		n, err := r.Keys[0].(json.Number).Int64()
+		if err != nil {
+			return err
+		}
+		ib := array.NewInt64Builder(memory.DefaultAllocator)
+		defer ib.Release()
+		ib.Append(n)
+		a := ib.NewArray()
+		defer a.Release()
+		kept++
+		return kw.Add(r.Group, r.File, max(r.Ordinal, 0), []arrow.Array{a})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if skipped != 3 || kept != 15 {
+		t.Fatalf("keys file: %d rows of %s, %d others", skipped, dropped, kept)
+	}
+	putVolumeFile(t, b.host, b.token, keysPath+"?overwrite=true", buf.Bytes())
+	if got := b.volumeFile(keysPath); !bytes.Equal(got, buf.Bytes()) {
+		t.Fatal("the keys file was not replaced")
+	}
+	var gone []string
+	for _, id := range b.ids[dropped] {
+		gone = append(gone, fmt.Sprint(id))
+	}
+	b.sql("DELETE FROM " + ordersTable + " WHERE order_id IN (" + strings.Join(gone, ", ") + ")")
+	before, stagedBefore := b.fallbackLeft(), b.staged("run1")
+
+	out, errOut := b.must(4, "cleanup", ordersTable, "--yes")
+	if !strings.Contains(errOut, "do not check against the table now") {
+		t.Errorf("cleanup with a tampered keys file:\nstdout: %s\nstderr: %s", out, errOut)
+	}
+	out, errOut = b.must(4, "verify", ordersTable, "--key", "order_id")
+	if !strings.Contains(out, "the keys files hold 0 rows of "+inspect.FallbackPrefix+dropped+", whose footer holds 3") {
+		t.Errorf("verify --key with a tampered keys file:\nstdout: %s\nstderr: %s", out, errOut)
+	}
+	b.must(4, "cleanup", ordersTable, "--yes")
+	if got := b.fallbackLeft(); len(got) != len(before) {
+		t.Errorf("%d fallback files left of %d", len(got), len(before))
+	}
+	if got := b.staged("run1"); len(got) != len(stagedBefore) {
+		t.Errorf("%d staged files left of %d", len(got), len(stagedBefore))
+	}
+	if gone := b.everyRecordKept([]string{"run1"}, nil); len(gone) > 0 {
+		t.Errorf("files gone: %v", gone)
 	}
 }

@@ -55,6 +55,11 @@ type Request struct {
 // to clean up.
 var ErrNothing = errors.New("no verified run of the table on this root in the journal")
 
+// ErrStagedLeft is returned (wrapped) by Execute when staged copies it meant to delete were
+// refused or failed: they are kept, the journal says which are gone, and a re-run deletes the
+// rest.
+var ErrStagedLeft = errors.New("staged copies left")
+
 // ErrVerifyFailed is returned (wrapped, with ErrNotCleanable) when the run's latest verify
 // failed: cleanup deletes nothing until a verify passes.
 var ErrVerifyFailed = errors.New("the run's latest verification failed")
@@ -352,7 +357,7 @@ func (p *Prepared) removeStaged(ctx context.Context, w *journal.Writer, rep *Rep
 		}
 		rep.StagedCopies = append(rep.StagedCopies, res)
 		if len(res.Failed) > 0 {
-			errs = append(errs, fmt.Errorf("%d staged copies at %s were not deleted: %s", len(res.Failed), loc, strings.Join(res.Failed, "; ")))
+			errs = append(errs, fmt.Errorf("%w: %d staged copies at %s were not deleted: %s", ErrStagedLeft, len(res.Failed), loc, strings.Join(res.Failed, "; ")))
 		}
 	}
 	return errors.Join(errs...)

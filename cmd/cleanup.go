@@ -621,16 +621,20 @@ func plural(n int, one, many string) string {
 }
 
 func cleanupExit(ctx context.Context, err error, r *cleanup.Report, tgt *target.Target) error {
+	var msg []string
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 			return WithCode(ExitInterrupted, "interrupted: what was deleted is journaled; run cleanup again to finish")
 		}
-		return err
+		if !errors.Is(err, cleanup.ErrStagedLeft) {
+			return err
+		}
+		// Partial: the copies left are kept and journaled; a re-run deletes them.
+		msg = append(msg, strings.ReplaceAll(err.Error(), cleanup.ErrStagedLeft.Error()+": ", "")+"; run cleanup again to delete them")
 	}
-	if !r.Partial() {
+	if !r.Partial() && len(msg) == 0 {
 		return keptExit(r.Plan, nil)
 	}
-	var msg []string
 	if n := r.Skipped; n > 0 {
 		msg = append(msg, fmt.Sprintf("%d files changed since they were verified and were kept", n))
 	}
@@ -640,7 +644,10 @@ func cleanupExit(ctx context.Context, err error, r *cleanup.Report, tgt *target.
 	if n := r.NotDone; n > 0 {
 		msg = append(msg, fmt.Sprintf("%d files were not done", n))
 	}
-	s := strings.Join(msg, "; ") + " (listed above)"
+	s := strings.Join(msg, "; ")
+	if r.Partial() {
+		s += " (listed above)"
+	}
 	if len(r.AccessDenied()) > 0 {
 		who := "the store's own credentials (the default chain of " + tgt.Loc.Scheme + ")"
 		if tgt.Vended {

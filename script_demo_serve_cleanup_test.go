@@ -1082,3 +1082,43 @@ func TestCleanupSafetyTamperedKeysFile(t *testing.T) {
 		t.Errorf("files gone: %v", gone)
 	}
 }
+
+// TestCleanupSafetyStagedCopiesInterrupted: the Files API refuses some deletes of staged
+// copies (403 on a reproducible half of them): cleanup deletes the originals and the other
+// copies, keeps the copies it could not delete, names them and exits 5. Once the Files API
+// answers again, cleanup run again deletes the copies left ("Deleted 2 staged copies") and
+// nothing else (a file of the staging folder the run does not hold stays); a third run has
+// nothing to clean up.
+func TestCleanupSafetyStagedCopiesInterrupted(t *testing.T) {
+	bins := buildCleanupBins(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	b := newCleanupBed(ctx, t, bins, threeFolders())
+	b.reload("run1")
+	b.must(0, "verify", ordersTable)
+	putVolumeFile(t, b.host, b.token, stagingVol+"/run1/notes.txt", []byte("kept"))
+	b.apply(map[string]any{"api_faults": []map[string]any{
+		{"method": "DELETE", "path": "^/api/2.0/fs/files/Volumes/main/sales/staging/run1/", "percent": 50, "seed": 7, "times": -1,
+			"action": "http", "http_status": 403},
+	}})
+	code, out, errOut := b.run("cleanup", ordersTable, "--yes")
+	left := b.staged("run1")
+	if code != 5 || !strings.Contains(errOut, "Deleted 4 staged copies at "+stagingVol+"/run1") ||
+		!strings.Contains(errOut, "2 staged copies at "+stagingVol+"/run1 were not deleted") || !strings.Contains(errOut, "run cleanup again") ||
+		len(left) != 3 || len(b.fallbackLeft()) != 0 {
+		t.Errorf("cleanup with deletes of copies refused: exit %d, want 5; copies left %v\nstdout: %s\nstderr: %s", code, left, out, errOut)
+	}
+	b.clearFaults()
+	code, out, errOut = b.run("cleanup", ordersTable, "--yes")
+	if code != 0 || !strings.Contains(errOut, "Deleted 2 staged copies at "+stagingVol+"/run1") || !strings.Contains(out, "0 deleted") {
+		t.Errorf("cleanup again: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if got := b.staged("run1"); len(got) != 1 || got["notes.txt"] != 4 {
+		t.Errorf("staging folder after cleanup: %v", got)
+	}
+	// Nothing left to do.
+	out, errOut = b.must(0, "cleanup", ordersTable, "--yes")
+	if !strings.Contains(errOut, "Nothing to clean up") {
+		t.Errorf("third cleanup:\nstdout: %s\nstderr: %s", out, errOut)
+	}
+}

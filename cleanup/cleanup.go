@@ -394,10 +394,13 @@ func (r *Report) AccessDenied() []FileResult {
 	return out
 }
 
-// IsAccessDenied reports whether an error text reads as the store refusing the caller.
+// IsAccessDenied reports whether an error text reads as the store refusing the caller: an
+// object store's 403 or access denied, or a file system's EPERM ("operation not permitted",
+// an immutable or append-only file or folder), EACCES ("permission denied") or EROFS.
 func IsAccessDenied(s string) bool {
 	l := strings.ToLower(s)
-	for _, w := range []string{"access denied", "accessdenied", "access refused", "forbidden", "403", "authorizationpermissionmismatch", "authorizationfailure", "permission"} {
+	for _, w := range []string{"access denied", "accessdenied", "access refused", "forbidden", "403", "authorizationpermissionmismatch", "authorizationfailure", "permission",
+		"operation not permitted", "read-only file system"} {
 		if strings.Contains(l, w) {
 			return true
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/user"
 	"strings"
 	"sync"
 	"time"
@@ -648,7 +649,15 @@ func cleanupExit(ctx context.Context, err error, r *cleanup.Report, tgt *target.
 	if r.Partial() {
 		s += " (listed above)"
 	}
-	if len(r.AccessDenied()) > 0 {
+	if len(r.AccessDenied()) > 0 && tgt.Loc.Scheme == "file" {
+		who := "the user running zbrecover"
+		if u, err := user.Current(); err == nil {
+			who += " (" + u.Username + ")"
+		}
+		s += fmt.Sprintf("\nThe file system refused the delete to %s. Deleting a local file needs that user's write and search permission on "+
+			"its folder (in a folder with the sticky bit, also ownership of the file), a file and folder that are not immutable or append-only (lsattr shows them; "+
+			"chattr -i or -a, as root, clears them), and a file system not mounted read-only; then run cleanup again.", who)
+	} else if len(r.AccessDenied()) > 0 {
 		who := "the store's own credentials (the default chain of " + tgt.Loc.Scheme + ")"
 		if tgt.Vended {
 			who = "credentials Unity Catalog vended for " + tgt.TableName() + ", which are read-only on a managed table"

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -1120,5 +1121,43 @@ func TestCleanupSafetyStagedCopiesInterrupted(t *testing.T) {
 	out, errOut = b.must(0, "cleanup", ordersTable, "--yes")
 	if !strings.Contains(errOut, "Nothing to clean up") {
 		t.Errorf("third cleanup:\nstdout: %s\nstderr: %s", out, errOut)
+	}
+}
+
+// TestCleanupSafetyDeleteNotPermitted: the file system refuses to delete the files of one
+// date folder (made immutable, or read-only when not run as root): cleanup deletes the others,
+// keeps those with the system's reason, exits 5 and says what a delete needs there (the
+// operating system user's write permission on the folder), not cloud credentials.
+func TestCleanupSafetyDeleteNotPermitted(t *testing.T) {
+	bins := buildCleanupBins(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	b := newCleanupBed(ctx, t, bins, threeFolders())
+	b.reload("run1")
+	b.must(0, "verify", ordersTable)
+	locked := filepath.Join(b.fallback, "2026", "01", "02")
+	if os.Geteuid() == 0 {
+		// Root deletes in a read-only folder: an immutable one refuses it.
+		if out, err := exec.Command("chattr", "+i", locked).CombinedOutput(); err != nil {
+			t.Skipf("chattr +i: %v %s", err, out)
+		}
+		t.Cleanup(func() { _ = exec.Command("chattr", "-i", locked).Run() })
+	} else {
+		if err := os.Chmod(locked, 0o555); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.Chmod(locked, 0o755) })
+	}
+	code, out, errOut := b.run("cleanup", ordersTable, "--yes")
+	if code != 5 || !strings.Contains(out, "4 deleted") || strings.Count(out, "failed _zerobus/table_rejected_parquets/2026/01/02/") != 2 {
+		t.Errorf("cleanup: exit %d, want 5\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "The file system refused the delete to the user running zbrecover") ||
+		!strings.Contains(errOut, "write and search permission on its folder") || !strings.Contains(errOut, "not immutable") ||
+		strings.Contains(errOut, "credentials") {
+		t.Errorf("cleanup's hint:\n%s", errOut)
+	}
+	if got := b.fallbackLeft(); len(got) != 2 {
+		t.Errorf("fallback files left: %v", got)
 	}
 }

@@ -591,9 +591,12 @@ func verifyKeys(ctx context.Context, d Deps, tgt *target.Target, st *journal.Sta
 		}
 		return kc, res, nil
 	}
+	// The batches cleanup removed every file of were proved before and cannot be read again:
+	// the check reads the others.
+	live := unremoved(st)
 	var srcs []KeySource
 	if o.KeySources != nil {
-		srcs = o.KeySources(st)
+		srcs = o.KeySources(live)
 	}
 	kc, err := Reconcile(ctx, d.Warehouse, tgt.Name, o.Keys, srcs)
 	if err != nil {
@@ -603,7 +606,7 @@ func verifyKeys(ctx context.Context, d Deps, tgt *target.Target, st *journal.Sta
 	// A name the statement does not find reads as no rows, not as an error: the rows read
 	// must be the rows the footers hold, batch by batch, or the check proves nothing.
 	if len(srcs) > 0 {
-		rows, note, err := countSourceRows(ctx, d.Warehouse, st, srcs)
+		rows, note, err := countSourceRows(ctx, d.Warehouse, live, srcs)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -689,4 +692,29 @@ func countSourceRows(ctx context.Context, wh Warehouse, st *journal.State, srcs 
 		}
 	}
 	return total, "", nil
+}
+
+// unremoved returns st with only the batches that still have a file cleanup did not delete
+// (or find gone).
+func unremoved(st *journal.State) *journal.State {
+	removed := map[string]bool{}
+	for _, f := range st.Files() {
+		if f.Delete == journal.Deleted || f.Delete == journal.DeleteGone {
+			removed[f.Key] = true
+		}
+	}
+	if len(removed) == 0 {
+		return st
+	}
+	cp := *st
+	cp.Batches = nil
+	for _, b := range st.Batches {
+		for _, f := range b.Files {
+			if !removed[f.Key] {
+				cp.Batches = append(cp.Batches, b)
+				break
+			}
+		}
+	}
+	return &cp
 }

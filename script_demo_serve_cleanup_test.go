@@ -1161,3 +1161,55 @@ func TestCleanupSafetyDeleteNotPermitted(t *testing.T) {
 		t.Errorf("fallback files left: %v", got)
 	}
 }
+
+// TestCleanupSafetyNeedsReview: on a warehouse that refuses commit tags, a batch whose answer
+// was lost is settled from the table's history without a tag (another writer with the same
+// identity could have made that commit), so cleanup keeps its files and staged copies (exit 5,
+// "needs review", naming verify --key) and deletes the other batches'. verify --key then
+// proves it by key, and cleanup deletes it.
+func TestCleanupSafetyNeedsReview(t *testing.T) {
+	bins := buildCleanupBins(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	faults := writeFaults(t, `{"unknowns": {"refuse_user_metadata": true}}`)
+	b := newCleanupBed(ctx, t, bins, threeFolders(), "--faults", faults)
+	// The second load's answer is lost (it commits); the reload stops there, and the next
+	// one settles the batch from the history.
+	b.apply(map[string]any{"faults": []map[string]any{
+		{"method": "ExecuteStatement", "match": `(?i)^COPY INTO .*/run1/2026/01/02/'\) FILEFORMAT = PARQUET FILES`, "times": 0, "action": "drop_response"},
+	}})
+	reload := []string{"reload", ordersTable, "--rename", "customer_id=customer_key", "--stage-to", stagingVol + "/run1", "--yes"}
+	b.must(1, reload...)
+	b.clearFaults()
+	b.must(0, reload...)
+	out, errOut := b.must(0, "verify", ordersTable)
+	if !strings.Contains(out, "batch 2  review") || !strings.Contains(out, "1 need review") {
+		t.Errorf("verify:\nstdout: %s\nstderr: %s", out, errOut)
+	}
+	out, errOut = b.must(5, "cleanup", ordersTable, "--yes")
+	if strings.Count(out, "kept _zerobus/table_rejected_parquets/2026/01/02/") != 2 || !strings.Contains(out, "batch 2 needs review") ||
+		!strings.Contains(errOut, "batch 2 of run") || !strings.Contains(errOut, "zbrecover verify main.sales.orders --key COL") ||
+		!strings.Contains(errOut, "Deleted 4 staged copies") {
+		t.Errorf("cleanup:\nstdout: %s\nstderr: %s", out, errOut)
+	}
+	left := b.fallbackLeft()
+	if len(left) != 2 || len(b.staged("run1")) != 2 {
+		t.Errorf("after cleanup: fallback %v, staged %v", left, b.staged("run1"))
+	}
+	for k := range left {
+		if !strings.HasPrefix(k, "2026/01/02/") {
+			t.Errorf("kept %s", k)
+		}
+	}
+	out, errOut = b.must(0, "verify", ordersTable, "--key", "order_id")
+	if !strings.Contains(out, "batch 2  ok") || !strings.Contains(out, "by key") {
+		t.Errorf("verify --key:\nstdout: %s\nstderr: %s", out, errOut)
+	}
+	out, errOut = b.must(0, "cleanup", ordersTable, "--yes")
+	if !strings.Contains(out, "2 deleted") || !strings.Contains(errOut, "Deleted 2 staged copies") {
+		t.Errorf("cleanup after verify --key:\nstdout: %s\nstderr: %s", out, errOut)
+	}
+	if got := b.fallbackLeft(); len(got) != 0 {
+		t.Errorf("fallback files left: %v", got)
+	}
+}

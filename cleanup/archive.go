@@ -60,11 +60,15 @@ func CheckArchive(archive, root string, staging, otherTables []string) error {
 	return nil
 }
 
-// resolveLinks returns a file:// location with the symbolic links of the longest part of its
-// path that exists resolved; any other location as it is.
+// resolveLinks returns a local location (a file:// URL or an absolute path) with the
+// symbolic links of the longest part of its path that exists resolved; any other location as
+// it is.
 func resolveLinks(u string) string {
-	p, ok := strings.CutPrefix(stripQuery(strings.TrimSpace(u)), "file://")
-	if !ok || !strings.HasPrefix(p, "/") {
+	p := stripQuery(strings.TrimSpace(u))
+	if rest, ok := strings.CutPrefix(p, "file://"); ok {
+		p = rest
+	}
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(u, "dbfs:") {
 		return u
 	}
 	p = filepath.Clean(filepath.FromSlash(p))

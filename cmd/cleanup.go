@@ -53,9 +53,19 @@ where the store has one). A file that arrived after verification, a file that ch
 the files of an unknown batch, unreadable and hidden files are never touched; the plan lists
 them with the reason.
 
+Before deleting anything, cleanup checks the table again through the warehouse (the journal
+alone is not enough): each batch's own commit must be in the table's history as a COPY INTO
+of its rows, with no later commit that removed rows (DELETE, TRUNCATE, RESTORE, an overwrite,
+a MERGE or UPDATE that changed rows); with the run's keys files (reload --key), every key must
+be in the table. Files of batches that check are deleted; the others are kept: a batch that
+does not check (its rows may have left the table) makes cleanup exit 4; a batch settled from
+the history without a commit tag "needs review" and makes it exit 5 until zbrecover verify
+--key COL proves its rows by key. The check is recorded in the journal.
+
 Without --run, cleanup takes the newest run of the table on this root that is verified or
 partially cleaned. A run whose loading is not settled (a batch in flight, failed, or with
-another row count than its files) is refused with exit 4.
+another row count than its files), whose latest verify failed, or whose journal names a file
+outside the fallback folder (--prefix) is refused with exit 4, and nothing of it is deleted.
 
 Without --yes, cleanup prints the plan (files and bytes per run) and deletes nothing; without
 a terminal, that is a usage error (exit 2). --dry-run prints every delete it would send.
@@ -67,19 +77,25 @@ Every step is journaled: the files about to be deleted, then each file's fate. A
 crash or Ctrl-C, run cleanup again: it continues the run and never deletes a file twice.
 
 --archive-to URL copies every file there first (same key under the URL; server-side within
-one store), checks the copy's size and checksum, records it in the journal, and only then
-deletes the original.
+one store; a /Volumes/… path through the Files API), checks the copy's size and checksum,
+records it in the journal, and only then deletes the original. An object already there is
+accepted only with the same bytes; otherwise the file is kept. A location that is not a
+second place is refused before anything is written (exit 2): the table's root or anything
+inside or containing it (also through a symbolic link), a staging location of the run, the
+root of another table of the schema, a folder holding a Delta table.
 
 Deleting needs write access to the table's storage with the store's own credentials
 (--storage-auth default): credentials Unity Catalog vends for a managed table are read-only,
-so they usually cannot delete. A refused delete says which credentials were used.
+so they usually cannot delete. A refused delete says which credentials were used (for a
+local root, which operating system user, and what the file system needs to allow it).
 
 ` + targetHelp + `
-` + exitHelp(exitLine{ExitVerify, "the run is not cleanable (a batch open, failed or mismatched): nothing deleted"},
-			exitLine{ExitPartial, "partial: some deletes failed or were refused; the rest is journaled, run again"}) + `
+` + exitHelp(exitLine{ExitVerify, "the run is not cleanable (a batch open, failed or mismatched, a failed verify, a key outside the fallback folder), or a batch does not check against the table now: its files kept"},
+			exitLine{ExitPartial, "partial: some deletes failed or were refused, staged copies are left, or batches need review; the rest is journaled, run again"}) + `
 
-Cleanup exits 4 when the run is not verified, 5 when some file was skipped (changed) or
-could not be deleted (each is listed with the reason), 130 when interrupted.`,
+Cleanup exits 4 when the run is not verified or a batch does not check against the table,
+5 when some file was skipped (changed), could not be deleted, or needs review (each is
+listed with the reason), 130 when interrupted.`,
 		Example: `  zbrecover cleanup main.sales.orders
   zbrecover cleanup main.sales.orders --storage-auth default --yes
   zbrecover cleanup s3://lake/orders --run 20260102T030405Z-1a2b3c4d --archive-to s3://archive/orders --yes`,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/zbrecover/zbrecover/internal/redact"
@@ -19,20 +20,27 @@ var ErrArchiveLocation = errors.New("the archive location is refused")
 // inside or containing one of the places cleanup must never write to or count on: the
 // table's root (and so its fallback folder: archiving there copies a file onto itself, and
 // deleting the original deletes the only copy), a staging location of the run, or the root
-// of another table (whose fallback folder the copies would become).
+// of another table (whose fallback folder the copies would become). Local folders are
+// compared as named and with their symbolic links resolved, so that a link to the table's
+// root is the table's root.
 func CheckArchive(archive, root string, staging, otherTables []string) error {
-	a := urlKey(archive)
 	check := func(what, loc string) error {
-		l := urlKey(loc)
-		switch {
-		case l == "":
-			return nil
-		case a == l:
-			return fmt.Errorf("%w: %s is %s", ErrArchiveLocation, redact.String(archive), what)
-		case strings.HasPrefix(a, l):
-			return fmt.Errorf("%w: %s lies inside %s (%s)", ErrArchiveLocation, redact.String(archive), what, redact.String(loc))
-		case strings.HasPrefix(l, a):
-			return fmt.Errorf("%w: %s contains %s (%s)", ErrArchiveLocation, redact.String(archive), what, redact.String(loc))
+		for _, pair := range [][2]string{{archive, loc}, {resolveLinks(archive), resolveLinks(loc)}} {
+			a, l := urlKey(pair[0]), urlKey(pair[1])
+			via := ""
+			if pair[0] != archive {
+				via = " (through a symbolic link)"
+			}
+			switch {
+			case l == "" || a == "":
+				return nil
+			case a == l:
+				return fmt.Errorf("%w: %s is %s%s", ErrArchiveLocation, redact.String(archive), what, via)
+			case strings.HasPrefix(a, l):
+				return fmt.Errorf("%w: %s lies inside %s (%s)%s", ErrArchiveLocation, redact.String(archive), what, redact.String(loc), via)
+			case strings.HasPrefix(l, a):
+				return fmt.Errorf("%w: %s contains %s (%s)%s", ErrArchiveLocation, redact.String(archive), what, redact.String(loc), via)
+			}
 		}
 		return nil
 	}
@@ -52,11 +60,51 @@ func CheckArchive(archive, root string, staging, otherTables []string) error {
 	return nil
 }
 
-// urlKey is a location URL compared as a folder: no query, one trailing "/".
+// resolveLinks returns a local location (a file:// URL or an absolute path) with the
+// symbolic links of the longest part of its path that exists resolved; any other location as
+// it is.
+func resolveLinks(u string) string {
+	p := stripQuery(strings.TrimSpace(u))
+	if rest, ok := strings.CutPrefix(p, "file://"); ok {
+		p = rest
+	}
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(u, "dbfs:") {
+		return u
+	}
+	p = filepath.Clean(filepath.FromSlash(p))
+	rest := ""
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return "file://" + filepath.ToSlash(filepath.Join(r, rest))
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return u
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}
+
+// urlKey is a location compared as a folder: no query, one trailing "/", a path (a local
+// folder or a volume path, dbfs: or not) as a file:// URL, no empty or "." element.
 func urlKey(s string) string {
-	s = stripQuery(strings.TrimSpace(s))
+	s = strings.TrimPrefix(stripQuery(strings.TrimSpace(s)), "dbfs:")
 	if s == "" {
 		return ""
+	}
+	if strings.HasPrefix(s, "/") {
+		s = "file://" + s
+	}
+	if scheme, p, ok := strings.Cut(s, "://"); ok {
+		host, rest, _ := strings.Cut(p, "/")
+		var els []string
+		for _, el := range strings.Split(rest, "/") {
+			if el != "" && el != "." {
+				els = append(els, el)
+			}
+		}
+		s = scheme + "://" + host + "/" + strings.Join(els, "/")
 	}
 	return strings.TrimRight(s, "/") + "/"
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -169,6 +170,12 @@ type Plan struct {
 	// Review counts the files of verified batches kept because the re-check did not prove
 	// their rows in the table (Kept says why and what would).
 	Review int `json:"needs_review"`
+	// CheckFailed are the verified batches the re-check found may no longer have their rows
+	// in the table (a commit since removed rows, their commit is not what the journal says,
+	// or they were not re-checked); ReviewBatches those whose rows it found in the table by
+	// weaker evidence only (verify --key would prove them). The files of both are kept.
+	CheckFailed   []int `json:"check_failed_batches"`
+	ReviewBatches []int `json:"review_batches"`
 	// Staged counts the staged copies the run still holds (deleted with its originals).
 	Staged int `json:"staged_copies"`
 }
@@ -183,7 +190,13 @@ func NewPlan(st *journal.State, o PlanOptions) (*Plan, error) {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	p := &Plan{Run: st.Run, TableID: st.TableID, Table: st.Table, Root: st.Root, Status: st.Status, Kept: []Left{}, Untracked: []Left{}}
+	p := &Plan{Run: st.Run, TableID: st.TableID, Table: st.Table, Root: st.Root, Status: st.Status, Kept: []Left{}, Untracked: []Left{},
+		CheckFailed: []int{}, ReviewBatches: []int{}}
+	note := func(list *[]int, batch int) {
+		if !slices.Contains(*list, batch) {
+			*list = append(*list, batch)
+		}
+	}
 	checks := map[int]journal.Check{}
 	if o.Checks != nil {
 		for _, c := range o.Checks.Checks {
@@ -197,16 +210,19 @@ func NewPlan(st *journal.State, o PlanOptions) (*Plan, error) {
 			p.Kept = append(p.Kept, Left{Key: t.Key, Size: t.Size, Batch: t.Batch,
 				Reason: fmt.Sprintf("batch %d was not re-checked against the table: kept", t.Batch)})
 			p.Review++
+			note(&p.CheckFailed, t.Batch)
 			continue
 		case !c.OK:
 			p.Kept = append(p.Kept, Left{Key: t.Key, Size: t.Size, Batch: t.Batch,
 				Reason: fmt.Sprintf("batch %d does not check: %s; kept (zbrecover verify shows it)", t.Batch, c.Note)})
 			p.Review++
+			note(&p.CheckFailed, t.Batch)
 			continue
 		case c.Evidence == "":
 			p.Kept = append(p.Kept, Left{Key: t.Key, Size: t.Size, Batch: t.Batch,
 				Reason: fmt.Sprintf("batch %d needs review: %s", t.Batch, c.Note)})
 			p.Review++
+			note(&p.ReviewBatches, t.Batch)
 			continue
 		}
 		t.Evidence = c.Evidence
@@ -378,10 +394,13 @@ func (r *Report) AccessDenied() []FileResult {
 	return out
 }
 
-// IsAccessDenied reports whether an error text reads as the store refusing the caller.
+// IsAccessDenied reports whether an error text reads as the store refusing the caller: an
+// object store's 403 or access denied, or a file system's EPERM ("operation not permitted",
+// an immutable or append-only file or folder), EACCES ("permission denied") or EROFS.
 func IsAccessDenied(s string) bool {
 	l := strings.ToLower(s)
-	for _, w := range []string{"access denied", "accessdenied", "access refused", "forbidden", "403", "authorizationpermissionmismatch", "authorizationfailure", "permission"} {
+	for _, w := range []string{"access denied", "accessdenied", "access refused", "forbidden", "403", "authorizationpermissionmismatch", "authorizationfailure", "permission",
+		"operation not permitted", "read-only file system"} {
 		if strings.Contains(l, w) {
 			return true
 		}

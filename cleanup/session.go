@@ -55,6 +55,11 @@ type Request struct {
 // to clean up.
 var ErrNothing = errors.New("no verified run of the table on this root in the journal")
 
+// ErrStagedLeft is returned (wrapped) by Execute when staged copies it meant to delete were
+// refused or failed: they are kept, the journal says which are gone, and a re-run deletes the
+// rest.
+var ErrStagedLeft = errors.New("staged copies left")
+
 // ErrVerifyFailed is returned (wrapped, with ErrNotCleanable) when the run's latest verify
 // failed: cleanup deletes nothing until a verify passes.
 var ErrVerifyFailed = errors.New("the run's latest verification failed")
@@ -250,6 +255,23 @@ func (p *Prepared) Execute(ctx context.Context, o Options) (*Report, error) {
 	return rep, serr
 }
 
+// Record journals the re-check and the end of this process's work on the run, for a cleanup
+// that has nothing to delete (every file kept, or removed earlier): what the table showed is
+// in the journal either way.
+func (p *Prepared) Record(ctx context.Context) error {
+	if p.lock == nil {
+		return errors.New("cleanup: the prepared run was closed")
+	}
+	w, err := journal.Continue(ctx, p.cfg.Journal, p.State, p.cfg.Header)
+	if err != nil {
+		return err
+	}
+	if err := w.Append(ctx, journal.Record{Kind: journal.KindVerification, Verification: p.Checks}); err != nil {
+		return err
+	}
+	return w.Append(ctx, journal.Record{Kind: journal.KindEnd, End: &journal.End{State: p.State.Status}})
+}
+
 // noEnd is a journal that leaves the end record to Execute.
 type noEnd struct{ w *journal.Writer }
 
@@ -335,7 +357,7 @@ func (p *Prepared) removeStaged(ctx context.Context, w *journal.Writer, rep *Rep
 		}
 		rep.StagedCopies = append(rep.StagedCopies, res)
 		if len(res.Failed) > 0 {
-			errs = append(errs, fmt.Errorf("%d staged copies at %s were not deleted: %s", len(res.Failed), loc, strings.Join(res.Failed, "; ")))
+			errs = append(errs, fmt.Errorf("%w: %d staged copies at %s were not deleted: %s", ErrStagedLeft, len(res.Failed), loc, strings.Join(res.Failed, "; ")))
 		}
 	}
 	return errors.Join(errs...)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/user"
 	"strings"
 	"sync"
 	"time"
@@ -58,9 +59,16 @@ reason and what would settle it: batches proved only by weaker evidence ("needs 
 zbrecover verify --key COL), unknown batches, batches whose rows may have left the table, files
 that changed or arrived after verification, unreadable and hidden files.
 
+The re-check is recorded in the journal. A batch that does not check (its rows may have left
+the table: DELETE, TRUNCATE, RESTORE, an overwrite, a MERGE or UPDATE that changed rows) makes
+cleanup exit 4; a batch settled from the history without a commit tag "needs review" and makes
+it exit 5 until zbrecover verify --key COL proves its rows by key.
+
 Without --run, cleanup takes the newest run of the table on this root that has files left to
 delete (or staged copies left). A run whose loading is not settled (a batch in flight, failed,
-or with another row count than its files) is refused with exit 4.
+or with another row count than its files), whose latest verify failed, or whose journal names
+a file outside the fallback folder (--prefix) is refused with exit 4, and nothing of it is
+deleted.
 
 Without --yes, cleanup prints the plan (files and bytes per run) and deletes nothing; without
 a terminal, that is a usage error (exit 2). --dry-run prints every delete it would send.
@@ -72,24 +80,28 @@ Every step is journaled: the files about to be deleted, then each file's fate. A
 crash or Ctrl-C, run cleanup again: it continues the run and never deletes a file twice.
 
 --archive-to URL copies every file there first (same key under the URL; server-side within
-one store), checks the copy's size and checksum, records it in the journal, and only then
-deletes the original. An object already there counts only when it holds the same bytes. The
-archive must be a second place: a location equal to, inside or containing the table's root, a
-staging location, another table's root, or a Delta table's root is refused.
+one store; a /Volumes/… path through the Files API), checks the copy's size and checksum,
+records it in the journal, and only then deletes the original. An object already there is
+accepted only with the same bytes; otherwise the file is kept. A location that is not a
+second place is refused before anything is written (exit 2): the table's root or anything
+inside or containing it (also through a symbolic link), a staging location of the run, the
+root of another table of the schema, a folder holding a Delta table.
 
 Staged copies (reload --stage-to) are deleted with their originals, in journaled chunks; a
 re-run finishes copies an interrupted cleanup left. Keys files stay.
 
 Deleting needs write access to the table's storage with the store's own credentials
 (--storage-auth default): credentials Unity Catalog vends for a managed table are read-only,
-so they usually cannot delete. A refused delete says which credentials were used.
+so they usually cannot delete. A refused delete says which credentials were used (for a
+local root, which operating system user, and what the file system needs to allow it).
 
 ` + targetHelp + `
-` + exitHelp(exitLine{ExitVerify, "the run is not cleanable (a batch open, failed or mismatched): nothing deleted"},
-			exitLine{ExitPartial, "partial: some deletes failed or were refused; the rest is journaled, run again"}) + `
+` + exitHelp(exitLine{ExitVerify, "the run is not cleanable (a batch open, failed or mismatched, a failed verify, a key outside the fallback folder), or a batch does not check against the table now: its files kept"},
+			exitLine{ExitPartial, "partial: some deletes failed or were refused, staged copies are left, or batches need review; the rest is journaled, run again"}) + `
 
-Cleanup exits 4 when the run is not verified, 5 when some file was skipped (changed) or
-could not be deleted (each is listed with the reason), 130 when interrupted.`,
+Cleanup exits 4 when the run is not verified or a batch does not check against the table,
+5 when some file was skipped (changed), could not be deleted, or needs review (each is
+listed with the reason), 130 when interrupted.`,
 		Example: `  zbrecover cleanup main.sales.orders
   zbrecover cleanup main.sales.orders --storage-auth default --yes
   zbrecover cleanup s3://lake/orders --run 20260102T030405Z-1a2b3c4d --archive-to s3://archive/orders --yes`,
@@ -228,6 +240,14 @@ func cleanupSteps(ctx context.Context, o *CleanupOptions, s *runSummary) error {
 	defer prep.Close()
 	st, plan := prep.State, prep.Plan
 	s.Run, s.RunStatus = st.Run, string(st.Status)
+	var otherTables []string
+	if o.ArchiveTo != "" {
+		// Refused before anything is written or deleted, and again before the first copy.
+		otherTables = f.otherTableRoots(ctx, tgt)
+		if err := checkArchiveTo(o.ArchiveTo, tgt.Display(), st, otherTables); err != nil {
+			return err
+		}
+	}
 	if err := plan.Survey(ctx, tgt.Root, st, o.Prefix); err != nil {
 		return fmt.Errorf("list %s to report what stays: %w", storage.ObjectURL(tgt.Root, o.Prefix), err)
 	}
@@ -246,19 +266,38 @@ func cleanupSteps(ctx context.Context, o *CleanupOptions, s *runSummary) error {
 	}
 	if len(plan.Delete) == 0 && plan.Staged == 0 {
 		fmt.Fprintln(f.IO.ErrOut, "Nothing to delete.")
-		if f.Global.JSON() {
-			return printJSON(f, cleanupPlanDoc{Plan: plan, Keys: []string{}, DryRun: o.DryRun})
+		if !o.DryRun {
+			if err := prep.Record(ctx); err != nil {
+				return err
+			}
 		}
-		return nil
+		if f.Global.JSON() {
+			if err := printJSON(f, cleanupPlanDoc{Plan: plan, Keys: []string{}, DryRun: o.DryRun}); err != nil {
+				return err
+			}
+		}
+		if o.DryRun {
+			return nil
+		}
+		return keptExit(plan, nil)
 	}
 	var archive storage.Backend
 	if o.ArchiveTo != "" {
 		if archive, err = f.openArchive(ctx, o.ArchiveTo); err != nil {
 			return err
 		}
+		if err := checkArchiveTo(archive.Location(), tgt.Display(), st, otherTables); err != nil {
+			return err
+		}
+		if err := cleanup.CheckArchiveHoldsNoTable(ctx, archive); err != nil {
+			if errors.Is(err, cleanup.ErrArchiveLocation) {
+				return FlagErrorf("--archive-to: %v; nothing was deleted", err)
+			}
+			return err
+		}
 	}
 	copts := cleanup.Options{Concurrency: conc, Limiter: lim, Archive: archive, Log: f.Logger, Prefix: o.Prefix,
-		OtherTables: f.otherTableRoots(ctx, tgt)}
+		OtherTables: otherTables}
 	if o.DryRun {
 		return cleanupDryRun(ctx, f, s, tgt.Root, st, plan, archive, copts)
 	}
@@ -270,6 +309,12 @@ func cleanupSteps(ctx context.Context, o *CleanupOptions, s *runSummary) error {
 	copts.Progress = bars.counter("deleted", "files")
 	rep, runErr := prep.Execute(ctx, copts)
 	bars.done(runErr == nil)
+	if rep == nil {
+		if errors.Is(runErr, cleanup.ErrArchiveLocation) {
+			return FlagErrorf("--archive-to: %v; nothing was deleted", runErr)
+		}
+		return runErr
+	}
 	summarizeCleanup(s, rep)
 	for _, sc := range rep.StagedCopies {
 		fmt.Fprintf(f.IO.ErrOut, "Deleted %d staged copies at %s.\n", sc.Deleted, textsafe.Quote(sc.Location))
@@ -314,7 +359,7 @@ func (c tableChecker) Check(ctx context.Context, st *journal.State) (*journal.Ve
 		return nil, fmt.Errorf("cleanup re-checks table %s before deleting anything: %w", name, err)
 	}
 	c.s.Identity = currentUser(ctx, wh)
-	return reload.Checker{Warehouse: wh, Table: name, Identity: c.s.Identity}.Check(ctx, st)
+	return reload.Checker{Warehouse: wh, Table: name, Identity: c.s.Identity, OpenKeys: c.f.openStagedLocation}.Check(ctx, st)
 }
 
 // cleanupNothing reports that the journal holds nothing to clean up for the table.
@@ -372,10 +417,43 @@ func cleanupDryRun(ctx context.Context, f *Factory, s *runSummary, root storage.
 	return nil
 }
 
-// openArchive opens --archive-to, creating a local folder as --stage-to does.
+// checkArchiveTo refuses an --archive-to location (as given, or as opened) that is not a
+// second place for the run's files (cleanup.CheckArchive): a usage error, nothing written.
+func checkArchiveTo(to, root string, st *journal.State, otherTables []string) error {
+	if err := checkPathElements(to); err != nil {
+		return FlagErrorf("--archive-to %q: %v; nothing was deleted", to, err)
+	}
+	loc := to
+	if !databricks.IsVolumePath(to) {
+		if l, err := storage.Parse(to); err == nil {
+			loc = l.String()
+		}
+	}
+	var staging []string
+	for _, sg := range st.Staging {
+		staging = append(staging, sg.Location)
+	}
+	if err := cleanup.CheckArchive(loc, root, staging, otherTables); err != nil {
+		return FlagErrorf("--archive-to: %v; nothing was deleted", err)
+	}
+	return nil
+}
+
+// openArchive opens --archive-to: a volume path through the Files API (the workspace
+// identity), else a storage URL, creating a local folder as --stage-to does.
 func (f *Factory) openArchive(ctx context.Context, to string) (storage.Backend, error) {
 	if err := checkPathElements(to); err != nil {
 		return nil, FlagErrorf("--archive-to %q: %v", to, err)
+	}
+	if databricks.IsVolumePath(to) {
+		b, err := f.openStagedLocation(ctx, to)
+		if err != nil {
+			return nil, fmt.Errorf("--archive-to: %w", err)
+		}
+		return b, nil
+	}
+	if strings.HasPrefix(to, "/Volumes") || strings.HasPrefix(to, "dbfs:") {
+		return nil, FlagErrorf("--archive-to %q: a volume path is /Volumes/<catalog>/<schema>/<volume>/<dir>", to)
 	}
 	loc, err := storage.Parse(to)
 	if err != nil {
@@ -523,17 +601,56 @@ func printCleanupReport(f *Factory, r *cleanup.Report) error {
 	return nil
 }
 
+// keptExit is the outcome of the files the re-check kept, with the deletes' outcome partial
+// (nil when there is none): exit 4 when a verified batch does not check against the table
+// now (its rows may have left it), 5 when batches need review, else partial.
+func keptExit(p *cleanup.Plan, partial *ExitError) error {
+	var msg []string
+	code := 0
+	if partial != nil {
+		msg, code = append(msg, partial.Msg), partial.Code
+	}
+	if n := len(p.CheckFailed); n > 0 {
+		msg = append(msg, fmt.Sprintf("%s of run %s %s not check against the table now (their rows may have left it): "+
+			"their files and staged copies are kept; zbrecover verify shows why", batchList(p.CheckFailed), p.Run, either(n, "does", "do")))
+		code = MostUrgent(code, ExitVerify)
+	}
+	if n := len(p.ReviewBatches); n > 0 {
+		msg = append(msg, fmt.Sprintf("%s of run %s %s review: the table's history shows their commits without proving them theirs, "+
+			"so their files are kept until zbrecover verify %s --key COL (the table's key columns) proves their rows in the table; "+
+			"then run cleanup again", batchList(p.ReviewBatches), p.Run, either(n, "needs", "need"), orDefault(p.Table, p.TableID)))
+		code = MostUrgent(code, ExitPartial)
+	}
+	if code == 0 {
+		return nil
+	}
+	return WithCode(code, strings.Join(msg, "\n"))
+}
+
+// batchList names batches: "batch 2", "batches 1, 3".
+func batchList(bs []int) string {
+	s := make([]string, len(bs))
+	for i, b := range bs {
+		s[i] = fmt.Sprint(b)
+	}
+	return either(len(bs), "batch ", "batches ") + strings.Join(s, ", ")
+}
+
 func cleanupExit(ctx context.Context, err error, r *cleanup.Report, tgt *target.Target) error {
+	var msg []string
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 			return WithCode(ExitInterrupted, "interrupted: what was deleted is journaled; run cleanup again to finish")
 		}
-		return err
+		if !errors.Is(err, cleanup.ErrStagedLeft) {
+			return err
+		}
+		// Partial: the copies left are kept and journaled; a re-run deletes them.
+		msg = append(msg, strings.ReplaceAll(err.Error(), cleanup.ErrStagedLeft.Error()+": ", "")+"; run cleanup again to delete them")
 	}
-	if !r.Partial() {
-		return nil
+	if !r.Partial() && len(msg) == 0 {
+		return keptExit(r.Plan, nil)
 	}
-	var msg []string
 	if n := r.Skipped; n > 0 {
 		msg = append(msg, fmt.Sprintf("%d files changed since they were verified and were kept", n))
 	}
@@ -543,8 +660,19 @@ func cleanupExit(ctx context.Context, err error, r *cleanup.Report, tgt *target.
 	if n := r.NotDone; n > 0 {
 		msg = append(msg, fmt.Sprintf("%d files were not done", n))
 	}
-	s := strings.Join(msg, "; ") + " (listed above)"
-	if len(r.AccessDenied()) > 0 {
+	s := strings.Join(msg, "; ")
+	if r.Partial() {
+		s += " (listed above)"
+	}
+	if len(r.AccessDenied()) > 0 && tgt.Loc.Scheme == "file" {
+		who := "the user running zbrecover"
+		if u, err := user.Current(); err == nil {
+			who += " (" + u.Username + ")"
+		}
+		s += fmt.Sprintf("\nThe file system refused the delete to %s. Deleting a local file needs that user's write and search permission on "+
+			"its folder (in a folder with the sticky bit, also ownership of the file), a file and folder that are not immutable or append-only (lsattr shows them; "+
+			"chattr -i or -a, as root, clears them), and a file system not mounted read-only; then run cleanup again.", who)
+	} else if len(r.AccessDenied()) > 0 {
 		who := "the store's own credentials (the default chain of " + tgt.Loc.Scheme + ")"
 		if tgt.Vended {
 			who = "credentials Unity Catalog vended for " + tgt.TableName() + ", which are read-only on a managed table"
@@ -553,7 +681,7 @@ func cleanupExit(ctx context.Context, err error, r *cleanup.Report, tgt *target.
 			"(the storage owner's: s3:DeleteObject, storage.objects.delete, or Storage Blob Data Contributor); "+
 			"run cleanup with --storage-auth default and such credentials in the environment.", who)
 	}
-	return WithCode(ExitPartial, s)
+	return keptExit(r.Plan, &ExitError{Code: ExitPartial, Msg: s})
 }
 
 // discardJournal takes a dry run's records and keeps none.

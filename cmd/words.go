@@ -25,3 +25,11 @@ func are[N int | int64](n N) string {
 	}
 	return "are"
 }
+
+// either is one for 1, many otherwise.
+func either(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -258,6 +258,15 @@ func (m *model) truncate() {
 	}
 }
 
+// deleteFile removes the rows of one file from the table, as a DELETE by the table's owner
+// (the identity that reloads) does: one commit, whatever else the table holds.
+func (m *model) deleteFile(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.commit(Commit{Operation: "DELETE", User: m.identity, Metrics: map[string]string{"numDeletedRows": fmt.Sprint(m.rows[id])}})
+	m.rows[id] = 0
+}
+
 func (m *model) history(n int) *databricks.Result {
 	res := &databricks.Result{Columns: []string{"version", "timestamp", "userName", "operation", "operationParameters", "operationMetrics", "userMetadata", "isBlindAppend", "engineInfo"}}
 	for i := len(m.commits) - 1; i >= 0 && len(res.Rows) < n; i-- {

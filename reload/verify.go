@@ -10,6 +10,7 @@ import (
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/keyfile"
+	"github.com/zbrecover/zbrecover/sqlstmt"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/target"
 )
@@ -51,7 +52,10 @@ type Checker struct {
 	Table     databricks.TableName
 	// Identity is current_user(), for finding the commits of batches whose version the
 	// journal does not record.
-	Identity       string
+	Identity string
+	// OpenKeys opens the location of a keys file (as the journal names it), so that its rows
+	// are counted per file against the footers. Without it, no batch is proved by key.
+	OpenKeys       func(ctx context.Context, location string) (storage.Backend, error)
 	HistoryRetries int
 	Backoff        time.Duration
 }
@@ -60,8 +64,10 @@ type Checker struct {
 // verification to record (By "cleanup"). It writes nothing.
 //
 // When the journal records keys files of the run, every key they hold is checked against the
-// table too (one statement): a batch whose keys are all there is proved by key, whatever the
-// history says of its commit.
+// table too (one statement), and each file's rows in them are counted against its footer: when
+// every key is there and every file's rows are counted, the batches the keys files cover are
+// proved by key, whatever the history says of their commits. One key missing, or one file not
+// wholly in the keys files, and no batch is proved by key (as verify --key fails then).
 func (c Checker) Check(ctx context.Context, st *journal.State) (*journal.Verification, error) {
 	v, err := c.keysNow(ctx, st)
 	if err != nil {
@@ -104,14 +110,23 @@ func (c Checker) keysNow(ctx context.Context, st *journal.State) (*journal.Verif
 		return nil, err
 	}
 	res := &journal.KeyResult{Key: keys, Keys: kc.Keys, Missing: kc.Missing, OK: kc.OK}
-	for _, p := range per {
-		var n int
-		if _, err := fmt.Sscan(p.Label, &n); err == nil && p.Missing == 0 {
-			res.Batches = append(res.Batches, n)
+	if c.OpenKeys == nil {
+		res.OK, res.Note = false, "the keys files could not be opened to count each file's rows"
+	} else {
+		rows, note := countKeysFiles(ctx, st, files, c.OpenKeys)
+		res.Rows = rows
+		if note != "" {
+			res.OK, res.Note = false, note
 		}
 	}
-	// A key check passes for the batches whose keys are all in the table.
-	res.OK = true
+	if res.OK {
+		for _, p := range per {
+			var n int
+			if _, err := fmt.Sscan(p.Label, &n); err == nil && p.Missing == 0 {
+				res.Batches = append(res.Batches, n)
+			}
+		}
+	}
 	return &journal.Verification{Keys: res, TableVersion: &latest}, nil
 }
 
@@ -577,16 +592,34 @@ func verifyKeys(ctx context.Context, d Deps, tgt *target.Target, st *journal.Sta
 		}
 		return kc, res, nil
 	}
+	// The batches cleanup removed every file of were proved before and cannot be read again:
+	// the check reads the others.
+	live := unremoved(st)
 	var srcs []KeySource
 	if o.KeySources != nil {
-		srcs = o.KeySources(st)
+		srcs = o.KeySources(live)
 	}
 	kc, err := Reconcile(ctx, d.Warehouse, tgt.Name, o.Keys, srcs)
 	if err != nil {
 		return nil, nil, err
 	}
 	res := &journal.KeyResult{Key: o.Keys, Files: kc.Files, Keys: kc.Keys, Missing: kc.Missing, OK: kc.OK}
-	if kc.OK {
+	// A name the statement does not find reads as no rows, not as an error: the rows read
+	// must be the rows the footers hold, batch by batch, or the check proves nothing.
+	if len(srcs) > 0 {
+		rows, note, err := countSourceRows(ctx, d.Warehouse, live, srcs)
+		if err != nil {
+			return nil, nil, err
+		}
+		kc.Statements++
+		res.Rows = rows
+		if note != "" {
+			kc.OK, res.OK = false, false
+			kc.Note = note + "; " + kc.Note
+			res.Note = note
+		}
+	}
+	if res.OK {
 		for _, s := range srcs {
 			var n int
 			if _, err := fmt.Sscan(s.Label, &n); err == nil {
@@ -627,4 +660,62 @@ func countKeysFiles(ctx context.Context, st *journal.State, files []journal.Keys
 		}
 	}
 	return total, ""
+}
+
+// countSourceRows counts, with one statement, the rows the key check's sources read per batch
+// (their label) and compares them with the rows the journal records for the batch's files
+// (their footers'): a batch with another count, or none, fails the check, with a note saying
+// which.
+func countSourceRows(ctx context.Context, wh Warehouse, st *journal.State, srcs []KeySource) (int64, string, error) {
+	res, err := wh.QueryAll(ctx, sqlstmt.SourceRows(srcs))
+	if err != nil {
+		return 0, "", fmt.Errorf("count the rows the key check reads: %w", err)
+	}
+	col := columns(res)
+	got := map[string]int64{}
+	var total int64
+	for _, row := range res.Rows {
+		n, _ := asInt(row[col["n"]])
+		got[asString(row[col["g"]])] += n
+		total += n
+	}
+	for _, b := range st.Batches {
+		if len(b.Files) == 0 {
+			continue
+		}
+		var want int64
+		for _, f := range b.Files {
+			want += f.Rows
+		}
+		if g := got[fmt.Sprint(b.Batch)]; g != want {
+			return total, fmt.Sprintf("the key check read %d rows of batch %d's files, whose footers hold %d: not every row was read "+
+				"(a file missing or under another name where the warehouse reads it), so it proves nothing", g, b.Batch, want), nil
+		}
+	}
+	return total, "", nil
+}
+
+// unremoved returns st with only the batches that still have a file cleanup did not delete
+// (or find gone).
+func unremoved(st *journal.State) *journal.State {
+	removed := map[string]bool{}
+	for _, f := range st.Files() {
+		if f.Delete == journal.Deleted || f.Delete == journal.DeleteGone {
+			removed[f.Key] = true
+		}
+	}
+	if len(removed) == 0 {
+		return st
+	}
+	cp := *st
+	cp.Batches = nil
+	for _, b := range st.Batches {
+		for _, f := range b.Files {
+			if !removed[f.Key] {
+				cp.Batches = append(cp.Batches, b)
+				break
+			}
+		}
+	}
+	return &cp
 }

@@ -123,6 +123,12 @@ func Overlap(table Table, keys []string, srcs []KeySource) string {
 		b("sum(CASE WHEN "+anyNull("", n)+" THEN n ELSE 0 END)") + " FROM hk"
 }
 
+// SourceRows counts the rows the sources read per label (g): what a key check read of each
+// batch, to compare with its files' footers.
+func SourceRows(srcs []KeySource) string {
+	return "SELECT g, CAST(count(*) AS BIGINT) AS n FROM (" + unionSources(srcs) + ") GROUP BY g"
+}
+
 // Reconcile is the one statement that counts, for every distinct key of the sources, the
 // table's rows with that key: keys with 0 (missing), 1, 2 and 3 or more rows, the most rows
 // one key has, and the distinct keys with a NULL column.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"go/ast"
 	"go/build/constraint"
 	"go/parser"
 	"go/token"
@@ -317,5 +318,64 @@ func copyTree(t *testing.T, src, dst string) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// runFunctions are the functions that run a command: each parses nothing, decides nothing
+// of the recovery itself, calls its domain package (reload, cleanup, inspect) and renders
+// what came back, so that one command reads from its flags to the warehouse in one place.
+var runFunctions = []string{"reloadSteps", "cleanupSteps", "verifySteps", "inspectRun"}
+
+// maxRunLines is the most lines a run function may have.
+const maxRunLines = 50
+
+// TestRunFunctionsAreShort measures the run functions in cmd.
+func TestRunFunctionsAreShort(t *testing.T) {
+	for _, v := range checkRunFunctions("cmd", runFunctions, maxRunLines) {
+		t.Error(v)
+	}
+}
+
+// checkRunFunctions returns, for each function of names in the package in dir, a violation
+// when it is longer than max lines or missing (a renamed function would escape the measure).
+func checkRunFunctions(dir string, names []string, max int) []string {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	lines := map[string]int{}
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			for _, d := range f.Decls {
+				if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
+					lines[fd.Name.Name] = fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1
+				}
+			}
+		}
+	}
+	var out []string
+	for _, n := range names {
+		switch l, ok := lines[n]; {
+		case !ok:
+			out = append(out, fmt.Sprintf("%s: no function %s (renamed? update runFunctions)", dir, n))
+		case l > max:
+			out = append(out, fmt.Sprintf("%s.%s has %d lines, more than %d: move its decisions into its domain package", dir, n, l, max))
+		}
+	}
+	return out
+}
+
+// TestRunFunctionsCatchLongOnes is a test of the test: a long function and a missing one are
+// reported.
+func TestRunFunctionsCatchLongOnes(t *testing.T) {
+	dir := t.TempDir()
+	src := "package cmd\n\nfunc short() {}\n\nfunc long() {\n" + strings.Repeat("\t_ = 1\n", 60) + "}\n"
+	if err := os.WriteFile(filepath.Join(dir, "a.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := checkRunFunctions(dir, []string{"short", "long", "gone"}, maxRunLines)
+	if len(got) != 2 || !strings.Contains(got[0], "long has 62 lines") || !strings.Contains(got[1], "no function gone") {
+		t.Errorf("violations %q", got)
 	}
 }

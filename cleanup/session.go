@@ -214,14 +214,7 @@ func (p *Prepared) Execute(ctx context.Context, o Options) (*Report, error) {
 		return nil, errors.New("cleanup: the prepared run was closed")
 	}
 	if o.Archive != nil {
-		var staging []string
-		for _, sg := range p.State.Staging {
-			staging = append(staging, sg.Location)
-		}
-		if err := CheckArchive(o.Archive.Location(), p.cfg.Root, staging, o.OtherTables); err != nil {
-			return nil, err
-		}
-		if err := CheckArchiveHoldsNoTable(ctx, o.Archive); err != nil {
+		if err := p.CheckArchive(ctx, o.Archive, o.OtherTables); err != nil {
 			return nil, err
 		}
 	}
@@ -254,6 +247,56 @@ func (p *Prepared) Execute(ctx context.Context, o Options) (*Report, error) {
 	}
 	return rep, serr
 }
+
+// CheckArchiveLocation refuses an archive location (a URL, or a volume path) that is not a
+// second place for the run's files: CheckArchive with the run's root and staging locations.
+// It reads nothing: it is checked before anything is opened or written. Errors wrap
+// ErrArchiveLocation.
+func (p *Prepared) CheckArchiveLocation(loc string, otherTables []string) error {
+	return CheckArchive(loc, p.cfg.Root, p.stagingLocations(), otherTables)
+}
+
+// CheckArchive refuses an opened archive that is not a second place for the run's files: its
+// location as CheckArchiveLocation checks it, and a Delta table under it
+// (CheckArchiveHoldsNoTable). Errors wrap ErrArchiveLocation, or are the listing's.
+func (p *Prepared) CheckArchive(ctx context.Context, archive storage.Backend, otherTables []string) error {
+	if err := p.CheckArchiveLocation(archive.Location(), otherTables); err != nil {
+		return err
+	}
+	return CheckArchiveHoldsNoTable(ctx, archive)
+}
+
+func (p *Prepared) stagingLocations() []string {
+	var out []string
+	for _, sg := range p.State.Staging {
+		out = append(out, sg.Location)
+	}
+	return out
+}
+
+// DryRun sends no delete: it runs the plan against a store that only reports, through line,
+// each delete it would send (and journals nothing). A dry run checks no precondition, so the
+// files the listing shows changed are left out of the plan. It returns what the plan would
+// have deleted.
+func (p *Prepared) DryRun(ctx context.Context, o Options, line func(string)) (*Report, error) {
+	var keep []Target
+	for _, t := range p.Plan.Delete {
+		if t.Changed == "" {
+			keep = append(keep, t)
+		}
+	}
+	p.Plan.Delete = keep
+	o.Archive = nil
+	if o.Prefix == "" {
+		o.Prefix = p.cfg.Prefix
+	}
+	return RunPlan(ctx, storage.DryRun(p.cfg.Backend, line), p.State, p.Plan, discard{}, o)
+}
+
+// discard is a journal that records nothing: a dry run's.
+type discard struct{}
+
+func (discard) Append(context.Context, journal.Record) error { return nil }
 
 // Record journals the re-check and the end of this process's work on the run, for a cleanup
 // that has nothing to delete (every file kept, or removed earlier): what the table showed is

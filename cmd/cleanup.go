@@ -171,6 +171,52 @@ func cleanupRun(ctx context.Context, o *CleanupOptions) error {
 func cleanupSteps(ctx context.Context, o *CleanupOptions, s *runSummary) error {
 	f := o.F
 	s.Table, s.Root = o.Target.Table, o.Target.Root
+	ds := newDeleteStorage(f)
+	tgt, store, prep, err := prepareCleanup(ctx, o, s, ds)
+	if err != nil || prep == nil {
+		return err
+	}
+	defer closeJournal(store)
+	defer prep.Close()
+	var otherTables []string
+	if o.ArchiveTo != "" {
+		// Refused before anything is written or deleted, and again once opened.
+		otherTables = f.otherTableRoots(ctx, tgt)
+		if err := checkArchiveTo(prep, o.ArchiveTo, otherTables); err != nil {
+			return err
+		}
+	}
+	plan := prep.Plan
+	if err := plan.Survey(ctx, tgt.Root, prep.State, o.Prefix); err != nil {
+		return fmt.Errorf("list %s to report what stays: %w", storage.ObjectURL(tgt.Root, o.Prefix), err)
+	}
+	s.Files, s.Bytes = plan.Files, plan.Bytes
+	s.Deleted = fmt.Sprintf("nothing (the plan: %s, %d bytes, to delete; %d deleted earlier)", plural(plan.Files, "file"), plan.Bytes, plan.Removed)
+	if done, err := cleanupPlanned(ctx, o, prep); done || err != nil {
+		return err
+	}
+	copts := cleanup.Options{Concurrency: ds.conc, Limiter: ds.lim, Log: f.Logger, Prefix: o.Prefix, OtherTables: otherTables}
+	if o.ArchiveTo != "" {
+		if copts.Archive, err = openCheckedArchive(ctx, f, prep, o.ArchiveTo, otherTables); err != nil {
+			return err
+		}
+	}
+	if o.DryRun {
+		return cleanupDryRun(ctx, f, s, prep, copts)
+	}
+	return executeCleanup(ctx, f, s, prep, copts, ds, tgt)
+}
+
+// deleteStorage opens the table's storage for cleanup: every request counted, retried under
+// one adaptive limit (which throttling halves), at most --concurrency in flight.
+type deleteStorage struct {
+	f        *Factory
+	conc     int
+	lim      *storage.Adaptive
+	counters []*storage.Counter
+}
+
+func newDeleteStorage(f *Factory) *deleteStorage {
 	conc := f.Global.Concurrency
 	if conc < 1 {
 		conc = 16
@@ -184,125 +230,155 @@ func cleanupSteps(ctx context.Context, o *CleanupOptions, s *runSummary) error {
 			f.Logger.Info("delete concurrency", "limit", to, "why", "recovered", "max", conc)
 		}
 	}})
-	var counters []*storage.Counter
-	open := func(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
-		if err := checkLocalDir(loc); err != nil {
-			return nil, err
-		}
-		if cfg.Logger == nil {
-			cfg.Logger = f.Logger
-		}
-		if cfg.MaxAttempts == 0 {
-			// Retries happen in WithRetry below, where the limiter hears of them and -v shows them.
-			cfg.MaxAttempts = 1
-		}
-		b, err := f.Registry().OpenLocation(ctx, loc, cfg)
-		if err != nil {
-			return nil, err
-		}
-		counted, c := storage.WithCounting(b)
-		counters = append(counters, c)
-		p := storage.DefaultRetryPolicy()
-		p.OnRetry = lim.OnRetry(func(op string, attempt int, err error, wait time.Duration) {
-			f.Logger.Info("retry", "op", op, "attempt", attempt, "wait", wait.Round(time.Millisecond), "error", err, "concurrency", lim.Limit())
-		})
-		return storage.WithLimit(storage.WithRetry(counted, p), conc), nil
+	return &deleteStorage{f: f, conc: conc, lim: lim}
+}
+
+func (d *deleteStorage) open(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
+	f := d.f
+	if err := checkLocalDir(loc); err != nil {
+		return nil, err
 	}
+	if cfg.Logger == nil {
+		cfg.Logger = f.Logger
+	}
+	if cfg.MaxAttempts == 0 {
+		// Retries happen in WithRetry below, where the limiter hears of them and -v shows them.
+		cfg.MaxAttempts = 1
+	}
+	b, err := f.Registry().OpenLocation(ctx, loc, cfg)
+	if err != nil {
+		return nil, err
+	}
+	counted, c := storage.WithCounting(b)
+	d.counters = append(d.counters, c)
+	p := storage.DefaultRetryPolicy()
+	p.OnRetry = d.lim.OnRetry(func(op string, attempt int, err error, wait time.Duration) {
+		f.Logger.Info("retry", "op", op, "attempt", attempt, "wait", wait.Round(time.Millisecond), "error", err, "concurrency", d.lim.Limit())
+	})
+	return storage.WithLimit(storage.WithRetry(counted, p), d.conc), nil
+}
+
+// counts sums the requests of every backend opened.
+func (d *deleteStorage) counts() storage.RequestCounts {
+	var total storage.RequestCounts
+	for _, c := range d.counters {
+		total = total.Add(c.Counts())
+	}
+	return total
+}
+
+// prepareCleanup resolves the target with write access, opens the journal and prepares the
+// cleanup under the table's lock. A nil Prepared with a nil error: nothing to clean up (said).
+func prepareCleanup(ctx context.Context, o *CleanupOptions, s *runSummary, ds *deleteStorage) (*target.Target, journal.Store, *cleanup.Prepared, error) {
+	f := o.F
 	r, err := f.resolver()
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
-	r.Open = open
+	r.Open = ds.open
 	tgt, err := r.Resolve(ctx, o.Target, target.ReadWrite)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	if err := identify(ctx, tgt, s); err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	store, err := f.openRunJournal(ctx, o.Journal, s)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
-	defer closeJournal(store)
+	checker := reload.LazyChecker{Table: s.Table, Connect: f.checkWarehouse(s), OpenKeys: f.openStagedLocation}
 	prep, err := cleanup.Prepare(ctx, cleanup.Config{Journal: store, TableID: tgt.TableID, Root: tgt.Display(), Backend: tgt.Root,
-		Prefix: o.Prefix, Checker: tableChecker{f: f, s: s},
-		OpenStaged: f.openStagedLocation, Header: header(""), BreakLock: f.lockBreaker(o.BreakLock, o.Yes), Log: f.Logger},
+		Prefix: o.Prefix, Checker: checker, OpenStaged: f.openStagedLocation, Header: header(""),
+		BreakLock: f.lockBreaker(o.BreakLock, o.Yes), Log: f.Logger},
 		cleanup.Request{Run: o.Run, MinAge: o.MinAge})
-	switch {
-	case errors.Is(err, cleanup.ErrNothing):
-		return cleanupNothing(f, s, tgt, store)
-	case errors.Is(err, cleanup.ErrNotCleanable), errors.Is(err, cleanup.ErrOutside):
-		return WithCode(ExitVerify, err.Error())
-	case err != nil:
-		return err
+	if err == nil {
+		s.Run, s.RunStatus = prep.State.Run, string(prep.State.Status)
+		return tgt, store, prep, nil
 	}
-	defer prep.Close()
-	st, plan := prep.State, prep.Plan
-	s.Run, s.RunStatus = st.Run, string(st.Status)
-	var otherTables []string
-	if o.ArchiveTo != "" {
-		// Refused before anything is written or deleted, and again before the first copy.
-		otherTables = f.otherTableRoots(ctx, tgt)
-		if err := checkArchiveTo(o.ArchiveTo, tgt.Display(), st, otherTables); err != nil {
-			return err
+	if errors.Is(err, cleanup.ErrNothing) {
+		err = cleanupNothing(f, s, tgt, store)
+	} else if errors.Is(err, cleanup.ErrNotCleanable) || errors.Is(err, cleanup.ErrOutside) {
+		err = WithCode(ExitVerify, err.Error())
+	}
+	closeJournal(store)
+	return nil, nil, nil, err
+}
+
+// checkWarehouse opens the warehouse that re-checks a table before cleanup deletes anything,
+// noting its identity in the summary.
+func (f *Factory) checkWarehouse(s *runSummary) func(context.Context, databricks.TableName) (reload.Warehouse, string, error) {
+	return func(ctx context.Context, name databricks.TableName) (reload.Warehouse, string, error) {
+		ws := f.workspace()
+		if ws == nil {
+			return nil, "", fmt.Errorf("cleanup re-checks table %s before deleting anything: %w", name, ErrNeedsDatabricks)
 		}
+		wh, err := ws.Warehouse(ctx)
+		if err != nil {
+			return nil, "", fmt.Errorf("cleanup re-checks table %s before deleting anything: %w", name, err)
+		}
+		s.Identity = currentUser(ctx, wh)
+		return wh, s.Identity, nil
 	}
-	if err := plan.Survey(ctx, tgt.Root, st, o.Prefix); err != nil {
-		return fmt.Errorf("list %s to report what stays: %w", storage.ObjectURL(tgt.Root, o.Prefix), err)
-	}
-	s.Files, s.Bytes = plan.Files, plan.Bytes
-	s.Deleted = fmt.Sprintf("nothing (the plan: %d files, %d bytes, to delete; %d deleted earlier)", plan.Files, plan.Bytes, plan.Removed)
+}
+
+// cleanupPlanned prints the plan and says whether cleanup stops there: without --yes or
+// --dry-run (asking for --yes), or with nothing to delete (the re-check journaled).
+func cleanupPlanned(ctx context.Context, o *CleanupOptions, prep *cleanup.Prepared) (bool, error) {
+	f, plan := o.F, prep.Plan
 	deleting := o.Yes || o.DryRun
 	if err := printCleanupPlan(f, plan, !deleting); err != nil {
-		return err
+		return true, err
 	}
 	if !deleting {
 		if !f.IO.CanPrompt() {
-			return FlagErrorf("cleanup deletes files: pass --yes to delete them (or --dry-run); nothing was deleted")
+			return true, FlagErrorf("cleanup deletes files: pass --yes to delete them (or --dry-run); nothing was deleted")
 		}
 		fmt.Fprintln(f.IO.ErrOut, "Nothing was deleted: run again with --yes to delete these files.")
-		return nil
+		return true, nil
 	}
-	if len(plan.Delete) == 0 && plan.Staged == 0 {
-		fmt.Fprintln(f.IO.ErrOut, "Nothing to delete.")
-		if !o.DryRun {
-			if err := prep.Record(ctx); err != nil {
-				return err
-			}
-		}
-		if f.Global.JSON() {
-			if err := printJSON(f, cleanupPlanDoc{Plan: plan, Keys: []string{}, DryRun: o.DryRun}); err != nil {
-				return err
-			}
-		}
-		if o.DryRun {
-			return nil
-		}
-		return keptExit(plan, nil)
+	if len(plan.Delete) > 0 || plan.Staged > 0 {
+		return false, nil
 	}
-	var archive storage.Backend
-	if o.ArchiveTo != "" {
-		if archive, err = f.openArchive(ctx, o.ArchiveTo); err != nil {
-			return err
-		}
-		if err := checkArchiveTo(archive.Location(), tgt.Display(), st, otherTables); err != nil {
-			return err
-		}
-		if err := cleanup.CheckArchiveHoldsNoTable(ctx, archive); err != nil {
-			if errors.Is(err, cleanup.ErrArchiveLocation) {
-				return FlagErrorf("--archive-to: %v; nothing was deleted", err)
-			}
-			return err
+	fmt.Fprintln(f.IO.ErrOut, "Nothing to delete.")
+	if !o.DryRun {
+		if err := prep.Record(ctx); err != nil {
+			return true, err
 		}
 	}
-	copts := cleanup.Options{Concurrency: conc, Limiter: lim, Archive: archive, Log: f.Logger, Prefix: o.Prefix,
-		OtherTables: otherTables}
+	if f.Global.JSON() {
+		if err := printJSON(f, cleanupPlanDoc{Plan: plan, Keys: []string{}, DryRun: o.DryRun}); err != nil {
+			return true, err
+		}
+	}
 	if o.DryRun {
-		return cleanupDryRun(ctx, f, s, tgt.Root, st, plan, archive, copts)
+		return true, nil
 	}
+	return true, keptExit(plan, nil)
+}
+
+// openCheckedArchive opens --archive-to and refuses it, before anything is written, when it
+// is not a second place for the run's files (as opened, with links resolved, or holding a
+// Delta table).
+func openCheckedArchive(ctx context.Context, f *Factory, prep *cleanup.Prepared, to string, otherTables []string) (storage.Backend, error) {
+	archive, err := f.openArchive(ctx, to)
+	if err != nil {
+		return nil, err
+	}
+	if err := prep.CheckArchive(ctx, archive, otherTables); err != nil {
+		if errors.Is(err, cleanup.ErrArchiveLocation) {
+			return nil, FlagErrorf("--archive-to: %v; nothing was deleted", err)
+		}
+		return nil, err
+	}
+	return archive, nil
+}
+
+// executeCleanup deletes the plan's files (archiving each first) and the staged copies, with
+// progress, and reports what it did.
+func executeCleanup(ctx context.Context, f *Factory, s *runSummary, prep *cleanup.Prepared, copts cleanup.Options, ds *deleteStorage, tgt *target.Target) error {
 	bars := newBars(f)
-	if archive != nil {
+	if copts.Archive != nil {
 		// The archive bar first: each file is copied before it is deleted.
 		copts.ArchiveProgress = bars.counter("archived", "files")
 	}
@@ -317,49 +393,13 @@ func cleanupSteps(ctx context.Context, o *CleanupOptions, s *runSummary) error {
 	}
 	summarizeCleanup(s, rep)
 	for _, sc := range rep.StagedCopies {
-		fmt.Fprintf(f.IO.ErrOut, "Deleted %d staged copies at %s.\n", sc.Deleted, textsafe.Quote(sc.Location))
+		fmt.Fprintf(f.IO.ErrOut, "Deleted %d staged %s at %s.\n", sc.Deleted, either(sc.Deleted, "copy", "copies"), textsafe.Quote(sc.Location))
 	}
-	var total storage.RequestCounts
-	for _, c := range counters {
-		n := c.Counts()
-		total.ListPages += n.ListPages
-		total.Stats += n.Stats
-		total.ReadRanges += n.ReadRanges
-		total.Deletes += n.Deletes
-		total.DeleteBatches += n.DeleteBatches
-		total.BatchKeys += n.BatchKeys
-		total.Puts += n.Puts
-		total.Copies += n.Copies
-	}
-	f.Logger.Info("storage requests", "counts", total.String(), "throttles", rep.Limiter.Throttles, "decreases", rep.Limiter.Decreases, "concurrency", rep.Limiter.Limit)
+	f.Logger.Info("storage requests", "counts", ds.counts().String(), "throttles", rep.Limiter.Throttles, "decreases", rep.Limiter.Decreases, "concurrency", rep.Limiter.Limit)
 	if err := printCleanupReport(f, rep); err != nil {
 		return err
 	}
 	return cleanupExit(ctx, runErr, rep, tgt)
-}
-
-// tableChecker re-checks a run against its table through the warehouse, opened when the
-// journal holds a run to check (so that "nothing to clean up" needs no workspace).
-type tableChecker struct {
-	f *Factory
-	s *runSummary
-}
-
-func (c tableChecker) Check(ctx context.Context, st *journal.State) (*journal.Verification, error) {
-	name, err := databricks.ParseTableName(orDefault(st.Table, c.s.Table))
-	if err != nil {
-		return nil, fmt.Errorf("the run names no table to check (%v)", err)
-	}
-	ws := c.f.workspace()
-	if ws == nil {
-		return nil, fmt.Errorf("cleanup re-checks table %s before deleting anything: %w", name, ErrNeedsDatabricks)
-	}
-	wh, err := ws.Warehouse(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("cleanup re-checks table %s before deleting anything: %w", name, err)
-	}
-	c.s.Identity = currentUser(ctx, wh)
-	return reload.Checker{Warehouse: wh, Table: name, Identity: c.s.Identity, OpenKeys: c.f.openStagedLocation}.Check(ctx, st)
 }
 
 // cleanupNothing reports that the journal holds nothing to clean up for the table.
@@ -375,7 +415,7 @@ func cleanupNothing(f *Factory, s *runSummary, tgt *target.Target, store journal
 }
 
 // cleanupDryRun prints every delete the plan would send, and sends none.
-func cleanupDryRun(ctx context.Context, f *Factory, s *runSummary, root storage.Backend, st *journal.State, plan *cleanup.Plan, archive storage.Backend, copts cleanup.Options) error {
+func cleanupDryRun(ctx context.Context, f *Factory, s *runSummary, prep *cleanup.Prepared, copts cleanup.Options) error {
 	var mu sync.Mutex
 	// The deletes that would be sent: on stdout in text; under -o json, on stderr (as
 	// notices), stdout holding the plan's document.
@@ -383,33 +423,22 @@ func cleanupDryRun(ctx context.Context, f *Factory, s *runSummary, root storage.
 	if f.Global.JSON() {
 		dryOut = f.IO.ErrOut
 	}
-	dry := func(line string) {
+	if copts.Archive != nil {
+		fmt.Fprintf(dryOut, "would archive every file to %s first\n", copts.Archive.Location())
+	}
+	rep, err := prep.DryRun(ctx, copts, func(line string) {
 		mu.Lock()
 		defer mu.Unlock()
 		fmt.Fprintln(dryOut, textsafe.Escape(line))
-	}
-	b := storage.DryRun(root, dry)
-	if archive != nil {
-		fmt.Fprintf(dryOut, "would archive every file to %s first\n", archive.Location())
-	}
-	// A dry run checks no precondition: leave out what the listing shows changed.
-	var keep []cleanup.Target
-	for _, t := range plan.Delete {
-		if t.Changed == "" {
-			keep = append(keep, t)
-		}
-	}
-	plan.Delete = keep
-	copts.Archive = nil
-	rep, err := cleanup.RunPlan(ctx, b, st, plan, discardJournal{}, copts)
+	})
 	if err != nil {
 		return err
 	}
-	s.Deleted = fmt.Sprintf("nothing (dry run: %d files would be deleted)", rep.Deleted)
-	fmt.Fprintf(f.IO.ErrOut, "Dry run: %d files would be deleted; nothing was deleted.\n", rep.Deleted)
+	s.Deleted = fmt.Sprintf("nothing (dry run: %s would be deleted)", plural(rep.Deleted, "file"))
+	fmt.Fprintf(f.IO.ErrOut, "Dry run: %s would be deleted; nothing was deleted.\n", plural(rep.Deleted, "file"))
 	if f.Global.JSON() {
-		d := cleanupPlanDoc{Plan: plan, Keys: []string{}, DryRun: true}
-		for _, t := range plan.Delete {
+		d := cleanupPlanDoc{Plan: prep.Plan, Keys: []string{}, DryRun: true}
+		for _, t := range prep.Plan.Delete {
 			d.Keys = append(d.Keys, t.Key)
 		}
 		return printJSON(f, d)
@@ -417,9 +446,9 @@ func cleanupDryRun(ctx context.Context, f *Factory, s *runSummary, root storage.
 	return nil
 }
 
-// checkArchiveTo refuses an --archive-to location (as given, or as opened) that is not a
-// second place for the run's files (cleanup.CheckArchive): a usage error, nothing written.
-func checkArchiveTo(to, root string, st *journal.State, otherTables []string) error {
+// checkArchiveTo refuses an --archive-to location as given that is not a second place for
+// the run's files (cleanup.CheckArchive): a usage error, nothing written.
+func checkArchiveTo(prep *cleanup.Prepared, to string, otherTables []string) error {
 	if err := checkPathElements(to); err != nil {
 		return FlagErrorf("--archive-to %q: %v; nothing was deleted", to, err)
 	}
@@ -429,11 +458,7 @@ func checkArchiveTo(to, root string, st *journal.State, otherTables []string) er
 			loc = l.String()
 		}
 	}
-	var staging []string
-	for _, sg := range st.Staging {
-		staging = append(staging, sg.Location)
-	}
-	if err := cleanup.CheckArchive(loc, root, staging, otherTables); err != nil {
+	if err := prep.CheckArchiveLocation(loc, otherTables); err != nil {
 		return FlagErrorf("--archive-to: %v; nothing was deleted", err)
 	}
 	return nil
@@ -683,11 +708,6 @@ func cleanupExit(ctx context.Context, err error, r *cleanup.Report, tgt *target.
 	}
 	return keptExit(r.Plan, &ExitError{Code: ExitPartial, Msg: s})
 }
-
-// discardJournal takes a dry run's records and keeps none.
-type discardJournal struct{}
-
-func (discardJournal) Append(context.Context, journal.Record) error { return nil }
 
 // openStagedLocation opens a staging location as the journal names it.
 func (f *Factory) openStagedLocation(ctx context.Context, loc string) (storage.Backend, error) {

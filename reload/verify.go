@@ -1,6 +1,7 @@
 package reload
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -58,6 +59,30 @@ type Checker struct {
 	OpenKeys       func(ctx context.Context, location string) (storage.Backend, error)
 	HistoryRetries int
 	Backoff        time.Duration
+}
+
+// LazyChecker is a Checker whose warehouse is opened at the first check: a cleanup that finds
+// nothing to check needs no workspace.
+type LazyChecker struct {
+	// Table is the table to check when the run names none.
+	Table string
+	// Connect opens the warehouse that checks table and returns it with its identity
+	// (current_user()).
+	Connect  func(ctx context.Context, table databricks.TableName) (Warehouse, string, error)
+	OpenKeys func(ctx context.Context, location string) (storage.Backend, error)
+}
+
+// Check opens the warehouse and checks st as Checker.Check does.
+func (c LazyChecker) Check(ctx context.Context, st *journal.State) (*journal.Verification, error) {
+	name, err := databricks.ParseTableName(cmp.Or(st.Table, c.Table))
+	if err != nil {
+		return nil, fmt.Errorf("the run names no table to check (%v)", err)
+	}
+	wh, identity, err := c.Connect(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return Checker{Warehouse: wh, Table: name, Identity: identity, OpenKeys: c.OpenKeys}.Check(ctx, st)
 }
 
 // Check reads the table's history since the run's first load and judges every batch: the

@@ -30,6 +30,13 @@ func (c RequestCounts) Total() int64 {
 	return c.ListPages + c.ReadRanges + c.Stats + c.Deletes + c.DeleteBatches + c.Puts + c.Copies
 }
 
+// Add returns the sum of c and d, field by field.
+func (c RequestCounts) Add(d RequestCounts) RequestCounts {
+	return RequestCounts{ListPages: c.ListPages + d.ListPages, ReadRanges: c.ReadRanges + d.ReadRanges, Stats: c.Stats + d.Stats,
+		Deletes: c.Deletes + d.Deletes, DeleteBatches: c.DeleteBatches + d.DeleteBatches, BatchKeys: c.BatchKeys + d.BatchKeys,
+		Puts: c.Puts + d.Puts, Copies: c.Copies + d.Copies}
+}
+
 func (c RequestCounts) String() string {
 	return fmt.Sprintf("list-pages=%d reads=%d stats=%d deletes=%d delete-batches=%d (%d keys) puts=%d copies=%d",
 		c.ListPages, c.ReadRanges, c.Stats, c.Deletes, c.DeleteBatches, c.BatchKeys, c.Puts, c.Copies)

@@ -1,0 +1,226 @@
+//go:build demo && cgo
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zbrecover/zbrecover/delta/deltatest"
+	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/pqgen"
+)
+
+// reliabBinaries builds the demo binary (the workspace) and the release binary once for the
+// calling test.
+func reliabBinaries(t *testing.T) (demoBin, release string) {
+	t.Helper()
+	return buildBinary(t, "zbrecover-demo", "demo", "1"), buildBinary(t, "zbrecover", "", "0")
+}
+
+// writeOneRowFiles writes a managed table whose producers still write customer_id (renamed
+// customer_key since) and DECIMAL(10,2) at root, with n fallback files of one row each over
+// four date folders: ids first+1 … first+n, customer "c<id>". It returns the files' keys
+// under the fallback folder.
+func writeOneRowFiles(t *testing.T, root string, first, n int) []string {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(root, "_delta_log")); err != nil {
+		if _, err := deltatest.Write(root, deltatest.Table{Schema: tableSchema}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fallback := filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix))
+	keys := make([]string, 0, n)
+	for i := 0; i < n; i++ {
+		id := first + i + 1
+		data, err := pqgen.Bytes(oldFiles, fmt.Sprintf(`[{"id":%d,"customer_id":"c%d","amount":"%d.25"}]`, id, id, id%100), pqgen.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := fmt.Sprintf("2026/01/%02d/f-%06d.parquet", 1+i%4, id)
+		if err := pqgen.WriteFile(filepath.Join(fallback, filepath.FromSlash(key)), data); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, key)
+	}
+	return keys
+}
+
+// fileRows counts the rows of the fallback files in table (every row whose customer_key
+// is not a Zerobus writer's), and how many distinct ids they have.
+func (s *served) fileRows(table string) (rows, distinct int64) {
+	s.t.Helper()
+	res := s.sql("SELECT count(*), count(DISTINCT id) FROM " + table + " WHERE customer_key NOT LIKE 'zerobus-%'")
+	if len(res.Rows) != 1 || len(res.Rows[0]) != 2 {
+		s.t.Fatalf("row count of %s: %v", table, res.Rows)
+	}
+	num := func(v any) int64 {
+		switch n := v.(type) {
+		case int64:
+			return n
+		case int32:
+			return int64(n)
+		case float64:
+			return int64(n)
+		}
+		s.t.Fatalf("row count of %s: %v (%T)", table, v, v)
+		return 0
+	}
+	return num(res.Rows[0][0]), num(res.Rows[0][1])
+}
+
+// within runs the release binary and fails the test when it has not exited after d: a hang
+// is a failure, not a test that runs until the suite's timeout.
+func (s *served) within(d time.Duration, args ...string) (int, string, string) {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(s.ctx, d)
+	defer cancel()
+	sub := *s
+	sub.ctx = ctx
+	start := time.Now()
+	code, out, errOut, err := sub.runErr(args...)
+	if err != nil {
+		if ctx.Err() != nil {
+			s.t.Fatalf("zbrecover %s did not finish within %s (hung?)\nstderr: %.4000s", strings.Join(args, " "), d, errOut)
+		}
+		s.t.Fatalf("zbrecover %s: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, out, errOut)
+	}
+	s.t.Logf("zbrecover %s: exit %d in %s", strings.Join(args, " "), code, time.Since(start).Round(time.Millisecond))
+	return code, out, errOut
+}
+
+// runStatus is the part of the JSON report of reload and verify the tests check.
+type runStatus struct {
+	Run      string `json:"run"`
+	Status   string `json:"status"`
+	Verified int    `json:"verified_batches"`
+	Unknown  int    `json:"unknown_batches"`
+	Staged   int    `json:"staged_files"`
+	Reused   int    `json:"staged_reused"`
+	Batches  []struct {
+		Batch  int    `json:"batch"`
+		Status string `json:"status"`
+		Reason string `json:"reason"`
+	} `json:"batches"`
+}
+
+func decodeStatus(t *testing.T, out string) runStatus {
+	t.Helper()
+	var r runStatus
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("JSON report: %v\n%.3000s", err, out)
+	}
+	return r
+}
+
+// runErr runs the release binary as run does, and returns the error of a process that did
+// not exit by itself (killed, or its context done) instead of failing the test.
+func (s *served) runErr(args ...string) (int, string, string, error) {
+	cmd := s.command(args...)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, out.String(), errb.String(), nil
+	case errors.As(err, &ee) && ee.Exited():
+		return ee.ExitCode(), out.String(), errb.String(), nil
+	}
+	return -1, out.String(), errb.String(), err
+}
+
+// command is the release binary's command line with the workspace's settings only.
+func (s *served) command(args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(s.ctx, s.release, args...)
+	cmd.Env = []string{"HOME=" + s.home, "PATH=" + os.Getenv("PATH"), "XDG_STATE_HOME=" + s.state}
+	for k, v := range s.env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	return cmd
+}
+
+// countFiles counts the regular files under dir whose name ends with suffix.
+func countFiles(t *testing.T, dir, suffix string) int {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) && p == dir {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, suffix) {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestReliabConcurrency stages 500 files of a managed table to a volume of `demo serve` with
+// reload --stage-to, then archives them to a local folder that does not exist yet with
+// cleanup --archive-to, at --concurrency 1, 2, 16 and 64: every command finishes within its
+// deadline, every row is in the table once, every original is archived and deleted.
+func TestReliabConcurrency(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two binaries; 2,000 files through the release binary")
+	}
+	demoBin, release := reliabBinaries(t)
+	const n = 500
+	concs := []int{1, 2, 16, 64}
+	var args []string
+	roots := map[int]string{}
+	for _, c := range concs {
+		roots[c] = filepath.Join(t.TempDir(), fmt.Sprintf("orders_c%d", c))
+		writeOneRowFiles(t, roots[c], 0, n)
+		args = append(args, "--table", fmt.Sprintf("main.sales.orders_c%d=%s", c, roots[c]))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	w := startDemoServe(ctx, t, demoBin, args...)
+	s := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
+	for _, c := range concs {
+		t.Run(fmt.Sprintf("concurrency-%d", c), func(t *testing.T) {
+			s := *s
+			s.t = t
+			table := fmt.Sprintf("main.sales.orders_c%d", c)
+			conc := fmt.Sprint(c)
+			code, out, errOut := s.within(2*time.Minute, "--concurrency", conc, "-o", "json", "reload", table,
+				"--rename", "customer_id=customer_key", "--stage-to", "/Volumes/main/sales/staging/c"+conc, "--yes")
+			if code != 0 {
+				t.Fatalf("reload: exit %d\nstdout: %.2000s\nstderr: %s", code, out, errOut)
+			}
+			if r := decodeStatus(t, out); r.Status != "verified" || r.Staged != n {
+				t.Errorf("reload: %+v", r)
+			}
+			if rows, distinct := s.fileRows(table); rows != n || distinct != n {
+				t.Errorf("%s holds %d rows (%d distinct ids), want %d once each", table, rows, distinct, n)
+			}
+			archive := filepath.Join(t.TempDir(), "not", "yet", "there")
+			code, out, errOut = s.within(2*time.Minute, "--concurrency", conc, "cleanup", table, "--archive-to", archive, "--yes")
+			if code != 0 {
+				t.Fatalf("cleanup --archive-to: exit %d\nstdout: %.2000s\nstderr: %s", code, out, errOut)
+			}
+			if got := countFiles(t, archive, ".parquet"); got != n {
+				t.Errorf("%d files archived in %s, want %d", got, archive, n)
+			}
+			if left := countFiles(t, filepath.Join(roots[c], filepath.FromSlash(inspect.FallbackPrefix)), ".parquet"); left != 0 {
+				t.Errorf("%d fallback files left after cleanup", left)
+			}
+		})
+	}
+	w.stop()
+}

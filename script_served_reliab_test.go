@@ -224,3 +224,113 @@ func TestReliabConcurrency(t *testing.T) {
 	}
 	w.stop()
 }
+
+// apiFaultsFired is how many times the workspace's API faults fired, in all.
+func (s *served) apiFaultsFired() int {
+	s.t.Helper()
+	var doc struct {
+		Faults []struct {
+			Fired int `json:"fired"`
+		} `json:"api_faults"`
+	}
+	if err := json.Unmarshal([]byte(s.control("GET", "api-faults", nil)), &doc); err != nil {
+		s.t.Fatal(err)
+	}
+	n := 0
+	for _, f := range doc.Faults {
+		n += f.Fired
+	}
+	return n
+}
+
+// TestReliabFilesAPIThrottled stages a reload to a volume while the Files API answers one
+// request, then 20% of its requests, with 503 or 429 and Retry-After: each reload finishes
+// verified in the same run, every row is in the table once, and -v shows one retry line for
+// every fault that fired.
+func TestReliabFilesAPIThrottled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two binaries")
+	}
+	demoBin, release := reliabBinaries(t)
+	const n = 200
+	cases := []struct {
+		name   string
+		faults []map[string]any
+	}{
+		{"one-503", []map[string]any{{"method": "PUT", "path": "^/api/2.0/fs/files/Volumes/main/sales/staging/", "skip": 20, "times": 1,
+			"action": "http", "http_status": 503, "retry_after": "1"}}},
+		{"one-429", []map[string]any{{"method": "PUT", "path": "^/api/2.0/fs/files/", "skip": 50, "times": 1,
+			"action": "http", "http_status": 429, "retry_after": "1"}}},
+		{"20pct-503", []map[string]any{{"path": "^/api/2.0/fs/", "percent": 20, "seed": 7, "times": -1,
+			"action": "http", "http_status": 503, "retry_after": "1"}}},
+		{"20pct-429", []map[string]any{{"path": "^/api/2.0/fs/", "percent": 20, "seed": 11, "times": -1,
+			"action": "http", "http_status": 429, "retry_after": "1"}}},
+	}
+	var args []string
+	for i := range cases {
+		root := filepath.Join(t.TempDir(), "orders")
+		writeOneRowFiles(t, root, 0, n)
+		args = append(args, "--table", fmt.Sprintf("main.sales.orders_%d=%s", i, root))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	w := startDemoServe(ctx, t, demoBin, args...)
+	s := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := *s
+			s.t = t
+			s.clearFaults()
+			defer s.clearFaults()
+			s.apply(map[string]any{"api_faults": c.faults})
+			table := fmt.Sprintf("main.sales.orders_%d", i)
+			code, out, errOut := s.within(3*time.Minute, "-v", "--no-progress", "-o", "json", "reload", table,
+				"--rename", "customer_id=customer_key", "--stage-to", "/Volumes/main/sales/staging/"+c.name, "--yes")
+			fired := s.apiFaultsFired()
+			if code != 0 {
+				t.Fatalf("reload: exit %d (%d faults fired)\nstdout: %.2000s\nstderr: %s", code, fired, out, errOut)
+			}
+			r := decodeStatus(t, out)
+			if r.Status != "verified" || r.Staged != n || strings.Contains(errOut, "Continued") {
+				t.Errorf("reload: %+v", r)
+			}
+			if rows, distinct := s.fileRows(table); rows != n || distinct != n {
+				t.Errorf("%s holds %d rows (%d distinct ids), want %d once each", table, rows, distinct, n)
+			}
+			retries := 0
+			for _, l := range logLines(errOut) {
+				if l["msg"] != "files api request failed, retrying" {
+					continue
+				}
+				retries++
+				if wait, err := time.ParseDuration(l["wait"]); err != nil || wait < time.Second {
+					t.Errorf("a retry does not wait the Retry-After of 1 s: %v", l)
+				}
+			}
+			if fired == 0 || retries != fired {
+				t.Errorf("%d faults fired, %d retry lines at -v:\n%s", fired, retries, errOut)
+			}
+			if strings.Contains(errOut, s.env["DATABRICKS_TOKEN"]) {
+				t.Errorf("the token is in the output")
+			}
+		})
+	}
+	w.stop()
+}
+
+// logLines reads the JSON log lines of stderr (-v under -o json), each as its string members.
+func logLines(stderr string) []map[string]string {
+	var out []map[string]string
+	for _, l := range strings.Split(stderr, "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) != nil {
+			continue
+		}
+		sm := map[string]string{}
+		for k, v := range m {
+			sm[k] = fmt.Sprint(v)
+		}
+		out = append(out, sm)
+	}
+	return out
+}

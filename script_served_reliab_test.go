@@ -100,6 +100,7 @@ func (s *served) within(d time.Duration, args ...string) (int, string, string) {
 // runStatus is the part of the JSON report of reload and verify the tests check.
 type runStatus struct {
 	Run      string `json:"run"`
+	Resumed  bool   `json:"resumed"`
 	Status   string `json:"status"`
 	Verified int    `json:"verified_batches"`
 	Unknown  int    `json:"unknown_batches"`
@@ -333,4 +334,119 @@ func logLines(stderr string) []map[string]string {
 		out = append(out, sm)
 	}
 	return out
+}
+
+// startKillable starts the release binary with args; the returned function kills it with
+// SIGKILL and waits for it, returning what it printed.
+func (s *served) startKillable(args ...string) (*exec.Cmd, *strings.Builder) {
+	s.t.Helper()
+	cmd := s.command(args...)
+	out := &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	return cmd, out
+}
+
+// waitFor polls cond every 10 ms until it holds, the process exits, or d passes; it reports
+// whether cond held while the process ran.
+func waitFor(cmd *exec.Cmd, exited <-chan struct{}, d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return false
+		default:
+		}
+		if cond() {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
+
+// TestReliabStageLocationMistakes: a reload staged to a volume that does not exist stops
+// before any copy or load, naming the volume and what it needs; the same reload to the
+// right volume continues the run and loads. A staging folder with a ' in its name, and the
+// reload killed with SIGKILL while it loads: the re-run converges (every row once, the run
+// verified by verify).
+func TestReliabStageLocationMistakes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two binaries")
+	}
+	demoBin, release := reliabBinaries(t)
+	const n = 240
+	rootA, rootB := filepath.Join(t.TempDir(), "orders"), filepath.Join(t.TempDir(), "returns")
+	writeOneRowFiles(t, rootA, 0, 40)
+	writeOneRowFiles(t, rootB, 0, n)
+	logFile := filepath.Join(t.TempDir(), "statements.jsonl")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	w := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+rootA, "--table", "main.sales.returns="+rootB, "--log", logFile)
+	s := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
+	host, token := w.env["DATABRICKS_HOST"], w.env["DATABRICKS_TOKEN"]
+
+	// (1) A mistyped volume: refused before any copy, the volume and the privileges named.
+	reloadArgs := []string{"-o", "json", "reload", "main.sales.orders", "--rename", "customer_id=customer_key", "--yes"}
+	from := statementLogLen(t, logFile)
+	code, out, errOut := s.within(time.Minute, append(reloadArgs, "--stage-to", "/Volumes/main/sales/nosuchvolume/x")...)
+	copies, _ := loads(readStatementLog(t, logFile, from))
+	if code == 0 || len(copies) != 0 || !strings.Contains(errOut, "main.sales.nosuchvolume") ||
+		!strings.Contains(errOut, "WRITE VOLUME") || !strings.Contains(errOut, "CREATE VOLUME main.sales.nosuchvolume") {
+		t.Errorf("reload to a missing volume: exit %d, %d COPY INTO\nstdout: %s\nstderr: %s", code, len(copies), out, errOut)
+	}
+	if got := listVolume(t, host, token, "/Volumes/main/sales/staging"); len(got) != 0 {
+		t.Errorf("something was staged: %v", got)
+	}
+	if rows, _ := s.fileRows("main.sales.orders"); rows != 0 {
+		t.Errorf("%d rows loaded by a refused reload", rows)
+	}
+	// (2) The right volume: the same run, loaded and verified.
+	code, out, errOut = s.within(time.Minute, append(reloadArgs, "--stage-to", "/Volumes/main/sales/staging/x")...)
+	if r := decodeStatus(t, out); code != 0 || r.Status != "verified" || r.Staged != 40 {
+		t.Errorf("reload to the right volume: exit %d %+v\nstderr: %s", code, r, errOut)
+	}
+	if rows, distinct := s.fileRows("main.sales.orders"); rows != 40 || distinct != 40 {
+		t.Errorf("main.sales.orders holds %d rows (%d distinct ids), want 40 once each", rows, distinct)
+	}
+
+	// (3) A ' in the staging folder; SIGKILL once two batches of ten are in the table.
+	const quoted = "/Volumes/main/sales/staging/o'brien's run"
+	args := []string{"-o", "json", "reload", "main.sales.returns", "--rename", "customer_id=customer_key", "--yes",
+		"--stage-to", quoted, "--batch-files", "10"}
+	cmd, printed := s.startKillable(args...)
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	if !waitFor(cmd, exited, 2*time.Minute, func() bool { rows, _ := s.fileRows("main.sales.returns"); return rows >= 20 }) {
+		t.Fatalf("the reload did not load two batches while it ran:\n%s", printed)
+	}
+	_ = cmd.Process.Kill()
+	<-exited
+	rows, _ := s.fileRows("main.sales.returns")
+	t.Logf("killed with %d of %d rows in the table", rows, n)
+	if rows >= n {
+		t.Fatalf("the reload had finished before the kill (%d rows)", rows)
+	}
+	code, out, errOut = s.within(2*time.Minute, args...)
+	if r := decodeStatus(t, out); code != 0 || r.Status != "verified" || !r.Resumed {
+		t.Fatalf("re-run after SIGKILL: exit %d %+v\nstderr: %s", code, r, errOut)
+	}
+	if rows, distinct := s.fileRows("main.sales.returns"); rows != n || distinct != n {
+		t.Errorf("main.sales.returns holds %d rows (%d distinct ids), want %d once each", rows, distinct, n)
+	}
+	if code, out, errOut := s.within(time.Minute, "verify", "main.sales.returns"); code != 0 {
+		t.Errorf("verify: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if got := listVolume(t, host, token, quoted); len(got) != n {
+		t.Errorf("%d staged copies under %s, want %d", len(got), quoted, n)
+	}
+	w.stop()
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
+	"github.com/zbrecover/zbrecover/storage/s3/s3test"
 )
 
 // reliabBinaries builds the demo binary (the workspace) and the release binary once for the
@@ -447,6 +448,84 @@ func TestReliabStageLocationMistakes(t *testing.T) {
 	}
 	if got := listVolume(t, host, token, quoted); len(got) != n {
 		t.Errorf("%d staged copies under %s, want %d", len(got), quoted, n)
+	}
+	w.stop()
+}
+
+// TestReliabRemoteJournalBreakLock keeps the journal on the S3 emulator (--journal s3://…,
+// where the lock is an object nobody releases for a killed process): the reload killed with
+// SIGKILL while it loads leaves its lock; the next reload says the table is locked by a
+// process of this host that is no longer running and names --break-lock; --break-lock --yes
+// shows the holder, breaks the lock, and the re-run converges, verified by verify.
+func TestReliabRemoteJournalBreakLock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two binaries")
+	}
+	demoBin, release := reliabBinaries(t)
+	const n = 200
+	root := filepath.Join(t.TempDir(), "orders")
+	writeOneRowFiles(t, root, 0, n)
+	srv := s3test.NewServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	w := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
+	env := map[string]string{"AWS_ACCESS_KEY_ID": s3test.AccessKeyID, "AWS_SECRET_ACCESS_KEY": s3test.SecretAccessKey, "AWS_REGION": s3test.Region}
+	for k, v := range w.env {
+		env[k] = v
+	}
+	s := &served{t: t, ctx: ctx, release: release, env: env, home: t.TempDir(), state: t.TempDir()}
+	journalURL := srv.URLFor("zbrecover/journal")
+	global := []string{"--s3-endpoint", srv.URL, "--s3-region", s3test.Region}
+	args := append(append([]string(nil), global...), "-o", "json", "reload", "main.sales.orders", "--rename", "customer_id=customer_key",
+		"--stage-to", "/Volumes/main/sales/staging/remote", "--batch-files", "10", "--journal", journalURL, "--yes")
+
+	cmd, printed := s.startKillable(args...)
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	if !waitFor(cmd, exited, 2*time.Minute, func() bool { rows, _ := s.fileRows("main.sales.orders"); return rows >= 20 }) {
+		t.Fatalf("the reload did not load two batches while it ran:\n%s", printed)
+	}
+	_ = cmd.Process.Kill()
+	<-exited
+	pid := cmd.Process.Pid
+
+	// The lock object stays: the next reload is refused, and says why and what to do.
+	code, out, errOut := s.within(time.Minute, args...)
+	for _, want := range []string{"is locked by", fmt.Sprintf("pid %d on this host, is no longer running", pid), "--break-lock"} {
+		if code != 1 || !strings.Contains(errOut, want) {
+			t.Errorf("reload after SIGKILL: exit %d, stderr lacks %q\nstdout: %s\nstderr: %s", code, want, out, errOut)
+		}
+	}
+	// verify and cleanup take the same lock and say the same.
+	for _, c := range [][]string{{"verify", "main.sales.orders"}, {"cleanup", "main.sales.orders", "--yes"}} {
+		code, out, errOut := s.within(time.Minute, append(append(append([]string(nil), global...), c...), "--journal", journalURL)...)
+		if code != 1 || !strings.Contains(errOut, "is locked by") || strings.Contains(errOut, "reload again to finish") {
+			t.Errorf("%s after SIGKILL: exit %d\nstdout: %s\nstderr: %s", c[0], code, out, errOut)
+		}
+	}
+	// Without --yes and without a terminal, --break-lock shows the holder and breaks nothing.
+	code, _, errOut = s.within(time.Minute, append(append([]string(nil), args[:len(args)-1]...), "--break-lock")...)
+	if code == 0 || !strings.Contains(errOut, fmt.Sprintf("pid %d", pid)) || !strings.Contains(errOut, "--break-lock needs --yes") {
+		t.Errorf("--break-lock without --yes: exit %d\nstderr: %s", code, errOut)
+	}
+	if rows, _ := s.fileRows("main.sales.orders"); rows >= n {
+		t.Fatalf("a reload ran past the lock: %d rows", rows)
+	}
+
+	code, out, errOut = s.within(2*time.Minute, append(args, "--break-lock")...)
+	if r := decodeStatus(t, out); code != 0 || r.Status != "verified" || !r.Resumed {
+		t.Fatalf("reload --break-lock --yes: exit %d %+v\nstderr: %s", code, r, errOut)
+	}
+	for _, want := range []string{fmt.Sprintf("pid %d", pid), "no longer running on this host"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("reload --break-lock does not show %q:\n%s", want, errOut)
+		}
+	}
+	if rows, distinct := s.fileRows("main.sales.orders"); rows != n || distinct != n {
+		t.Errorf("main.sales.orders holds %d rows (%d distinct ids), want %d once each", rows, distinct, n)
+	}
+	if code, out, errOut := s.within(time.Minute, append(append([]string(nil), global...), "verify", "main.sales.orders", "--journal", journalURL)...); code != 0 {
+		t.Errorf("verify: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 	w.stop()
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -528,4 +529,195 @@ func TestReliabRemoteJournalBreakLock(t *testing.T) {
 		t.Errorf("verify: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 	w.stop()
+}
+
+// historyTags returns the userMetadata of every commit in the table's history.
+func (s *served) historyTags(table string) map[string]bool {
+	s.t.Helper()
+	res := s.sql("DESCRIBE HISTORY " + table)
+	col := -1
+	for i, c := range res.Columns {
+		if c == "userMetadata" {
+			col = i
+		}
+	}
+	if col < 0 {
+		s.t.Fatalf("DESCRIBE HISTORY %s has no userMetadata column: %v", table, res.Columns)
+	}
+	tags := map[string]bool{}
+	for _, r := range res.Rows {
+		if v, ok := r[col].(string); ok && v != "" {
+			tags[v] = true
+		}
+	}
+	return tags
+}
+
+// TestReliabKilledAtRandomMoments kills a staged reload of 2,500 one-row files (batches of
+// 20) with SIGKILL at 20 random moments while a Zerobus writer commits to the table every
+// 5 ms; a re-run follows each kill. Never is a fallback row in the table twice; the last
+// re-run converges: every row once, the run verified, and no batch is unknown whose commit,
+// by the run's tag zbrecover:<run>:<batch>:<attempt>, is in the table's history.
+func TestReliabKilledAtRandomMoments(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two binaries; 20 kills of a reload of 2,500 files")
+	}
+	demoBin, release := reliabBinaries(t)
+	const n, kills, batch = 2500, 20, 20
+	root := filepath.Join(t.TempDir(), "orders")
+	writeOneRowFiles(t, root, 0, n)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	w := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
+	s := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
+	s.apply(map[string]any{"zerobus": []map[string]any{{"table": "main.sales.orders", "interval_ms": 5, "rows": 1}}})
+	const table = "main.sales.orders"
+	args := []string{"-o", "json", "reload", table, "--rename", "customer_id=customer_key",
+		"--stage-to", "/Volumes/main/sales/staging/kill9", "--batch-files", fmt.Sprint(batch), "--yes"}
+
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 9))
+	t.Logf("kill moments drawn with seed %d", seed)
+	start := time.Now()
+	killed, finished, midLoad := 0, 0, 0
+	for killed < kills {
+		// A kill moment: a random time from the start (listing, planning, staging, claims),
+		// or a random number of rows loaded and then a random time (a statement in flight,
+		// its journal records, settling).
+		before, _ := s.fileRows(table)
+		var moment string
+		cmd, printed := s.startKillable(args...)
+		exited := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(exited) }()
+		if rng.IntN(10) < 3 || before >= n-batch {
+			delay := time.Duration(rng.Int64N(int64(1500 * time.Millisecond)))
+			moment = fmt.Sprintf("%s after the start", delay.Round(time.Millisecond))
+			select {
+			case <-exited:
+			case <-time.After(delay):
+			}
+		} else {
+			// The rows left, spread over the kills left: most kills land while batches load.
+			target := before + 1 + rng.Int64N(max(1, 2*(n-before)/int64(kills-killed)))
+			delay := time.Duration(rng.Int64N(int64(80 * time.Millisecond)))
+			moment = fmt.Sprintf("%d rows in the table, then %s", target, delay.Round(time.Millisecond))
+			if waitFor(cmd, exited, 2*time.Minute, func() bool { rows, _ := s.fileRows(table); return rows >= target }) {
+				time.Sleep(delay)
+			}
+		}
+		select {
+		case <-exited:
+			// The run finished before its moment came: it must have converged.
+			if code := cmd.ProcessState.ExitCode(); code != 0 {
+				t.Fatalf("reload exited %d before its kill (%s):\n%s", code, moment, printed)
+			}
+			finished++
+			if finished > kills/2 {
+				t.Fatalf("the reload finished %d times before its kill moment; %d kills", finished, killed)
+			}
+		default:
+			_ = cmd.Process.Kill()
+			<-exited
+			killed++
+		}
+		rows, distinct := s.fileRows(table)
+		t.Logf("kill %d at %s: %d fallback rows in the table", killed, moment, rows)
+		if rows < n {
+			midLoad++
+		}
+		if rows != distinct {
+			t.Fatalf("after %d kills: %d fallback rows in the table, %d distinct ids", killed, rows, distinct)
+		}
+	}
+	t.Logf("%d kills, %d of them before every row was in, and %d runs that finished first, in %s", killed, midLoad, finished, time.Since(start).Round(time.Millisecond))
+	if midLoad < kills/2 {
+		t.Errorf("only %d of %d kills landed before every row was in the table", midLoad, killed)
+	}
+
+	code, out, errOut := s.within(2*time.Minute, args...)
+	if code != 0 {
+		t.Fatalf("re-run after %d kills: exit %d\nstdout: %.3000s\nstderr: %s", killed, code, out, errOut)
+	}
+	if rows, distinct := s.fileRows(table); rows != n || distinct != n {
+		t.Errorf("%s holds %d fallback rows (%d distinct ids), want %d once each", table, rows, distinct, n)
+	}
+	// What the journal says of every run and batch, as history shows it.
+	tags := s.historyTags(table)
+	runs := s.journalRuns(table)
+	if len(runs) == 0 {
+		t.Fatal("history lists no run")
+	}
+	files := 0
+	for run, st := range runs {
+		if st.status != "verified" {
+			t.Errorf("run %s is %s", run, st.status)
+		}
+		for b, state := range st.batches {
+			prefix := fmt.Sprintf("zbrecover:%s:%d:", run, b)
+			commit := ""
+			for tag := range tags {
+				if strings.HasPrefix(tag, prefix) {
+					commit = tag
+				}
+			}
+			switch {
+			case state != "verified" && commit != "":
+				t.Errorf("run %s batch %d is %s, but the table's history holds its commit %s", run, b, state, commit)
+			case state == "verified" && commit == "":
+				t.Errorf("run %s batch %d is verified, and no commit of the table's history carries its tag", run, b)
+			}
+		}
+		files += st.files
+	}
+	if files != n {
+		t.Errorf("the runs hold %d files, want %d", files, n)
+	}
+	if code, out, errOut := s.within(time.Minute, "verify", table); code != 0 {
+		t.Errorf("verify: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	w.stop()
+}
+
+// journalRun is a run as history shows it: its state, its files and each batch's state.
+type journalRun struct {
+	status  string
+	files   int
+	batches map[int]string
+}
+
+// journalRuns reads the table's runs through history -o json, and each run's files through
+// history --run.
+func (s *served) journalRuns(table string) map[string]journalRun {
+	s.t.Helper()
+	code, out, errOut := s.run("-o", "json", "history", table)
+	if code != 0 {
+		s.t.Fatalf("history: exit %d\n%s", code, errOut)
+	}
+	var list struct {
+		Runs []struct {
+			Run    string `json:"run"`
+			Status string `json:"status"`
+		} `json:"runs"`
+	}
+	decodeInto(s.t, out, &list)
+	runs := map[string]journalRun{}
+	for _, r := range list.Runs {
+		code, out, errOut := s.run("-o", "json", "history", table, "--run", r.Run)
+		if code != 0 {
+			s.t.Fatalf("history --run %s: exit %d\n%s", r.Run, code, errOut)
+		}
+		var doc struct {
+			Files []struct {
+				Batch int    `json:"batch"`
+				State string `json:"state"`
+			} `json:"files"`
+		}
+		decodeInto(s.t, out, &doc)
+		jr := journalRun{status: r.Status, files: len(doc.Files), batches: map[int]string{}}
+		for _, f := range doc.Files {
+			jr.batches[f.Batch] = f.State
+		}
+		runs[r.Run] = jr
+	}
+	return runs
 }

@@ -721,3 +721,66 @@ func (s *served) journalRuns(table string) map[string]journalRun {
 	}
 	return runs
 }
+
+// TestReliabCredentialsRefusedMidRun: the warehouse answers the second load statement with
+// HTTP 401 (the token expired in the middle of the run): the run stops with a message that
+// says the credentials were refused, the batch is journaled as refused (failed: nothing ran),
+// not as a statement that may have committed; the re-run loads it, and everything converges.
+func TestReliabCredentialsRefusedMidRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two binaries")
+	}
+	demoBin, release := reliabBinaries(t)
+	const n = 40
+	root := filepath.Join(t.TempDir(), "orders")
+	writeOneRowFiles(t, root, 0, n)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	w := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
+	s := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
+	const table = "main.sales.orders"
+	args := []string{"reload", table, "--rename", "customer_id=customer_key", "--stage-to", "/Volumes/main/sales/staging/auth",
+		"--batch-files", "5", "--no-validate", "--yes"}
+	// The token stops working at the third load statement (after the path-access probe and
+	// two batches): HTTP 401 to its request.
+	s.apply(map[string]any{"faults": []map[string]any{{"method": "ExecuteStatement", "match": "(?i)^COPY INTO .* FILES", "skip": 3, "times": 1,
+		"action": "http", "http_status": 401}}})
+	code, out, errOut := s.within(time.Minute, args...)
+	if code != 1 || !strings.Contains(errOut, "refused the credentials") || !strings.Contains(errOut, "did not run") ||
+		strings.Contains(out+errOut, "may have committed") || strings.Contains(out+errOut, "unknown (") {
+		t.Errorf("reload meeting a 401: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if strings.Contains(out+errOut, s.env["DATABRICKS_TOKEN"]) {
+		t.Errorf("the token is in the output")
+	}
+	s.clearFaults()
+	runs := s.journalRuns(table)
+	if len(runs) != 1 {
+		t.Fatalf("runs: %+v", runs)
+	}
+	for run, st := range runs {
+		failed, open := 0, 0
+		for _, state := range st.batches {
+			switch state {
+			case "failed":
+				failed++
+			case "open", "unknown":
+				open++
+			}
+		}
+		if failed != 1 || open != 0 {
+			t.Errorf("run %s after the 401: %d failed and %d open or unknown batches, want the refused one failed: %+v", run, failed, open, st)
+		}
+	}
+	if rows, _ := s.fileRows(table); rows != 10 {
+		t.Errorf("%d rows loaded before the 401, want the 2 batches of 5 sent before it", rows)
+	}
+	code, out, errOut = s.within(time.Minute, append([]string{"-o", "json"}, args...)...)
+	if r := decodeStatus(t, out); code != 0 || r.Status != "verified" || !r.Resumed {
+		t.Errorf("re-run with working credentials: exit %d %+v\nstderr: %s", code, r, errOut)
+	}
+	if rows, distinct := s.fileRows(table); rows != n || distinct != n {
+		t.Errorf("%s holds %d rows (%d distinct ids), want %d once each", table, rows, distinct, n)
+	}
+	w.stop()
+}

@@ -784,3 +784,100 @@ func TestReliabCredentialsRefusedMidRun(t *testing.T) {
 	}
 	w.stop()
 }
+
+// faultSeen is how many statements the warehouse's faults have matched, in all.
+func (s *served) faultSeen() int {
+	s.t.Helper()
+	var doc struct {
+		Faults []struct {
+			Seen int `json:"seen"`
+		} `json:"faults"`
+	}
+	if err := json.Unmarshal([]byte(s.control("GET", "faults", nil)), &doc); err != nil {
+		s.t.Fatal(err)
+	}
+	n := 0
+	for _, f := range doc.Faults {
+		n += f.Seen
+	}
+	return n
+}
+
+// TestReliabCleanupWhileReloadRuns: cleanup and verify of a table whose reload is running
+// say that the table is locked, by whom, and to wait; they delete nothing and do not send
+// the operator to run reload again. Both while the reload's statement is held on the
+// warehouse, and while a re-run of a killed reload still reads the table's schema (before
+// it plans anything).
+func TestReliabCleanupWhileReloadRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two binaries")
+	}
+	demoBin, release := reliabBinaries(t)
+	const n = 20
+	root := filepath.Join(t.TempDir(), "orders")
+	writeOneRowFiles(t, root, 0, n)
+	fallback := filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	w := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
+	s := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
+	const table = "main.sales.orders"
+	args := []string{"reload", table, "--rename", "customer_id=customer_key", "--stage-to", "/Volumes/main/sales/staging/busy",
+		"--batch-files", "5", "--no-validate", "--yes"}
+	locked := func(pid int, when string) {
+		t.Helper()
+		for _, c := range [][]string{{"cleanup", table, "--yes"}, {"verify", table}} {
+			code, out, errOut := s.within(time.Minute, c...)
+			if code != 1 || !strings.Contains(errOut, "is locked by") || !strings.Contains(errOut, fmt.Sprintf("(pid %d)", pid)) ||
+				!strings.Contains(errOut, "wait for it to finish") || strings.Contains(errOut, "reload again") {
+				t.Errorf("%s while the reload %s: exit %d\nstdout: %s\nstderr: %s", c[0], when, code, out, errOut)
+			}
+		}
+		if left := countFiles(t, fallback, ".parquet"); left != n {
+			t.Errorf("%d fallback files left, want %d", left, n)
+		}
+	}
+
+	// (1) The first batch loads; the second statement is held on the warehouse for 8 s, and
+	// the reload is killed once cleanup and verify were refused.
+	s.apply(map[string]any{"faults": []map[string]any{{"method": "ExecuteStatement", "match": "(?i)^COPY INTO .* FILES", "skip": 2, "times": 1,
+		"action": "delay", "delay_ms": 8000}}})
+	cmd, printed := s.startKillable(args...)
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	if !waitFor(cmd, exited, time.Minute, func() bool { rows, _ := s.fileRows(table); return rows >= 5 }) {
+		t.Fatalf("the reload did not load its first batch:\n%s", printed)
+	}
+	locked(cmd.Process.Pid, "sends statements")
+	_ = cmd.Process.Kill()
+	<-exited
+	s.clearFaults()
+
+	// (2) The re-run reads the table's schema (held 8 s): the killed run's batch is still
+	// open, and nothing may act on the journal meanwhile.
+	s.apply(map[string]any{"faults": []map[string]any{{"method": "ExecuteStatement", "match": "(?i)^DESCRIBE TABLE", "times": 1,
+		"action": "delay", "delay_ms": 8000}}})
+	cmd, printed = s.startKillable(args...)
+	exited = make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	if !waitFor(cmd, exited, time.Minute, func() bool { return s.faultSeen() > 0 }) {
+		t.Fatalf("the re-run did not read the table's schema:\n%s", printed)
+	}
+	locked(cmd.Process.Pid, "reads the table's schema")
+	select {
+	case <-exited:
+		t.Fatalf("the re-run ended before the checks:\n%s", printed)
+	default:
+	}
+	<-exited
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("the re-run: exit %d\n%s", code, printed)
+	}
+	if rows, distinct := s.fileRows(table); rows != n || distinct != n {
+		t.Errorf("%s holds %d rows (%d distinct ids), want %d once each", table, rows, distinct, n)
+	}
+	if code, out, errOut := s.within(time.Minute, "cleanup", table, "--yes"); code != 0 || countFiles(t, fallback, ".parquet") != 0 {
+		t.Errorf("cleanup after the reload: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	w.stop()
+}

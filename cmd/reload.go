@@ -255,6 +255,24 @@ func identify(ctx context.Context, tgt *target.Target, s *runSummary) error {
 	return nil
 }
 
+// heldLock is a journal of which this process already holds the lock of one table: a Lock
+// of that table is given at once, and releases nothing (the lock's holder closes it).
+type heldLock struct {
+	journal.Store
+	tableID string
+}
+
+func (h heldLock) Lock(ctx context.Context, tableID string, o journal.LockOptions) (journal.Lock, error) {
+	if tableID == h.tableID {
+		return nopLock{}, nil
+	}
+	return h.Store.Lock(ctx, tableID, o)
+}
+
+type nopLock struct{}
+
+func (nopLock) Close() error { return nil }
+
 // closeJournal releases what the journal holds open (the local store's files).
 func closeJournal(s journal.Store) {
 	if c, ok := s.(interface{ Close() error }); ok {
@@ -291,20 +309,42 @@ func reloadSteps(ctx context.Context, o *ReloadOptions, s *runSummary) error {
 	if err != nil {
 		return err
 	}
-	tgt, rep, table, err := reloadInputs(ctx, o, s)
-	if err != nil {
-		return err
-	}
 	store, err := f.openRunJournal(ctx, o.Journal, s)
 	if err != nil {
 		return err
 	}
 	defer closeJournal(store)
+	// The table's lock is taken as soon as the table's identity is known, before the
+	// fallback folder is inspected and the schema read: while a reload prepares, a cleanup
+	// or verify of the same table is told that it is locked, and by whom, instead of acting
+	// on the run this reload is about to continue.
+	var lock journal.Lock
+	defer func() {
+		if lock != nil {
+			_ = lock.Close()
+		}
+	}()
+	tgt, rep, table, err := reloadInputs(ctx, o, s, func(tgt *target.Target) error {
+		if err := identify(ctx, tgt, s); err != nil {
+			return err
+		}
+		l, err := store.Lock(ctx, tgt.TableID, journal.LockOptions{Owner: journal.Holder{Command: header("").Command},
+			Break: f.lockBreaker(o.BreakLock, o.Yes)})
+		if err != nil {
+			return err
+		}
+		lock = l
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	ro, err := reloadOptions(ctx, o, tgt, table)
 	if err != nil {
 		return err
 	}
-	prep, planErr := reload.Prepare(ctx, reloadDeps(f, wh, store, ""), tgt, rep, table, ro)
+	ro.BreakLock = nil // the lock is held: Prepare takes it from heldLock
+	prep, planErr := reload.Prepare(ctx, reloadDeps(f, wh, heldLock{Store: store, tableID: tgt.TableID}, ""), tgt, rep, table, ro)
 	if prep == nil {
 		return planErr
 	}
@@ -343,14 +383,12 @@ func reloadSteps(ctx context.Context, o *ReloadOptions, s *runSummary) error {
 }
 
 // reloadInputs inspects the fallback folder and reads the table's schema: the target, the
-// report and the schema a plan is made from.
-func reloadInputs(ctx context.Context, o *ReloadOptions, s *runSummary) (*target.Target, *inspect.Report, *schemadiff.Table, error) {
+// report and the schema a plan is made from. opened is called with the target once it is
+// open, before anything is inspected; it gives the target its identity.
+func reloadInputs(ctx context.Context, o *ReloadOptions, s *runSummary, opened func(*target.Target) error) (*target.Target, *inspect.Report, *schemadiff.Table, error) {
 	f := o.F
-	tgt, rep, err := runInspect(ctx, f, &o.Target, o.Prefix)
+	tgt, rep, err := streamInspect(ctx, f, &o.Target, o.Prefix, true, opened, nil)
 	if err != nil {
-		return nil, nil, nil, err
-	}
-	if err := identify(ctx, tgt, s); err != nil {
 		return nil, nil, nil, err
 	}
 	if o.SchemaFile != "" {

@@ -438,7 +438,7 @@ func TestReliabStageLocationMistakes(t *testing.T) {
 		t.Fatalf("the reload had finished before the kill (%d rows)", rows)
 	}
 	code, out, errOut = s.within(2*time.Minute, args...)
-	if r := decodeStatus(t, out); code != 0 || r.Status != "verified" || !r.Resumed {
+	if r := decodeStatus(t, out); code != 0 || r.Status != "verified" || !r.Resumed || strings.Contains(errOut, "Refused through") {
 		t.Fatalf("re-run after SIGKILL: exit %d %+v\nstderr: %s", code, r, errOut)
 	}
 	if rows, distinct := s.fileRows("main.sales.returns"); rows != n || distinct != n {
@@ -449,6 +449,17 @@ func TestReliabStageLocationMistakes(t *testing.T) {
 	}
 	if got := listVolume(t, host, token, quoted); len(got) != n {
 		t.Errorf("%d staged copies under %s, want %d", len(got), quoted, n)
+	}
+	// Through the same folder again nothing is refused, only already loaded; through another,
+	// every file is refused as loaded through a second path.
+	code, _, errOut = s.within(time.Minute, args...)
+	if code != 0 || strings.Contains(errOut, "Refused through") || !strings.Contains(errOut, "Nothing to load") {
+		t.Errorf("reload through the same folder again: exit %d\nstderr: %s", code, errOut)
+	}
+	other := []string{"reload", "main.sales.returns", "--rename", "customer_id=customer_key", "--yes", "--stage-to", "/Volumes/main/sales/staging/other"}
+	code, _, errOut = s.within(time.Minute, other...)
+	if code != 0 || !strings.Contains(errOut, fmt.Sprintf("Refused through /Volumes/main/sales/staging/other: %d files", n)) {
+		t.Errorf("reload through another folder: exit %d\nstderr: %s", code, errOut)
 	}
 	w.stop()
 }
@@ -635,7 +646,7 @@ func TestReliabKilledAtRandomMoments(t *testing.T) {
 	}
 
 	code, out, errOut := s.within(2*time.Minute, args...)
-	if code != 0 {
+	if code != 0 || strings.Contains(errOut, "Refused through") {
 		t.Fatalf("re-run after %d kills: exit %d\nstdout: %.3000s\nstderr: %s", killed, code, out, errOut)
 	}
 	if rows, distinct := s.fileRows(table); rows != n || distinct != n {

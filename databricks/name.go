@@ -23,7 +23,9 @@ func (n TableName) SQL() string {
 func quoteIdent(s string) string { return schemadiff.QuoteIdent(s) }
 
 // ParseTableName parses catalog.schema.table. Each part may be quoted with backquotes
-// (`my-catalog`.sales.`orders`), a doubled backquote standing for one inside a quoted part.
+// (`my-catalog`.sales.`orders`), a doubled backquote standing for one inside a quoted part;
+// a backquote inside an unquoted part (not its first character) stands for itself, so that
+// the unquoted spelling String gives parses back to the same name.
 // Unity Catalog object names cannot contain a period, a space, a slash or control characters,
 // so such names are refused here instead of by the server.
 func ParseTableName(s string) (TableName, error) {
@@ -72,8 +74,12 @@ func splitName(s string) ([]string, error) {
 			parts = append(parts, cur.String())
 			cur.Reset()
 			quoted, afterQuote = false, false
+		case c == '`' && cur.Len() > 0 && !quoted:
+			// Inside an unquoted part a backquote is the name's own character, as
+			// TableName.String (Unity Catalog's spelling) writes it: or`ders.
+			cur.WriteByte(c)
 		case c == '`':
-			if cur.Len() > 0 || quoted {
+			if quoted {
 				return nil, fmt.Errorf("unexpected backquote at offset %d", i)
 			}
 			quoted, inQuotes = true, true

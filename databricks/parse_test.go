@@ -28,7 +28,11 @@ func TestParseTableName(t *testing.T) {
 		{in: "`a/b`.c.d", wantErr: "cannot contain"},
 		{in: "`abc.d.e", wantErr: "unterminated"},
 		{in: "`a`x.b.c", wantErr: "after a quoted name"},
-		{in: "a`b`.c.d", wantErr: "unexpected backquote"},
+		{in: "a`b`.c.d", want: TableName{"a`b`", "c", "d"}, wantSQL: "`a``b```.`c`.`d`"},
+		{in: "main.sales.or`ders", want: TableName{"main", "sales", "or`ders"}, wantSQL: "`main`.`sales`.`or``ders`"},
+		{in: "main.sales.`or``ders`", want: TableName{"main", "sales", "or`ders"}, wantSQL: "`main`.`sales`.`or``ders`"},
+		{in: "`a``b```.c.d", want: TableName{"a`b`", "c", "d"}, wantSQL: "`a``b```.`c`.`d`"},
+		{in: "`a`b.c.d", wantErr: "after a quoted name"},
 		{in: "", wantErr: "three parts"},
 	} {
 		got, err := ParseTableName(tc.in)
@@ -44,6 +48,12 @@ func TestParseTableName(t *testing.T) {
 		}
 		if got != tc.want || got.SQL() != tc.wantSQL {
 			t.Errorf("%q = %+v %s, want %+v %s", tc.in, got, got.SQL(), tc.want, tc.wantSQL)
+		}
+		// Both spellings of the name parse back to it.
+		for _, again := range []string{got.String(), got.SQL()} {
+			if back, err := ParseTableName(again); err != nil || back != got {
+				t.Errorf("%q: %q parses to %+v, %v", tc.in, again, back, err)
+			}
 		}
 	}
 }

@@ -165,8 +165,9 @@ func NewPlan(rep *inspect.Report, table *schemadiff.Table, name databricks.Table
 		sort.Slice(files, func(i, j int) bool { return files[i].Key < files[j].Key })
 		changes := schemadiff.Diff(g.Schema, tableSchema)
 		for _, c := range changes {
-			if r, ok := c.(schemadiff.Renamed); ok {
-				usedRenames[strings.ToLower(r.Path.String())] = true
+			if r, ok := c.(schemadiff.Renamed); ok && len(r.Path) == 1 {
+				// The table column's name as --rename gives it, not Path.String's quoted form.
+				usedRenames[strings.ToLower(r.Path[0])] = true
 			}
 		}
 		verdict := schemadiff.Worst(changes)

@@ -192,17 +192,54 @@ The journal is kept in ` + "`$XDG_STATE_HOME/zbrecover`" + ` (or ~/.local/state/
 	return c
 }
 
+// parseRenames reads --rename OLD=NEW flags: each name as written (spaces inside it kept)
+// or in backquotes (`customer id`=`customer key`, and a name holding = or a comma).
 func parseRenames(list []string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, r := range list {
-		old, nw, ok := strings.Cut(r, "=")
-		old, nw = strings.TrimSpace(old), strings.TrimSpace(nw)
-		if !ok || old == "" || nw == "" {
-			return nil, FlagErrorf("--rename %q: want OLD=NEW (the file's column and the table's)", r)
+		old, nw, ok := cutUnquoted(r, '=')
+		if !ok || strings.TrimSpace(old) == "" || strings.TrimSpace(nw) == "" {
+			return nil, FlagErrorf("--rename %q: want OLD=NEW (the file's column and the table's; a name holding = in backquotes)", r)
 		}
-		out[old] = nw
+		o, err := reload.ParseName(old)
+		if err != nil {
+			return nil, FlagErrorf("--rename %q: %v", r, err)
+		}
+		n, err := reload.ParseName(nw)
+		if err != nil {
+			return nil, FlagErrorf("--rename %q: %v", r, err)
+		}
+		out[o] = n
 	}
 	return out, nil
+}
+
+// shellArg quotes s for a POSIX shell when it holds anything but letters, digits and
+// -_./:=@%+, (a name with a space or a backquote, a ' in a path).
+func shellArg(s string) string {
+	if s == "" {
+		return "''"
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@%+,", r)) {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	return s
+}
+
+// cutUnquoted cuts s at the first sep outside backquotes.
+func cutUnquoted(s string, sep byte) (before, after string, found bool) {
+	in := false
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '`':
+			in = !in // a doubled backquote inside a name toggles twice
+		case s[i] == sep && !in:
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
 }
 
 // openJournal opens --journal, or the local state directory.
@@ -603,12 +640,12 @@ func summarizeReload(s *runSummary, r *reload.Report) {
 // reloadNext is what to do after a reload that exited with code.
 func reloadNext(o *ReloadOptions, s *runSummary, code int) []string {
 	table := orDefault(s.Table, o.Target.Table)
-	again := "zbrecover reload " + table
+	again := "zbrecover reload " + shellArg(table)
 	for _, r := range o.Renames {
-		again += " --rename " + r
+		again += " --rename " + shellArg(r)
 	}
 	if o.StageTo != "" {
-		again += " --stage-to " + o.StageTo
+		again += " --stage-to " + shellArg(o.StageTo)
 	}
 	again += " --yes"
 	run := ""
@@ -895,9 +932,9 @@ func reloadExit(err error, rep *inspect.Report, prep *reload.Prepared, tgt *targ
 	case errors.Is(err, reload.ErrInterrupted):
 		return WithCode(ExitInterrupted, err.Error()+": the statement in flight was cancelled; run reload again to settle it and continue")
 	case errors.Is(err, reload.ErrLocationOverlap):
-		cmdline := "zbrecover reload " + tgt.TableName()
+		cmdline := "zbrecover reload " + shellArg(tgt.TableName())
 		for _, r := range o.Renames {
-			cmdline += " --rename " + r
+			cmdline += " --rename " + shellArg(r)
 		}
 		return fmt.Errorf("%w.\nNothing was loaded. Stage the files to a volume (or an external location) the warehouse may read, and load from there:\n"+
 			"  %s --stage-to %s --yes\n"+

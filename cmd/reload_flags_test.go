@@ -39,6 +39,19 @@ func TestParseRenames(t *testing.T) {
 	}
 }
 
+func TestParseOrderFlag(t *testing.T) {
+	for in, want := range map[string]string{"": "", "seq": "seq", " seq ": "seq", "`seq no`": "seq no", "seq no": "seq no", "`a``b`": "a`b", "`a,b`": "a,b"} {
+		if got, err := parseOrderFlag(in); err != nil || got != want {
+			t.Errorf("--dedupe-order %q = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"a,b", "`a", "`a`b"} {
+		if got, err := parseOrderFlag(in); err == nil {
+			t.Errorf("--dedupe-order %q = %q, want an error", in, got)
+		}
+	}
+}
+
 // TestReloadNextQuotesForTheShell: the command reload suggests to run again can be pasted
 // into a shell: a table name with a backquote, renames with spaces and a staging path with a
 // ' are quoted, plain ones are not.

@@ -15,9 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
+	"github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/storage/s3/s3test"
 )
 
@@ -889,6 +892,112 @@ func TestReliabCleanupWhileReloadRuns(t *testing.T) {
 	}
 	if code, out, errOut := s.within(time.Minute, "cleanup", table, "--yes"); code != 0 || countFiles(t, fallback, ".parquet") != 0 {
 		t.Errorf("cleanup after the reload: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	w.stop()
+}
+
+var (
+	// A table whose column names hold spaces, after a rename of `customer id`.
+	spacedTable = schemadiff.NewSchema().Col("id", schemadiff.LongType, schemadiff.NotNull).
+			Col("customer key", schemadiff.StringType).Col("amount", schemadiff.DecimalType(18, 4)).Col("seq no", schemadiff.LongType)
+	spacedFiles = arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "customer id", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "amount", Type: &arrow.Decimal128Type{Precision: 10, Scale: 2}, Nullable: true},
+		{Name: "seq no", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
+)
+
+// writeSpaced writes the table at root with n files of two rows: ids i and i+1 (so every id
+// but the first and last is in two files), `seq no` the file's number.
+func writeSpaced(t *testing.T, root string, n int) {
+	t.Helper()
+	if _, err := deltatest.Write(root, deltatest.Table{Schema: spacedTable}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= n; i++ {
+		rows := fmt.Sprintf(`[{"id":%d,"customer id":"c%d","amount":"1.25","seq no":%d},{"id":%d,"customer id":"c%d","amount":"2.50","seq no":%d}]`,
+			i, i, i, i+1, i+1, i)
+		data, err := pqgen.Bytes(spacedFiles, rows, pqgen.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix), fmt.Sprintf("2026/01/01/s-%03d.parquet", i))
+		if err := pqgen.WriteFile(p, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestReliabQuotedNames drives reload, verify, history and cleanup on tables whose names
+// need quoting: main.sales.`or“ders` (a backquote in the table's name), loaded with
+// --rename 'customer id=customer key' (names with spaces); and main.sales.`re“turns`,
+// loaded by key with the backquoted forms --rename '`customer id`=`customer key`' and
+// --dedupe-order '`seq no`', which keeps, of the two records of an id, the one with the
+// highest `seq no`.
+func TestReliabQuotedNames(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two binaries")
+	}
+	demoBin, release := reliabBinaries(t)
+	const n = 12
+	rootA, rootB := filepath.Join(t.TempDir(), "orders"), filepath.Join(t.TempDir(), "returns")
+	writeSpaced(t, rootA, n)
+	writeSpaced(t, rootB, n)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	const tableA, tableB = "main.sales.`or``ders`", "main.sales.`re``turns`"
+	// demo serve takes the parts as they are (split at the dots), the release binary the
+	// quoted form.
+	w := startDemoServe(ctx, t, demoBin, "--table", "main.sales.or`ders="+rootA, "--table", "main.sales.re`turns="+rootB)
+	s := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
+
+	// (1) A plain reload of the table with a backquote in its name, renames with spaces.
+	code, out, errOut := s.within(time.Minute, "-o", "json", "reload", tableA, "--rename", "customer id=customer key",
+		"--stage-to", "/Volumes/main/sales/staging/quoted", "--yes")
+	if code != 0 {
+		t.Fatalf("reload %s: exit %d\nstdout: %s\nstderr: %s", tableA, code, out, errOut)
+	}
+	if r := decodeStatus(t, out); r.Status != "verified" {
+		t.Fatalf("reload %s: %+v\nstderr: %s", tableA, r, errOut)
+	}
+	if got := s.count("SELECT count(*) FROM " + tableA + " WHERE `customer key` LIKE 'c%'"); got != 2*n {
+		t.Errorf("%s holds %d rows with a customer key, want %d", tableA, got, 2*n)
+	}
+	for _, c := range [][]string{{"verify", tableA}, {"history", tableA}, {"cleanup", tableA, "--yes"}} {
+		if code, out, errOut := s.within(time.Minute, c...); code != 0 {
+			t.Errorf("%s %s: exit %d\nstdout: %s\nstderr: %s", c[0], tableA, code, out, errOut)
+		}
+	}
+	if left := countFiles(t, filepath.Join(rootA, filepath.FromSlash(inspect.FallbackPrefix)), ".parquet"); left != 0 {
+		t.Errorf("%d fallback files of %s left after cleanup", left, tableA)
+	}
+
+	// (2) A load by key, with the backquoted forms.
+	code, out, errOut = s.within(time.Minute, "-o", "json", "reload", tableB, "--rename", "`customer id`=`customer key`",
+		"--dedupe-key", "id", "--dedupe-order", "`seq no`", "--stage-to", "/Volumes/main/sales/staging/quoted-b", "--yes")
+	if code != 0 {
+		t.Fatalf("reload %s by key: exit %d\nstdout: %s\nstderr: %s", tableB, code, out, errOut)
+	}
+	if r := decodeStatus(t, out); r.Status != "verified" {
+		t.Fatalf("reload %s by key: %+v\nstderr: %s", tableB, r, errOut)
+	}
+	res := s.sql("SELECT id, `seq no` FROM " + tableB + " ORDER BY id")
+	if len(res.Rows) != n+1 {
+		t.Fatalf("%s holds %d rows, want one per id (%d): %v", tableB, len(res.Rows), n+1, res.Rows)
+	}
+	for _, r := range res.Rows {
+		id, seq := fmt.Sprint(r[0]), fmt.Sprint(r[1])
+		// id k is in files k-1 and k (seq no k-1 and k): the highest wins, and id n+1 is
+		// only in file n.
+		want := id
+		if id == fmt.Sprint(n+1) {
+			want = fmt.Sprint(n)
+		}
+		if seq != want {
+			t.Errorf("%s: id %s kept `seq no` %s, want %s", tableB, id, seq, want)
+		}
+	}
+	if code, out, errOut := s.within(time.Minute, "verify", tableB, "--key", "id"); code != 0 {
+		t.Errorf("verify --key id %s: exit %d\nstdout: %s\nstderr: %s", tableB, code, out, errOut)
 	}
 	w.stop()
 }

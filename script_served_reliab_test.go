@@ -441,7 +441,9 @@ func TestReliabStageLocationMistakes(t *testing.T) {
 		t.Fatalf("the reload had finished before the kill (%d rows)", rows)
 	}
 	code, out, errOut = s.within(2*time.Minute, args...)
-	if r := decodeStatus(t, out); code != 0 || r.Status != "verified" || !r.Resumed || strings.Contains(errOut, "Refused through") {
+	if r := decodeStatus(t, out); code != 0 || r.Status != "verified" || !r.Resumed || strings.Contains(errOut, "Refused through") ||
+		!strings.Contains(errOut, fmt.Sprintf("%d files are left to run %s, which this reload continues", n, r.Run)) ||
+		strings.Contains(errOut, "loaded by earlier runs") {
 		t.Fatalf("re-run after SIGKILL: exit %d %+v\nstderr: %s", code, r, errOut)
 	}
 	if rows, distinct := s.fileRows("main.sales.returns"); rows != n || distinct != n {

@@ -508,8 +508,9 @@ func showReloadPlan(f *Factory, o *ReloadOptions, s *runSummary, prep *reload.Pr
 			textsafe.Quote(strings.TrimSuffix(prep.Source, "/")), n)
 	}
 	s.Files, s.Rows = plan.Files(), plan.Rows()
-	summarizePlan(s, plan, prep.Changed)
-	if err := printPlan(f, plan, rep, prep.Changed, o.DryRun || planErr != nil); err != nil {
+	sk := splitSkipped(prep)
+	summarizePlan(s, plan, sk, prep.Changed)
+	if err := printPlan(f, plan, sk, prep.Changed, o.DryRun || planErr != nil); err != nil {
 		return err
 	}
 	if planErr != nil {
@@ -594,11 +595,48 @@ func (f *Factory) lockBreaker(enabled, yes bool) func(*journal.LockedError) bool
 	}
 }
 
-// summarizePlan notes in s what the plan leaves out.
-func summarizePlan(s *runSummary, plan *reload.Plan, changed []string) {
-	if n := len(plan.Skipped); n > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("%d files were loaded by earlier runs and are not planned again", n))
+// skipped are the files a plan leaves to runs of the journal: those of the run this reload
+// continues (which it finishes), and those earlier runs loaded or may have.
+type skipped struct {
+	run       string // the run continued, "" for none
+	continued int
+	earlier   int
+}
+
+func splitSkipped(prep *reload.Prepared) skipped {
+	sk := skipped{earlier: len(prep.Plan.Skipped)}
+	if prep.Continues == nil {
+		return sk
 	}
+	sk.run = prep.Continues.Run
+	own := map[string]bool{}
+	for _, fs := range prep.Continues.Files() {
+		own[strings.TrimPrefix(fs.Key, prep.Plan.Prefix)] = true
+	}
+	for _, f := range prep.Plan.Skipped {
+		if own[f.Key] {
+			sk.continued++
+			sk.earlier--
+		}
+	}
+	return sk
+}
+
+// lines says what sk holds back, one line each.
+func (sk skipped) lines() []string {
+	var out []string
+	if sk.continued > 0 {
+		out = append(out, fmt.Sprintf("%d files are left to run %s, which this reload continues", sk.continued, sk.run))
+	}
+	if sk.earlier > 0 {
+		out = append(out, fmt.Sprintf("%d files were loaded by earlier runs and are not planned again", sk.earlier))
+	}
+	return out
+}
+
+// summarizePlan notes in s what the plan leaves out.
+func summarizePlan(s *runSummary, plan *reload.Plan, sk skipped, changed []string) {
+	s.Notes = append(s.Notes, sk.lines()...)
 	if n := len(plan.Unreadable); n > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("%d unreadable fallback files are left behind", n))
 	}
@@ -797,7 +835,7 @@ func nothingReason(p *reload.Plan, rep *inspect.Report) string {
 	return "no readable fallback files"
 }
 
-func printPlan(f *Factory, p *reload.Plan, rep *inspect.Report, changed []string, withSQL bool) error {
+func printPlan(f *Factory, p *reload.Plan, sk skipped, changed []string, withSQL bool) error {
 	if f.Global.JSON() && withSQL {
 		return printJSON(f, planJSON(p))
 	}
@@ -806,8 +844,8 @@ func printPlan(f *Factory, p *reload.Plan, rep *inspect.Report, changed []string
 		w = f.IO.Out
 	}
 	fmt.Fprintf(w, "Plan for %s: %d files, %d rows in %d statements\n", p.Table, p.Files(), p.Rows(), len(p.Batches))
-	if len(p.Skipped) > 0 {
-		fmt.Fprintf(w, "  %d files were loaded by earlier runs and are not planned again\n", len(p.Skipped))
+	for _, l := range sk.lines() {
+		fmt.Fprintf(w, "  %s\n", l)
 	}
 	if len(p.Unreadable) > 0 {
 		fmt.Fprintf(w, "  %d unreadable files are left behind:\n", len(p.Unreadable))

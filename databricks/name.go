@@ -24,8 +24,8 @@ func quoteIdent(s string) string { return schemadiff.QuoteIdent(s) }
 
 // ParseTableName parses catalog.schema.table. Each part may be quoted with backquotes
 // (`my-catalog`.sales.`orders`), a doubled backquote standing for one inside a quoted part;
-// a backquote inside an unquoted part (not its first character) stands for itself, so that
-// the unquoted spelling String gives parses back to the same name.
+// a backquote between two characters of an unquoted part stands for itself, so that the
+// unquoted spelling String gives of such a name (main.sales.or`ders) parses back to it.
 // Unity Catalog object names cannot contain a period, a space, a slash or control characters,
 // so such names are refused here instead of by the server.
 func ParseTableName(s string) (TableName, error) {
@@ -74,12 +74,13 @@ func splitName(s string) ([]string, error) {
 			parts = append(parts, cur.String())
 			cur.Reset()
 			quoted, afterQuote = false, false
-		case c == '`' && cur.Len() > 0 && !quoted:
-			// Inside an unquoted part a backquote is the name's own character, as
-			// TableName.String (Unity Catalog's spelling) writes it: or`ders.
+		case c == '`' && cur.Len() > 0 && !quoted && i+1 < len(s) && s[i+1] != '.' && s[i+1] != '`':
+			// Between two characters of an unquoted part a backquote is the name's own, as
+			// TableName.String (Unity Catalog's spelling) writes it: or`ders. One that ends
+			// a part is a quote left open or closed too early, and refused.
 			cur.WriteByte(c)
 		case c == '`':
-			if quoted {
+			if cur.Len() > 0 || quoted {
 				return nil, fmt.Errorf("unexpected backquote at offset %d", i)
 			}
 			quoted, inQuotes = true, true

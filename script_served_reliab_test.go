@@ -757,11 +757,25 @@ func TestReliabCredentialsRefusedMidRun(t *testing.T) {
 	const table = "main.sales.orders"
 	args := []string{"reload", table, "--rename", "customer_id=customer_key", "--stage-to", "/Volumes/main/sales/staging/auth",
 		"--batch-files", "5", "--no-validate", "--yes"}
+	// Refused at the preflight (VALIDATE): the credentials, not the files, are the problem
+	// (exit 1, not the schema's 3), and nothing was loaded.
+	s.apply(map[string]any{"faults": []map[string]any{{"method": "ExecuteStatement", "match": "(?i)^COPY INTO .*VALIDATE", "times": 1,
+		"action": "http", "http_status": 401}}})
+	validated := []string{"reload", table, "--rename", "customer_id=customer_key", "--stage-to", "/Volumes/main/sales/staging/auth", "--batch-files", "5", "--yes"}
+	code, out, errOut := s.within(time.Minute, validated...)
+	if code != 1 || !strings.Contains(errOut, "refused the credentials") || strings.Contains(errOut, "VALIDATE refused") {
+		t.Errorf("reload meeting a 401 at VALIDATE: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if rows, _ := s.fileRows(table); rows != 0 {
+		t.Errorf("%d rows loaded after a refused preflight", rows)
+	}
+	s.clearFaults()
+
 	// The token stops working at the third load statement (after the path-access probe and
 	// two batches): HTTP 401 to its request.
 	s.apply(map[string]any{"faults": []map[string]any{{"method": "ExecuteStatement", "match": "(?i)^COPY INTO .* FILES", "skip": 3, "times": 1,
 		"action": "http", "http_status": 401}}})
-	code, out, errOut := s.within(time.Minute, args...)
+	code, out, errOut = s.within(time.Minute, args...)
 	if code != 1 || !strings.Contains(errOut, "refused the credentials") || !strings.Contains(errOut, "did not run") ||
 		strings.Contains(out+errOut, "may have committed") || strings.Contains(out+errOut, "unknown (") {
 		t.Errorf("reload meeting a 401: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)

@@ -613,8 +613,10 @@ func TestReliabKilledAtRandomMoments(t *testing.T) {
 			case <-time.After(delay):
 			}
 		} else {
-			// The rows left, spread over the kills left: most kills land while batches load.
-			target := before + 1 + rng.Int64N(max(1, 2*(n-before)/int64(kills-killed)))
+			// At most the rows left shared by the kills left, and half of that on average:
+			// with the rows that load while a kill is on its way, every kill lands while
+			// batches load.
+			target := before + 1 + rng.Int64N(max(1, (n-before)/int64(kills-killed+1)))
 			delay := time.Duration(rng.Int64N(int64(80 * time.Millisecond)))
 			moment = fmt.Sprintf("%d rows in the table, then %s", target, delay.Round(time.Millisecond))
 			if waitFor(cmd, exited, 2*time.Minute, func() bool { rows, _ := s.fileRows(table); return rows >= target }) {

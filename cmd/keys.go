@@ -138,14 +138,33 @@ func reloadDedupe(o *ReloadOptions, table *schemadiff.Table) (*reload.Dedupe, er
 	if err != nil || keys == nil {
 		return nil, err
 	}
-	if err := checkTableKeys(table.Schema, keys, o.DedupeOrder); err != nil {
+	order, err := parseOrderFlag(o.DedupeOrder)
+	if err != nil {
 		return nil, err
 	}
-	return &reload.Dedupe{Key: keys, Order: o.DedupeOrder, Ascending: o.DedupeAscending}, nil
+	if err := checkTableKeys(table.Schema, keys, order); err != nil {
+		return nil, err
+	}
+	return &reload.Dedupe{Key: keys, Order: order, Ascending: o.DedupeAscending}, nil
+}
+
+// parseOrderFlag reads --dedupe-order as one key column (backquotes allowed); "" gives "".
+func parseOrderFlag(s string) (string, error) {
+	if s == "" {
+		return "", nil
+	}
+	name, err := reload.ParseName(s)
+	if err != nil {
+		return "", FlagErrorf("--dedupe-order: %v", err)
+	}
+	return name, nil
 }
 
 func validateDedupeFlags(o *ReloadOptions) error {
 	if _, err := parseKeyFlag("dedupe-key", o.DedupeKey); err != nil {
+		return err
+	}
+	if _, err := parseOrderFlag(o.DedupeOrder); err != nil {
 		return err
 	}
 	if o.DedupeKey == "" && (o.DedupeOrder != "" || o.DedupeAscending) {

@@ -194,7 +194,7 @@ The journal is kept in ` + "`$XDG_STATE_HOME/zbrecover`" + ` (or ~/.local/state/
 	addBreakLockFlag(c, &o.BreakLock)
 	fl.StringVar(&o.From, "from", "warehouse", "where to read the table schema: warehouse, uc or delta")
 	fl.StringVar(&o.SchemaFile, "schema-file", "", "read the table schema from this file instead (as inspect)")
-	fl.StringArrayVar(&o.Renames, "rename", nil, "confirm a rename: load file column OLD into table column NEW (OLD=NEW; repeatable)")
+	fl.StringArrayVar(&o.Renames, "rename", nil, "confirm a rename: load file column OLD into table column NEW (OLD=NEW, names as written or in backquotes; repeatable)")
 	fl.IntVar(&o.BatchFiles, "batch-files", schemadiff.MaxCopyFiles, "the most files one COPY INTO names")
 	fl.BoolVar(&o.DryRun, "dry-run", false, "print the plan and every statement; run nothing")
 	fl.BoolVarP(&o.Yes, "yes", "y", false, "load without asking")
@@ -202,7 +202,7 @@ The journal is kept in ` + "`$XDG_STATE_HOME/zbrecover`" + ` (or ~/.local/state/
 	fl.StringVar(&o.Journal, "journal", "", "keep the journal at this storage URL (default: the local state directory)")
 	fl.StringVar(&o.StageTo, "stage-to", "", "copy the files here first and load them from here: /Volumes/<catalog>/<schema>/<volume>/<dir> or an external location's URL")
 	fl.StringVar(&o.DedupeKey, "dedupe-key", "", "load by key: insert only records whose key (COL[,COL]) the table lacks, one per key")
-	fl.StringVar(&o.DedupeOrder, "dedupe-order", "", "with --dedupe-key: of the records of one key keep the one with the highest COL")
+	fl.StringVar(&o.DedupeOrder, "dedupe-order", "", "with --dedupe-key: of the records of one key keep the one with the highest COL (a name as written or in backquotes)")
 	fl.BoolVar(&o.DedupeAscending, "dedupe-ascending", false, "with --dedupe-order: keep the lowest instead")
 	addSummaryFlag(c, &o.Summary)
 	fl.StringVar(&o.Key, "key", "", "read the key columns (COL[,COL]) of the files loaded into a keys file the warehouse can read (beside the staged copies, or --keys-to), so verify --key and cleanup check them by key after the files are gone")
@@ -210,17 +210,54 @@ The journal is kept in ` + "`$XDG_STATE_HOME/zbrecover`" + ` (or ~/.local/state/
 	return c
 }
 
+// parseRenames reads --rename OLD=NEW flags: each name as written (spaces inside it kept)
+// or in backquotes (`customer id`=`customer key`, and a name holding = or a comma).
 func parseRenames(list []string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, r := range list {
-		old, nw, ok := strings.Cut(r, "=")
-		old, nw = strings.TrimSpace(old), strings.TrimSpace(nw)
-		if !ok || old == "" || nw == "" {
-			return nil, FlagErrorf("--rename %q: want OLD=NEW (the file's column and the table's)", r)
+		old, nw, ok := cutUnquoted(r, '=')
+		if !ok || strings.TrimSpace(old) == "" || strings.TrimSpace(nw) == "" {
+			return nil, FlagErrorf("--rename %q: want OLD=NEW (the file's column and the table's; a name holding = in backquotes)", r)
 		}
-		out[old] = nw
+		o, err := reload.ParseName(old)
+		if err != nil {
+			return nil, FlagErrorf("--rename %q: %v", r, err)
+		}
+		n, err := reload.ParseName(nw)
+		if err != nil {
+			return nil, FlagErrorf("--rename %q: %v", r, err)
+		}
+		out[o] = n
 	}
 	return out, nil
+}
+
+// shellArg quotes s for a POSIX shell when it holds anything but letters, digits and
+// -_./:=@%+, (a name with a space or a backquote, a ' in a path).
+func shellArg(s string) string {
+	if s == "" {
+		return "''"
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@%+,", r)) {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	return s
+}
+
+// cutUnquoted cuts s at the first sep outside backquotes.
+func cutUnquoted(s string, sep byte) (before, after string, found bool) {
+	in := false
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '`':
+			in = !in // a doubled backquote inside a name toggles twice
+		case s[i] == sep && !in:
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
 }
 
 // openJournal opens --journal, or the local state directory.
@@ -301,27 +338,29 @@ func reloadRun(ctx context.Context, o *ReloadOptions) error {
 func reloadSteps(ctx context.Context, o *ReloadOptions, s *runSummary) error {
 	f := o.F
 	s.Table = o.Target.Table
-	ws := f.workspace()
-	if ws == nil {
-		return fmt.Errorf("table %s: %w", o.Target.Table, ErrNeedsDatabricks)
-	}
-	wh, err := ws.Warehouse(ctx)
-	if err != nil {
-		return err
-	}
-	tgt, rep, table, err := reloadInputs(ctx, o, s)
-	if err != nil {
-		return err
-	}
-	store, err := f.openRunJournal(ctx, o.Journal, s)
+	wh, store, err := openReload(ctx, o, s)
 	if err != nil {
 		return err
 	}
 	defer closeJournal(store)
+	// The table's lock is taken as soon as the table's identity is known, before the
+	// fallback folder is inspected and the schema read (reload.LockTable).
+	var locked *reload.Locked
+	defer func() { _ = locked.Close() }()
+	tgt, rep, table, err := reloadInputs(ctx, o, s, func(tgt *target.Target) (err error) {
+		if err = identify(ctx, tgt, s); err == nil {
+			locked, err = reload.LockTable(ctx, store, tgt.TableID, header("").Command, f.lockBreaker(o.BreakLock, o.Yes))
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
 	ro, err := reloadOptions(ctx, o, tgt, table)
 	if err != nil {
 		return err
 	}
+	ro.Locked = locked
 	prep, planErr := reload.Prepare(ctx, reloadDeps(f, wh, store, ""), tgt, rep, table, ro)
 	if prep == nil {
 		return planErr
@@ -333,15 +372,41 @@ func reloadSteps(ctx context.Context, o *ReloadOptions, s *runSummary) error {
 	if prep.Nothing() {
 		return reloadNothing(f, s, prep, rep, tgt)
 	}
-	if err := confirm(f, o.Yes, fmt.Sprintf("Load %d files (%d rows) into %s?", prep.Plan.Files(), prep.Plan.Rows(), tgt.TableName()),
+	if err := confirmReload(ctx, f, o, s, prep, wh, tgt); err != nil {
+		return err
+	}
+	runErr := executeReload(ctx, f, s, prep, ro.Stage)
+	return reloadExit(runErr, rep, prep, tgt, o)
+}
+
+// openReload opens the warehouse and the journal a reload needs.
+func openReload(ctx context.Context, o *ReloadOptions, s *runSummary) (*databricks.Warehouse, journal.Store, error) {
+	ws := o.F.workspace()
+	if ws == nil {
+		return nil, nil, fmt.Errorf("table %s: %w", o.Target.Table, ErrNeedsDatabricks)
+	}
+	wh, err := ws.Warehouse(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	store, err := o.F.openRunJournal(ctx, o.Journal, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	return wh, store, nil
+}
+
+// confirmReload asks before loading (or requires --yes without a terminal), then notes the
+// warehouse identity the run records.
+func confirmReload(ctx context.Context, f *Factory, o *ReloadOptions, s *runSummary, prep *reload.Prepared, wh *databricks.Warehouse, tgt *target.Target) error {
+	if err := confirm(f, o.Yes, fmt.Sprintf("Load %s (%s) into %s?", plural(prep.Plan.Files(), "file"), plural(prep.Plan.Rows(), "row"), tgt.TableName()),
 		fmt.Sprintf("reload writes to %s: pass --yes to load without a terminal to confirm on (or --dry-run to see the plan)", tgt.TableName())); err != nil {
 		return err
 	}
 	s.Identity = currentUser(ctx, wh)
 	f.Logger.Info("warehouse identity", "user", orUnknown(s.Identity))
 	prep.SetIdentity(s.Identity, header(s.Identity))
-	runErr := executeReload(ctx, f, s, prep, ro.Stage)
-	return reloadExit(runErr, rep, prep, tgt, o)
+	return nil
 }
 
 // executeReload runs the prepared reload with its progress bars and prints the report.
@@ -367,14 +432,12 @@ func executeReload(ctx context.Context, f *Factory, s *runSummary, prep *reload.
 }
 
 // reloadInputs inspects the fallback folder and reads the table's schema: the target, the
-// report and the schema a plan is made from.
-func reloadInputs(ctx context.Context, o *ReloadOptions, s *runSummary) (*target.Target, *inspect.Report, *schemadiff.Table, error) {
+// report and the schema a plan is made from. opened is called with the target once it is
+// open, before anything is inspected; it gives the target its identity.
+func reloadInputs(ctx context.Context, o *ReloadOptions, s *runSummary, opened func(*target.Target) error) (*target.Target, *inspect.Report, *schemadiff.Table, error) {
 	f := o.F
-	tgt, rep, err := runInspect(ctx, f, &o.Target, o.Prefix)
+	tgt, rep, err := streamInspect(ctx, f, &o.Target, o.Prefix, true, opened, nil)
 	if err != nil {
-		return nil, nil, nil, err
-	}
-	if err := identify(ctx, tgt, s); err != nil {
 		return nil, nil, nil, err
 	}
 	if o.SchemaFile != "" {
@@ -462,8 +525,9 @@ func showReloadPlan(f *Factory, o *ReloadOptions, s *runSummary, prep *reload.Pr
 			textsafe.Quote(strings.TrimSuffix(prep.Source, "/")), n)
 	}
 	s.Files, s.Rows = plan.Files(), plan.Rows()
-	summarizePlan(s, plan, prep.Changed)
-	if err := printPlan(f, plan, rep, prep.Changed, o.DryRun || planErr != nil); err != nil {
+	sk := splitSkipped(prep)
+	summarizePlan(s, plan, sk, prep.Changed)
+	if err := printPlan(f, plan, sk, prep.Changed, o.DryRun || planErr != nil); err != nil {
 		return err
 	}
 	if planErr != nil {
@@ -548,13 +612,50 @@ func (f *Factory) lockBreaker(enabled, yes bool) func(*journal.LockedError) bool
 	}
 }
 
-// summarizePlan notes in s what the plan leaves out.
-func summarizePlan(s *runSummary, plan *reload.Plan, changed []string) {
-	if n := len(plan.Skipped); n > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("%d files were loaded by earlier runs and are not planned again", n))
+// skipped are the files a plan leaves to runs of the journal: those of the run this reload
+// continues (which it finishes), and those earlier runs loaded or may have.
+type skipped struct {
+	run       string // the run continued, "" for none
+	continued int
+	earlier   int
+}
+
+func splitSkipped(prep *reload.Prepared) skipped {
+	sk := skipped{earlier: len(prep.Plan.Skipped)}
+	if prep.Continues == nil {
+		return sk
 	}
+	sk.run = prep.Continues.Run
+	own := map[string]bool{}
+	for _, fs := range prep.Continues.Files() {
+		own[strings.TrimPrefix(fs.Key, prep.Plan.Prefix)] = true
+	}
+	for _, f := range prep.Plan.Skipped {
+		if own[f.Key] {
+			sk.continued++
+			sk.earlier--
+		}
+	}
+	return sk
+}
+
+// lines says what sk holds back, one line each.
+func (sk skipped) lines() []string {
+	var out []string
+	if sk.continued > 0 {
+		out = append(out, fmt.Sprintf("%s %s left to run %s, which this reload continues", plural(sk.continued, "file"), are(sk.continued), sk.run))
+	}
+	if n := sk.earlier; n > 0 {
+		out = append(out, fmt.Sprintf("%s %s loaded by earlier runs and %s not planned again", plural(n, "file"), were(n), are(n)))
+	}
+	return out
+}
+
+// summarizePlan notes in s what the plan leaves out.
+func summarizePlan(s *runSummary, plan *reload.Plan, sk skipped, changed []string) {
+	s.Notes = append(s.Notes, sk.lines()...)
 	if n := len(plan.Unreadable); n > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("%d unreadable fallback files are left behind", n))
+		s.Notes = append(s.Notes, fmt.Sprintf("%s %s left behind", plural(n, "unreadable fallback file"), are(n)))
 	}
 	if n := len(changed); n > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("%d files changed since a run recorded them and were not loaded", n))
@@ -564,7 +665,7 @@ func summarizePlan(s *runSummary, plan *reload.Plan, changed []string) {
 		for _, c := range b.Changes {
 			changes = append(changes, fmt.Sprint(c))
 		}
-		s.Notes = append(s.Notes, fmt.Sprintf("schema group %s (%d files) blocks the load: %s", b.Group, b.Files, strings.Join(changes, "; ")))
+		s.Notes = append(s.Notes, fmt.Sprintf("schema group %s (%s) blocks the load: %s", b.Group, plural(b.Files, "file"), strings.Join(changes, "; ")))
 	}
 }
 
@@ -594,12 +695,12 @@ func summarizeReload(s *runSummary, r *reload.Report) {
 // reloadNext is what to do after a reload that exited with code.
 func reloadNext(o *ReloadOptions, s *runSummary, code int) []string {
 	table := orDefault(s.Table, o.Target.Table)
-	again := "zbrecover reload " + table
+	again := "zbrecover reload " + shellArg(table)
 	for _, r := range o.Renames {
-		again += " --rename " + r
+		again += " --rename " + shellArg(r)
 	}
 	if o.StageTo != "" {
-		again += " --stage-to " + o.StageTo
+		again += " --stage-to " + shellArg(o.StageTo)
 	}
 	again += " --yes"
 	run := ""
@@ -751,7 +852,7 @@ func nothingReason(p *reload.Plan, rep *inspect.Report) string {
 	return "no readable fallback files"
 }
 
-func printPlan(f *Factory, p *reload.Plan, rep *inspect.Report, changed []string, withSQL bool) error {
+func printPlan(f *Factory, p *reload.Plan, sk skipped, changed []string, withSQL bool) error {
 	if f.Global.JSON() && withSQL {
 		return printJSON(f, planJSON(p))
 	}
@@ -760,8 +861,8 @@ func printPlan(f *Factory, p *reload.Plan, rep *inspect.Report, changed []string
 		w = f.IO.Out
 	}
 	fmt.Fprintf(w, "Plan for %s: %s, %s in %s\n", p.Table, plural(p.Files(), "file"), plural(p.Rows(), "row"), plural(len(p.Batches), "statement"))
-	if n := len(p.Skipped); n > 0 {
-		fmt.Fprintf(w, "  %s %s loaded by earlier runs and %s not planned again\n", plural(n, "file"), were(n), are(n))
+	for _, l := range sk.lines() {
+		fmt.Fprintf(w, "  %s\n", l)
 	}
 	if n := len(p.Unreadable); n > 0 {
 		fmt.Fprintf(w, "  %s %s left behind:\n", plural(n, "unreadable file"), are(n))
@@ -888,9 +989,9 @@ func reloadExit(err error, rep *inspect.Report, prep *reload.Prepared, tgt *targ
 	case errors.Is(err, reload.ErrInterrupted):
 		return WithCode(ExitInterrupted, err.Error()+": the statement in flight was cancelled; run reload again to settle it and continue")
 	case errors.Is(err, reload.ErrLocationOverlap):
-		cmdline := "zbrecover reload " + tgt.TableName()
+		cmdline := "zbrecover reload " + shellArg(tgt.TableName())
 		for _, r := range o.Renames {
-			cmdline += " --rename " + r
+			cmdline += " --rename " + shellArg(r)
 		}
 		return fmt.Errorf("%w.\nNothing was loaded. Stage the files to a volume (or an external location) the warehouse may read, and load from there:\n"+
 			"  %s --stage-to %s --yes\n"+

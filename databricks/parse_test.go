@@ -29,6 +29,13 @@ func TestParseTableName(t *testing.T) {
 		{in: "`abc.d.e", wantErr: "unterminated"},
 		{in: "`a`x.b.c", wantErr: "after a quoted name"},
 		{in: "a`b`.c.d", wantErr: "unexpected backquote"},
+		{in: "main.sales.orders`", wantErr: "unexpected backquote"},
+		{in: "main.sales.or``ders", wantErr: "unexpected backquote"},
+		{in: "main.sales.or`ders", want: TableName{"main", "sales", "or`ders"}, wantSQL: "`main`.`sales`.`or``ders`"},
+		{in: "m`a`in.s`a.t`t", want: TableName{"m`a`in", "s`a", "t`t"}, wantSQL: "`m``a``in`.`s``a`.`t``t`"},
+		{in: "main.sales.`or``ders`", want: TableName{"main", "sales", "or`ders"}, wantSQL: "`main`.`sales`.`or``ders`"},
+		{in: "`a``b```.c.d", want: TableName{"a`b`", "c", "d"}, wantSQL: "`a``b```.`c`.`d`"},
+		{in: "`a`b.c.d", wantErr: "after a quoted name"},
 		{in: "", wantErr: "three parts"},
 	} {
 		got, err := ParseTableName(tc.in)
@@ -44,6 +51,18 @@ func TestParseTableName(t *testing.T) {
 		}
 		if got != tc.want || got.SQL() != tc.wantSQL {
 			t.Errorf("%q = %+v %s, want %+v %s", tc.in, got, got.SQL(), tc.want, tc.wantSQL)
+		}
+		// Both spellings of the name parse back to it (String's, when no part starts or ends
+		// with a backquote).
+		spellings := []string{got.SQL()}
+		if !strings.ContainsAny(got.Catalog[:1]+got.Catalog[len(got.Catalog)-1:]+got.Schema[:1]+got.Schema[len(got.Schema)-1:]+
+			got.Table[:1]+got.Table[len(got.Table)-1:], "`") {
+			spellings = append(spellings, got.String())
+		}
+		for _, again := range spellings {
+			if back, err := ParseTableName(again); err != nil || back != got {
+				t.Errorf("%q: %q parses to %+v, %v", tc.in, again, back, err)
+			}
 		}
 	}
 }

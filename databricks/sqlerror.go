@@ -70,6 +70,10 @@ type SQLError struct {
 	// Fetched is set when the statement ran and the error came while its result was read:
 	// the statement may have committed.
 	Fetched bool
+	// NotSent is set when the workspace refused the request that carries the statement (or
+	// the session it runs in) with HTTP 401 or 403 before the warehouse received it: the
+	// statement did not run.
+	NotSent bool
 }
 
 func (e *SQLError) Error() string {
@@ -155,12 +159,34 @@ func Classify(err error) *SQLError {
 		strings.Contains(low, "status 403") || strings.Contains(low, "invalid access token"):
 		e.Class = ClassAuth
 		e.Hint = "the warehouse rejected the credentials; check DATABRICKS_TOKEN or the profile's credentials, and that the identity may use the warehouse (CAN USE)"
+		if refusedRequest(low) {
+			e.NotSent = true
+			e.Hint = "the workspace refused the credentials before the statement reached the warehouse, so it did not run; " +
+				"check DATABRICKS_TOKEN or the profile's credentials (a token may expire during a long run), and that the identity may use the warehouse (CAN USE)"
+		}
 	case errors.Is(err, dbsqlerr.RequestError) || strings.Contains(low, "connection refused") ||
 		strings.Contains(low, "no such host") || strings.Contains(low, "error connecting"):
 		e.Class = ClassConnection
 		e.Hint = "cannot reach the SQL warehouse; check the workspace host, --warehouse-id / --http-path, and that the warehouse is running"
 	}
 	return e
+}
+
+// refusedRequest reports whether a driver message (lower case) is an HTTP 401 or 403 answer
+// to the request that sends a statement or opens its session: the workspace's front end
+// checks the credentials before the warehouse receives anything. An answer to a later
+// request (polling the statement's status, fetching its result) does not say so: the
+// statement was received and may have run.
+func refusedRequest(low string) bool {
+	if !strings.Contains(low, "execute statement request error") && !strings.Contains(low, "open session request error") {
+		return false
+	}
+	for _, later := range []string{"get operation status request error", "fetch results request error", "get result set metadata request error"} {
+		if strings.Contains(low, later) {
+			return false
+		}
+	}
+	return strings.Contains(low, "http status 401") || strings.Contains(low, "http status 403") || strings.Contains(low, "401 unauthorized")
 }
 
 // repeatedWrapRe matches the driver's doubled "failed to execute query: " wrapping.
@@ -222,6 +248,10 @@ func classifyServer(errorClass, sqlState string) (Class, string) {
 // SQLSTATE, an error class of those kinds (schema mismatch, permission, not found,
 // LOCATION_OVERLAP, a concurrent write).
 //
+// An authentication failure (HTTP 401 or 403) answering the request that sends the
+// statement, or opens its session, was given before the warehouse received the statement:
+// it did not run (SQLError.NotSent).
+//
 // Everything else may have committed: an error without a SQLSTATE, an internal error
 // (XX000), DELTA_POST_COMMIT_HOOK_FAILED (2DKD0: "Committing to the Delta table version N
 // succeeded but error while executing post-commit hook") or any other post-commit class,
@@ -230,6 +260,9 @@ func classifyServer(errorClass, sqlState string) (Class, string) {
 // it.
 func RefusedBeforeCommit(err error) bool {
 	se := Classify(err)
+	if se != nil && se.Class == ClassAuth && se.NotSent && !se.Fetched {
+		return true
+	}
 	if se == nil || se.Fetched || se.Class == ClassCanceled || se.Class == ClassConnection || se.Class == ClassAuth {
 		return false
 	}

@@ -136,6 +136,13 @@ func TestRefusedBeforeCommit(t *testing.T) {
 		{"class without sqlstate", Classify(errors.New("[COPY_INTO_SCHEMA_MISMATCH_WITH_TARGET_TABLE] extra column")), true},
 		{"overlap without sqlstate", Classify(errors.New("INVALID_PARAMETER_VALUE.LOCATION_OVERLAP: Input path url overlaps")), true},
 		{"internal class without sqlstate", Classify(errors.New("[COPY_INTO_STATE_INTERNAL_ERROR] boom")), false},
+		{"401 to the statement's request", Classify(fmt.Errorf("failed to execute query: execute statement request error: Post \"http://h/sql/1.0/warehouses/w\": request error after 1 attempt(s): unexpected HTTP status 401 Unauthorized: %w", dbsqlerr.RequestError)), true},
+		{"403 to the session's request", Classify(fmt.Errorf("databricks: request error: open session request error: Post \"https://h/p\": request error after 1 attempt(s): unexpected HTTP status 403 Forbidden: %w", dbsqlerr.RequestError)), true},
+		{"401 while polling a statement that was received", Classify(fmt.Errorf("failed to execute query: get operation status request error: Post \"http://h/p\": request error after 1 attempt(s): unexpected HTTP status 401 Unauthorized: %w", dbsqlerr.RequestError)), false},
+		{"401 while fetching the result", Classify(fmt.Errorf("fetch results request error: unexpected HTTP status 401 Unauthorized: %w", dbsqlerr.RequestError)), false},
+		{"401 to the statement's request, read after it ran", &SQLError{Class: ClassAuth, NotSent: true, Fetched: true}, false},
+		{"invalid access token, no request named", Classify(errors.New("invalid access token")), false},
+		{"503 to the statement's request", Classify(fmt.Errorf("execute statement request error: unexpected HTTP status 503 Service Unavailable: %w", dbsqlerr.RequestError)), false},
 	} {
 		if got := RefusedBeforeCommit(c.err); got != c.want {
 			t.Errorf("%s: RefusedBeforeCommit = %v, want %v", c.name, got, c.want)

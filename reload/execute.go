@@ -876,6 +876,11 @@ func (r *runner) preflight(ctx context.Context, stmts []string) error {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w during preflight", ErrInterrupted)
 		}
+		if se := databricks.Classify(err); se.Class == databricks.ClassAuth || se.Class == databricks.ClassConnection {
+			// Not a refusal of the files: the warehouse was not reached, or refused the
+			// credentials.
+			return fmt.Errorf("preflight: %w; nothing was loaded", err)
+		}
 		return fmt.Errorf("%w: %v", ErrValidate, err)
 	}
 	if r.o.NoValidate {

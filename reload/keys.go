@@ -83,6 +83,20 @@ func ParseKeys(s string) (Keys, error) {
 	return out, nil
 }
 
+// ParseName reads one column name as ParseKeys reads each of a key's: as written (the
+// spaces around it trimmed), or in backquotes, a doubled backquote standing for one
+// (`order id`, `a,b`).
+func ParseName(s string) (string, error) {
+	k, err := ParseKeys(s)
+	if err != nil {
+		return "", err
+	}
+	if len(k) != 1 {
+		return "", fmt.Errorf("%q names %d columns, not one (a name with a comma goes in backquotes)", s, len(k))
+	}
+	return k[0], nil
+}
+
 // String renders the keys as ParseKeys reads them.
 func (k Keys) String() string {
 	parts := make([]string, len(k))

@@ -68,6 +68,9 @@ type Options struct {
 	// BreakLock is asked, with the holder, about a lock another process holds (the
 	// operator's --break-lock); true breaks it.
 	BreakLock func(*journal.LockedError) bool
+	// Locked, when it holds the table's lock (LockTable), is the lock Prepare takes over
+	// instead of taking it.
+	Locked *Locked
 	// MaxAttempts bounds the tries of one batch on transaction conflicts (default 5).
 	MaxAttempts int
 	// Backoff is the first wait after a conflict or a failed history read, doubled each
@@ -103,6 +106,36 @@ func (o *Options) defaults() {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+}
+
+// Locked is a table's lock taken before the reload's inputs are read (LockTable): while the
+// fallback folder is listed and the schema read, a cleanup or verify of the table is told
+// that it is locked, and by whom, instead of acting on the run this reload is about to
+// continue. Prepare (Options.Locked) takes it over.
+type Locked struct {
+	tableID string
+	lock    journal.Lock
+}
+
+// LockTable takes the table's lock in the journal, as Prepare would (breakLock decides
+// whether a stale lock is broken).
+func LockTable(ctx context.Context, store journal.Store, tableID, command string, breakLock func(*journal.LockedError) bool) (*Locked, error) {
+	l, err := store.Lock(ctx, tableID, journal.LockOptions{Owner: journal.Holder{Command: command}, Break: breakLock})
+	if err != nil {
+		return nil, err
+	}
+	return &Locked{tableID: tableID, lock: l}, nil
+}
+
+// Close releases the lock unless Prepare took it over; a nil Locked or a second Close does
+// nothing.
+func (l *Locked) Close() error {
+	if l == nil || l.lock == nil {
+		return nil
+	}
+	lk := l.lock
+	l.lock = nil
+	return lk.Close()
 }
 
 // Prepared is a reload ready to run: the table's lock held, the run it continues, the plan
@@ -163,8 +196,10 @@ func Prepare(ctx context.Context, d Deps, tgt *target.Target, rep *inspect.Repor
 	if err != nil {
 		return nil, fmt.Errorf("--prefix: %w", err)
 	}
-	lock, err := d.Journal.Lock(ctx, tgt.TableID, journal.LockOptions{Owner: journal.Holder{Command: o.Header.Command}, Break: o.BreakLock})
-	if err != nil {
+	var lock journal.Lock
+	if o.Locked != nil && o.Locked.tableID == tgt.TableID && o.Locked.lock != nil {
+		lock, o.Locked.lock = o.Locked.lock, nil // Prepared releases it from now on
+	} else if lock, err = d.Journal.Lock(ctx, tgt.TableID, journal.LockOptions{Owner: journal.Holder{Command: o.Header.Command}, Break: o.BreakLock}); err != nil {
 		return nil, err
 	}
 	p := &Prepared{d: d, o: o, tgt: tgt, table: table, rep: rep, lock: lock}

@@ -164,13 +164,16 @@ func (r *runner) stage(ctx context.Context, files []journal.File) error {
 	if err := s.Check(ctx); err != nil {
 		return err
 	}
-	if err := r.claimFiles(ctx, files); err != nil {
-		return err
-	}
 	conc := s.Concurrency
 	if conc <= 0 {
 		conc = 16
 	}
+	start := time.Now()
+	r.log.Info("staging", "location", s.Location, "files", len(files), "concurrency", conc)
+	if err := r.claimFiles(ctx, files); err != nil {
+		return err
+	}
+	claimed := time.Since(start)
 	prefix := r.p.Plan.Prefix
 	known := map[string]int64{} // original key → verified staged size
 	if r.st != nil {
@@ -245,7 +248,10 @@ func (r *runner) stage(ctx context.Context, files []journal.File) error {
 			err = jerr
 		}
 	}
-	r.log.Info("staged", "location", s.Location, "copied", len(staged), "reused", reused)
+	elapsed := time.Since(start)
+	r.log.Info("staged", "location", s.Location, "copied", len(staged), "reused", reused,
+		"elapsed", elapsed.Round(time.Millisecond).String(), "claims", claimed.Round(time.Millisecond).String(),
+		"files_per_second", fmt.Sprintf("%.0f", float64(len(staged)+reused)/max(elapsed.Seconds(), 1e-3)))
 	r.rep.Staged += len(staged)
 	r.rep.StagedReused += reused
 	if err == nil && ctx.Err() != nil {

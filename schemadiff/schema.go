@@ -227,6 +227,11 @@ func SplitName(s string) ([]string, error) {
 			parts = append(parts, cur.String())
 			cur.Reset()
 			quoted, afterQuote = false, false
+		case c == '`' && cur.Len() > 0 && !quoted && i+1 < len(s) && s[i+1] != '.' && s[i+1] != '`':
+			// Between two characters of an unquoted part a backquote is the name's own, as
+			// Unity Catalog spells such a name unquoted (or`ders). One that ends a part is a
+			// quote left open or closed too early, and refused.
+			cur.WriteByte(c)
 		case c == '`':
 			if cur.Len() > 0 || quoted {
 				return nil, fmt.Errorf("unexpected backquote at offset %d", i)

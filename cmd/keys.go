@@ -109,7 +109,7 @@ func writeOverlapText(w io.Writer, ov *reload.OverlapReport) error {
 	if ov == nil {
 		return nil
 	}
-	fmt.Fprintf(w, "\nBy key %s against %s (%d statement):\n", ov.Key, ov.Table, ov.Statements)
+	fmt.Fprintf(w, "\nBy key %s against %s (%s):\n", ov.Key, ov.Table, plural(ov.Statements, "statement"))
 	line := func(name string, c reload.KeyCounts) {
 		fmt.Fprintf(w, "  %-14s %d records, %d keys: %d records with a key already in the table, %d keys duplicated in the files (%d extra records), %d new",
 			name, c.Records, c.Keys, c.InTable, c.DuplicateKeys, c.DuplicateRecords, c.New)
@@ -232,7 +232,7 @@ func printKeyCheck(w io.Writer, rep *reload.VerifyReport) {
 	if !kc.OK {
 		mark = "FAIL"
 	}
-	fmt.Fprintf(w, "Keys %s of the run's %d files (%d statement): %d keys, %d missing from the table  %s\n", kc.Key, kc.Files, kc.Statements, kc.Keys, kc.Missing, mark)
+	fmt.Fprintf(w, "Keys %s of the run's %s (%s): %s, %d missing from the table  %s\n", kc.Key, plural(kc.Files, "file"), plural(kc.Statements, "statement"), plural(kc.Keys, "key"), kc.Missing, mark)
 	fmt.Fprintf(w, "  table rows per key: 1: %d, 2: %d, 3+: %d (most: %d); %d keys duplicated in the table\n", kc.Rows.Once, kc.Rows.Twice, kc.Rows.More, kc.MaxRows, kc.Duplicated)
 	if kc.NullKeys > 0 {
 		fmt.Fprintf(w, "  %d keys have a NULL column (compared null-safe)\n", kc.NullKeys)
@@ -249,11 +249,23 @@ func verifyFailure(rep *reload.VerifyReport) string {
 	if rep.Merge != nil && !rep.Merge.OK {
 		msgs = append(msgs, "the load by key's MERGE has not run after its last batch")
 	}
-	if rep.Keys != nil && !rep.Keys.OK {
-		msgs = append(msgs, fmt.Sprintf("%d keys of run %s's files are missing from the table", rep.Keys.Missing, rep.Run))
+	if k := rep.Keys; k != nil && !k.OK {
+		if k.Missing > 0 {
+			msgs = append(msgs, fmt.Sprintf("%s of run %s's files %s missing from the table", plural(k.Missing, "key"), rep.Run, are(k.Missing)))
+		} else {
+			// Every key read is there, but the check did not read every row.
+			msgs = append(msgs, fmt.Sprintf("the key check of run %s proves nothing: %s", rep.Run, strings.TrimSuffix(firstNote(k.Note), ".")))
+		}
 	}
 	if len(msgs) == 0 {
 		msgs = append(msgs, "run "+rep.Run+" does not verify")
 	}
 	return strings.Join(msgs, "; ")
+}
+
+// firstNote is a key check's own note: what it found, before the general one that follows
+// it ("…; Keys are read from…").
+func firstNote(note string) string {
+	first, _, _ := strings.Cut(note, "; ")
+	return first
 }

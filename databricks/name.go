@@ -40,6 +40,20 @@ func ParseTableName(s string) (TableName, error) {
 	return TableName{Catalog: parts[0], Schema: parts[1], Table: parts[2]}, nil
 }
 
+// TableNameFromString reads a name as TableName.String spells it (Unity Catalog's
+// catalog.schema.table, unquoted, as the journal records it): no part holds a period, so the
+// periods split it, and a backquote anywhere is the name's own.
+func TableNameFromString(s string) (TableName, error) {
+	parts := strings.Split(s, ".")
+	if len(parts) != 3 {
+		return TableName{}, fmt.Errorf("table name %q: want catalog.schema.table (three parts), got %d part(s)", s, len(parts))
+	}
+	if err := checkParts(parts); err != nil {
+		return TableName{}, fmt.Errorf("table name %q: %w", s, err)
+	}
+	return TableName{Catalog: parts[0], Schema: parts[1], Table: parts[2]}, nil
+}
+
 // SplitName splits a dotted Unity Catalog name (catalog, catalog.schema, …) into its parts,
 // with ParseTableName's rules: backquoted parts, a doubled backquote for one inside them, and
 // no empty part nor one holding a period, a space, a slash or a control character.

@@ -309,3 +309,19 @@ func TestSplitNameAndQuoted(t *testing.T) {
 		t.Errorf("Quoted() = %q, read back as %+v, %v", n.Quoted(), back, err)
 	}
 }
+
+// TestTableNameFromString: every name String writes reads back, backquotes anywhere in a part
+// included (the journal records String's spelling).
+func TestTableNameFromString(t *testing.T) {
+	for _, n := range []TableName{{"main", "sales", "orders"}, {"main", "sales", "`orders"}, {"ma`in", "sales", "orders`"}, {"main", "s``", "`o`"}} {
+		got, err := TableNameFromString(n.String())
+		if err != nil || got != n {
+			t.Errorf("%q: %+v, %v", n.String(), got, err)
+		}
+	}
+	for _, bad := range []string{"main.sales", "a.b.c.d", "main..orders", "main.sales.or ders"} {
+		if _, err := TableNameFromString(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

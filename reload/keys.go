@@ -315,6 +315,14 @@ func RunSources(st *journal.State, keys Keys, root storage.Location) []KeySource
 		if c, ok := copies[b.Files[0].Key]; ok {
 			dir, _ := path.Split(c.key)
 			folder = strings.TrimSuffix(c.loc, "/") + "/" + dir
+			// Each copy under its staged name (a glob character replaced), as the batch's
+			// statement named it. A file without a copy keeps its name: it is not there, and
+			// the count of rows read against the footers then fails the check.
+			for i, f := range b.Files {
+				if fc, ok := copies[f.Key]; ok {
+					names[i] = path.Base(fc.key)
+				}
+			}
 		}
 		out = append(out, KeySource{Label: fmt.Sprint(b.Batch), Folder: folder, Files: names, Exprs: exprs})
 	}

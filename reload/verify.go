@@ -1,7 +1,6 @@
 package reload
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -74,7 +73,13 @@ type LazyChecker struct {
 
 // Check opens the warehouse and checks st as Checker.Check does.
 func (c LazyChecker) Check(ctx context.Context, st *journal.State) (*journal.Verification, error) {
-	name, err := databricks.ParseTableName(cmp.Or(st.Table, c.Table))
+	var name databricks.TableName
+	var err error
+	if st.Table != "" {
+		name, err = databricks.TableNameFromString(st.Table) // as the journal spells it
+	} else {
+		name, err = databricks.ParseTableName(c.Table) // as the operator gave it
+	}
 	if err != nil {
 		return nil, fmt.Errorf("the run names no table to check (%v)", err)
 	}

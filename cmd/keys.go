@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/zbrecover/zbrecover/inspect"
-	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/target"
@@ -192,24 +191,6 @@ func printMergeReport(w io.Writer, m *reload.MergeReport) {
 		fmt.Fprintf(w, "  %s\n", m.Settled)
 	}
 	fmt.Fprintf(w, "  Of the records of one key it keeps %s.\n", m.Rule)
-}
-
-// verifyKeys runs verify --key: the run's files' keys against the table (exit 4 when some
-// are missing).
-func verifyKeys(ctx context.Context, o *VerifyOptions, wh reload.Warehouse, tgt *target.Target, st *journal.State, rep *reload.VerifyReport) error {
-	keys, err := parseKeyFlag("key", o.Key)
-	if err != nil || keys == nil {
-		return err
-	}
-	kc, err := reload.Reconcile(ctx, wh, tgt.Name, keys, reload.RunSources(st, keys, tgt.Loc))
-	if err != nil {
-		return err
-	}
-	rep.Keys = kc
-	if !kc.OK {
-		rep.OK = false
-	}
-	return nil
 }
 
 func printKeyCheck(w io.Writer, rep *reload.VerifyReport) {

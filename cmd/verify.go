@@ -129,14 +129,12 @@ func verifySteps(ctx context.Context, o *VerifyOptions, s *runSummary) error {
 	}
 	keys, _ := parseKeyFlag("key", o.Key)
 	s.Identity = currentUser(ctx, wh)
-	rep, st, err := reload.VerifyRun(ctx, reloadDeps(f, wh, store, s.Identity), tgt, reload.VerifyOptions{Run: o.Run,
-		Header: header(s.Identity), BreakLock: f.lockBreaker(o.BreakLock, o.Yes), Keys: keys,
-		KeySources: func(st *journal.State) []reload.KeySource { return reload.RunSources(st, keys, tgt.Loc) },
-		OpenKeys:   f.openStagedLocation})
+	rep, err := reload.VerifyRun(ctx, reloadDeps(f, wh, store, s.Identity), tgt, reload.VerifyOptions{Run: o.Run,
+		Header: header(s.Identity), BreakLock: f.lockBreaker(o.BreakLock, o.Yes), Keys: keys, OpenKeys: f.openStagedLocation})
 	if err != nil {
 		return err
 	}
-	summarizeVerify(s, st, rep)
+	summarizeVerify(s, rep)
 	if err := printVerify(f, rep); err != nil {
 		return err
 	}
@@ -177,18 +175,10 @@ func printVerify(f *Factory, rep *reload.VerifyReport) error {
 }
 
 // summarizeVerify copies the check into s.
-func summarizeVerify(s *runSummary, st *journal.State, rep *reload.VerifyReport) {
+func summarizeVerify(s *runSummary, rep *reload.VerifyReport) {
 	s.Run, s.RunStatus = rep.Run, rep.Status
 	s.Rows, s.Inserted = rep.Expected, rep.Inserted
-	files := 0
-	for _, b := range st.Batches {
-		files += len(b.Files)
-	}
-	s.Files = files
-	s.Batches = map[string]int{}
-	for _, b := range st.Batches {
-		s.Batches[string(b.Status)]++
-	}
+	s.Files, s.Batches = rep.Files, rep.BatchStates
 	if rep.OK {
 		s.Verification = fmt.Sprintf("ok: all %d batches agree (footer rows = inserted rows = history)", len(rep.Checks))
 	} else {

@@ -44,6 +44,9 @@ type VerifyReport struct {
 	// Merge is the state of a load by key's MERGE; Keys the key check (verify --key).
 	Merge *MergeCheck `json:"merge,omitempty"`
 	Keys  *KeyCheck   `json:"keys,omitempty"`
+	// Files counts the run's files; BatchStates its batches by state (for summaries).
+	Files       int            `json:"-"`
+	BatchStates map[string]int `json:"-"`
 }
 
 // Checker re-checks a run against the table now (cleanup's independent evidence).
@@ -401,7 +404,7 @@ type VerifyOptions struct {
 	// Keys, when set, also reconciles the run's files with the table by these columns.
 	Keys Keys
 	// KeySources returns the sources the key check reads for the run when it has no keys
-	// file (the files, through the warehouse).
+	// file (the files, through the warehouse); RunSources by default.
 	KeySources func(st *journal.State) []KeySource
 	// OpenKeys opens the location of a keys file (as the journal names it), so that its rows
 	// are counted per file against the footers.
@@ -418,17 +421,17 @@ var ErrNoRun = fmt.Errorf("no run of the table in the journal")
 // table's history says now (each batch's own commit, and every commit since that removed
 // rows), and, with Keys, every key of the run's files against the table. It records the
 // commit versions it finds for batches that had none, and the verification.
-func VerifyRun(ctx context.Context, d Deps, tgt *target.Target, o VerifyOptions) (*VerifyReport, *journal.State, error) {
+func VerifyRun(ctx context.Context, d Deps, tgt *target.Target, o VerifyOptions) (*VerifyReport, error) {
 	lock, err := d.Journal.Lock(ctx, tgt.TableID, journal.LockOptions{Owner: journal.Holder{Command: o.Header.Command}, Break: o.BreakLock})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer lock.Close()
 	run := o.Run
 	if run == "" {
 		runs, err := journal.Runs(ctx, d.Journal, tgt.TableID)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		for _, r := range runs {
 			if r.Problem == "" {
@@ -437,25 +440,25 @@ func VerifyRun(ctx context.Context, d Deps, tgt *target.Target, o VerifyOptions)
 			}
 		}
 		if run == "" {
-			return nil, nil, fmt.Errorf("%w: the journal at %s has no run of %s (table id %s)", ErrNoRun, d.Journal.Location(), tgt.TableName(), tgt.TableID)
+			return nil, fmt.Errorf("%w: the journal at %s has no run of %s (table id %s)", ErrNoRun, d.Journal.Location(), tgt.TableName(), tgt.TableID)
 		}
 	}
 	st, err := journal.ReadState(ctx, d.Journal, tgt.TableID, run)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	w, err := journal.Continue(ctx, d.Journal, st, o.Header)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	ck := Checker{Warehouse: d.Warehouse, Table: tgt.Name, Identity: d.Identity, HistoryRetries: o.HistoryRetries, Backoff: o.Backoff}
 	pinned, err := pinAnswered(ctx, ck, d, w, st)
 	if err != nil {
-		return nil, st, err
+		return nil, err
 	}
 	if pinned > 0 {
 		if st, err = journal.ReadState(ctx, d.Journal, tgt.TableID, run); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	var keyRes *journal.KeyResult
@@ -465,20 +468,21 @@ func VerifyRun(ctx context.Context, d Deps, tgt *target.Target, o VerifyOptions)
 		h := ck.history(tgt.Name)
 		v, err := h.latest(ctx)
 		if err != nil {
-			return nil, st, err
+			return nil, err
 		}
 		tableVersion = &v
 		if kc, keyRes, err = verifyKeys(ctx, d, tgt, st, o); err != nil {
-			return nil, st, err
+			return nil, err
 		}
 		// Judged with this key check as the latest.
 		st.KeyCheck = &journal.Verification{Keys: keyRes, TableVersion: tableVersion}
 	}
 	rep, _, err := recheck(ctx, ck, st)
 	if err != nil {
-		return nil, st, err
+		return nil, err
 	}
 	rep.Pinned = pinned
+	rep.Files, rep.BatchStates = runTotals(st)
 	if kc != nil {
 		rep.Keys = kc
 		if !kc.OK {
@@ -488,12 +492,22 @@ func VerifyRun(ctx context.Context, d Deps, tgt *target.Target, o VerifyOptions)
 	v := rep.verification("verify")
 	v.Keys, v.TableVersion = keyRes, tableVersion
 	if err := w.Append(ctx, journal.Record{Kind: journal.KindVerification, Verification: v}); err != nil {
-		return rep, st, err
+		return rep, err
 	}
 	if err := w.Append(ctx, journal.Record{Kind: journal.KindEnd, End: &journal.End{State: st.Status}}); err != nil {
-		return rep, st, err
+		return rep, err
 	}
-	return rep, st, nil
+	return rep, nil
+}
+
+// runTotals counts a run's files and its batches by state.
+func runTotals(st *journal.State) (int, map[string]int) {
+	files, states := 0, map[string]int{}
+	for _, b := range st.Batches {
+		files += len(b.Files)
+		states[string(b.Status)]++
+	}
+	return files, states
 }
 
 // pinAnswered finds the commits of batches that answered with their rows but whose commit
@@ -628,6 +642,8 @@ func verifyKeys(ctx context.Context, d Deps, tgt *target.Target, st *journal.Sta
 	var srcs []KeySource
 	if o.KeySources != nil {
 		srcs = o.KeySources(live)
+	} else {
+		srcs = RunSources(live, o.Keys, tgt.Loc)
 	}
 	kc, err := Reconcile(ctx, d.Warehouse, tgt.Name, o.Keys, srcs)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/zbrecover/zbrecover/delta"
@@ -169,15 +168,6 @@ func ReadSchemaFile(name string, data []byte) (*schemadiff.Table, error) {
 		return nil, fmt.Errorf("--schema-file %s: %w", name, err)
 	}
 	return &schemadiff.Table{Source: schemadiff.SourceFile, Location: name, Schema: s, PartitionColumns: []string{}}, nil
-}
-
-// ReadSchemaPath reads the schema file at path.
-func ReadSchemaPath(path string) (*schemadiff.Table, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("--schema-file: %w", err)
-	}
-	return ReadSchemaFile(path, data)
 }
 
 // TableFor reads the table schema the fallback files are compared with. A root without a

@@ -33,7 +33,7 @@ type importRule struct {
 // tool; schemadiff is pure. Every package of the module has a rule (TestEveryPackageHasARule).
 var importRules = []importRule{
 	{dir: ".", only: []string{"cmd"}},
-	{dir: "cmd", only: []string{"cleanup", "databricks", "delta", "doctor", "inspect", "internal/fallback", "internal/iostreams",
+	{dir: "cmd", only: []string{"cleanup", "databricks", "delta", "doctor", "history", "inspect", "internal/fallback", "internal/iostreams",
 		"internal/jsonout", "internal/redact", "internal/textsafe", "journal", "reload", "scan", "schemadiff", "sqlstmt", "storage", "storage/all", "target",
 		"internal/demo", "internal/workspace", "internal/fakewarehouse"}},
 	{dir: "schemadiff", only: []string{}},
@@ -72,6 +72,8 @@ var importRules = []importRule{
 	// scan lists catalogs and fallback folders: it reads no footer (inspect, keyfile) and never
 	// reaches what loads, records or deletes.
 	{dir: "scan", only: []string{"databricks", "storage", "target", "internal/fallback", "internal/jsonout", "internal/redact", "internal/textsafe"}},
+	// history reads the journal for zbrecover history, and writes nothing.
+	{dir: "history", only: []string{"journal"}},
 	{dir: "doctor", only: []string{"databricks", "inspect", "reload", "schemadiff", "sqlstmt", "storage", "target", "internal/jsonout", "internal/redact"}},
 	{dir: "internal/fakewarehouse", only: []string{"delta", "inspect", "schemadiff", "storage", "storage/local", "internal/fakewarehouse/tcli"}},
 	{dir: "internal/fakewarehouse/tcli", only: []string{}},
@@ -376,6 +378,76 @@ func TestRunFunctionsCatchLongOnes(t *testing.T) {
 	}
 	got := checkRunFunctions(dir, []string{"short", "long", "gone"}, maxRunLines)
 	if len(got) != 2 || !strings.Contains(got[0], "long has 62 lines") || !strings.Contains(got[1], "no function gone") {
+		t.Errorf("violations %q", got)
+	}
+}
+
+// journalOpener is the one file of cmd that imports the journal, and what it may use of it:
+// cmd opens a store and hands it to the domain packages, which read and write it.
+const journalOpener = "journal.go"
+
+var journalOpenerUses = []string{"Store", "DefaultDir", "OpenDir", "OpenRemote", "Header", "LockedError"}
+
+// TestCmdOpensTheJournalOnly: no other file of cmd imports package journal, and the opener
+// uses of it only what opening a store takes.
+func TestCmdOpensTheJournalOnly(t *testing.T) {
+	for _, v := range checkJournalOpener("cmd") {
+		t.Error(v)
+	}
+}
+
+func checkJournalOpener(dir string) []string {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var out []string
+	for _, p := range pkgs {
+		for name, f := range p.Files {
+			local := ""
+			for _, im := range f.Imports {
+				if path, _ := strconv.Unquote(im.Path.Value); path == mod+"journal" {
+					local = "journal"
+					if im.Name != nil {
+						local = im.Name.Name
+					}
+				}
+			}
+			if local == "" {
+				continue
+			}
+			if filepath.Base(name) != journalOpener {
+				out = append(out, fmt.Sprintf("%s imports the journal: only %s/%s may (hand the store to reload, cleanup or history)", name, dir, journalOpener))
+				continue
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				if se, ok := n.(*ast.SelectorExpr); ok {
+					if id, ok := se.X.(*ast.Ident); ok && id.Name == local && !slices.Contains(journalOpenerUses, se.Sel.Name) {
+						out = append(out, fmt.Sprintf("%s uses journal.%s: the opener only opens a store", fset.Position(se.Pos()), se.Sel.Name))
+					}
+				}
+				return true
+			})
+		}
+	}
+	return out
+}
+
+// TestCmdJournalRuleCatches is a test of the test: a second importer and a use beyond opening
+// are reported.
+func TestCmdJournalRuleCatches(t *testing.T) {
+	dir := t.TempDir()
+	imp := "package cmd\n\nimport \"" + mod + "journal\"\n\n"
+	write := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(imp+body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(journalOpener, "func open() (journal.Store, error) { return journal.OpenDir(\"x\") }\n\nfunc read() { _ = journal.ReadState }\n")
+	write("history.go", "var _ journal.Store\n")
+	got := checkJournalOpener(dir)
+	if len(got) != 2 || !strings.Contains(strings.Join(got, "\n"), "uses journal.ReadState") || !strings.Contains(strings.Join(got, "\n"), "history.go imports the journal") {
 		t.Errorf("violations %q", got)
 	}
 }

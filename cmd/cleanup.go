@@ -17,7 +17,6 @@ import (
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
-	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/target"
@@ -269,7 +268,7 @@ func (d *deleteStorage) counts() storage.RequestCounts {
 
 // prepareCleanup resolves the target with write access, opens the journal and prepares the
 // cleanup under the table's lock. A nil Prepared with a nil error: nothing to clean up (said).
-func prepareCleanup(ctx context.Context, o *CleanupOptions, s *runSummary, ds *deleteStorage) (*target.Target, journal.Store, *cleanup.Prepared, error) {
+func prepareCleanup(ctx context.Context, o *CleanupOptions, s *runSummary, ds *deleteStorage) (*target.Target, journalStore, *cleanup.Prepared, error) {
 	f := o.F
 	r, err := f.resolver()
 	if err != nil {
@@ -403,7 +402,7 @@ func executeCleanup(ctx context.Context, f *Factory, s *runSummary, prep *cleanu
 }
 
 // cleanupNothing reports that the journal holds nothing to clean up for the table.
-func cleanupNothing(f *Factory, s *runSummary, tgt *target.Target, store journal.Store) error {
+func cleanupNothing(f *Factory, s *runSummary, tgt *target.Target, store journalStore) error {
 	s.RunStatus = "nothing to clean up: no verified run of the table on this root in the journal"
 	fmt.Fprintf(f.IO.ErrOut, "Nothing to clean up: no verified run of %s on %s in the journal (%s); zbrecover history lists the runs.\n",
 		tgt.TableID, tgt.Display(), store.Location())

@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/user"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,7 +15,6 @@ import (
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
-	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/sqlstmt"
@@ -260,46 +257,6 @@ func cutUnquoted(s string, sep byte) (before, after string, found bool) {
 	return s, "", false
 }
 
-// openJournal opens --journal, or the local state directory.
-func (f *Factory) openJournal(ctx context.Context, url string) (journal.Store, error) {
-	if url == "" {
-		dir, err := journal.DefaultDir()
-		if err != nil {
-			return nil, err
-		}
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("journal directory %s: %w", dir, err)
-		}
-		return journal.OpenDir(dir)
-	}
-	loc, err := storage.Parse(url)
-	if err != nil {
-		return nil, fmt.Errorf("--journal: %w", err)
-	}
-	if loc.Scheme == "file" {
-		if err := os.MkdirAll(loc.Path, 0o700); err != nil {
-			return nil, fmt.Errorf("--journal %s: %w", loc.Path, err)
-		}
-		return journal.OpenDir(loc.Path)
-	}
-	b, err := f.openLocation(ctx, loc, f.Global.StorageConfig())
-	if err != nil {
-		return nil, fmt.Errorf("--journal: %w", err)
-	}
-	return journal.OpenRemote(b)
-}
-
-// openRunJournal opens the journal at url (the local state directory when empty) and records
-// where it is in the run's summary.
-func (f *Factory) openRunJournal(ctx context.Context, url string, s *runSummary) (journal.Store, error) {
-	store, err := f.openJournal(ctx, url)
-	if err != nil {
-		return nil, err
-	}
-	s.Journal = store.Location()
-	return store, nil
-}
-
 // identify gives tgt its identity (the table id that keys the journal) and records the
 // target in the run's summary.
 func identify(ctx context.Context, tgt *target.Target, s *runSummary) error {
@@ -308,23 +265,6 @@ func identify(ctx context.Context, tgt *target.Target, s *runSummary) error {
 	}
 	s.Table, s.Root = tgt.TableName(), tgt.Display()
 	return nil
-}
-
-// closeJournal releases what the journal holds open (the local store's files).
-func closeJournal(s journal.Store) {
-	if c, ok := s.(interface{ Close() error }); ok {
-		_ = c.Close()
-	}
-}
-
-// header is this process's journal run record.
-func header(identity string) journal.Header {
-	h := journal.Header{Identity: identity, PID: os.Getpid(), Command: strings.Join(os.Args, " "), ToolVersion: Version}
-	if u, err := user.Current(); err == nil {
-		h.User = u.Username
-	}
-	h.Host, _ = os.Hostname()
-	return h
 }
 
 // reloadRun logs the run header, reloads and writes the --summary.
@@ -380,7 +320,7 @@ func reloadSteps(ctx context.Context, o *ReloadOptions, s *runSummary) error {
 }
 
 // openReload opens the warehouse and the journal a reload needs.
-func openReload(ctx context.Context, o *ReloadOptions, s *runSummary) (*databricks.Warehouse, journal.Store, error) {
+func openReload(ctx context.Context, o *ReloadOptions, s *runSummary) (*databricks.Warehouse, journalStore, error) {
 	ws := o.F.workspace()
 	if ws == nil {
 		return nil, nil, fmt.Errorf("table %s: %w", o.Target.Table, ErrNeedsDatabricks)
@@ -504,7 +444,7 @@ func reloadOptions(ctx context.Context, o *ReloadOptions, tgt *target.Target, ta
 }
 
 // reloadDeps are reload's dependencies on a warehouse, with sessions for commit tags.
-func reloadDeps(f *Factory, wh *databricks.Warehouse, store journal.Store, identity string) reload.Deps {
+func reloadDeps(f *Factory, wh *databricks.Warehouse, store journalStore, identity string) reload.Deps {
 	return reload.Deps{Warehouse: wh, Journal: store, Identity: identity, Log: f.Logger,
 		Session: func(ctx context.Context) (reload.Session, error) {
 			s, err := wh.Session(ctx)
@@ -573,43 +513,6 @@ func confirm(f *Factory, yes bool, question, noTTY string) error {
 		return WithCode(ExitFailure, "not confirmed: nothing was done")
 	}
 	return nil
-}
-
-// lockBreaker is the --break-lock answer to a lock another process holds: it shows the
-// holder and asks (yes: without asking). nil when the flag is not given.
-func (f *Factory) lockBreaker(enabled, yes bool) func(*journal.LockedError) bool {
-	if !enabled {
-		return nil
-	}
-	return func(le *journal.LockedError) bool {
-		h := le.Holder
-		age := "for an unknown time"
-		if le.Age > 0 {
-			age = "for " + le.Age.Round(time.Second).String()
-		}
-		fmt.Fprintf(f.IO.ErrOut, "The lock of table %s (%s) is held %s by %s@%s, pid %d, running %q.\n",
-			le.TableID, textsafe.Quote(le.Where), age, textsafe.Quote(orUnknown(h.User)), textsafe.Quote(orUnknown(h.Host)), h.PID, textsafe.Quote(h.Command))
-		switch {
-		case le.Live:
-			fmt.Fprintln(f.IO.ErrOut, "That process is running (it holds the lock file open): the lock is not broken.")
-			return false
-		case le.Dead:
-			fmt.Fprintln(f.IO.ErrOut, "That process is no longer running on this host.")
-		default:
-			fmt.Fprintln(f.IO.ErrOut, "Break it only if that process is gone: two runs of one table at once could load files twice.")
-		}
-		if yes {
-			return true
-		}
-		if !f.IO.CanPrompt() {
-			fmt.Fprintln(f.IO.ErrOut, "Without a terminal, --break-lock needs --yes.")
-			return false
-		}
-		fmt.Fprint(f.IO.ErrOut, "Break the lock? [y/N] ")
-		line, _ := bufio.NewReader(f.IO.In).ReadString('\n')
-		a := strings.ToLower(strings.TrimSpace(line))
-		return a == "y" || a == "yes"
-	}
 }
 
 // skipped are the files a plan leaves to runs of the journal: those of the run this reload

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zbrecover/zbrecover/history"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
-	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/target"
 )
@@ -265,36 +265,6 @@ batch, the batch's state, the table version that settled it (when one did) and i
 	return c
 }
 
-// historyDoc is history's document without --run: the runs, newest first.
-type historyDoc struct {
-	Journal string               `json:"journal"`
-	Runs    []journal.RunSummary `json:"runs"`
-}
-
-// historyRunDoc is history --run's document: the run's files.
-type historyRunDoc struct {
-	Run     string            `json:"run"`
-	Table   string            `json:"table"`
-	TableID string            `json:"table_id"`
-	Root    string            `json:"root"`
-	Status  journal.RunStatus `json:"status"`
-	Files   []historyFile     `json:"files"`
-}
-
-type historyFile struct {
-	Key      string `json:"key"`
-	Size     int64  `json:"size"`
-	ETag     string `json:"etag,omitempty"`
-	Rows     int64  `json:"expected_rows"`
-	Batch    int    `json:"batch"`
-	State    string `json:"state"`
-	Version  *int64 `json:"history_version,omitempty"`
-	QueryID  string `json:"query_id,omitempty"`
-	Inserted *int64 `json:"batch_inserted_rows,omitempty"`
-	Deleted  string `json:"deleted,omitempty"`
-	Reason   string `json:"delete_reason,omitempty"`
-}
-
 func historyRun(ctx context.Context, o *HistoryOptions) error {
 	f := o.F
 	store, err := f.openJournal(ctx, o.Journal)
@@ -302,7 +272,7 @@ func historyRun(ctx context.Context, o *HistoryOptions) error {
 		return err
 	}
 	defer closeJournal(store)
-	var tables []string
+	var tables []string // nil: every table of the journal
 	if o.Target.Table != "" || o.Target.Root != "" {
 		tgt, err := f.openTarget(ctx, &o.Target, target.Read)
 		if err != nil {
@@ -312,33 +282,22 @@ func historyRun(ctx context.Context, o *HistoryOptions) error {
 			return err
 		}
 		tables = []string{tgt.TableID}
-	} else if tables, err = store.Tables(ctx); err != nil {
-		return err
 	}
 	if o.Run != "" {
-		for _, id := range tables {
-			st, err := journal.ReadState(ctx, store, id, o.Run)
-			if err != nil {
-				continue
-			}
-			return printRunFiles(f, st)
-		}
-		return fmt.Errorf("no run %s in the journal at %s", o.Run, store.Location())
-	}
-	var all []journal.RunSummary
-	for _, id := range tables {
-		runs, err := journal.Runs(ctx, store, id)
+		run, err := history.ReadRun(ctx, store, tables, o.Run)
 		if err != nil {
 			return err
 		}
-		all = append(all, runs...)
+		return printRunFiles(f, run)
+	}
+	runs, err := history.ListRuns(ctx, store, tables)
+	if err != nil {
+		return err
 	}
 	if f.Global.JSON() {
-		if all == nil {
-			all = []journal.RunSummary{}
-		}
-		return printJSON(f, historyDoc{Journal: store.Location(), Runs: all})
+		return printJSON(f, runs)
 	}
+	all := runs.Runs
 	if len(all) == 0 {
 		fmt.Fprintf(f.IO.ErrOut, "No runs in the journal at %s.\n", store.Location())
 		return nil
@@ -356,28 +315,13 @@ func historyRun(ctx context.Context, o *HistoryOptions) error {
 	return nil
 }
 
-func printRunFiles(f *Factory, st *journal.State) error {
-	files := []historyFile{}
-	for _, fs := range st.Files() {
-		hf := historyFile{Key: fs.Key, Size: fs.Size, ETag: fs.ETag, Rows: fs.Rows, Batch: fs.Batch, State: string(fs.Status),
-			Deleted: string(fs.Delete), Reason: fs.DeleteReason}
-		if b := st.Batch(fs.Batch); b != nil {
-			if b.Outcome != nil {
-				hf.Version = b.Outcome.Version
-			}
-			if b.Result != nil {
-				hf.QueryID, hf.Inserted = b.Result.QueryID, b.Result.Inserted
-			}
-		}
-		files = append(files, hf)
-	}
+func printRunFiles(f *Factory, run *history.Run) error {
 	if f.Global.JSON() {
-		return printJSON(f, historyRunDoc{Run: st.Run, Table: st.Table, TableID: st.TableID, Root: st.Root,
-			Status: st.Status, Files: files})
+		return printJSON(f, run)
 	}
 	out := f.IO.Out
-	fmt.Fprintf(out, "Run %s on %s (%s), root %s\n", st.Run, st.Table, st.Status, st.Root)
-	for _, hf := range files {
+	fmt.Fprintf(out, "Run %s on %s (%s), root %s\n", run.Run, run.Table, run.Status, run.Root)
+	for _, hf := range run.Files {
 		extra := ""
 		if hf.Version != nil {
 			extra = fmt.Sprintf("  version %d", *hf.Version)

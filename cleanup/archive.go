@@ -130,7 +130,7 @@ var errStop = errors.New("stop")
 
 // archiveOne copies t to the archive and checks the copy; it reports whether the original
 // may now be deleted, and otherwise fills in res.
-func archiveOne(ctx context.Context, b, archive storage.Backend, t Target, res *FileResult) bool {
+func archiveOne(ctx context.Context, b, archive storage.Backend, t Candidate, res *FileResult) bool {
 	url := storage.ObjectURL(archive, t.Key)
 	o, err := storage.CopyObject(ctx, b, t.Key, archive, t.Key, t.Cond(), storage.PutOptions{CreateOnly: true})
 	switch {

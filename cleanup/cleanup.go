@@ -24,9 +24,9 @@ import (
 // a run whose batches are all verified (or settled unknown) has files cleanup may delete.
 var ErrNotCleanable = errors.New("the run is not verified")
 
-// Target is one file cleanup may delete: a file of a verified batch, with the version that
+// Candidate is one file cleanup may delete: a file of a verified batch, with the version that
 // was verified.
-type Target struct {
+type Candidate struct {
 	journal.File
 	Batch    int
 	Verified time.Time // when its batch was classified verified
@@ -42,7 +42,7 @@ type Target struct {
 }
 
 // Cond is the precondition of the target's delete: the verified version.
-func (t Target) Cond() storage.Precondition { return t.File.Precondition() }
+func (t Candidate) Cond() storage.Precondition { return t.File.Precondition() }
 
 // Left is a file cleanup leaves in place, and why.
 type Left struct {
@@ -121,19 +121,19 @@ func stripQuery(s string) string {
 	return s
 }
 
-// Targets returns the files of st's verified batches that are not yet deleted or gone, in
+// Candidates returns the files of st's verified batches that are not yet deleted or gone, in
 // the journal's order, or an error wrapping ErrNotCleanable when the run is not verified.
-func Targets(st *journal.State) ([]Target, error) {
+func Candidates(st *journal.State) ([]Candidate, error) {
 	if err := Cleanable(st); err != nil {
 		return nil, err
 	}
-	var out []Target
+	var out []Candidate
 	for _, f := range st.VerifiedFiles() {
 		if f.Delete == journal.Deleted || f.Delete == journal.DeleteGone {
 			continue
 		}
 		b := st.Batch(f.Batch)
-		out = append(out, Target{File: f.File, Batch: f.Batch, Verified: b.OutcomeTime, Previous: f.Delete})
+		out = append(out, Candidate{File: f.File, Batch: f.Batch, Verified: b.OutcomeTime, Previous: f.Delete})
 	}
 	return out, nil
 }
@@ -156,7 +156,7 @@ type Plan struct {
 	Table   string            `json:"table,omitempty"`
 	Root    string            `json:"root"`
 	Status  journal.RunStatus `json:"status"` // before cleanup
-	Delete  []Target          `json:"-"`
+	Delete  []Candidate       `json:"-"`
 	Files   int               `json:"files"` // len(Delete)
 	Bytes   int64             `json:"bytes"` // of Delete
 	// Removed counts the verified files an earlier process deleted or found gone.
@@ -182,7 +182,7 @@ type Plan struct {
 
 // NewPlan returns the plan for st.
 func NewPlan(st *journal.State, o PlanOptions) (*Plan, error) {
-	ts, err := Targets(st)
+	ts, err := Candidates(st)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +256,7 @@ func NewPlan(st *journal.State, o PlanOptions) (*Plan, error) {
 // not reported either.
 //
 // Survey also marks the files to delete whose listed version is not the verified one
-// (Target.Changed).
+// (Candidate.Changed).
 func (p *Plan) Survey(ctx context.Context, b storage.Backend, st *journal.State, prefix string) error {
 	idx := map[string]int{}
 	for i, t := range p.Delete {
@@ -562,7 +562,7 @@ func (r *Report) finish() {
 
 // deleteChunk archives (when asked) and deletes ts. A result with no status was interrupted
 // before its outcome was known.
-func deleteChunk(ctx context.Context, b storage.Backend, ts []Target, lim *storage.Adaptive, conc int, archive storage.Backend, onArchived func()) []FileResult {
+func deleteChunk(ctx context.Context, b storage.Backend, ts []Candidate, lim *storage.Adaptive, conc int, archive storage.Backend, onArchived func()) []FileResult {
 	out := make([]FileResult, len(ts))
 	for i, t := range ts {
 		out[i] = FileResult{Key: t.Key, Size: t.Size, Batch: t.Batch}

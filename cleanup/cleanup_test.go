@@ -171,7 +171,7 @@ func TestTargetsAndPlan(t *testing.T) {
 	fx := newFixture(t)
 	old := time.Now().Add(-48 * time.Hour)
 	st := fx.verified(t, b, keys, unknown, old)
-	ts, err := Targets(st)
+	ts, err := Candidates(st)
 	if err != nil || len(ts) != 5 {
 		t.Fatalf("targets %d, %v", len(ts), err)
 	}
@@ -225,7 +225,7 @@ func TestRefusesUnsettledRuns(t *testing.T) {
 		}
 	}
 	st := fx.state(t, w.Run())
-	if _, err := Targets(st); !errors.Is(err, ErrNotCleanable) || !strings.Contains(err.Error(), "reload again") {
+	if _, err := Candidates(st); !errors.Is(err, ErrNotCleanable) || !strings.Contains(err.Error(), "reload again") {
 		t.Errorf("open batch: %v", err)
 	}
 	if err := w.Append(ctx, journal.Record{Kind: journal.KindResult, Result: &journal.Result{Batch: 1, Inserted: journal.Int64(1)}}); err != nil {

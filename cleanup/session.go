@@ -279,7 +279,7 @@ func (p *Prepared) stagingLocations() []string {
 // files the listing shows changed are left out of the plan. It returns what the plan would
 // have deleted.
 func (p *Prepared) DryRun(ctx context.Context, o Options, line func(string)) (*Report, error) {
-	var keep []Target
+	var keep []Candidate
 	for _, t := range p.Plan.Delete {
 		if t.Changed == "" {
 			keep = append(keep, t)

@@ -35,7 +35,7 @@ var importRules = []importRule{
 	{dir: ".", only: []string{"cmd"}},
 	{dir: "cmd", only: []string{"cleanup", "databricks", "delta", "doctor", "history", "inspect", "internal/fallback", "internal/iostreams",
 		"internal/jsonout", "internal/redact", "internal/textsafe", "journal", "reload", "scan", "schemadiff", "sqlstmt", "storage", "storage/all", "target",
-		"internal/demo", "internal/workspace", "internal/fakewarehouse"}},
+		"internal/demo", "internal/fakeworkspace", "internal/fakewarehouse"}},
 	{dir: "schemadiff", only: []string{}},
 	{dir: "sqlstmt", only: []string{"schemadiff"}},
 	{dir: "internal/redact", only: []string{}},
@@ -77,14 +77,14 @@ var importRules = []importRule{
 	{dir: "doctor", only: []string{"databricks", "inspect", "reload", "schemadiff", "sqlstmt", "storage", "target", "internal/jsonout", "internal/redact"}},
 	{dir: "internal/fakewarehouse", only: []string{"delta", "inspect", "schemadiff", "storage", "storage/local", "internal/fakewarehouse/tcli"}},
 	{dir: "internal/fakewarehouse/tcli", only: []string{}},
-	{dir: "internal/workspace", only: []string{"internal/fakewarehouse", "databricks/uctest"}},
+	{dir: "internal/fakeworkspace", only: []string{"internal/fakewarehouse", "databricks/uctest"}},
 	{dir: "internal/demo", only: []string{"delta/deltatest", "inspect", "internal/pqgen", "schemadiff"}},
 }
 
 // testSupport are the packages that exist for tests and the demo: the local warehouse and
 // workspace (DuckDB, cgo), emulators, fixtures. Only test files, demo builds and other
 // test-support packages import them, so the release binary never contains them.
-var testSupport = []string{"internal/fakewarehouse", "internal/workspace", "internal/demo", "internal/pqgen", "internal/memstat",
+var testSupport = []string{"internal/fakewarehouse", "internal/fakeworkspace", "internal/demo", "internal/pqgen", "internal/memstat",
 	"delta/deltatest", "databricks/uctest", "databricks/filestest", "storage/storagetest", "storage/mock", "storage/mem",
 	"storage/azure/azuretest", "storage/gcs/gcstest", "storage/s3/s3test"}
 
@@ -270,7 +270,7 @@ func TestImportRulesCatchViolations(t *testing.T) {
 	write("databricks/zz_lateral.go", "package databricks\nimport _ \""+mod+"journal\"\n")
 	write("inspect/zz_lateral.go", "package inspect\nimport _ \""+mod+"databricks\"\n")
 	write("cmd/zz_fake.go", "package cmd\nimport _ \""+mod+"internal/fakewarehouse\"\n")
-	write("cmd/zz_demo.go", "//go:build demo\n\npackage cmd\nimport _ \""+mod+"internal/workspace\"\n") // allowed: a demo build
+	write("cmd/zz_demo.go", "//go:build demo\n\npackage cmd\nimport _ \""+mod+"internal/fakeworkspace\"\n") // allowed: a demo build
 	write("cleanup/zz_wh.go", "package cleanup\nimport _ \""+mod+"reload\"\n")
 	write("cleanup/zz_wh_test.go", "package cleanup\nimport _ \""+mod+"reload\"\n") // tests may import anything
 	got := checkTree(root)

@@ -17,8 +17,8 @@ import (
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
+	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
-	"github.com/zbrecover/zbrecover/internal/workspace"
 	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/storage/all"
@@ -401,7 +401,7 @@ func TestCleanupS3SlowDownVerbose(t *testing.T) {
 	}
 	// The table, registered in a local workspace from a copy of the same Delta log: cleanup
 	// re-checks its history before deleting.
-	startWorkspace(t, workspace.Options{}, "main.sales.orders", dir)
+	startWorkspace(t, fakeworkspace.Options{}, "main.sales.orders", dir)
 	w, err := journal.Start(ctx, js, journal.Target{TableID: id, Table: "main.sales.orders", Root: b.Location()}, "", journal.Header{Command: "reload"})
 	if err != nil {
 		t.Fatal(err)

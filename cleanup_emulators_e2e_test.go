@@ -18,8 +18,8 @@ import (
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
+	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
-	"github.com/zbrecover/zbrecover/internal/workspace"
 	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/storage/all"
@@ -122,7 +122,7 @@ func newRemoteRecovery(t *testing.T, root remoteRoot) *recovery {
 		r.rows += 2
 		r.files["old"]++
 	}
-	ws := startWorkspace(t, workspace.Options{Storage: fakewarehouse.RegistryOpener(all.Registry(), root.cfg)}, r.table, root.url)
+	ws := startWorkspace(t, fakeworkspace.Options{Storage: fakewarehouse.RegistryOpener(all.Registry(), root.cfg)}, r.table, root.url)
 	r.ws = ws
 	return r
 }

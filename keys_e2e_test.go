@@ -17,8 +17,8 @@ import (
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
+	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
-	"github.com/zbrecover/zbrecover/internal/workspace"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/sqlstmt"
@@ -408,7 +408,7 @@ func TestKeysComposite(t *testing.T) {
 		}
 	}
 	const table = "main.sales.events"
-	ws := startWorkspace(t, workspace.Options{}, table, root)
+	ws := startWorkspace(t, fakeworkspace.Options{}, table, root)
 	exec := func(stmt string) [][]any {
 		res, err := ws.Warehouse().Engine().Exec(context.Background(), stmt)
 		if err != nil {
@@ -463,7 +463,7 @@ func TestKeysComposite(t *testing.T) {
 // keysBench is 1,000,000 fallback records in 100 files of 10,000 (901,000 keys: in every file
 // but the first, every 10th record repeats a record of the previous file), against a table
 // that holds ids 1–300,000.
-func keysBench(b *testing.B) (*workspace.Workspace, []reload.KeySource, databricks.TableName) {
+func keysBench(b *testing.B) (*fakeworkspace.Workspace, []reload.KeySource, databricks.TableName) {
 	b.Helper()
 	root := filepath.Join(b.TempDir(), "orders")
 	if _, err := deltatest.Write(root, deltatest.Table{Schema: tableSchema, ID: "0b6c1c8e-0000-4000-8000-00000000e2e3",
@@ -499,7 +499,7 @@ func keysBench(b *testing.B) (*workspace.Workspace, []reload.KeySource, databric
 		}
 		names = append(names, name)
 	}
-	ws, err := workspace.Start(workspace.Options{})
+	ws, err := fakeworkspace.Start(fakeworkspace.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -20,15 +20,15 @@ import (
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
+	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
-	"github.com/zbrecover/zbrecover/internal/workspace"
 	"github.com/zbrecover/zbrecover/schemadiff"
 )
 
 // recovery is a table whose latest schema broke the producers, with fallback files in two
 // producer schemas over three date folders, on a local workspace.
 type recovery struct {
-	ws    *workspace.Workspace
+	ws    *fakeworkspace.Workspace
 	root  string
 	table string
 	rows  int // fallback rows in all
@@ -94,7 +94,7 @@ func newRecovery(t *testing.T, nOld, nNew int) *recovery {
 	for i := 0; i < nNew; i++ {
 		write("new", i, newFiles)
 	}
-	ws := startWorkspace(t, workspace.Options{}, r.table, root)
+	ws := startWorkspace(t, fakeworkspace.Options{}, r.table, root)
 	r.ws = ws
 	return r
 }
@@ -102,9 +102,9 @@ func newRecovery(t *testing.T, nOld, nNew int) *recovery {
 // startWorkspace starts a local workspace (stopped when the test ends) with table registered
 // as a managed table at root, path reads inside its storage allowed, and points the process
 // environment at it, with a journal of the test's own and no profile file.
-func startWorkspace(t *testing.T, opts workspace.Options, table, root string) *workspace.Workspace {
+func startWorkspace(t *testing.T, opts fakeworkspace.Options, table, root string) *fakeworkspace.Workspace {
 	t.Helper()
-	ws, err := workspace.Start(opts)
+	ws, err := fakeworkspace.Start(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
+	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
-	"github.com/zbrecover/zbrecover/internal/workspace"
 	"github.com/zbrecover/zbrecover/storage/all"
 	"github.com/zbrecover/zbrecover/storage/s3/s3test"
 )
@@ -126,7 +126,7 @@ func TestReliabStagePerformance(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		ws, err := workspace.Start(workspace.Options{Storage: fakewarehouse.RegistryOpener(all.Registry(), srv.Config())})
+		ws, err := fakeworkspace.Start(fakeworkspace.Options{Storage: fakewarehouse.RegistryOpener(all.Registry(), srv.Config())})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -96,7 +96,7 @@ func (s *served) control(method, path string, body any) string {
 	return string(out)
 }
 
-// apply applies a control document (internal/workspace.Control) to the served workspace.
+// apply applies a control document (internal/fakeworkspace.Control) to the served workspace.
 func (s *served) apply(doc map[string]any) { s.t.Helper(); s.control(http.MethodPost, "apply", doc) }
 
 // clearFaults removes every warehouse and API fault and trigger.

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/zbrecover/zbrecover/databricks"
+	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
-	"github.com/zbrecover/zbrecover/internal/workspace"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/storage/local"
 )
@@ -35,7 +35,7 @@ func BenchmarkStage10kToVolume(b *testing.B) {
 		}
 	}
 	src := local.New(root)
-	ws, err := workspace.Start(workspace.Options{})
+	ws, err := fakeworkspace.Start(fakeworkspace.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

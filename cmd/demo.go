@@ -17,8 +17,8 @@ import (
 
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/demo"
+	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
-	"github.com/zbrecover/zbrecover/internal/workspace"
 )
 
 func init() {
@@ -137,7 +137,7 @@ func demoRun(ctx context.Context, o *DemoOptions) (err error) {
 	}
 
 	// The local workspace, with the example as the managed table.
-	wsOpts := workspace.Options{}
+	wsOpts := fakeworkspace.Options{}
 	if p := os.Getenv("ZBRECOVER_DEMO_STATEMENT_LOG"); p != "" {
 		lf, err := os.Create(p)
 		if err != nil {
@@ -146,7 +146,7 @@ func demoRun(ctx context.Context, o *DemoOptions) (err error) {
 		defer lf.Close()
 		wsOpts.StatementLog = lf
 	}
-	ws, err := workspace.Start(wsOpts)
+	ws, err := fakeworkspace.Start(wsOpts)
 	if err != nil {
 		return fmt.Errorf("start the local workspace: %w", err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/zbrecover/zbrecover/storage"
 
 	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
-	"github.com/zbrecover/zbrecover/internal/workspace"
+	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
 )
 
 // demoServeStorage opens the tables whose root is a cloud URL for the local warehouse, with
@@ -25,11 +25,11 @@ func demoServeStorage(f *Factory) fakewarehouse.StorageOpener {
 const tablesFromHelp = "register the tables `PATH` names: a directory of <catalog>/<schema>/<table>/ roots (managed), " +
 	"or a file of c.s.t=ROOT lines (\"external c.s.t=ROOT\" for an external table) (repeatable)"
 
-// registerTablesFrom registers the tables each path names (workspace.ReadTableSpecs) and
+// registerTablesFrom registers the tables each path names (fakeworkspace.ReadTableSpecs) and
 // writes one line per path to errOut.
-func registerTablesFrom(ctx context.Context, ws *workspace.Workspace, paths []string, errOut io.Writer) error {
+func registerTablesFrom(ctx context.Context, ws *fakeworkspace.Workspace, paths []string, errOut io.Writer) error {
 	for _, p := range paths {
-		specs, err := workspace.ReadTableSpecs(p)
+		specs, err := fakeworkspace.ReadTableSpecs(p)
 		if err != nil {
 			return FlagErrorf("--tables-from: %v", err)
 		}

@@ -17,8 +17,8 @@ import (
 	"github.com/zbrecover/zbrecover/doctor"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
+	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
-	"github.com/zbrecover/zbrecover/internal/workspace"
 	sd "github.com/zbrecover/zbrecover/schemadiff"
 )
 
@@ -26,7 +26,7 @@ import (
 // fallback file in its root, and points the environment at it (nothing else of the machine's
 // Databricks or cloud settings is seen). Path access inside the table's storage is refused,
 // the workspace's default for managed tables.
-func doctorWorkspace(t *testing.T) (*workspace.Workspace, string) {
+func doctorWorkspace(t *testing.T) (*fakeworkspace.Workspace, string) {
 	t.Helper()
 	isolateEnv(t)
 	t.Setenv("DATABRICKS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
@@ -44,7 +44,7 @@ func doctorWorkspace(t *testing.T) (*workspace.Workspace, string) {
 	if err := pqgen.WriteFile(filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix+"2026/01/part-1.parquet")), data); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := workspace.Start(workspace.Options{})
+	ws, err := fakeworkspace.Start(fakeworkspace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func doctorWorkspace(t *testing.T) (*workspace.Workspace, string) {
 	return ws, root
 }
 
-func allowPathAccess(ws *workspace.Workspace) {
+func allowPathAccess(ws *fakeworkspace.Workspace) {
 	u := ws.Warehouse().Unknowns()
 	u.PathAccess = fakewarehouse.OverlapAllowed
 	ws.Warehouse().SetUnknowns(u)

@@ -11,14 +11,14 @@ import (
 	"testing"
 
 	"github.com/zbrecover/zbrecover/databricks"
-	"github.com/zbrecover/zbrecover/internal/workspace"
+	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/storage/storagetest"
 )
 
-func volumeClient(t *testing.T) (*databricks.Client, *workspace.Workspace) {
+func volumeClient(t *testing.T) (*databricks.Client, *fakeworkspace.Workspace) {
 	t.Helper()
-	ws, err := workspace.Start(workspace.Options{})
+	ws, err := fakeworkspace.Start(fakeworkspace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@
 // Host, Port, HTTPPath and Token give the parts of the DSN for connector options. Requests
 // and Statements return the request and statement logs (each statement with the versions it
 // committed); Inject adds faults, SetUnknowns picks the answers to unknown behaviours,
-// Zerobus, CommitLookalike and AddTrigger add other writers. internal/workspace serves all of
+// Zerobus, CommitLookalike and AddTrigger add other writers. internal/fakeworkspace serves all of
 // it on a workspace's port, and makes each switch reachable from outside the process (its
 // control endpoints under /api/2.0/fake/ and `zbrecover demo serve --faults FILE`).
 //
@@ -202,7 +202,7 @@
 //     inserted), or a burst of K Zerobus versions right before every matching statement.
 //   - Volumes: CREATE VOLUME c.s.v makes /Volumes/c/s/v/… (and dbfs:/Volumes/…) a folder under
 //     the working directory that path reads and COPY INTO accept; a missing volume is
-//     UC_VOLUME_NOT_FOUND. internal/workspace serves the Files API on it.
+//     UC_VOLUME_NOT_FOUND. internal/fakeworkspace serves the Files API on it.
 //
 // # Storage
 //

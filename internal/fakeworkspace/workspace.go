@@ -1,4 +1,4 @@
-// Package workspace is a local Databricks workspace for tests and the demo: on one 127.0.0.1
+// Package fakeworkspace is a local Databricks workspace for tests and the demo: on one 127.0.0.1
 // port it serves the SQL warehouse (internal/fakewarehouse, the Thrift endpoint the
 // databricks-sql-go driver speaks), the Unity Catalog tables and temporary table credentials
 // APIs (databricks/uctest's handlers, answering from the warehouse's live catalog), the Files
@@ -9,7 +9,7 @@
 //
 // Like fakewarehouse it needs cgo (DuckDB) at run time: without cgo, Start fails.
 //
-//	ws, err := workspace.Start(workspace.Options{})
+//	ws, err := fakeworkspace.Start(fakeworkspace.Options{})
 //	defer ws.Close()
 //	ws.RegisterTable(ctx, "main.sales.orders", "/data/orders", true) // managed: path reads there refused
 //	os.Setenv("DATABRICKS_HOST", ws.URL()) // and ws.Env() for all three settings
@@ -36,7 +36,7 @@
 //     /api/2.0/fake/latency), so that staging can be measured at, say, 20 ms a request.
 //
 // Apply applies a whole Control document; DecodeControl reads one.
-package workspace
+package fakeworkspace
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package workspace_test
+package fakeworkspace_test
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 	"github.com/databricks/databricks-sdk-go/service/catalog"
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
-	"github.com/zbrecover/zbrecover/internal/workspace"
+	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
 	sd "github.com/zbrecover/zbrecover/schemadiff"
 )
 
@@ -29,7 +29,7 @@ func TestReadTableSpecs(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "main", "sales", "notes"), 0o755); err != nil { // no Delta log
 		t.Fatal(err)
 	}
-	specs, err := workspace.ReadTableSpecs(dir)
+	specs, err := fakeworkspace.ReadTableSpecs(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,11 +43,11 @@ func TestReadTableSpecs(t *testing.T) {
 	if err := os.WriteFile(list, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	specs, err = workspace.ReadTableSpecs(list)
+	specs, err = fakeworkspace.ReadTableSpecs(list)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []workspace.TableSpec{{"main.sales.a", filepath.Join(dir, "main", "sales", "orders"), true},
+	want := []fakeworkspace.TableSpec{{"main.sales.a", filepath.Join(dir, "main", "sales", "orders"), true},
 		{"main.ext.b", "/abs/b", false}, {"main.sales.c", "file:///x/c", true}}
 	if fmt.Sprint(specs) != fmt.Sprint(want) {
 		t.Errorf("from a file: %+v, want %+v", specs, want)
@@ -57,11 +57,11 @@ func TestReadTableSpecs(t *testing.T) {
 		if err := os.WriteFile(list, []byte(bad), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := workspace.ReadTableSpecs(list); err == nil || !strings.Contains(err.Error(), "tables.txt:1") {
+		if _, err := fakeworkspace.ReadTableSpecs(list); err == nil || !strings.Contains(err.Error(), "tables.txt:1") {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}
-	if _, err := workspace.ReadTableSpecs(t.TempDir()); err == nil {
+	if _, err := fakeworkspace.ReadTableSpecs(t.TempDir()); err == nil {
 		t.Error("an empty directory gave tables")
 	}
 }
@@ -73,11 +73,11 @@ func TestRegisterManyTables(t *testing.T) {
 	for i := range 120 {
 		writeLog(t, filepath.Join(dir, "main", fmt.Sprintf("s%d", i%3), fmt.Sprintf("t%03d", i)))
 	}
-	specs, err := workspace.ReadTableSpecs(dir)
+	specs, err := fakeworkspace.ReadTableSpecs(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws := start(t, workspace.Options{})
+	ws := start(t, fakeworkspace.Options{})
 	began := time.Now()
 	if err := ws.RegisterTables(ctx(t), specs); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package workspace_test
+package fakeworkspace_test
 
 import (
 	"slices"
@@ -8,13 +8,13 @@ import (
 	"github.com/databricks/databricks-sdk-go/service/catalog"
 	dbsql "github.com/databricks/databricks-sdk-go/service/sql"
 
-	"github.com/zbrecover/zbrecover/internal/workspace"
+	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
 )
 
 // TestStopWarehouse: the SQL warehouses API reports the state, stop and start are the API's
 // POST …/stop and …/start, and while stopped every statement fails (a session still opens).
 func TestStopWarehouse(t *testing.T) {
-	ws := start(t, workspace.Options{})
+	ws := start(t, fakeworkspace.Options{})
 	w := sdkClient(t, ws)
 	state := func() string {
 		t.Helper()
@@ -58,7 +58,7 @@ func TestStopWarehouse(t *testing.T) {
 // TestEffectivePermissions: registering a table grants the workspace user what a recovery
 // needs; the API reports grants on the securable and inherited ones, and follows Revoke.
 func TestEffectivePermissions(t *testing.T) {
-	ws := start(t, workspace.Options{UserName: "op@example.com"})
+	ws := start(t, fakeworkspace.Options{UserName: "op@example.com"})
 	if err := ws.RegisterTable(ctx(t), "main.sales.orders", ordersRoot(t), true); err != nil {
 		t.Fatal(err)
 	}

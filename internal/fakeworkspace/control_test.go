@@ -1,4 +1,4 @@
-package workspace_test
+package fakeworkspace_test
 
 import (
 	"bytes"
@@ -14,11 +14,11 @@ import (
 	"github.com/databricks/databricks-sdk-go/service/files"
 
 	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
-	"github.com/zbrecover/zbrecover/internal/workspace"
+	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
 )
 
 // call sends a request to the workspace with its token (or none) and decodes a JSON answer.
-func call(t *testing.T, ws *workspace.Workspace, method, path, body string, token bool) (int, map[string]any) {
+func call(t *testing.T, ws *fakeworkspace.Workspace, method, path, body string, token bool) (int, map[string]any) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(ctx(t), method, ws.URL()+path, strings.NewReader(body))
 	if err != nil {
@@ -42,7 +42,7 @@ func call(t *testing.T, ws *workspace.Workspace, method, path, body string, toke
 	return resp.StatusCode, m
 }
 
-func mustCall(t *testing.T, ws *workspace.Workspace, method, path, body string) map[string]any {
+func mustCall(t *testing.T, ws *fakeworkspace.Workspace, method, path, body string) map[string]any {
 	t.Helper()
 	status, m := call(t, ws, method, path, body, true)
 	if status != http.StatusOK {
@@ -107,7 +107,7 @@ func historyOps(t *testing.T, db *sql.DB, table string) (ops, metas []string) {
 // TestControlEndpoints: every control endpoint changes the running workspace, through HTTP
 // with the workspace's token, and its effect shows through the SQL driver or the APIs.
 func TestControlEndpoints(t *testing.T) {
-	ws := start(t, workspace.Options{})
+	ws := start(t, fakeworkspace.Options{})
 	if err := ws.RegisterTable(ctx(t), "main.sales.orders", ordersRoot(t), true); err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestControlEndpoints(t *testing.T) {
 // part applies nothing.
 func TestApplyControlDocument(t *testing.T) {
 	root := ordersRoot(t) // before start: the Zerobus writer the document starts stops with ws, before root goes
-	ws := start(t, workspace.Options{})
+	ws := start(t, fakeworkspace.Options{})
 	if err := ws.RegisterTable(ctx(t), "main.sales.orders", root, true); err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func TestApplyControlDocument(t *testing.T) {
 	  "zerobus": [{"table": "main.sales.orders", "interval_ms": 2}],
 	  "triggers": [{"match": "(?i)^COPY INTO", "lookalike": {"operation": "MERGE", "user_name": "etl@example.com"}, "times": -1}]
 	}`
-	c, err := workspace.DecodeControl([]byte(doc))
+	c, err := fakeworkspace.DecodeControl([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestApplyControlDocument(t *testing.T) {
 	if trs := ws.Warehouse().Triggers(); len(trs) != 1 || trs[0].Trigger().Lookalike.UserName != "etl@example.com" {
 		t.Errorf("triggers = %v", trs)
 	}
-	if _, err := workspace.DecodeControl([]byte(`{"fault":[]}`)); err == nil {
+	if _, err := fakeworkspace.DecodeControl([]byte(`{"fault":[]}`)); err == nil {
 		t.Error("a misspelt part was accepted")
 	}
 }
@@ -286,7 +286,7 @@ func TestApplyControlDocument(t *testing.T) {
 // reproducible and the SDK's retries get through it; a latency applies to every request;
 // without faults the same uploads go straight through.
 func TestAPIFaultsAndLatency(t *testing.T) {
-	ws := start(t, workspace.Options{})
+	ws := start(t, fakeworkspace.Options{})
 	if _, err := ws.Warehouse().Engine().Exec(ctx(t), "CREATE SCHEMA main.sales"); err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func TestAPIFaultsAndLatency(t *testing.T) {
 	// Which of 40 PUTs a 20% fault throttles depends only on the seed.
 	pattern := func(seed uint64) string {
 		ws.ClearAPIFaults()
-		if _, err := ws.InjectAPI(workspace.APIFault{Method: "PUT", Path: "^/api/2.0/fs/files/", Times: -1, Percent: 20, Seed: seed, HTTPStatus: 429, RetryAfter: "1"}); err != nil {
+		if _, err := ws.InjectAPI(fakeworkspace.APIFault{Method: "PUT", Path: "^/api/2.0/fs/files/", Times: -1, Percent: 20, Seed: seed, HTTPStatus: 429, RetryAfter: "1"}); err != nil {
 			t.Fatal(err)
 		}
 		var b strings.Builder
@@ -323,17 +323,17 @@ func TestAPIFaultsAndLatency(t *testing.T) {
 	}
 	// The SDK retries a throttled upload and gets through.
 	ws.ClearAPIFaults()
-	f429, _ := ws.InjectAPI(workspace.APIFault{Method: "PUT", Path: "^/api/2.0/fs/files/", HTTPStatus: 429, RetryAfter: "0"})
+	f429, _ := ws.InjectAPI(fakeworkspace.APIFault{Method: "PUT", Path: "^/api/2.0/fs/files/", HTTPStatus: 429, RetryAfter: "0"})
 	if err := upload("after-429"); err != nil || f429.Fired() != 1 {
 		t.Errorf("upload through one 429 = %v (fired %d)", err, f429.Fired())
 	}
 	ws.ClearAPIFaults()
-	f, _ := ws.InjectAPI(workspace.APIFault{Path: "^/api/2.0/fs/", HTTPStatus: 503, RetryAfter: "0"})
+	f, _ := ws.InjectAPI(fakeworkspace.APIFault{Path: "^/api/2.0/fs/", HTTPStatus: 503, RetryAfter: "0"})
 	if err := upload("after-503"); err != nil || f.Fired() != 1 {
 		t.Errorf("upload through one 503 = %v (fired %d)", err, f.Fired())
 	}
 	ws.ClearAPIFaults()
-	ws.SetLatency(workspace.Latency{Files: 20 * time.Millisecond})
+	ws.SetLatency(fakeworkspace.Latency{Files: 20 * time.Millisecond})
 	began := time.Now()
 	for i := 0; i < 5; i++ {
 		if err := upload(fmt.Sprintf("slow%d", i)); err != nil {
@@ -343,7 +343,7 @@ func TestAPIFaultsAndLatency(t *testing.T) {
 	if el := time.Since(began); el < 100*time.Millisecond {
 		t.Errorf("5 uploads at 20 ms latency took %v", el)
 	}
-	ws.SetLatency(workspace.Latency{})
+	ws.SetLatency(fakeworkspace.Latency{})
 	// A PUT cut before the workspace writes nothing; one whose answer is lost wrote its file.
 	put := func(name string) error {
 		req, _ := http.NewRequestWithContext(ctx(t), "PUT", ws.URL()+"/api/2.0/fs/files/Volumes/main/sales/staging/"+name, strings.NewReader("data"))
@@ -354,7 +354,7 @@ func TestAPIFaultsAndLatency(t *testing.T) {
 		}
 		return err
 	}
-	for name, f := range map[string]workspace.APIFault{"cut": {DropRequest: true}, "lost": {DropResponse: true}} {
+	for name, f := range map[string]fakeworkspace.APIFault{"cut": {DropRequest: true}, "lost": {DropResponse: true}} {
 		ws.ClearAPIFaults()
 		f.Method = "PUT"
 		if _, err := ws.InjectAPI(f); err != nil {
@@ -370,13 +370,13 @@ func TestAPIFaultsAndLatency(t *testing.T) {
 	}
 	// Unity Catalog's endpoints take faults too.
 	ws.ClearAPIFaults()
-	if _, err := ws.InjectAPI(workspace.APIFault{Path: "^/api/2.1/unity-catalog/", HTTPStatus: 503}); err != nil {
+	if _, err := ws.InjectAPI(fakeworkspace.APIFault{Path: "^/api/2.1/unity-catalog/", HTTPStatus: 503}); err != nil {
 		t.Fatal(err)
 	}
 	if status, m := call(t, ws, "GET", "/api/2.1/unity-catalog/tables/main.sales.x", "", true); status != 503 || m["error_code"] != "TEMPORARILY_UNAVAILABLE" {
 		t.Errorf("Unity Catalog with a 503 fault = %d %v", status, m)
 	}
-	if _, err := ws.InjectAPI(workspace.APIFault{}); err == nil {
+	if _, err := ws.InjectAPI(fakeworkspace.APIFault{}); err == nil {
 		t.Error("an API fault without an action was accepted")
 	}
 }

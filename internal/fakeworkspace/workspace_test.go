@@ -1,4 +1,4 @@
-package workspace_test
+package fakeworkspace_test
 
 import (
 	"bufio"
@@ -25,8 +25,8 @@ import (
 	"github.com/databricks/databricks-sql-go/logger"
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
+	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
-	"github.com/zbrecover/zbrecover/internal/workspace"
 	sd "github.com/zbrecover/zbrecover/schemadiff"
 )
 
@@ -52,9 +52,9 @@ func ordersRoot(t *testing.T) string {
 	return root
 }
 
-func start(t *testing.T, opts workspace.Options) *workspace.Workspace {
+func start(t *testing.T, opts fakeworkspace.Options) *fakeworkspace.Workspace {
 	t.Helper()
-	ws, err := workspace.Start(opts)
+	ws, err := fakeworkspace.Start(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func start(t *testing.T, opts workspace.Options) *workspace.Workspace {
 	return ws
 }
 
-func sdkClient(t *testing.T, ws *workspace.Workspace) *sdk.WorkspaceClient {
+func sdkClient(t *testing.T, ws *fakeworkspace.Workspace) *sdk.WorkspaceClient {
 	t.Helper()
 	w, err := sdk.NewWorkspaceClient(&sdk.Config{Host: ws.URL(), Token: ws.Token(), Credentials: nil})
 	if err != nil {
@@ -71,7 +71,7 @@ func sdkClient(t *testing.T, ws *workspace.Workspace) *sdk.WorkspaceClient {
 	return w
 }
 
-func openSQL(t *testing.T, ws *workspace.Workspace) *sql.DB {
+func openSQL(t *testing.T, ws *fakeworkspace.Workspace) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("databricks", ws.Warehouse().DSN())
 	if err != nil {
@@ -86,7 +86,7 @@ func openSQL(t *testing.T, ws *workspace.Workspace) *sql.DB {
 // refuses path reads, an external one's does not.
 func TestRegisteredTableThroughUnityCatalogAndWarehouse(t *testing.T) {
 	var logBuf bytes.Buffer
-	ws := start(t, workspace.Options{StatementLog: &syncWriter{w: &logBuf}})
+	ws := start(t, fakeworkspace.Options{StatementLog: &syncWriter{w: &logBuf}})
 	managed, external := ordersRoot(t), ordersRoot(t)
 	if err := ws.RegisterTable(ctx(t), "main.sales.orders", managed, true); err != nil {
 		t.Fatal(err)
@@ -133,10 +133,10 @@ func TestRegisteredTableThroughUnityCatalogAndWarehouse(t *testing.T) {
 		t.Errorf("COPY INTO from the external root: %v", err)
 	}
 	// The statement log: one JSON line per statement, with its outcome.
-	var entries []workspace.LogEntry
+	var entries []fakeworkspace.LogEntry
 	s := bufio.NewScanner(strings.NewReader(logBuf.String()))
 	for s.Scan() {
-		var e workspace.LogEntry
+		var e fakeworkspace.LogEntry
 		if err := json.Unmarshal(s.Bytes(), &e); err != nil {
 			t.Fatalf("log line %q: %v", s.Text(), err)
 		}
@@ -164,7 +164,7 @@ func TestRegisteredTableThroughUnityCatalogAndWarehouse(t *testing.T) {
 // TestFilesAPIOnVolumes: the SDK's Files client uploads, reads, lists and deletes in a volume,
 // and COPY INTO loads from it.
 func TestFilesAPIOnVolumes(t *testing.T) {
-	ws := start(t, workspace.Options{})
+	ws := start(t, fakeworkspace.Options{})
 	if err := ws.RegisterTable(ctx(t), "main.sales.orders", ordersRoot(t), true); err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestFilesAPIOnVolumes(t *testing.T) {
 
 // TestCloseLeavesNothingListening: after Close the port refuses connections.
 func TestCloseLeavesNothingListening(t *testing.T) {
-	ws, err := workspace.Start(workspace.Options{})
+	ws, err := fakeworkspace.Start(fakeworkspace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

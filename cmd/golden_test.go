@@ -11,9 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zbrecover/zbrecover/cleanup"
 	"github.com/zbrecover/zbrecover/databricks"
+	"github.com/zbrecover/zbrecover/history"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
+	"github.com/zbrecover/zbrecover/internal/jsonout"
 	"github.com/zbrecover/zbrecover/reload"
 	sd "github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/storage"
@@ -95,4 +98,26 @@ func TestSummaryGolden(t *testing.T) {
 	code := exitStatus(context.Background(), f, nil, err)
 	s.markdown(&b, code, err, []string{"`zbrecover reload main.sales.orders` settles batch 5 from the table's history"})
 	golden(t, "summary.md", []byte(b.String()))
+}
+
+// TestEveryDocumentEncodes: each type cmd writes with -o json is a document jsonout encodes
+// (an embedded type with methods, as cleanup.Plan in cleanup's documents, included).
+func TestEveryDocumentEncodes(t *testing.T) {
+	for _, doc := range []any{
+		cleanupPlanDoc{Plan: &cleanup.Plan{}, Keys: []string{}},
+		&cleanup.Report{Plan: &cleanup.Plan{}},
+		cleanupNothingDoc{},
+		planJSON(&reload.Plan{}),
+		&reload.Report{},
+		&reload.VerifyReport{},
+		&history.Runs{},
+		&history.Run{},
+	} {
+		var b bytes.Buffer
+		if err := jsonout.Encode(&b, doc); err != nil {
+			t.Errorf("%T: %v", doc, err)
+		} else if !strings.HasPrefix(b.String(), "{\n  \"schema_version\": ") {
+			t.Errorf("%T: %s", doc, b.String())
+		}
+	}
 }

@@ -21,16 +21,13 @@ func Encode(w io.Writer, v any) error {
 	if rv.Kind() != reflect.Struct {
 		return fmt.Errorf("jsonout: a %s is not a document (a struct)", rv.Kind())
 	}
-	wt, fields, err := wrapperOf(rv.Type())
+	wt, copyBody, err := wrapperOf(rv.Type())
 	if err != nil {
 		return err
 	}
 	doc := reflect.New(wt).Elem()
 	doc.Field(0).SetInt(SchemaVersion)
-	body := doc.Field(1)
-	for i, f := range fields {
-		body.Field(i).Set(rv.Field(f))
-	}
+	copyBody(doc.Field(1), rv)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
@@ -38,21 +35,20 @@ func Encode(w io.Writer, v any) error {
 }
 
 type wrapper struct {
-	t      reflect.Type
-	fields []int // the exported fields of the document type, copied in order
-	err    error
+	t    reflect.Type
+	copy func(dst, src reflect.Value) // dst: the body of t; src: a document
+	err  error
 }
 
 var wrappers sync.Map // reflect.Type → *wrapper
 
 // wrapperOf returns, for a document type T, struct { SchemaVersion int64
-// `json:"schema_version"`; P } where P is an unnamed struct of T's exported fields with their
-// tags (the members json.Marshal writes of T), embedded so that its members are promoted into
-// the document after schema_version; and the indexes of those fields in T.
-func wrapperOf(t reflect.Type) (reflect.Type, []int, error) {
+// `json:"schema_version"`; P } where P is methodless(T), embedded so that its members are
+// promoted into the document after schema_version; and the function that copies a T into P.
+func wrapperOf(t reflect.Type) (reflect.Type, func(dst, src reflect.Value), error) {
 	if w, ok := wrappers.Load(t); ok {
 		w := w.(*wrapper)
-		return w.t, w.fields, w.err
+		return w.t, w.copy, w.err
 	}
 	w := &wrapper{}
 	func() {
@@ -61,19 +57,65 @@ func wrapperOf(t reflect.Type) (reflect.Type, []int, error) {
 				w.err = fmt.Errorf("jsonout: %s cannot be a document: %v", t, r)
 			}
 		}()
-		var fs []reflect.StructField
-		for i := 0; i < t.NumField(); i++ {
-			if f := t.Field(i); f.IsExported() {
-				fs = append(fs, reflect.StructField{Name: f.Name, Type: f.Type, Tag: f.Tag, Anonymous: f.Anonymous})
-				w.fields = append(w.fields, i)
-			}
-		}
-		body := reflect.StructOf(fs)
+		body, cp := methodless(t, 0)
 		w.t = reflect.StructOf([]reflect.StructField{
 			{Name: "SchemaVersion", Type: reflect.TypeOf(int64(0)), Tag: `json:"schema_version"`},
 			{Name: "Document", Type: body, Anonymous: true},
 		})
+		w.copy = cp
 	}()
 	wrappers.Store(t, w)
-	return w.t, w.fields, w.err
+	return w.t, w.copy, w.err
+}
+
+// methodless returns an unnamed struct type with the members json.Marshal writes of the struct
+// type t, and the function that copies a t into it. Exported fields keep their types and tags.
+// An embedded struct (or pointer to one) whose members json.Marshal promotes, exported or not,
+// becomes an embedded unnamed struct of its own members: reflect.StructOf cannot embed a type
+// with methods (cleanup.Report embeds *cleanup.Plan), and an unnamed struct has none. A nil
+// embedded pointer stays nil, so its members are left out, as json.Marshal leaves them out.
+func methodless(t reflect.Type, depth int) (reflect.Type, func(dst, src reflect.Value)) {
+	if depth > 8 {
+		panic("embedded types nest too deep")
+	}
+	var fs []reflect.StructField
+	var copies []func(dst, src reflect.Value)
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		et, ptr := f.Type, f.Type.Kind() == reflect.Pointer
+		if ptr {
+			et = et.Elem()
+		}
+		j := len(fs)
+		switch {
+		case f.Anonymous && et.Kind() == reflect.Struct && f.Tag.Get("json") == "":
+			inner, cp := methodless(et, depth+1)
+			ft := inner
+			if ptr {
+				ft = reflect.PointerTo(inner)
+			}
+			fs = append(fs, reflect.StructField{Name: fmt.Sprintf("Embedded%d", i), Type: ft, Anonymous: true})
+			copies = append(copies, func(dst, src reflect.Value) {
+				s := src.Field(i)
+				if !ptr {
+					cp(dst.Field(j), s)
+					return
+				}
+				if s.IsNil() {
+					return
+				}
+				p := reflect.New(inner)
+				cp(p.Elem(), s.Elem())
+				dst.Field(j).Set(p)
+			})
+		case f.IsExported():
+			fs = append(fs, reflect.StructField{Name: f.Name, Type: f.Type, Tag: f.Tag, Anonymous: f.Anonymous})
+			copies = append(copies, func(dst, src reflect.Value) { dst.Field(j).Set(src.Field(i)) })
+		}
+	}
+	return reflect.StructOf(fs), func(dst, src reflect.Value) {
+		for _, c := range copies {
+			c(dst, src)
+		}
+	}
 }

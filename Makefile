@@ -1,7 +1,9 @@
 # zbrecover: the two set-up commands are `make demo` and `make test`.
 GO        ?= go
 BIN       ?= bin/zbrecover
-TESTFLAGS ?= -race -count=1
+# Every test binary runs in under 5 minutes on 2 cores (docs/performance.md); the timeout stops
+# one that hangs well before CI's.
+TESTFLAGS ?= -race -count=1 -timeout 10m
 # The local SQL warehouse (DuckDB) needs cgo at run time and no tag; the demo tag adds the demo
 # command and its tests, the duckdb tag the DuckDB side-by-side benchmark of inspect.
 TAGS      ?= duckdb demo

@@ -79,6 +79,8 @@ var importRules = []importRule{
 	{dir: "internal/fakewarehouse/tcli", only: []string{}},
 	{dir: "internal/fakeworkspace", only: []string{"internal/fakewarehouse", "databricks/uctest"}},
 	{dir: "internal/demo", only: []string{"delta/deltatest", "inspect", "internal/pqgen", "schemadiff"}},
+	// The end-to-end tests' helpers drive built binaries and a served workspace from outside.
+	{dir: "e2e/e2etest", only: []string{"databricks", "inspect", "schemadiff"}},
 }
 
 // testSupport are the packages that exist for tests and the demo: the local warehouse and
@@ -86,7 +88,7 @@ var importRules = []importRule{
 // test-support packages import them, so the release binary never contains them.
 var testSupport = []string{"internal/fakewarehouse", "internal/fakeworkspace", "internal/demo", "internal/pqgen", "internal/memstat",
 	"delta/deltatest", "databricks/uctest", "databricks/filestest", "storage/storagetest", "storage/mock", "storage/mem",
-	"storage/azure/azuretest", "storage/gcs/gcstest", "storage/s3/s3test"}
+	"storage/azure/azuretest", "storage/gcs/gcstest", "storage/s3/s3test", "e2e/e2etest"}
 
 // TestImportRules checks every rule against the tree, and that test-support packages reach
 // only tests and demo builds.

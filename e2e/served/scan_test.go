@@ -1,6 +1,6 @@
 //go:build demo && cgo
 
-package main
+package served
 
 import (
 	"bufio"
@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
+	"github.com/zbrecover/zbrecover/e2e/e2etest"
 	sd "github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/storage/s3/s3test"
 )
@@ -235,15 +236,15 @@ func TestScanDemoServe(t *testing.T) {
 		t.Skip("builds two binaries")
 	}
 	fx := writeScanFixture(t)
-	demoBin := buildBinary(t, "zbrecover-demo", "demo", "1")
-	release := buildBinary(t, "zbrecover", "", "0")
+	demoBin := e2etest.Demo(t)
+	release := e2etest.Release(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKeyID)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretAccessKey)
 	storageFlags := []string{"--s3-endpoint", fx.s3URL, "--s3-region", s3test.Region}
-	served := startDemoServe(ctx, t, demoBin, append([]string{"--tables-from", filepath.Join(fx.dir, "tables"),
+	served := e2etest.StartDemoServe(ctx, t, demoBin, append([]string{"--tables-from", filepath.Join(fx.dir, "tables"),
 		"--tables-from", filepath.Join(fx.dir, "more.txt")}, storageFlags...)...)
 	fx.breakTables(t)
 
@@ -252,7 +253,7 @@ func TestScanDemoServe(t *testing.T) {
 		cmd := exec.CommandContext(ctx, release, append(args, storageFlags...)...)
 		cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"),
 			"AWS_ACCESS_KEY_ID=" + s3test.AccessKeyID, "AWS_SECRET_ACCESS_KEY=" + s3test.SecretAccessKey}
-		for k, v := range served.env {
+		for k, v := range served.Env {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
 		return cmd
@@ -441,8 +442,8 @@ func TestScanDemoServe(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", want, md)
 		}
 	}
-	served.stop()
-	if !strings.Contains(served.stderr.String(), "registered 297 tables from ") || !strings.Contains(served.stderr.String(), "registered 3 tables from ") {
-		t.Errorf("demo serve stderr: %s", served.stderr.String())
+	served.Stop()
+	if !strings.Contains(served.Stderr.String(), "registered 297 tables from ") || !strings.Contains(served.Stderr.String(), "registered 3 tables from ") {
+		t.Errorf("demo serve stderr: %s", served.Stderr.String())
 	}
 }

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package main
+package recovery
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/cmd"
 	"github.com/zbrecover/zbrecover/delta/deltatest"
+	"github.com/zbrecover/zbrecover/e2e/e2etest"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
 	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
@@ -155,7 +156,7 @@ func reloadWithUnknownBatch(t *testing.T) (*recovery, []string, []string) {
 func checkPartialCleanup(t *testing.T, out string, after map[string]bool, changed, late string, unknown []string) map[string]bool {
 	t.Helper()
 	var rep cleanupJSON
-	decodeInto(t, out, &rep)
+	e2etest.DecodeInto(t, out, &rep)
 	if rep.Deleted != 19 || rep.Skipped != 1 || rep.Failed != 0 || len(rep.Problems) != 1 || rep.Problems[0].Key != changed ||
 		!strings.Contains(rep.Problems[0].Reason, "changed since it was verified") || rep.After != "partially_cleaned" {
 		t.Errorf("report %+v", rep)
@@ -356,7 +357,7 @@ func TestCleanupS3SlowDownVerbose(t *testing.T) {
 	srv := s3test.NewServer(t)
 	const id = "0b6c1c8e-0000-4000-8000-00000000e2e5"
 	dir := t.TempDir()
-	if _, err := deltatest.Write(dir, deltatest.Table{Schema: tableSchema, ID: id, Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}); err != nil {
+	if _, err := deltatest.Write(dir, deltatest.Table{Schema: e2etest.TableSchema, ID: id, Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}); err != nil {
 		t.Fatal(err)
 	}
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {

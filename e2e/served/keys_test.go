@@ -1,6 +1,6 @@
 //go:build demo && cgo
 
-package main
+package served
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
+	"github.com/zbrecover/zbrecover/e2e/e2etest"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 )
@@ -22,7 +23,7 @@ import (
 // on every seventh record.
 func writeKeysRecovery(t *testing.T, root string, nOld, per int) []int64 {
 	t.Helper()
-	if _, err := deltatest.Write(root, deltatest.Table{Schema: tableSchema}); err != nil {
+	if _, err := deltatest.Write(root, deltatest.Table{Schema: e2etest.TableSchema}); err != nil {
 		t.Fatal(err)
 	}
 	var ids []int64
@@ -38,7 +39,7 @@ func writeKeysRecovery(t *testing.T, root string, nOld, per int) []int64 {
 			}
 			rows = append(rows, fmt.Sprintf(`{"id":%d,"customer_id":%s,"amount":"%d.25"}`, id, cust, id%100))
 		}
-		data, err := pqgen.Bytes(oldFiles, "["+strings.Join(rows, ",")+"]", pqgen.Options{})
+		data, err := pqgen.Bytes(e2etest.OldFiles, "["+strings.Join(rows, ",")+"]", pqgen.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,16 +80,16 @@ func TestDemoServeKeysOnAManagedTable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two binaries")
 	}
-	demoBin := buildBinary(t, "zbrecover-demo", "demo", "1")
-	release := buildBinary(t, "zbrecover", "", "0")
+	demoBin := e2etest.Demo(t)
+	release := e2etest.Release(t)
 	root := filepath.Join(t.TempDir(), "orders")
 	const nFiles, per = 20, 5
 	ids := writeKeysRecovery(t, root, nFiles, per)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	w := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
-	s := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
+	w := e2etest.StartDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
+	s := &served{e2etest.NewServed(ctx, t, release, w.Env)}
 	const table = "main.sales.orders"
 	const vol = "/Volumes/main/sales/staging"
 
@@ -98,39 +99,39 @@ func TestDemoServeKeysOnAManagedTable(t *testing.T) {
 	for _, id := range ids[:published] {
 		values = append(values, fmt.Sprintf("(%d, 'published', 1.0)", id))
 	}
-	s.sql("INSERT INTO main.sales.orders VALUES " + strings.Join(values, ", "))
+	s.SQL("INSERT INTO main.sales.orders VALUES " + strings.Join(values, ", "))
 
 	// (1) Without --stage-to, the managed table's folder cannot be read by the warehouse:
 	// the flag is named, exit 2, and no footer was read (no report).
-	code, out, errOut := s.run("inspect", table, "--from", "warehouse", "--key", "id")
+	code, out, errOut := s.Run("inspect", table, "--from", "warehouse", "--key", "id")
 	if code != 2 || !strings.Contains(errOut, "--stage-to") || !strings.Contains(errOut, "nothing was read") || strings.Contains(out, "schema group") {
 		t.Fatalf("inspect --key without --stage-to: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 
 	// (2) With --stage-to: the exact overlap, from a keys file removed afterwards.
-	code, out, errOut = s.run("-o", "json", "inspect", table, "--from", "warehouse", "--key", "id", "--stage-to", vol+"/keys")
+	code, out, errOut = s.Run("-o", "json", "inspect", table, "--from", "warehouse", "--key", "id", "--stage-to", vol+"/keys")
 	if code != 3 { // the group still blocks (a rename): exit 3, the measure is made
 		t.Fatalf("inspect --key --stage-to: exit %d\nstdout: %.2000s\nstderr: %s", code, out, errOut)
 	}
 	var ov overlapDoc
-	decodeInto(t, out, &ov)
+	e2etest.DecodeInto(t, out, &ov)
 	if len(ov.Keys.Groups) != 1 || ov.Keys.Groups[0].InTable != int64(published) || ov.Keys.Total.InTable != int64(published) ||
 		ov.Keys.Total.Records != int64(len(ids)) || ov.Keys.Total.New != int64(len(ids)-published) {
 		t.Errorf("overlap %+v, want %d of %d records in the table", ov.Keys, published, len(ids))
 	}
-	host, token := w.env["DATABRICKS_HOST"], w.env["DATABRICKS_TOKEN"]
-	for k := range listVolume(t, host, token, vol+"/keys") {
+	host, token := w.Env["DATABRICKS_HOST"], w.Env["DATABRICKS_TOKEN"]
+	for k := range e2etest.ListVolume(t, host, token, vol+"/keys") {
 		t.Errorf("inspect left %s in the volume", k)
 	}
 
 	// (3) A staged reload with --key records a keys file beside the copies.
 	stage := vol + "/run1"
-	code, out, errOut = s.run("-o", "json", "reload", table, "--rename", "customer_id=customer_key", "--stage-to", stage, "--key", "id", "--yes")
+	code, out, errOut = s.Run("-o", "json", "reload", table, "--rename", "customer_id=customer_key", "--stage-to", stage, "--key", "id", "--yes")
 	if code != 0 {
 		t.Fatalf("reload --key: exit %d\nstdout: %.3000s\nstderr: %s", code, out, errOut)
 	}
 	keysFiles := 0
-	for k := range listVolume(t, host, token, stage) {
+	for k := range e2etest.ListVolume(t, host, token, stage) {
 		if strings.HasPrefix(k, "_zbrecover/keys/") && strings.HasSuffix(k, ".parquet") {
 			keysFiles++
 		}
@@ -151,12 +152,12 @@ func TestDemoServeKeysOnAManagedTable(t *testing.T) {
 	}
 	check := func(when string) {
 		t.Helper()
-		code, out, errOut := s.run("-o", "json", "verify", table, "--key", "id")
+		code, out, errOut := s.Run("-o", "json", "verify", table, "--key", "id")
 		var v verifyDoc
 		if code != 0 {
 			t.Fatalf("verify --key %s: exit %d\nstdout: %.3000s\nstderr: %s", when, code, out, errOut)
 		}
-		decodeInto(t, out, &v)
+		e2etest.DecodeInto(t, out, &v)
 		if !v.OK || !v.Keys.OK || v.Keys.Missing != 0 || v.Keys.Keys != int64(len(ids)) || v.Keys.Duplicated != int64(published) {
 			t.Errorf("verify --key %s: %+v, want %d keys, 0 missing, %d duplicated", when, v, len(ids), published)
 		}
@@ -164,7 +165,7 @@ func TestDemoServeKeysOnAManagedTable(t *testing.T) {
 	check("before cleanup")
 
 	// (5) cleanup deletes every file and copy; the keys file stays.
-	if code, out, errOut := s.run("cleanup", table, "--yes"); code != 0 {
+	if code, out, errOut := s.Run("cleanup", table, "--yes"); code != 0 {
 		t.Fatalf("cleanup: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 	left := 0
@@ -180,7 +181,7 @@ func TestDemoServeKeysOnAManagedTable(t *testing.T) {
 	// (6) verify --key after cleanup: from the keys file.
 	check("after cleanup")
 
-	w.stop()
+	w.Stop()
 }
 
 // TestDemoServeCompositeKeyWithNulls: a composite key (customer_key, id) whose first column
@@ -190,14 +191,14 @@ func TestDemoServeCompositeKeyWithNulls(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two binaries")
 	}
-	demoBin := buildBinary(t, "zbrecover-demo", "demo", "1")
-	release := buildBinary(t, "zbrecover", "", "0")
+	demoBin := e2etest.Demo(t)
+	release := e2etest.Release(t)
 	root := filepath.Join(t.TempDir(), "orders")
 	ids := writeKeysRecovery(t, root, 6, 7)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	w := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
-	s := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
+	w := e2etest.StartDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
+	s := &served{e2etest.NewServed(ctx, t, release, w.Env)}
 	// Published: ids 1..10 with the same customer (NULL where the file has NULL), and id 11
 	// with another customer (not the same composite key).
 	var values []string
@@ -211,14 +212,14 @@ func TestDemoServeCompositeKeyWithNulls(t *testing.T) {
 		values = append(values, fmt.Sprintf("(%d, %s, 1.0)", id, cust))
 	}
 	values = append(values, "(11, 'other', 1.0)")
-	s.sql("INSERT INTO main.sales.orders VALUES " + strings.Join(values, ", "))
-	code, out, errOut := s.run("-o", "json", "inspect", "main.sales.orders", "--from", "warehouse", "--key", "customer_key,id",
+	s.SQL("INSERT INTO main.sales.orders VALUES " + strings.Join(values, ", "))
+	code, out, errOut := s.Run("-o", "json", "inspect", "main.sales.orders", "--from", "warehouse", "--key", "customer_key,id",
 		"--rename", "customer_id=customer_key", "--stage-to", "/Volumes/main/sales/staging/keys")
 	if code != 3 {
 		t.Fatalf("inspect: exit %d\nstdout: %.2000s\nstderr: %s", code, out, errOut)
 	}
 	var ov overlapDoc
-	decodeInto(t, out, &ov)
+	e2etest.DecodeInto(t, out, &ov)
 	wantNull := int64(0)
 	for _, id := range ids {
 		if id%7 == 0 {
@@ -228,7 +229,7 @@ func TestDemoServeCompositeKeyWithNulls(t *testing.T) {
 	if ov.Keys.Total.InTable != 10 || ov.Keys.Total.Records != int64(len(ids)) || len(ov.Keys.Groups) != 1 || ov.Keys.Groups[0].NullRecs != wantNull {
 		t.Errorf("overlap %+v: want 10 records with their key in the table (%d of them with a NULL customer), %d NULL-key records", ov.Keys, nulls, wantNull)
 	}
-	w.stop()
+	w.Stop()
 }
 
 var _ = json.Marshal

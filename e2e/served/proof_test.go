@@ -1,6 +1,6 @@
 //go:build demo && cgo
 
-package main
+package served
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
+	"github.com/zbrecover/zbrecover/e2e/e2etest"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 )
@@ -22,7 +23,7 @@ import (
 func proofTable(t *testing.T, n, rows int) (root string, total int) {
 	t.Helper()
 	root = filepath.Join(t.TempDir(), "orders")
-	if _, err := deltatest.Write(root, deltatest.Table{Schema: tableSchema}); err != nil {
+	if _, err := deltatest.Write(root, deltatest.Table{Schema: e2etest.TableSchema}); err != nil {
 		t.Fatal(err)
 	}
 	id := 0
@@ -32,7 +33,7 @@ func proofTable(t *testing.T, n, rows int) (root string, total int) {
 			id++
 			rs = append(rs, fmt.Sprintf(`{"id":%d,"customer_id":"c%d","amount":"%d.25"}`, id, id, id%100))
 		}
-		data, err := pqgen.Bytes(oldFiles, "["+strings.Join(rs, ",")+"]", pqgen.Options{})
+		data, err := pqgen.Bytes(e2etest.OldFiles, "["+strings.Join(rs, ",")+"]", pqgen.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,25 +45,12 @@ func proofTable(t *testing.T, n, rows int) (root string, total int) {
 	return root, id
 }
 
-// fallbackLeft counts the files left in the root's fallback folder.
-func fallbackLeft(t *testing.T, root string) int {
-	t.Helper()
-	n := 0
-	_ = filepath.WalkDir(filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix)), func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".parquet") {
-			n++
-		}
-		return nil
-	})
-	return n
-}
-
 // runFiles is `history --run RUN -o json`: each file's state and deletion.
 func (s *served) runFiles(run string) map[string]string {
-	s.t.Helper()
-	code, out, errOut := s.run("-o", "json", "history", "--run", run)
+	s.T.Helper()
+	code, out, errOut := s.Run("-o", "json", "history", "--run", run)
 	if code != 0 {
-		s.t.Fatalf("history --run %s: exit %d\n%s%s", run, code, out, errOut)
+		s.T.Fatalf("history --run %s: exit %d\n%s%s", run, code, out, errOut)
 	}
 	var doc struct {
 		Files []struct {
@@ -71,7 +59,7 @@ func (s *served) runFiles(run string) map[string]string {
 			Deleted string `json:"deleted"`
 		} `json:"files"`
 	}
-	decodeInto(s.t, out, &doc)
+	e2etest.DecodeInto(s.T, out, &doc)
 	m := map[string]string{}
 	for _, f := range doc.Files {
 		m[f.Key] = strings.TrimSpace(f.State + " " + f.Deleted)
@@ -81,12 +69,12 @@ func (s *served) runFiles(run string) map[string]string {
 
 // checkTable reads the table: every id 1…total exactly once (and nothing else).
 func (s *served) checkTable(total int) {
-	s.t.Helper()
-	rows := s.count("SELECT count(*) FROM main.sales.orders")
-	distinct := s.count("SELECT count(DISTINCT id) FROM main.sales.orders")
-	inRange := s.count(fmt.Sprintf("SELECT count(DISTINCT id) FROM main.sales.orders WHERE id BETWEEN 1 AND %d", total))
+	s.T.Helper()
+	rows := s.Count("SELECT count(*) FROM main.sales.orders")
+	distinct := s.Count("SELECT count(DISTINCT id) FROM main.sales.orders")
+	inRange := s.Count(fmt.Sprintf("SELECT count(DISTINCT id) FROM main.sales.orders WHERE id BETWEEN 1 AND %d", total))
 	if rows != int64(total) || distinct != int64(total) || inRange != int64(total) {
-		s.t.Errorf("table: %d rows, %d distinct ids, %d of ids 1…%d; want each once", rows, distinct, inRange, total)
+		s.T.Errorf("table: %d rows, %d distinct ids, %d of ids 1…%d; want each once", rows, distinct, inRange, total)
 	}
 }
 
@@ -101,20 +89,20 @@ func TestProofLostStatementAmongEqualNeighbours(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two binaries")
 	}
-	demoBin := buildBinary(t, "zbrecover-demo", "demo", "1")
-	release := buildBinary(t, "zbrecover", "", "0")
+	demoBin := e2etest.Demo(t)
+	release := e2etest.Release(t)
 	for _, tagged := range []bool{true, false} {
 		t.Run(map[bool]string{true: "tagged", false: "untagged"}[tagged], func(t *testing.T) {
 			const nFiles, rows = 6, 4
 			root, total := proofTable(t, nFiles, rows)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			w := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
-			s := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
+			w := e2etest.StartDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
+			s := &served{e2etest.NewServed(ctx, t, release, w.Env)}
 			if !tagged {
-				s.control("PATCH", "unknowns", map[string]any{"refuse_user_metadata": true})
+				s.Control("PATCH", "unknowns", map[string]any{"refuse_user_metadata": true})
 			}
-			s.apply(map[string]any{"faults": []map[string]any{
+			s.Apply(map[string]any{"faults": []map[string]any{
 				{"match": `FILEFORMAT = PARQUET FILES = \('old-00003\.parquet'\)`, "times": -1, "action": "drop_request"},
 				{"match": `^DESCRIBE HISTORY .* LIMIT 1$`, "skip": 3, "times": 1, "action": "error",
 					"error": map[string]any{"class": "INTERNAL_ERROR", "sqlstate": "XX000", "message": "history read failed"}},
@@ -124,7 +112,7 @@ func TestProofLostStatementAmongEqualNeighbours(t *testing.T) {
 			batch4 := inspect.FallbackPrefix + "2026/01/01/old-00003.parquet"
 			var run string
 			for i := 0; i < 3; i++ {
-				code, out, errOut := s.run(reload...)
+				code, out, errOut := s.Run(reload...)
 				if code == 0 {
 					t.Fatalf("reload %d succeeded while batch 4's sends are cut\n%.3000s\n%s", i+1, out, errOut)
 				}
@@ -141,32 +129,32 @@ func TestProofLostStatementAmongEqualNeighbours(t *testing.T) {
 				if st := s.runFiles(run)[batch4]; strings.HasPrefix(st, "verified") {
 					t.Fatalf("reload %d: batch 4, never sent, is %q", i+1, st)
 				}
-				if code, out, errOut := s.run("verify", "main.sales.orders"); code != 4 {
+				if code, out, errOut := s.Run("verify", "main.sales.orders"); code != 4 {
 					t.Errorf("verify with batch 4 open: exit %d\n%s%s", code, out, errOut)
 				}
-				if code, out, errOut := s.run("cleanup", "main.sales.orders", "--yes"); code == 0 || fallbackLeft(t, root) != nFiles {
-					t.Errorf("cleanup with batch 4 open: exit %d, %d files left\n%s%s", code, fallbackLeft(t, root), out, errOut)
+				if code, out, errOut := s.Run("cleanup", "main.sales.orders", "--yes"); code == 0 || e2etest.FallbackLeft(t, root) != nFiles {
+					t.Errorf("cleanup with batch 4 open: exit %d, %d files left\n%s%s", code, e2etest.FallbackLeft(t, root), out, errOut)
 				}
 			}
-			if n := s.count("SELECT count(*) FROM main.sales.orders WHERE id BETWEEN 13 AND 16"); n != 0 {
+			if n := s.Count("SELECT count(*) FROM main.sales.orders WHERE id BETWEEN 13 AND 16"); n != 0 {
 				t.Fatalf("batch 4's rows are in the table %d times though it was never sent", n)
 			}
-			s.clearFaults()
-			code, out, errOut := s.run(reload...)
+			s.ClearFaults()
+			code, out, errOut := s.Run(reload...)
 			if code != 0 {
 				t.Fatalf("reload once the sends get through: exit %d\n%.3000s\n%s", code, out, errOut)
 			}
-			if code, out, errOut := s.run("verify", "main.sales.orders"); code != 0 {
+			if code, out, errOut := s.Run("verify", "main.sales.orders"); code != 0 {
 				t.Fatalf("verify: exit %d\n%s%s", code, out, errOut)
 			}
-			if code, out, errOut := s.run("cleanup", "main.sales.orders", "--yes"); code != 0 {
+			if code, out, errOut := s.Run("cleanup", "main.sales.orders", "--yes"); code != 0 {
 				t.Fatalf("cleanup: exit %d\n%s%s", code, out, errOut)
 			}
-			if n := fallbackLeft(t, root); n != 0 {
+			if n := e2etest.FallbackLeft(t, root); n != 0 {
 				t.Errorf("%d fallback files left", n)
 			}
 			s.checkTable(total)
-			w.stop()
+			w.Stop()
 		})
 	}
 }
@@ -178,32 +166,32 @@ func TestProofNoBaseNoLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two binaries")
 	}
-	demoBin := buildBinary(t, "zbrecover-demo", "demo", "1")
-	release := buildBinary(t, "zbrecover", "", "0")
+	demoBin := e2etest.Demo(t)
+	release := e2etest.Release(t)
 	root, total := proofTable(t, 3, 2)
 	logFile := filepath.Join(t.TempDir(), "statements.jsonl")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	w := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root, "--log", logFile)
-	s := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
-	s.apply(map[string]any{"faults": []map[string]any{{"match": `^DESCRIBE HISTORY`, "times": -1, "action": "error",
+	w := e2etest.StartDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root, "--log", logFile)
+	s := &served{e2etest.NewServed(ctx, t, release, w.Env)}
+	s.Apply(map[string]any{"faults": []map[string]any{{"match": `^DESCRIBE HISTORY`, "times": -1, "action": "error",
 		"error": map[string]any{"class": "INTERNAL_ERROR", "sqlstate": "XX000", "message": "history read failed"}}}})
 	reload := []string{"reload", "main.sales.orders", "--rename", "customer_id=customer_key",
 		"--stage-to", "/Volumes/main/sales/staging/nobase", "--batch-files", "1", "--yes"}
-	from := statementLogLen(t, logFile)
-	code, out, errOut := s.run(reload...)
+	from := e2etest.StatementLogLen(t, logFile)
+	code, out, errOut := s.Run(reload...)
 	if code == 0 || !strings.Contains(errOut, "newest version cannot be read") || !strings.Contains(errOut, "nothing was sent") {
 		t.Fatalf("reload without history: exit %d\n%s%s", code, out, errOut)
 	}
-	if copies, _ := loads(readStatementLog(t, logFile, from)); len(copies) != 0 {
+	if copies, _ := e2etest.Loads(e2etest.ReadStatementLog(t, logFile, from)); len(copies) != 0 {
 		t.Errorf("%d COPY INTO sent without a base version", len(copies))
 	}
-	s.clearFaults()
-	if code, out, errOut := s.run(reload...); code != 0 {
+	s.ClearFaults()
+	if code, out, errOut := s.Run(reload...); code != 0 {
 		t.Fatalf("reload: exit %d\n%s%s", code, out, errOut)
 	}
 	s.checkTable(total)
-	w.stop()
+	w.Stop()
 }
 
 // TestProofTwoJournalsTwoPaths: two operators (two journals) staging the same table to two
@@ -213,31 +201,31 @@ func TestProofTwoJournalsTwoPaths(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two binaries")
 	}
-	demoBin := buildBinary(t, "zbrecover-demo", "demo", "1")
-	release := buildBinary(t, "zbrecover", "", "0")
+	demoBin := e2etest.Demo(t)
+	release := e2etest.Release(t)
 	root, total := proofTable(t, 4, 3)
 	logFile := filepath.Join(t.TempDir(), "statements.jsonl")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	w := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root, "--log", logFile)
-	alice := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
-	bob := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
+	w := e2etest.StartDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root, "--log", logFile)
+	alice := &served{e2etest.NewServed(ctx, t, release, w.Env)}
+	bob := &served{e2etest.NewServed(ctx, t, release, w.Env)}
 	args := func(dir string) []string {
 		return []string{"reload", "main.sales.orders", "--rename", "customer_id=customer_key", "--stage-to", "/Volumes/main/sales/staging/" + dir, "--yes"}
 	}
-	if code, out, errOut := alice.run(args("alice")...); code != 0 {
+	if code, out, errOut := alice.Run(args("alice")...); code != 0 {
 		t.Fatalf("first journal: exit %d\n%s%s", code, out, errOut)
 	}
-	from := statementLogLen(t, logFile)
-	code, out, errOut := bob.run(args("bob")...)
+	from := e2etest.StatementLogLen(t, logFile)
+	code, out, errOut := bob.Run(args("bob")...)
 	if code == 0 || !strings.Contains(errOut, "second path") || !strings.Contains(errOut, "/Volumes/main/sales/staging/alice") {
 		t.Fatalf("second journal through another path: exit %d\n%s%s", code, out, errOut)
 	}
-	if copies, _ := loads(readStatementLog(t, logFile, from)); len(copies) != 0 {
+	if copies, _ := e2etest.Loads(e2etest.ReadStatementLog(t, logFile, from)); len(copies) != 0 {
 		t.Errorf("the second journal sent %d COPY INTO", len(copies))
 	}
 	alice.checkTable(total)
-	w.stop()
+	w.Stop()
 }
 
 // TestProofHostileWarehouse drives reloads of the managed table of demo serve, staged, through
@@ -248,8 +236,8 @@ func TestProofHostileWarehouse(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two binaries")
 	}
-	demoBin := buildBinary(t, "zbrecover-demo", "demo", "1")
-	release := buildBinary(t, "zbrecover", "", "0")
+	demoBin := e2etest.Demo(t)
+	release := e2etest.Release(t)
 	copy2 := `FILEFORMAT = PARQUET FILES = \('old-00001\.parquet'\)`
 	for _, c := range []struct {
 		name     string
@@ -289,17 +277,17 @@ func TestProofHostileWarehouse(t *testing.T) {
 			root, total := proofTable(t, nFiles, rows)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			w := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
-			s := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
+			w := e2etest.StartDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
+			s := &served{e2etest.NewServed(ctx, t, release, w.Env)}
 			if c.unknowns != nil {
-				s.control("PATCH", "unknowns", c.unknowns)
+				s.Control("PATCH", "unknowns", c.unknowns)
 			}
-			s.apply(c.control)
+			s.Apply(c.control)
 			reload := []string{"reload", "main.sales.orders", "--rename", "customer_id=customer_key",
 				"--stage-to", "/Volumes/main/sales/staging/hostile", "--batch-files", "1", "--yes"}
 			var last int
 			for i := 0; i < 4; i++ {
-				code, _, _ := s.run(reload...)
+				code, _, _ := s.Run(reload...)
 				last = code
 				if code == 0 || code == 5 {
 					break
@@ -307,12 +295,12 @@ func TestProofHostileWarehouse(t *testing.T) {
 			}
 			// Our batches' rows: each once (look-alike and Zerobus writers add other rows).
 			ours := fmt.Sprintf("SELECT count(*) FROM main.sales.orders WHERE id BETWEEN 1 AND %d AND customer_key LIKE 'c%%'", total)
-			if n := s.count(ours); n != int64(total) {
+			if n := s.Count(ours); n != int64(total) {
 				t.Errorf("after the re-runs (last exit %d) the table holds %d rows of ids 1…%d", last, n, total)
 			}
-			_, _, _ = s.run("verify", "main.sales.orders")
-			code, out, errOut := s.run("cleanup", "main.sales.orders", "--yes")
-			left := fallbackLeft(t, root)
+			_, _, _ = s.Run("verify", "main.sales.orders")
+			code, out, errOut := s.Run("cleanup", "main.sales.orders", "--yes")
+			left := e2etest.FallbackLeft(t, root)
 			batch2 := filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix), "2026/01/01/old-00001.parquet")
 			_, statErr := os.Stat(batch2)
 			switch {
@@ -321,10 +309,10 @@ func TestProofHostileWarehouse(t *testing.T) {
 			case !c.proved && statErr != nil:
 				t.Errorf("cleanup deleted batch 2's file, which only weaker evidence settles (exit %d)\n%s%s", code, out, errOut)
 			}
-			if n := s.count(ours); n != int64(total) {
+			if n := s.Count(ours); n != int64(total) {
 				t.Errorf("after cleanup the table holds %d rows of ids 1…%d", n, total)
 			}
-			w.stop()
+			w.Stop()
 		})
 	}
 }
@@ -337,30 +325,30 @@ func TestProofLoadByKeyMerge(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two binaries")
 	}
-	demoBin := buildBinary(t, "zbrecover-demo", "demo", "1")
-	release := buildBinary(t, "zbrecover", "", "0")
+	demoBin := e2etest.Demo(t)
+	release := e2etest.Release(t)
 	root, total := proofTable(t, 4, 3)
 	logFile := filepath.Join(t.TempDir(), "statements.jsonl")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	w := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root, "--log", logFile)
-	s := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
-	s.control("PATCH", "unknowns", map[string]any{"schema_auto_merge": true})
-	s.apply(map[string]any{
+	w := e2etest.StartDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root, "--log", logFile)
+	s := &served{e2etest.NewServed(ctx, t, release, w.Env)}
+	s.Control("PATCH", "unknowns", map[string]any{"schema_auto_merge": true})
+	s.Apply(map[string]any{
 		"faults":   []map[string]any{{"match": `^MERGE INTO`, "times": 1, "action": "drop_response"}},
 		"triggers": []map[string]any{{"match": `^MERGE INTO`, "table": "main.sales.orders", "times": -1, "lookalike": map[string]any{"operation": "MERGE", "rows": 1}}},
 	})
 	reload := []string{"reload", "main.sales.orders", "--rename", "customer_id=customer_key",
 		"--stage-to", "/Volumes/main/sales/staging/merge", "--dedupe-key", "id", "--yes"}
-	if code, _, _ := s.run(reload...); code == 0 {
+	if code, _, _ := s.Run(reload...); code == 0 {
 		t.Fatal("a lost MERGE answer was not reported")
 	}
-	code, out, errOut := s.run(reload...)
+	code, out, errOut := s.Run(reload...)
 	if code != 0 {
 		t.Fatalf("re-run: exit %d\n%s%s", code, out, errOut)
 	}
 	merges := 0
-	for _, st := range readStatementLog(t, logFile, 0) {
+	for _, st := range e2etest.ReadStatementLog(t, logFile, 0) {
 		if strings.HasPrefix(st.Statement, "MERGE INTO") {
 			merges++
 		}
@@ -369,10 +357,10 @@ func TestProofLoadByKeyMerge(t *testing.T) {
 		t.Errorf("%d MERGE statements, want 2 (the lost one sent again, not settled from the history)", merges)
 	}
 	ours := fmt.Sprintf("SELECT count(*) FROM main.sales.orders WHERE id BETWEEN 1 AND %d AND customer_key LIKE 'c%%'", total)
-	if n := s.count(ours); n != int64(total) {
+	if n := s.Count(ours); n != int64(total) {
 		t.Errorf("the table holds %d of the %d records", n, total)
 	}
-	res := s.sql("SELECT * FROM main.sales.orders LIMIT 1")
+	res := s.SQL("SELECT * FROM main.sales.orders LIMIT 1")
 	for _, c := range res.Columns {
 		if strings.HasPrefix(c, "__zbrecover") {
 			t.Errorf("the MERGE added column %s to the table", c)
@@ -381,5 +369,5 @@ func TestProofLoadByKeyMerge(t *testing.T) {
 	if len(res.Columns) != 3 {
 		t.Errorf("columns %v, want the table's 3", res.Columns)
 	}
-	w.stop()
+	w.Stop()
 }

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package main
+package recovery
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
+	"github.com/zbrecover/zbrecover/e2e/e2etest"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
 	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
@@ -84,7 +85,7 @@ var emulatorRoots = []struct {
 func newRemoteRecovery(t *testing.T, root remoteRoot) *recovery {
 	t.Helper()
 	dir := t.TempDir()
-	if _, err := deltatest.Write(dir, deltatest.Table{Schema: tableSchema, ID: "0b6c1c8e-0000-4000-8000-00000000e2e7",
+	if _, err := deltatest.Write(dir, deltatest.Table{Schema: e2etest.TableSchema, ID: "0b6c1c8e-0000-4000-8000-00000000e2e7",
 		Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}); err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func newRemoteRecovery(t *testing.T, root remoteRoot) *recovery {
 			r.ids[id] = true
 			rows = append(rows, fmt.Sprintf(`{"id":%d,"customer_id":"c%d","amount":"%d.25"}`, id, id, id%100))
 		}
-		data, err := pqgen.Bytes(oldFiles, "["+strings.Join(rows, ",")+"]", pqgen.Options{})
+		data, err := pqgen.Bytes(e2etest.OldFiles, "["+strings.Join(rows, ",")+"]", pqgen.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

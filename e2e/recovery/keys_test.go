@@ -1,6 +1,6 @@
 //go:build cgo
 
-package main
+package recovery
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/delta/deltatest"
+	"github.com/zbrecover/zbrecover/e2e/e2etest"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
 	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
@@ -66,10 +67,10 @@ func newKeyed(t *testing.T) *keyed {
 		r.rows += len(ids)
 	}
 	for i := int64(0); i < 5; i++ {
-		write("old", fmt.Sprintf("dup-%05d.parquet", i), oldFiles, 3+i*11, 50-i*7)
+		write("old", fmt.Sprintf("dup-%05d.parquet", i), e2etest.OldFiles, 3+i*11, 50-i*7)
 	}
-	write("old", "dup-self.parquet", oldFiles, 5, 5)
-	write("new", "new-dup.parquet", newFiles, 2, 61)
+	write("old", "dup-self.parquet", e2etest.OldFiles, 5, 5)
+	write("new", "new-dup.parquet", e2etest.NewFiles, 2, 61)
 	var vals []string
 	for id := int64(1); id <= 21; id++ {
 		k.published[id] = true
@@ -466,7 +467,7 @@ func TestKeysComposite(t *testing.T) {
 func keysBench(b *testing.B) (*fakeworkspace.Workspace, []reload.KeySource, databricks.TableName) {
 	b.Helper()
 	root := filepath.Join(b.TempDir(), "orders")
-	if _, err := deltatest.Write(root, deltatest.Table{Schema: tableSchema, ID: "0b6c1c8e-0000-4000-8000-00000000e2e3",
+	if _, err := deltatest.Write(root, deltatest.Table{Schema: e2etest.TableSchema, ID: "0b6c1c8e-0000-4000-8000-00000000e2e3",
 		Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}); err != nil {
 		b.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package main
+package recovery
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zbrecover/zbrecover/databricks"
+	"github.com/zbrecover/zbrecover/e2e/e2etest"
 	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 	"github.com/zbrecover/zbrecover/storage"
@@ -24,7 +25,7 @@ import (
 func BenchmarkStage10kToVolume(b *testing.B) {
 	ctx := context.Background()
 	root := b.TempDir()
-	data, err := pqgen.Bytes(oldFiles, `[{"id":1,"customer_id":"c","amount":"1.00"}]`, pqgen.Options{})
+	data, err := pqgen.Bytes(e2etest.OldFiles, `[{"id":1,"customer_id":"c","amount":"1.00"}]`, pqgen.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

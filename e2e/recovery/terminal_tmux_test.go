@@ -1,6 +1,6 @@
 //go:build demo && cgo
 
-package main
+package recovery
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zbrecover/zbrecover/e2e/e2etest"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
 	"github.com/zbrecover/zbrecover/storage/s3/s3test"
@@ -87,8 +88,13 @@ func TestTerminalInTmux(t *testing.T) {
 		t.Skip("tmux is not installed")
 	}
 	r := newRecovery(t, 5000, 0)
+	root, err := e2etest.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
 	bin := filepath.Join(t.TempDir(), "zbrecover")
 	build := exec.Command("go", "build", "-buildvcs=auto", "-o", bin, ".")
+	build.Dir = root
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
@@ -96,7 +102,7 @@ func TestTerminalInTmux(t *testing.T) {
 
 	// The binary names its commit when it was built from a git clone (Go does not read the
 	// .git file of a linked worktree).
-	if fi, err := os.Stat(".git"); err == nil && fi.IsDir() {
+	if fi, err := os.Stat(filepath.Join(root, ".git")); err == nil && fi.IsDir() {
 		if out, err := exec.Command(bin, "version").Output(); err != nil || !strings.Contains(string(out), "commit ") {
 			t.Errorf("version of a binary built from git: %q, %v", out, err)
 		}

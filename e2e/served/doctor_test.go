@@ -1,6 +1,6 @@
 //go:build demo && cgo
 
-package main
+package served
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
+	"github.com/zbrecover/zbrecover/e2e/e2etest"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 )
@@ -46,14 +47,14 @@ func TestDemoServeDoctor(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two binaries")
 	}
-	demoBin := buildBinary(t, "zbrecover-demo", "demo", "1")
-	release := buildBinary(t, "zbrecover", "", "0")
+	demoBin := e2etest.Demo(t)
+	release := e2etest.Release(t)
 
 	root := filepath.Join(t.TempDir(), "orders")
-	if _, err := deltatest.Write(root, deltatest.Table{Schema: tableSchema}); err != nil {
+	if _, err := deltatest.Write(root, deltatest.Table{Schema: e2etest.TableSchema}); err != nil {
 		t.Fatal(err)
 	}
-	data, err := pqgen.Bytes(oldFiles, `[{"id":1,"customer_id":"c1","amount":"1.25"}]`, pqgen.Options{})
+	data, err := pqgen.Bytes(e2etest.OldFiles, `[{"id":1,"customer_id":"c1","amount":"1.25"}]`, pqgen.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func TestDemoServeDoctor(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	env := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root).env
+	env := e2etest.StartDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root).Env
 
 	home := t.TempDir()
 	doctor := func(token string, args ...string) (int, doctorReport, string) {

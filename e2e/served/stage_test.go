@@ -1,14 +1,12 @@
 //go:build demo && cgo
 
-package main
+package served
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,120 +15,10 @@ import (
 	"time"
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
+	"github.com/zbrecover/zbrecover/e2e/e2etest"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 )
-
-// servedStatement is one line of the statement log of `zbrecover demo serve --log`.
-type servedStatement struct {
-	Statement  string `json:"statement"`
-	Outcome    string `json:"outcome"`
-	ErrorClass string `json:"error_class"`
-	Rows       int64  `json:"rows"`
-}
-
-// readStatementLog reads the statement log from line from on.
-func readStatementLog(t *testing.T, file string, from int) []servedStatement {
-	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []servedStatement
-	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		if i < from || line == "" {
-			continue
-		}
-		var s servedStatement
-		if err := json.Unmarshal([]byte(line), &s); err != nil {
-			t.Fatalf("statement log line %d: %v\n%s", i+1, err, line)
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-func statementLogLen(t *testing.T, file string) int {
-	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Count(string(data), "\n")
-}
-
-// loads returns the load statements (COPY INTO, not VALIDATE) in sts, and the rows the
-// finished ones inserted.
-func loads(sts []servedStatement) (copies []servedStatement, inserted int64) {
-	for _, s := range sts {
-		q := strings.ToUpper(strings.TrimSpace(s.Statement))
-		if strings.HasPrefix(q, "COPY INTO") && !strings.Contains(q, "VALIDATE") {
-			copies = append(copies, s)
-			if s.Outcome == "FINISHED" {
-				inserted += s.Rows
-			}
-		}
-	}
-	return copies, inserted
-}
-
-// listVolume lists the files under a volume path through the workspace's Files API, by their
-// key under it, with their sizes. A missing directory lists nothing.
-func listVolume(t *testing.T, host, token, vpath string) map[string]int64 {
-	t.Helper()
-	out := map[string]int64{}
-	var walk func(dir string)
-	walk = func(dir string) {
-		req, _ := http.NewRequest(http.MethodGet, host+"/api/2.0/fs/directories"+dir, nil)
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode == http.StatusNotFound {
-			return
-		}
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET directory %s: %s", dir, resp.Status)
-		}
-		var body struct {
-			Contents []struct {
-				Path  string `json:"path"`
-				IsDir bool   `json:"is_directory"`
-				Size  int64  `json:"file_size"`
-			} `json:"contents"`
-		}
-		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range body.Contents {
-			p := strings.TrimSuffix(e.Path, "/")
-			if e.IsDir {
-				walk(p)
-			} else {
-				out[strings.TrimPrefix(p, vpath+"/")] = e.Size
-			}
-		}
-	}
-	walk(vpath)
-	return out
-}
-
-// putVolumeFile writes a file to a volume through the Files API.
-func putVolumeFile(t *testing.T, host, token, vpath string, data []byte) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPut, host+"/api/2.0/fs/files"+vpath, bytes.NewReader(data))
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		t.Fatalf("PUT %s: %s", vpath, resp.Status)
-	}
-}
 
 // TestDemoServeStaged drives the release binary against `zbrecover demo serve`, whose managed
 // table refuses path reads in its storage (LOCATION_OVERLAP): a plain reload stops before
@@ -141,13 +29,13 @@ func TestDemoServeStaged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two binaries")
 	}
-	demoBin := buildBinary(t, "zbrecover-demo", "demo", "1")
-	release := buildBinary(t, "zbrecover", "", "0")
+	demoBin := e2etest.Demo(t)
+	release := e2etest.Release(t)
 
 	// A table whose producers still write customer_id and DECIMAL(10,2): 30 fallback files of
 	// 2 rows each over three date folders.
 	root := filepath.Join(t.TempDir(), "orders")
-	if _, err := deltatest.Write(root, deltatest.Table{Schema: tableSchema}); err != nil {
+	if _, err := deltatest.Write(root, deltatest.Table{Schema: e2etest.TableSchema}); err != nil {
 		t.Fatal(err)
 	}
 	fallback := filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix))
@@ -159,7 +47,7 @@ func TestDemoServeStaged(t *testing.T) {
 			id++
 			rows = append(rows, fmt.Sprintf(`{"id":%d,"customer_id":"c%d","amount":"%d.25"}`, id, id, id%100))
 		}
-		data, err := pqgen.Bytes(oldFiles, "["+strings.Join(rows, ",")+"]", pqgen.Options{})
+		data, err := pqgen.Bytes(e2etest.OldFiles, "["+strings.Join(rows, ",")+"]", pqgen.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,8 +61,8 @@ func TestDemoServeStaged(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	served := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root, "--log", logFile)
-	env := served.env
+	served := e2etest.StartDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root, "--log", logFile)
+	env := served.Env
 	host, token := env["DATABRICKS_HOST"], env["DATABRICKS_TOKEN"]
 
 	// Only the printed settings, and a journal of its own.
@@ -206,21 +94,21 @@ func TestDemoServeStaged(t *testing.T) {
 
 	// (1) A plain reload meets LOCATION_OVERLAP: exit 1, a ready --stage-to command, nothing
 	// loaded.
-	from := statementLogLen(t, logFile)
+	from := e2etest.StatementLogLen(t, logFile)
 	code, out, errOut := run(reloadCmd...)
 	if code != 1 || !strings.Contains(errOut, "LOCATION_OVERLAP") || !strings.Contains(errOut, "--stage-to /Volumes/main/sales/") ||
 		!strings.Contains(errOut, "--rename customer_id=customer_key") {
 		t.Fatalf("plain reload: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
-	sts := readStatementLog(t, logFile, from)
+	sts := e2etest.ReadStatementLog(t, logFile, from)
 	overlap := false
 	for _, s := range sts {
 		overlap = overlap || strings.Contains(s.ErrorClass, "LOCATION_OVERLAP")
 	}
-	if copies, inserted := loads(sts); inserted != 0 || !overlap {
+	if copies, inserted := e2etest.Loads(sts); inserted != 0 || !overlap {
 		t.Fatalf("plain reload: %d rows inserted by %d COPY INTO, LOCATION_OVERLAP logged %v\n%+v", inserted, len(copies), overlap, sts)
 	}
-	if got := listVolume(t, host, token, stageTo); len(got) != 0 {
+	if got := e2etest.ListVolume(t, host, token, stageTo); len(got) != 0 {
 		t.Fatalf("plain reload staged %v", got)
 	}
 
@@ -231,13 +119,13 @@ func TestDemoServeStaged(t *testing.T) {
 		if torn == nFiles/2 {
 			break
 		}
-		putVolumeFile(t, host, token, stageTo+"/"+key, []byte("torn"))
+		e2etest.PutVolumeFile(t, host, token, stageTo+"/"+key, []byte("torn"))
 		torn++
 	}
 
 	// (2) Staged to the volume: every file copied with its key and size, loaded from the copies
 	// only, verified.
-	from = statementLogLen(t, logFile)
+	from = e2etest.StatementLogLen(t, logFile)
 	code, out, errOut = run(staged...)
 	if code != 0 {
 		t.Fatalf("staged reload: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
@@ -247,11 +135,11 @@ func TestDemoServeStaged(t *testing.T) {
 		Verified int    `json:"verified_batches"`
 		Staged   int    `json:"staged_files"`
 	}
-	decodeInto(t, out, &rep)
+	e2etest.DecodeInto(t, out, &rep)
 	if rep.Status != "verified" || rep.Verified == 0 || rep.Staged != nFiles {
 		t.Errorf("staged reload report %+v\n%s", rep, out)
 	}
-	copiesAt := listVolume(t, host, token, stageTo)
+	copiesAt := e2etest.ListVolume(t, host, token, stageTo)
 	if len(copiesAt) != nFiles {
 		t.Errorf("%d copies in %s, want %d: %v", len(copiesAt), stageTo, nFiles, copiesAt)
 	}
@@ -260,7 +148,7 @@ func TestDemoServeStaged(t *testing.T) {
 			t.Errorf("copy of %s: %d bytes, original %d", key, copiesAt[key], size)
 		}
 	}
-	copies, inserted := loads(readStatementLog(t, logFile, from))
+	copies, inserted := e2etest.Loads(e2etest.ReadStatementLog(t, logFile, from))
 	if inserted != 2*nFiles || len(copies) == 0 {
 		t.Errorf("staged reload: %d rows inserted by %d COPY INTO, want %d", inserted, len(copies), 2*nFiles)
 	}
@@ -275,21 +163,21 @@ func TestDemoServeStaged(t *testing.T) {
 
 	// A second staged reload, before cleanup, loads nothing and stages nothing again; through
 	// the same path nothing is refused, only already loaded.
-	from = statementLogLen(t, logFile)
+	from = e2etest.StatementLogLen(t, logFile)
 	code, out, errOut = run(staged...)
-	if copies, inserted := loads(readStatementLog(t, logFile, from)); code != 0 || len(copies) != 0 || inserted != 0 ||
+	if copies, inserted := e2etest.Loads(e2etest.ReadStatementLog(t, logFile, from)); code != 0 || len(copies) != 0 || inserted != 0 ||
 		strings.Contains(errOut, "Refused through") || !strings.Contains(errOut, "Nothing to load") {
 		t.Errorf("second staged reload: exit %d, %d COPY INTO, %d rows\nstdout: %s\nstderr: %s", code, len(copies), inserted, out, errOut)
 	}
-	if n := len(listVolume(t, host, token, stageTo)); n != nFiles {
+	if n := len(e2etest.ListVolume(t, host, token, stageTo)); n != nFiles {
 		t.Errorf("%d copies after the second staged reload, want %d", n, nFiles)
 	}
 	// Through another staging path, the loaded originals are refused: no copy, no load.
 	const other = "/Volumes/main/sales/staging/run2"
-	from = statementLogLen(t, logFile)
+	from = e2etest.StatementLogLen(t, logFile)
 	code, out, errOut = run(append(append([]string(nil), reloadCmd...), "--stage-to", other)...)
-	if copies, inserted := loads(readStatementLog(t, logFile, from)); code != 0 || len(copies) != 0 || inserted != 0 ||
-		!strings.Contains(errOut, "Refused through "+other) || len(listVolume(t, host, token, other)) != 0 {
+	if copies, inserted := e2etest.Loads(e2etest.ReadStatementLog(t, logFile, from)); code != 0 || len(copies) != 0 || inserted != 0 ||
+		!strings.Contains(errOut, "Refused through "+other) || len(e2etest.ListVolume(t, host, token, other)) != 0 {
 		t.Errorf("reload through a second staging path: exit %d, %d COPY INTO, %d rows\nstdout: %s\nstderr: %s", code, len(copies), inserted, out, errOut)
 	}
 
@@ -299,7 +187,7 @@ func TestDemoServeStaged(t *testing.T) {
 	if err := os.WriteFile(marker, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	putVolumeFile(t, host, token, stageTo+"/notes.txt", []byte("kept"))
+	e2etest.PutVolumeFile(t, host, token, stageTo+"/notes.txt", []byte("kept"))
 	code, out, errOut = run("cleanup", table, "--yes")
 	if code != 0 || !strings.Contains(errOut, fmt.Sprintf("Deleted %d staged copies at %s", nFiles, stageTo)) {
 		t.Fatalf("cleanup: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
@@ -318,7 +206,7 @@ func TestDemoServeStaged(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "_delta_log")); err != nil {
 		t.Errorf("the Delta log after cleanup: %v", err)
 	}
-	if got := listVolume(t, host, token, stageTo); len(got) != 1 || got["notes.txt"] != 4 {
+	if got := e2etest.ListVolume(t, host, token, stageTo); len(got) != 1 || got["notes.txt"] != 4 {
 		t.Errorf("%s after cleanup: %v", stageTo, got)
 	}
 	if code, out, errOut := run("history", table); code != 0 || !strings.Contains(out, "cleaned") {
@@ -326,15 +214,15 @@ func TestDemoServeStaged(t *testing.T) {
 	}
 
 	// (4) A staged reload after cleanup loads nothing.
-	from = statementLogLen(t, logFile)
+	from = e2etest.StatementLogLen(t, logFile)
 	code, out, errOut = run(staged...)
-	if copies, inserted := loads(readStatementLog(t, logFile, from)); code != 0 || len(copies) != 0 || inserted != 0 ||
+	if copies, inserted := e2etest.Loads(e2etest.ReadStatementLog(t, logFile, from)); code != 0 || len(copies) != 0 || inserted != 0 ||
 		!strings.Contains(errOut, "Nothing to load: no fallback files") {
 		t.Errorf("staged reload after cleanup: exit %d, %d COPY INTO, %d rows\nstdout: %s\nstderr: %s", code, len(copies), inserted, out, errOut)
 	}
-	if got := listVolume(t, host, token, stageTo); len(got) != 1 {
+	if got := e2etest.ListVolume(t, host, token, stageTo); len(got) != 1 {
 		t.Errorf("%s after the last reload: %v", stageTo, got)
 	}
 
-	served.stop()
+	served.Stop()
 }

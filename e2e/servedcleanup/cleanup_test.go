@@ -1,6 +1,6 @@
 //go:build demo && cgo
 
-package main
+package servedcleanup
 
 import (
 	"bytes"
@@ -22,6 +22,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
+	"github.com/zbrecover/zbrecover/e2e/e2etest"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 	"github.com/zbrecover/zbrecover/keyfile"
@@ -51,14 +52,14 @@ func buildCleanupBins(t *testing.T) cleanupBins {
 	if testing.Short() {
 		t.Skip("builds two binaries")
 	}
-	return cleanupBins{demo: buildBinary(t, "zbrecover-demo", "demo", "1"), release: buildBinary(t, "zbrecover", "", "0")}
+	return cleanupBins{demo: e2etest.Demo(t), release: e2etest.Release(t)}
 }
 
 // cleanupBed is the managed table main.sales.orders served by `zbrecover demo serve`, with
 // fallback files, and the release binary driven against it.
 type cleanupBed struct {
-	*served
-	w        *servedWorkspace
+	*e2etest.Served
+	w        *e2etest.ServedWorkspace
 	root     string
 	fallback string            // the fallback folder on disk
 	data     map[string][]byte // each fallback file written, by its key under the fallback folder
@@ -100,18 +101,18 @@ func newCleanupBed(ctx context.Context, t *testing.T, bins cleanupBins, layout m
 		}
 		b.data[k] = data
 	}
-	b.w = startDemoServe(ctx, t, bins.demo, append([]string{"--table", ordersTable + "=" + root}, serveArgs...)...)
-	b.served = &served{t: t, ctx: ctx, release: bins.release, env: b.w.env, home: t.TempDir(), state: t.TempDir()}
-	b.host, b.token = b.w.env["DATABRICKS_HOST"], b.w.env["DATABRICKS_TOKEN"]
+	b.w = e2etest.StartDemoServe(ctx, t, bins.demo, append([]string{"--table", ordersTable + "=" + root}, serveArgs...)...)
+	b.Served = e2etest.NewServed(ctx, t, bins.release, b.w.Env)
+	b.host, b.token = b.w.Env["DATABRICKS_HOST"], b.w.Env["DATABRICKS_TOKEN"]
 	return b
 }
 
 // must runs the release binary and fails the test unless it exits with want.
 func (b *cleanupBed) must(want int, args ...string) (string, string) {
-	b.t.Helper()
-	code, out, errOut := b.run(args...)
+	b.T.Helper()
+	code, out, errOut := b.Run(args...)
 	if code != want {
-		b.t.Fatalf("zbrecover %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, want, out, errOut)
+		b.T.Fatalf("zbrecover %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, want, out, errOut)
 	}
 	return out, errOut
 }
@@ -119,7 +120,7 @@ func (b *cleanupBed) must(want int, args ...string) (string, string) {
 // reload reloads every fallback file, staged to the volume folder dir, and fails the test
 // unless it verified.
 func (b *cleanupBed) reload(dir string, extra ...string) {
-	b.t.Helper()
+	b.T.Helper()
 	args := append([]string{"reload", ordersTable, "--rename", "customer_id=customer_key", "--stage-to", stagingVol + "/" + dir, "--yes"}, extra...)
 	b.must(0, args...)
 }
@@ -127,8 +128,8 @@ func (b *cleanupBed) reload(dir string, extra ...string) {
 // fallbackLeft lists the files under the fallback folder on disk (by key under it), with
 // their sizes.
 func (b *cleanupBed) fallbackLeft() map[string]int64 {
-	b.t.Helper()
-	return listLocal(b.t, b.fallback)
+	b.T.Helper()
+	return listLocal(b.T, b.fallback)
 }
 
 // listLocal lists the regular files under dir (by slash path under it) with their sizes; a
@@ -162,39 +163,39 @@ func listLocal(t *testing.T, dir string) map[string]int64 {
 
 // staged lists the files under a folder of the staging volume.
 func (b *cleanupBed) staged(dir string) map[string]int64 {
-	b.t.Helper()
-	return listVolume(b.t, b.host, b.token, stagingVol+"/"+dir)
+	b.T.Helper()
+	return e2etest.ListVolume(b.T, b.host, b.token, stagingVol+"/"+dir)
 }
 
 // volumeFile downloads a file of a volume through the Files API.
 func (b *cleanupBed) volumeFile(vpath string) []byte {
-	b.t.Helper()
-	req, _ := http.NewRequestWithContext(b.ctx, http.MethodGet, b.host+"/api/2.0/fs/files"+vpath, nil)
+	b.T.Helper()
+	req, _ := http.NewRequestWithContext(b.Ctx, http.MethodGet, b.host+"/api/2.0/fs/files"+vpath, nil)
 	req.Header.Set("Authorization", "Bearer "+b.token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		b.t.Fatal(err)
+		b.T.Fatal(err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil || resp.StatusCode != http.StatusOK {
-		b.t.Fatalf("GET %s: %s %v", vpath, resp.Status, err)
+		b.T.Fatalf("GET %s: %s %v", vpath, resp.Status, err)
 	}
 	return data
 }
 
 // tableIDs returns the order ids in the table, with the rows each has.
 func (b *cleanupBed) tableIDs() map[int64]int {
-	b.t.Helper()
+	b.T.Helper()
 	out := map[int64]int{}
-	for _, r := range b.sql("SELECT order_id FROM " + ordersTable).Rows {
+	for _, r := range b.SQL("SELECT order_id FROM " + ordersTable).Rows {
 		switch v := r[0].(type) {
 		case int64:
 			out[v]++
 		case int32:
 			out[int64(v)]++
 		default:
-			b.t.Fatalf("order_id %v (%T)", r[0], r[0])
+			b.T.Fatalf("order_id %v (%T)", r[0], r[0])
 		}
 	}
 	return out
@@ -205,7 +206,7 @@ func (b *cleanupBed) tableIDs() map[int64]int {
 // staging volume's folders stages, or in one of the local folders archives. It returns the
 // keys of the fallback files whose bytes are nowhere.
 func (b *cleanupBed) everyRecordKept(stages []string, archives []string) []string {
-	b.t.Helper()
+	b.T.Helper()
 	var copies [][]byte
 	for k := range b.fallbackLeft() {
 		if data, err := os.ReadFile(filepath.Join(b.fallback, filepath.FromSlash(k))); err == nil {
@@ -218,7 +219,7 @@ func (b *cleanupBed) everyRecordKept(stages []string, archives []string) []strin
 		}
 	}
 	for _, dir := range archives {
-		for k := range listLocal(b.t, dir) {
+		for k := range listLocal(b.T, dir) {
 			if data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(k))); err == nil {
 				copies = append(copies, data)
 			}
@@ -240,7 +241,7 @@ func (b *cleanupBed) everyRecordKept(stages []string, archives []string) []strin
 		gone = append(gone, k)
 		for _, id := range b.ids[k] {
 			if inTable[id] == 0 {
-				b.t.Errorf("order %d (of %s) is in no file and not in the table", id, k)
+				b.T.Errorf("order %d (of %s) is in no file and not in the table", id, k)
 			}
 		}
 	}
@@ -250,8 +251,8 @@ func (b *cleanupBed) everyRecordKept(stages []string, archives []string) []strin
 
 // historyVersions returns the versions of the table's commits of an operation, oldest first.
 func (b *cleanupBed) historyVersions(operation string) []int64 {
-	b.t.Helper()
-	res := b.sql("DESCRIBE HISTORY " + ordersTable)
+	b.T.Helper()
+	res := b.SQL("DESCRIBE HISTORY " + ordersTable)
 	vi, oi := -1, -1
 	for i, c := range res.Columns {
 		switch c {
@@ -262,14 +263,14 @@ func (b *cleanupBed) historyVersions(operation string) []int64 {
 		}
 	}
 	if vi < 0 || oi < 0 {
-		b.t.Fatalf("DESCRIBE HISTORY columns %v", res.Columns)
+		b.T.Fatalf("DESCRIBE HISTORY columns %v", res.Columns)
 	}
 	var out []int64
 	for _, r := range res.Rows {
 		if fmt.Sprint(r[oi]) == operation {
 			v, ok := r[vi].(int64)
 			if !ok {
-				b.t.Fatalf("version %v (%T)", r[vi], r[vi])
+				b.T.Fatalf("version %v (%T)", r[vi], r[vi])
 			}
 			out = append(out, v)
 		}
@@ -305,20 +306,20 @@ func TestCleanupSafetyRowsLeftTheTable(t *testing.T) {
 		missing int
 	}{
 		{"truncate", func(b *cleanupBed) string {
-			b.sql("TRUNCATE TABLE " + ordersTable)
+			b.SQL("TRUNCATE TABLE " + ordersTable)
 			return "TRUNCATE"
 		}, 18},
 		{"delete", func(b *cleanupBed) string {
-			b.sql("DELETE FROM " + ordersTable + " WHERE order_id = 4")
+			b.SQL("DELETE FROM " + ordersTable + " WHERE order_id = 4")
 			return "DELETE"
 		}, 1},
 		{"restore", func(b *cleanupBed) string {
 			// To the owner's own commit before the load (an order placed since).
 			loads := b.historyVersions("COPY INTO")
 			if len(loads) == 0 {
-				b.t.Fatal("no COPY INTO in the table's history")
+				b.T.Fatal("no COPY INTO in the table's history")
 			}
-			b.sql(fmt.Sprintf("RESTORE TABLE %s TO VERSION AS OF %d", ordersTable, loads[0]-1))
+			b.SQL(fmt.Sprintf("RESTORE TABLE %s TO VERSION AS OF %d", ordersTable, loads[0]-1))
 			return "RESTORE"
 		}, 18},
 	} {
@@ -326,7 +327,7 @@ func TestCleanupSafetyRowsLeftTheTable(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
 			b := newCleanupBed(ctx, t, bins, threeFolders())
-			b.sql("INSERT INTO " + ordersTable + " VALUES (1000, 'c1', 1.0)")
+			b.SQL("INSERT INTO " + ordersTable + " VALUES (1000, 'c1', 1.0)")
 			b.reload("run1", "--key", "order_id")
 			b.must(0, "verify", ordersTable)
 			before, stagedBefore := b.fallbackLeft(), b.staged("run1")
@@ -441,7 +442,7 @@ func TestCleanupSafetyArchiveLocations(t *testing.T) {
 		{unregistered, "holds a _delta_log folder: it is a table's root"},
 		{b.root + "/x/..", `the path has a ".." element`},
 	} {
-		code, out, errOut := b.run("cleanup", ordersTable, "--archive-to", tc.to, "--yes")
+		code, out, errOut := b.Run("cleanup", ordersTable, "--archive-to", tc.to, "--yes")
 		if code != 2 || !strings.Contains(errOut, tc.why) || !strings.Contains(errOut, "nothing was deleted") {
 			t.Errorf("cleanup --archive-to %s: exit %d, want 2 and %q\nstdout: %s\nstderr: %s", tc.to, code, tc.why, out, errOut)
 		}
@@ -480,7 +481,7 @@ func TestCleanupSafetyArchiveLocations(t *testing.T) {
 	if err := pqgen.WriteFile(filepath.Join(archive, prefix, filepath.FromSlash(keys[2])), b.data[keys[2]]); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := b.run("cleanup", ordersTable, "--archive-to", archive, "--yes")
+	code, out, errOut := b.Run("cleanup", ordersTable, "--archive-to", archive, "--yes")
 	if code != 5 || strings.Count(out, "holds another object under this name (other bytes): not deleted") != 2 {
 		t.Errorf("cleanup --archive-to a folder holding other bytes: exit %d, want 5\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
@@ -503,7 +504,7 @@ func TestCleanupSafetyArchiveLocations(t *testing.T) {
 	}
 
 	// The two kept files, archived to a volume folder.
-	code, out, errOut = b.run("cleanup", ordersTable, "--archive-to", stagingVol+"/archive", "--yes")
+	code, out, errOut = b.Run("cleanup", ordersTable, "--archive-to", stagingVol+"/archive", "--yes")
 	if code != 0 || !strings.Contains(out, "2 deleted") {
 		t.Errorf("cleanup --archive-to a volume folder: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
@@ -522,10 +523,10 @@ func TestCleanupSafetyArchiveLocations(t *testing.T) {
 
 // journalFile returns the path of the one run file of the bed's journal.
 func (b *cleanupBed) journalFile() string {
-	b.t.Helper()
-	runs, err := filepath.Glob(filepath.Join(b.state, "zbrecover", "*", "*.jsonl"))
+	b.T.Helper()
+	runs, err := filepath.Glob(filepath.Join(b.State, "zbrecover", "*", "*.jsonl"))
 	if err != nil || len(runs) != 1 {
-		b.t.Fatalf("journal runs %v (%v)", runs, err)
+		b.T.Fatalf("journal runs %v (%v)", runs, err)
 	}
 	return runs[0]
 }
@@ -547,18 +548,18 @@ func TestCleanupSafetyPrefixAndEditedJournal(t *testing.T) {
 		"./_zerobus/table_rejected_parquets/", "_zerobus//table_rejected_parquets/", "file://" + b.fallback, `_zerobus\table_rejected_parquets`} {
 		from := 0
 		if _, err := os.Stat(logFile); err == nil {
-			from = statementLogLen(t, logFile)
+			from = e2etest.StatementLogLen(t, logFile)
 		}
-		code, out, errOut := b.run("reload", ordersTable, "--rename", "customer_id=customer_key", "--stage-to", stagingVol+"/run1", "--prefix", p, "--yes")
+		code, out, errOut := b.Run("reload", ordersTable, "--rename", "customer_id=customer_key", "--stage-to", stagingVol+"/run1", "--prefix", p, "--yes")
 		if code != 2 || !strings.Contains(errOut, "--prefix") {
 			t.Errorf("reload --prefix %q: exit %d, want 2\nstdout: %s\nstderr: %s", p, code, out, errOut)
 		}
 		if _, err := os.Stat(logFile); err == nil {
-			if sts := readStatementLog(t, logFile, from); len(sts) > 0 {
+			if sts := e2etest.ReadStatementLog(t, logFile, from); len(sts) > 0 {
 				t.Errorf("reload --prefix %q sent %d statements: %+v", p, len(sts), sts)
 			}
 		}
-		code, out, errOut = b.run("cleanup", ordersTable, "--prefix", p, "--yes")
+		code, out, errOut = b.Run("cleanup", ordersTable, "--prefix", p, "--yes")
 		if code != 2 || !strings.Contains(errOut, "--prefix") {
 			t.Errorf("cleanup --prefix %q: exit %d, want 2\nstdout: %s\nstderr: %s", p, code, out, errOut)
 		}
@@ -631,7 +632,7 @@ func TestCleanupSafetyPrefixAndEditedJournal(t *testing.T) {
 		if err := os.WriteFile(jf, []byte(edited), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		code, out, errOut := b.run("cleanup", ordersTable, "--yes")
+		code, out, errOut := b.Run("cleanup", ordersTable, "--yes")
 		if code != 4 || !strings.Contains(errOut, "outside the fallback folder") || !strings.Contains(errOut, "nothing of it is deleted") {
 			t.Errorf("cleanup of a journal with %s for %s: exit %d, want 4\nstdout: %s\nstderr: %s", e.new, e.old, code, out, errOut)
 		}
@@ -707,7 +708,7 @@ func TestCleanupSafetySymlinkedFolder(t *testing.T) {
 	if len(outsideBefore) != 3 {
 		t.Fatalf("outside: %v", outsideBefore)
 	}
-	code, out, errOut := b.run("cleanup", ordersTable, "--yes")
+	code, out, errOut := b.Run("cleanup", ordersTable, "--yes")
 	if code != 5 || !strings.Contains(out, "3 deleted") || strings.Count(out, "failed _zerobus/table_rejected_parquets/2026/01/02/") != 2 ||
 		!strings.Contains(out, "failed _zerobus/table_rejected_parquets/"+linkedFile) {
 		t.Errorf("cleanup through a linked folder: exit %d, want 5\nstdout: %s\nstderr: %s", code, out, errOut)
@@ -764,7 +765,7 @@ func TestCleanupSafetyGlobFolders(t *testing.T) {
 			faults := writeFaults(t, fmt.Sprintf(`{"unknowns": {"glob_paths": %v}}`, glob))
 			b := newCleanupBed(ctx, t, bins, layout, "--log", logFile, "--faults", faults)
 			b.reload("run1", "--key", "order_id")
-			for _, s := range readStatementLog(t, logFile, 0) {
+			for _, s := range e2etest.ReadStatementLog(t, logFile, 0) {
 				q := strings.ToUpper(s.Statement)
 				if strings.HasPrefix(q, "COPY INTO") && strings.ContainsAny(s.Statement, "[]") {
 					t.Errorf("a load names a glob: %s", s.Statement)
@@ -804,7 +805,7 @@ func TestCleanupSafetyGlobFolders(t *testing.T) {
 					Version *int64 `json:"history_version"`
 				} `json:"files"`
 			}
-			decodeInto(t, out, &hist)
+			e2etest.DecodeInto(t, out, &hist)
 			versions := map[int64]int{}
 			for _, f := range hist.Files {
 				want := 2
@@ -833,12 +834,13 @@ func TestCleanupSafetyGlobFolders(t *testing.T) {
 			}
 			b.must(0, "verify", ordersTable, "--key", "order_id")
 
-			// No keys file: verify --key reads the staged copies.
+			// No keys file: verify --key reads the staged copies, by their staged names (no
+			// glob in them), and finds the deleted orders missing.
 			b = newCleanupBed(ctx, t, bins, layout, "--faults", faults)
 			b.reload("run1")
-			b.sql("DELETE FROM " + ordersTable + " WHERE order_id IN (7, 8)") // part-[1].parquet's
+			b.SQL("DELETE FROM " + ordersTable + " WHERE order_id IN (7, 8)") // part-[1].parquet's
 			out, errOut = b.must(4, "verify", ordersTable, "--key", "order_id")
-			if !strings.Contains(out, "the key check read 3 rows of batch 2's files, whose footers hold 5") {
+			if !strings.Contains(out, "8 keys, 2 missing from the table  FAIL") {
 				t.Errorf("verify --key without a keys file:\nstdout: %s\nstderr: %s", out, errOut)
 			}
 			out, errOut = b.must(4, "cleanup", ordersTable, "--yes")
@@ -854,7 +856,7 @@ func TestCleanupSafetyGlobFolders(t *testing.T) {
 
 // runID returns the id of the bed's one run.
 func (b *cleanupBed) runID() string {
-	b.t.Helper()
+	b.T.Helper()
 	return strings.TrimSuffix(filepath.Base(b.journalFile()), ".jsonl")
 }
 
@@ -955,7 +957,7 @@ func TestCleanupSafetyCraftedNames(t *testing.T) {
 		"2026/01/01/x.parquet\n    " + forged + ".parquet": 2,
 	}
 	b := newCleanupBed(ctx, t, bins, layout)
-	code, out, errOut := b.run("reload", ordersTable, "--rename", "customer_id=customer_key", "--stage-to", stagingVol+"/run1", "--yes")
+	code, out, errOut := b.Run("reload", ordersTable, "--rename", "customer_id=customer_key", "--stage-to", stagingVol+"/run1", "--yes")
 	t.Logf("reload: exit %d\n%s\n%s", code, out, errOut)
 	// An untracked crafted file, arrived after the reload: listed as kept.
 	late := "2026/01/02/late\x1b[31m\n    delete everything.parquet"
@@ -976,14 +978,14 @@ func TestCleanupSafetyCraftedNames(t *testing.T) {
 	}
 	out, errOut = b.must(0, "cleanup", ordersTable, "--dry-run")
 	clean("cleanup --dry-run", out+errOut)
-	code, out, errOut = b.run("cleanup", ordersTable)
+	code, out, errOut = b.Run("cleanup", ordersTable)
 	clean("the plan", out+errOut)
 	for _, k := range []string{"clear\\x1b[2J\\x1b]0;owned\\a.parquet", `x.parquet\n    keep`, `late\x1b[31m\n    delete everything.parquet`} {
 		if !strings.Contains(out+errOut, k) {
 			t.Errorf("the plan does not show %q escaped:\n%s\n%s", k, out, errOut)
 		}
 	}
-	code, out, errOut = b.run("cleanup", ordersTable, "--yes")
+	code, out, errOut = b.Run("cleanup", ordersTable, "--yes")
 	clean("cleanup", out+errOut)
 	if code != 0 || !strings.Contains(out, `kept "_zerobus/table_rejected_parquets/2026/01/02/late\x1b[31m\n    delete everything.parquet"`) {
 		t.Errorf("cleanup: exit %d\nstdout: %q\nstderr: %q", code, out, errOut)
@@ -1053,7 +1055,7 @@ func TestCleanupSafetyTamperedKeysFile(t *testing.T) {
 	if skipped != 3 || kept != 15 {
 		t.Fatalf("keys file: %d rows of %s, %d others", skipped, dropped, kept)
 	}
-	putVolumeFile(t, b.host, b.token, keysPath+"?overwrite=true", buf.Bytes())
+	e2etest.PutVolumeFile(t, b.host, b.token, keysPath+"?overwrite=true", buf.Bytes())
 	if got := b.volumeFile(keysPath); !bytes.Equal(got, buf.Bytes()) {
 		t.Fatal("the keys file was not replaced")
 	}
@@ -1061,7 +1063,7 @@ func TestCleanupSafetyTamperedKeysFile(t *testing.T) {
 	for _, id := range b.ids[dropped] {
 		gone = append(gone, fmt.Sprint(id))
 	}
-	b.sql("DELETE FROM " + ordersTable + " WHERE order_id IN (" + strings.Join(gone, ", ") + ")")
+	b.SQL("DELETE FROM " + ordersTable + " WHERE order_id IN (" + strings.Join(gone, ", ") + ")")
 	before, stagedBefore := b.fallbackLeft(), b.staged("run1")
 
 	out, errOut := b.must(4, "cleanup", ordersTable, "--yes")
@@ -1097,20 +1099,20 @@ func TestCleanupSafetyStagedCopiesInterrupted(t *testing.T) {
 	b := newCleanupBed(ctx, t, bins, threeFolders())
 	b.reload("run1")
 	b.must(0, "verify", ordersTable)
-	putVolumeFile(t, b.host, b.token, stagingVol+"/run1/notes.txt", []byte("kept"))
-	b.apply(map[string]any{"api_faults": []map[string]any{
+	e2etest.PutVolumeFile(t, b.host, b.token, stagingVol+"/run1/notes.txt", []byte("kept"))
+	b.Apply(map[string]any{"api_faults": []map[string]any{
 		{"method": "DELETE", "path": "^/api/2.0/fs/files/Volumes/main/sales/staging/run1/", "percent": 50, "seed": 7, "times": -1,
 			"action": "http", "http_status": 403},
 	}})
-	code, out, errOut := b.run("cleanup", ordersTable, "--yes")
+	code, out, errOut := b.Run("cleanup", ordersTable, "--yes")
 	left := b.staged("run1")
 	if code != 5 || !strings.Contains(errOut, "Deleted 4 staged copies at "+stagingVol+"/run1") ||
 		!strings.Contains(errOut, "2 staged copies at "+stagingVol+"/run1 were not deleted") || !strings.Contains(errOut, "run cleanup again") ||
 		len(left) != 3 || len(b.fallbackLeft()) != 0 {
 		t.Errorf("cleanup with deletes of copies refused: exit %d, want 5; copies left %v\nstdout: %s\nstderr: %s", code, left, out, errOut)
 	}
-	b.clearFaults()
-	code, out, errOut = b.run("cleanup", ordersTable, "--yes")
+	b.ClearFaults()
+	code, out, errOut = b.Run("cleanup", ordersTable, "--yes")
 	if code != 0 || !strings.Contains(errOut, "Deleted 2 staged copies at "+stagingVol+"/run1") || !strings.Contains(out, "0 deleted") {
 		t.Errorf("cleanup again: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
@@ -1148,7 +1150,7 @@ func TestCleanupSafetyDeleteNotPermitted(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = os.Chmod(locked, 0o755) })
 	}
-	code, out, errOut := b.run("cleanup", ordersTable, "--yes")
+	code, out, errOut := b.Run("cleanup", ordersTable, "--yes")
 	if code != 5 || !strings.Contains(out, "4 deleted") || strings.Count(out, "failed _zerobus/table_rejected_parquets/2026/01/02/") != 2 {
 		t.Errorf("cleanup: exit %d, want 5\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
@@ -1175,12 +1177,12 @@ func TestCleanupSafetyNeedsReview(t *testing.T) {
 	b := newCleanupBed(ctx, t, bins, threeFolders(), "--faults", faults)
 	// The second load's answer is lost (it commits); the reload stops there, and the next
 	// one settles the batch from the history.
-	b.apply(map[string]any{"faults": []map[string]any{
+	b.Apply(map[string]any{"faults": []map[string]any{
 		{"method": "ExecuteStatement", "match": `(?i)^COPY INTO .*/run1/2026/01/02/'\) FILEFORMAT = PARQUET FILES`, "times": 0, "action": "drop_response"},
 	}})
 	reload := []string{"reload", ordersTable, "--rename", "customer_id=customer_key", "--stage-to", stagingVol + "/run1", "--yes"}
 	b.must(1, reload...)
-	b.clearFaults()
+	b.ClearFaults()
 	b.must(0, reload...)
 	out, errOut := b.must(0, "verify", ordersTable)
 	if !strings.Contains(out, "batch 2  review") || !strings.Contains(out, "1 need review") {

@@ -1,6 +1,6 @@
 //go:build demo && cgo
 
-package main
+package reliab
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
+	"github.com/zbrecover/zbrecover/e2e/e2etest"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 	"github.com/zbrecover/zbrecover/schemadiff"
@@ -28,7 +29,7 @@ import (
 // calling test.
 func reliabBinaries(t *testing.T) (demoBin, release string) {
 	t.Helper()
-	return buildBinary(t, "zbrecover-demo", "demo", "1"), buildBinary(t, "zbrecover", "", "0")
+	return e2etest.Demo(t), e2etest.Release(t)
 }
 
 // writeOneRowFiles writes a managed table whose producers still write customer_id (renamed
@@ -38,7 +39,7 @@ func reliabBinaries(t *testing.T) (demoBin, release string) {
 func writeOneRowFiles(t *testing.T, root string, first, n int) []string {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(root, "_delta_log")); err != nil {
-		if _, err := deltatest.Write(root, deltatest.Table{Schema: tableSchema}); err != nil {
+		if _, err := deltatest.Write(root, deltatest.Table{Schema: e2etest.TableSchema}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -46,7 +47,7 @@ func writeOneRowFiles(t *testing.T, root string, first, n int) []string {
 	keys := make([]string, 0, n)
 	for i := 0; i < n; i++ {
 		id := first + i + 1
-		data, err := pqgen.Bytes(oldFiles, fmt.Sprintf(`[{"id":%d,"customer_id":"c%d","amount":"%d.25"}]`, id, id, id%100), pqgen.Options{})
+		data, err := pqgen.Bytes(e2etest.OldFiles, fmt.Sprintf(`[{"id":%d,"customer_id":"c%d","amount":"%d.25"}]`, id, id, id%100), pqgen.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,10 +63,10 @@ func writeOneRowFiles(t *testing.T, root string, first, n int) []string {
 // fileRows counts the rows of the fallback files in table (every row whose customer_key
 // is not a Zerobus writer's), and how many distinct ids they have.
 func (s *served) fileRows(table string) (rows, distinct int64) {
-	s.t.Helper()
-	res := s.sql("SELECT count(*), count(DISTINCT id) FROM " + table + " WHERE customer_key NOT LIKE 'zerobus-%'")
+	s.T.Helper()
+	res := s.SQL("SELECT count(*), count(DISTINCT id) FROM " + table + " WHERE customer_key NOT LIKE 'zerobus-%'")
 	if len(res.Rows) != 1 || len(res.Rows[0]) != 2 {
-		s.t.Fatalf("row count of %s: %v", table, res.Rows)
+		s.T.Fatalf("row count of %s: %v", table, res.Rows)
 	}
 	num := func(v any) int64 {
 		switch n := v.(type) {
@@ -76,7 +77,7 @@ func (s *served) fileRows(table string) (rows, distinct int64) {
 		case float64:
 			return int64(n)
 		}
-		s.t.Fatalf("row count of %s: %v (%T)", table, v, v)
+		s.T.Fatalf("row count of %s: %v (%T)", table, v, v)
 		return 0
 	}
 	return num(res.Rows[0][0]), num(res.Rows[0][1])
@@ -85,20 +86,20 @@ func (s *served) fileRows(table string) (rows, distinct int64) {
 // within runs the release binary and fails the test when it has not exited after d: a hang
 // is a failure, not a test that runs until the suite's timeout.
 func (s *served) within(d time.Duration, args ...string) (int, string, string) {
-	s.t.Helper()
-	ctx, cancel := context.WithTimeout(s.ctx, d)
+	s.T.Helper()
+	ctx, cancel := context.WithTimeout(s.Ctx, d)
 	defer cancel()
 	sub := *s
-	sub.ctx = ctx
+	sub.Ctx = ctx
 	start := time.Now()
 	code, out, errOut, err := sub.runErr(args...)
 	if err != nil {
 		if ctx.Err() != nil {
-			s.t.Fatalf("zbrecover %s did not finish within %s (hung?)\nstderr: %.4000s", strings.Join(args, " "), d, errOut)
+			s.T.Fatalf("zbrecover %s did not finish within %s (hung?)\nstderr: %.4000s", strings.Join(args, " "), d, errOut)
 		}
-		s.t.Fatalf("zbrecover %s: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, out, errOut)
+		s.T.Fatalf("zbrecover %s: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, out, errOut)
 	}
-	s.t.Logf("zbrecover %s: exit %d in %s", strings.Join(args, " "), code, time.Since(start).Round(time.Millisecond))
+	s.T.Logf("zbrecover %s: exit %d in %s", strings.Join(args, " "), code, time.Since(start).Round(time.Millisecond))
 	return code, out, errOut
 }
 
@@ -146,9 +147,9 @@ func (s *served) runErr(args ...string) (int, string, string, error) {
 
 // command is the release binary's command line with the workspace's settings only.
 func (s *served) command(args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(s.ctx, s.release, args...)
-	cmd.Env = []string{"HOME=" + s.home, "PATH=" + os.Getenv("PATH"), "XDG_STATE_HOME=" + s.state}
-	for k, v := range s.env {
+	cmd := exec.CommandContext(s.Ctx, s.Release, args...)
+	cmd.Env = []string{"HOME=" + s.Home, "PATH=" + os.Getenv("PATH"), "XDG_STATE_HOME=" + s.State}
+	for k, v := range s.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	return cmd
@@ -196,12 +197,12 @@ func TestReliabConcurrency(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	w := startDemoServe(ctx, t, demoBin, args...)
-	s := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
+	w := e2etest.StartDemoServe(ctx, t, demoBin, args...)
+	s := &served{e2etest.NewServed(ctx, t, release, w.Env)}
 	for _, c := range concs {
 		t.Run(fmt.Sprintf("concurrency-%d", c), func(t *testing.T) {
 			s := *s
-			s.t = t
+			s.T = t
 			table := fmt.Sprintf("main.sales.orders_c%d", c)
 			conc := fmt.Sprint(c)
 			code, out, errOut := s.within(2*time.Minute, "--concurrency", conc, "-o", "json", "reload", table,
@@ -228,19 +229,19 @@ func TestReliabConcurrency(t *testing.T) {
 			}
 		})
 	}
-	w.stop()
+	w.Stop()
 }
 
 // apiFaultsFired is how many times the workspace's API faults fired, in all.
 func (s *served) apiFaultsFired() int {
-	s.t.Helper()
+	s.T.Helper()
 	var doc struct {
 		Faults []struct {
 			Fired int `json:"fired"`
 		} `json:"api_faults"`
 	}
-	if err := json.Unmarshal([]byte(s.control("GET", "api-faults", nil)), &doc); err != nil {
-		s.t.Fatal(err)
+	if err := json.Unmarshal([]byte(s.Control("GET", "api-faults", nil)), &doc); err != nil {
+		s.T.Fatal(err)
 	}
 	n := 0
 	for _, f := range doc.Faults {
@@ -280,15 +281,15 @@ func TestReliabFilesAPIThrottled(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	w := startDemoServe(ctx, t, demoBin, args...)
-	s := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
+	w := e2etest.StartDemoServe(ctx, t, demoBin, args...)
+	s := &served{e2etest.NewServed(ctx, t, release, w.Env)}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := *s
-			s.t = t
-			s.clearFaults()
-			defer s.clearFaults()
-			s.apply(map[string]any{"api_faults": c.faults})
+			s.T = t
+			s.ClearFaults()
+			defer s.ClearFaults()
+			s.Apply(map[string]any{"api_faults": c.faults})
 			table := fmt.Sprintf("main.sales.orders_%d", i)
 			code, out, errOut := s.within(3*time.Minute, "-v", "--no-progress", "-o", "json", "reload", table,
 				"--rename", "customer_id=customer_key", "--stage-to", "/Volumes/main/sales/staging/"+c.name, "--yes")
@@ -316,12 +317,12 @@ func TestReliabFilesAPIThrottled(t *testing.T) {
 			if fired == 0 || retries != fired {
 				t.Errorf("%d faults fired, %d retry lines at -v:\n%s", fired, retries, errOut)
 			}
-			if strings.Contains(errOut, s.env["DATABRICKS_TOKEN"]) {
+			if strings.Contains(errOut, s.Env["DATABRICKS_TOKEN"]) {
 				t.Errorf("the token is in the output")
 			}
 		})
 	}
-	w.stop()
+	w.Stop()
 }
 
 // logLines reads the JSON log lines of stderr (-v under -o json), each as its string members.
@@ -344,38 +345,20 @@ func logLines(stderr string) []map[string]string {
 // startKillable starts the release binary with args; the returned function kills it with
 // SIGKILL and waits for it, returning what it printed.
 func (s *served) startKillable(args ...string) (*exec.Cmd, *strings.Builder) {
-	s.t.Helper()
+	s.T.Helper()
 	cmd := s.command(args...)
 	out := &strings.Builder{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
-	s.t.Cleanup(func() {
+	s.T.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
 		}
 	})
 	return cmd, out
-}
-
-// waitFor polls cond every 10 ms until it holds, the process exits, or d passes; it reports
-// whether cond held while the process ran.
-func waitFor(cmd *exec.Cmd, exited <-chan struct{}, d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			return false
-		default:
-		}
-		if cond() {
-			return true
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return false
 }
 
 // TestReliabStageLocationMistakes: a reload staged to a volume that does not exist stops
@@ -395,20 +378,20 @@ func TestReliabStageLocationMistakes(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "statements.jsonl")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	w := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+rootA, "--table", "main.sales.returns="+rootB, "--log", logFile)
-	s := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
-	host, token := w.env["DATABRICKS_HOST"], w.env["DATABRICKS_TOKEN"]
+	w := e2etest.StartDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+rootA, "--table", "main.sales.returns="+rootB, "--log", logFile)
+	s := &served{e2etest.NewServed(ctx, t, release, w.Env)}
+	host, token := w.Env["DATABRICKS_HOST"], w.Env["DATABRICKS_TOKEN"]
 
 	// (1) A mistyped volume: refused before any copy, the volume and the privileges named.
 	reloadArgs := []string{"-o", "json", "reload", "main.sales.orders", "--rename", "customer_id=customer_key", "--yes"}
-	from := statementLogLen(t, logFile)
+	from := e2etest.StatementLogLen(t, logFile)
 	code, out, errOut := s.within(time.Minute, append(reloadArgs, "--stage-to", "/Volumes/main/sales/nosuchvolume/x")...)
-	copies, _ := loads(readStatementLog(t, logFile, from))
+	copies, _ := e2etest.Loads(e2etest.ReadStatementLog(t, logFile, from))
 	if code == 0 || len(copies) != 0 || !strings.Contains(errOut, "main.sales.nosuchvolume") ||
 		!strings.Contains(errOut, "WRITE VOLUME") || !strings.Contains(errOut, "CREATE VOLUME main.sales.nosuchvolume") {
 		t.Errorf("reload to a missing volume: exit %d, %d COPY INTO\nstdout: %s\nstderr: %s", code, len(copies), out, errOut)
 	}
-	if got := listVolume(t, host, token, "/Volumes/main/sales/staging"); len(got) != 0 {
+	if got := e2etest.ListVolume(t, host, token, "/Volumes/main/sales/staging"); len(got) != 0 {
 		t.Errorf("something was staged: %v", got)
 	}
 	if rows, _ := s.fileRows("main.sales.orders"); rows != 0 {
@@ -430,7 +413,7 @@ func TestReliabStageLocationMistakes(t *testing.T) {
 	cmd, printed := s.startKillable(args...)
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
-	if !waitFor(cmd, exited, 2*time.Minute, func() bool { rows, _ := s.fileRows("main.sales.returns"); return rows >= 20 }) {
+	if !e2etest.WaitFor(cmd, exited, 2*time.Minute, func() bool { rows, _ := s.fileRows("main.sales.returns"); return rows >= 20 }) {
 		t.Fatalf("the reload did not load two batches while it ran:\n%s", printed)
 	}
 	_ = cmd.Process.Kill()
@@ -452,7 +435,7 @@ func TestReliabStageLocationMistakes(t *testing.T) {
 	if code, out, errOut := s.within(time.Minute, "verify", "main.sales.returns"); code != 0 {
 		t.Errorf("verify: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
-	if got := listVolume(t, host, token, quoted); len(got) != n {
+	if got := e2etest.ListVolume(t, host, token, quoted); len(got) != n {
 		t.Errorf("%d staged copies under %s, want %d", len(got), quoted, n)
 	}
 	// Through the same folder again nothing is refused, only already loaded; through another,
@@ -466,7 +449,7 @@ func TestReliabStageLocationMistakes(t *testing.T) {
 	if code != 0 || !strings.Contains(errOut, fmt.Sprintf("Refused through /Volumes/main/sales/staging/other: %d files", n)) {
 		t.Errorf("reload through another folder: exit %d\nstderr: %s", code, errOut)
 	}
-	w.stop()
+	w.Stop()
 }
 
 // TestReliabRemoteJournalBreakLock keeps the journal on the S3 emulator (--journal s3://…,
@@ -485,12 +468,12 @@ func TestReliabRemoteJournalBreakLock(t *testing.T) {
 	srv := s3test.NewServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	w := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
+	w := e2etest.StartDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
 	env := map[string]string{"AWS_ACCESS_KEY_ID": s3test.AccessKeyID, "AWS_SECRET_ACCESS_KEY": s3test.SecretAccessKey, "AWS_REGION": s3test.Region}
-	for k, v := range w.env {
+	for k, v := range w.Env {
 		env[k] = v
 	}
-	s := &served{t: t, ctx: ctx, release: release, env: env, home: t.TempDir(), state: t.TempDir()}
+	s := &served{e2etest.NewServed(ctx, t, release, env)}
 	journalURL := srv.URLFor("zbrecover/journal")
 	global := []string{"--s3-endpoint", srv.URL, "--s3-region", s3test.Region}
 	args := append(append([]string(nil), global...), "-o", "json", "reload", "main.sales.orders", "--rename", "customer_id=customer_key",
@@ -499,7 +482,7 @@ func TestReliabRemoteJournalBreakLock(t *testing.T) {
 	cmd, printed := s.startKillable(args...)
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
-	if !waitFor(cmd, exited, 2*time.Minute, func() bool { rows, _ := s.fileRows("main.sales.orders"); return rows >= 20 }) {
+	if !e2etest.WaitFor(cmd, exited, 2*time.Minute, func() bool { rows, _ := s.fileRows("main.sales.orders"); return rows >= 20 }) {
 		t.Fatalf("the reload did not load two batches while it ran:\n%s", printed)
 	}
 	_ = cmd.Process.Kill()
@@ -544,13 +527,13 @@ func TestReliabRemoteJournalBreakLock(t *testing.T) {
 	if code, out, errOut := s.within(time.Minute, append(append([]string(nil), global...), "verify", "main.sales.orders", "--journal", journalURL)...); code != 0 {
 		t.Errorf("verify: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
-	w.stop()
+	w.Stop()
 }
 
 // historyTags returns the userMetadata of every commit in the table's history.
 func (s *served) historyTags(table string) map[string]bool {
-	s.t.Helper()
-	res := s.sql("DESCRIBE HISTORY " + table)
+	s.T.Helper()
+	res := s.SQL("DESCRIBE HISTORY " + table)
 	col := -1
 	for i, c := range res.Columns {
 		if c == "userMetadata" {
@@ -558,7 +541,7 @@ func (s *served) historyTags(table string) map[string]bool {
 		}
 	}
 	if col < 0 {
-		s.t.Fatalf("DESCRIBE HISTORY %s has no userMetadata column: %v", table, res.Columns)
+		s.T.Fatalf("DESCRIBE HISTORY %s has no userMetadata column: %v", table, res.Columns)
 	}
 	tags := map[string]bool{}
 	for _, r := range res.Rows {
@@ -584,9 +567,9 @@ func TestReliabKilledAtRandomMoments(t *testing.T) {
 	writeOneRowFiles(t, root, 0, n)
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	w := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
-	s := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
-	s.apply(map[string]any{"zerobus": []map[string]any{{"table": "main.sales.orders", "interval_ms": 5, "rows": 1}}})
+	w := e2etest.StartDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
+	s := &served{e2etest.NewServed(ctx, t, release, w.Env)}
+	s.Apply(map[string]any{"zerobus": []map[string]any{{"table": "main.sales.orders", "interval_ms": 5, "rows": 1}}})
 	const table = "main.sales.orders"
 	args := []string{"-o", "json", "reload", table, "--rename", "customer_id=customer_key",
 		"--stage-to", "/Volumes/main/sales/staging/kill9", "--batch-files", fmt.Sprint(batch), "--yes"}
@@ -619,7 +602,7 @@ func TestReliabKilledAtRandomMoments(t *testing.T) {
 			target := before + 1 + rng.Int64N(max(1, (n-before)/int64(kills-killed+1)))
 			delay := time.Duration(rng.Int64N(int64(80 * time.Millisecond)))
 			moment = fmt.Sprintf("%d rows in the table, then %s", target, delay.Round(time.Millisecond))
-			if waitFor(cmd, exited, 2*time.Minute, func() bool { rows, _ := s.fileRows(table); return rows >= target }) {
+			if e2etest.WaitFor(cmd, exited, 2*time.Minute, func() bool { rows, _ := s.fileRows(table); return rows >= target }) {
 				time.Sleep(delay)
 			}
 		}
@@ -693,7 +676,7 @@ func TestReliabKilledAtRandomMoments(t *testing.T) {
 	if code, out, errOut := s.within(time.Minute, "verify", table); code != 0 {
 		t.Errorf("verify: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
-	w.stop()
+	w.Stop()
 }
 
 // journalRun is a run as history shows it: its state, its files and each batch's state.
@@ -706,10 +689,10 @@ type journalRun struct {
 // journalRuns reads the table's runs through history -o json, and each run's files through
 // history --run.
 func (s *served) journalRuns(table string) map[string]journalRun {
-	s.t.Helper()
-	code, out, errOut := s.run("-o", "json", "history", table)
+	s.T.Helper()
+	code, out, errOut := s.Run("-o", "json", "history", table)
 	if code != 0 {
-		s.t.Fatalf("history: exit %d\n%s", code, errOut)
+		s.T.Fatalf("history: exit %d\n%s", code, errOut)
 	}
 	var list struct {
 		Runs []struct {
@@ -717,12 +700,12 @@ func (s *served) journalRuns(table string) map[string]journalRun {
 			Status string `json:"status"`
 		} `json:"runs"`
 	}
-	decodeInto(s.t, out, &list)
+	e2etest.DecodeInto(s.T, out, &list)
 	runs := map[string]journalRun{}
 	for _, r := range list.Runs {
-		code, out, errOut := s.run("-o", "json", "history", table, "--run", r.Run)
+		code, out, errOut := s.Run("-o", "json", "history", table, "--run", r.Run)
 		if code != 0 {
-			s.t.Fatalf("history --run %s: exit %d\n%s", r.Run, code, errOut)
+			s.T.Fatalf("history --run %s: exit %d\n%s", r.Run, code, errOut)
 		}
 		var doc struct {
 			Files []struct {
@@ -730,7 +713,7 @@ func (s *served) journalRuns(table string) map[string]journalRun {
 				State string `json:"state"`
 			} `json:"files"`
 		}
-		decodeInto(s.t, out, &doc)
+		e2etest.DecodeInto(s.T, out, &doc)
 		jr := journalRun{status: r.Status, files: len(doc.Files), batches: map[int]string{}}
 		for _, f := range doc.Files {
 			jr.batches[f.Batch] = f.State
@@ -754,14 +737,14 @@ func TestReliabCredentialsRefusedMidRun(t *testing.T) {
 	writeOneRowFiles(t, root, 0, n)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	w := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
-	s := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
+	w := e2etest.StartDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
+	s := &served{e2etest.NewServed(ctx, t, release, w.Env)}
 	const table = "main.sales.orders"
 	args := []string{"reload", table, "--rename", "customer_id=customer_key", "--stage-to", "/Volumes/main/sales/staging/auth",
 		"--batch-files", "5", "--no-validate", "--yes"}
 	// Refused at the preflight (VALIDATE): the credentials, not the files, are the problem
 	// (exit 1, not the schema's 3), and nothing was loaded.
-	s.apply(map[string]any{"faults": []map[string]any{{"method": "ExecuteStatement", "match": "(?i)^COPY INTO .*VALIDATE", "times": 1,
+	s.Apply(map[string]any{"faults": []map[string]any{{"method": "ExecuteStatement", "match": "(?i)^COPY INTO .*VALIDATE", "times": 1,
 		"action": "http", "http_status": 401}}})
 	validated := []string{"reload", table, "--rename", "customer_id=customer_key", "--stage-to", "/Volumes/main/sales/staging/auth", "--batch-files", "5", "--yes"}
 	code, out, errOut := s.within(time.Minute, validated...)
@@ -771,21 +754,21 @@ func TestReliabCredentialsRefusedMidRun(t *testing.T) {
 	if rows, _ := s.fileRows(table); rows != 0 {
 		t.Errorf("%d rows loaded after a refused preflight", rows)
 	}
-	s.clearFaults()
+	s.ClearFaults()
 
 	// The token stops working at the third load statement (after the path-access probe and
 	// two batches): HTTP 401 to its request.
-	s.apply(map[string]any{"faults": []map[string]any{{"method": "ExecuteStatement", "match": "(?i)^COPY INTO .* FILES", "skip": 3, "times": 1,
+	s.Apply(map[string]any{"faults": []map[string]any{{"method": "ExecuteStatement", "match": "(?i)^COPY INTO .* FILES", "skip": 3, "times": 1,
 		"action": "http", "http_status": 401}}})
 	code, out, errOut = s.within(time.Minute, args...)
 	if code != 1 || !strings.Contains(errOut, "refused the credentials") || !strings.Contains(errOut, "did not run") ||
 		strings.Contains(out+errOut, "may have committed") || strings.Contains(out+errOut, "unknown (") {
 		t.Errorf("reload meeting a 401: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
-	if strings.Contains(out+errOut, s.env["DATABRICKS_TOKEN"]) {
+	if strings.Contains(out+errOut, s.Env["DATABRICKS_TOKEN"]) {
 		t.Errorf("the token is in the output")
 	}
-	s.clearFaults()
+	s.ClearFaults()
 	runs := s.journalRuns(table)
 	if len(runs) != 1 {
 		t.Fatalf("runs: %+v", runs)
@@ -814,19 +797,19 @@ func TestReliabCredentialsRefusedMidRun(t *testing.T) {
 	if rows, distinct := s.fileRows(table); rows != n || distinct != n {
 		t.Errorf("%s holds %d rows (%d distinct ids), want %d once each", table, rows, distinct, n)
 	}
-	w.stop()
+	w.Stop()
 }
 
 // faultSeen is how many statements the warehouse's faults have matched, in all.
 func (s *served) faultSeen() int {
-	s.t.Helper()
+	s.T.Helper()
 	var doc struct {
 		Faults []struct {
 			Seen int `json:"seen"`
 		} `json:"faults"`
 	}
-	if err := json.Unmarshal([]byte(s.control("GET", "faults", nil)), &doc); err != nil {
-		s.t.Fatal(err)
+	if err := json.Unmarshal([]byte(s.Control("GET", "faults", nil)), &doc); err != nil {
+		s.T.Fatal(err)
 	}
 	n := 0
 	for _, f := range doc.Faults {
@@ -851,8 +834,8 @@ func TestReliabCleanupWhileReloadRuns(t *testing.T) {
 	fallback := filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	w := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
-	s := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
+	w := e2etest.StartDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
+	s := &served{e2etest.NewServed(ctx, t, release, w.Env)}
 	const table = "main.sales.orders"
 	args := []string{"reload", table, "--rename", "customer_id=customer_key", "--stage-to", "/Volumes/main/sales/staging/busy",
 		"--batch-files", "5", "--no-validate", "--yes"}
@@ -872,27 +855,27 @@ func TestReliabCleanupWhileReloadRuns(t *testing.T) {
 
 	// (1) The first batch loads; the second statement is held on the warehouse for 8 s, and
 	// the reload is killed once cleanup and verify were refused.
-	s.apply(map[string]any{"faults": []map[string]any{{"method": "ExecuteStatement", "match": "(?i)^COPY INTO .* FILES", "skip": 2, "times": 1,
+	s.Apply(map[string]any{"faults": []map[string]any{{"method": "ExecuteStatement", "match": "(?i)^COPY INTO .* FILES", "skip": 2, "times": 1,
 		"action": "delay", "delay_ms": 8000}}})
 	cmd, printed := s.startKillable(args...)
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
-	if !waitFor(cmd, exited, time.Minute, func() bool { rows, _ := s.fileRows(table); return rows >= 5 }) {
+	if !e2etest.WaitFor(cmd, exited, time.Minute, func() bool { rows, _ := s.fileRows(table); return rows >= 5 }) {
 		t.Fatalf("the reload did not load its first batch:\n%s", printed)
 	}
 	locked(cmd.Process.Pid, "sends statements")
 	_ = cmd.Process.Kill()
 	<-exited
-	s.clearFaults()
+	s.ClearFaults()
 
 	// (2) The re-run reads the table's schema (held 8 s): the killed run's batch is still
 	// open, and nothing may act on the journal meanwhile.
-	s.apply(map[string]any{"faults": []map[string]any{{"method": "ExecuteStatement", "match": "(?i)^DESCRIBE TABLE", "times": 1,
+	s.Apply(map[string]any{"faults": []map[string]any{{"method": "ExecuteStatement", "match": "(?i)^DESCRIBE TABLE", "times": 1,
 		"action": "delay", "delay_ms": 8000}}})
 	cmd, printed = s.startKillable(args...)
 	exited = make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
-	if !waitFor(cmd, exited, time.Minute, func() bool { return s.faultSeen() > 0 }) {
+	if !e2etest.WaitFor(cmd, exited, time.Minute, func() bool { return s.faultSeen() > 0 }) {
 		t.Fatalf("the re-run did not read the table's schema:\n%s", printed)
 	}
 	locked(cmd.Process.Pid, "reads the table's schema")
@@ -911,7 +894,7 @@ func TestReliabCleanupWhileReloadRuns(t *testing.T) {
 	if code, out, errOut := s.within(time.Minute, "cleanup", table, "--yes"); code != 0 || countFiles(t, fallback, ".parquet") != 0 {
 		t.Errorf("cleanup after the reload: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
-	w.stop()
+	w.Stop()
 }
 
 var (
@@ -965,8 +948,8 @@ func TestReliabQuotedNames(t *testing.T) {
 	const tableA, tableB = "main.sales.`or``ders`", "main.sales.`re``turns`"
 	// demo serve takes the parts as they are (split at the dots), the release binary the
 	// quoted form.
-	w := startDemoServe(ctx, t, demoBin, "--table", "main.sales.or`ders="+rootA, "--table", "main.sales.re`turns="+rootB)
-	s := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
+	w := e2etest.StartDemoServe(ctx, t, demoBin, "--table", "main.sales.or`ders="+rootA, "--table", "main.sales.re`turns="+rootB)
+	s := &served{e2etest.NewServed(ctx, t, release, w.Env)}
 
 	// (1) A plain reload of the table with a backquote in its name, renames with spaces.
 	code, out, errOut := s.within(time.Minute, "-o", "json", "reload", tableA, "--rename", "customer id=customer key",
@@ -977,7 +960,7 @@ func TestReliabQuotedNames(t *testing.T) {
 	if r := decodeStatus(t, out); r.Status != "verified" {
 		t.Fatalf("reload %s: %+v\nstderr: %s", tableA, r, errOut)
 	}
-	if got := s.count("SELECT count(*) FROM " + tableA + " WHERE `customer key` LIKE 'c%'"); got != 2*n {
+	if got := s.Count("SELECT count(*) FROM " + tableA + " WHERE `customer key` LIKE 'c%'"); got != 2*n {
 		t.Errorf("%s holds %d rows with a customer key, want %d", tableA, got, 2*n)
 	}
 	for _, c := range [][]string{{"verify", tableA}, {"history", tableA}, {"cleanup", tableA, "--yes"}} {
@@ -998,7 +981,7 @@ func TestReliabQuotedNames(t *testing.T) {
 	if r := decodeStatus(t, out); r.Status != "verified" {
 		t.Fatalf("reload %s by key: %+v\nstderr: %s", tableB, r, errOut)
 	}
-	res := s.sql("SELECT id, `seq no` FROM " + tableB + " ORDER BY id")
+	res := s.SQL("SELECT id, `seq no` FROM " + tableB + " ORDER BY id")
 	if len(res.Rows) != n+1 {
 		t.Fatalf("%s holds %d rows, want one per id (%d): %v", tableB, len(res.Rows), n+1, res.Rows)
 	}
@@ -1017,5 +1000,9 @@ func TestReliabQuotedNames(t *testing.T) {
 	if code, out, errOut := s.within(time.Minute, "verify", tableB, "--key", "id"); code != 0 {
 		t.Errorf("verify --key id %s: exit %d\nstdout: %s\nstderr: %s", tableB, code, out, errOut)
 	}
-	w.stop()
+	w.Stop()
 }
+
+// served is the release binary driven against `zbrecover demo serve`, with this package's
+// checks as methods.
+type served struct{ *e2etest.Served }

@@ -1,6 +1,6 @@
 //go:build demo && cgo
 
-package main
+package reliab
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
+	"github.com/zbrecover/zbrecover/e2e/e2etest"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
 	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
@@ -78,9 +79,9 @@ func TestReliabStagePerformance(t *testing.T) {
 	t.Run("volume-20ms", func(t *testing.T) {
 		root := filepath.Join(t.TempDir(), "orders")
 		writeOneRowFiles(t, root, 0, n)
-		w := startDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
-		s := &served{t: t, ctx: ctx, release: release, env: w.env, home: t.TempDir(), state: t.TempDir()}
-		s.apply(map[string]any{"latency": map[string]any{"files_ms": 20}})
+		w := e2etest.StartDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
+		s := &served{e2etest.NewServed(ctx, t, release, w.Env)}
+		s.Apply(map[string]any{"latency": map[string]any{"files_ms": 20}})
 		start := time.Now()
 		code, out, errOut := s.within(8*time.Minute, "-v", "--no-progress", "--concurrency", conc, "-o", "json", "reload", "main.sales.orders",
 			"--rename", "customer_id=customer_key", "--stage-to", "/Volumes/main/sales/staging/perf", "--yes")
@@ -94,13 +95,13 @@ func TestReliabStagePerformance(t *testing.T) {
 		if rows, distinct := s.fileRows("main.sales.orders"); rows != int64(n) || distinct != int64(n) {
 			t.Errorf("%d rows (%d distinct ids), want %d once each", rows, distinct, n)
 		}
-		w.stop()
+		w.Stop()
 	})
 
 	t.Run("s3-server-side", func(t *testing.T) {
 		srv := s3test.NewServer(t)
 		dir := t.TempDir()
-		if _, err := deltatest.Write(dir, deltatest.Table{Schema: tableSchema}); err != nil {
+		if _, err := deltatest.Write(dir, deltatest.Table{Schema: e2etest.TableSchema}); err != nil {
 			t.Fatal(err)
 		}
 		err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
@@ -118,7 +119,7 @@ func TestReliabStagePerformance(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := 0; i < n; i++ {
-			data, err := pqgen.Bytes(oldFiles, fmt.Sprintf(`[{"id":%d,"customer_id":"c%d","amount":"1.25"}]`, i+1, i+1), pqgen.Options{})
+			data, err := pqgen.Bytes(e2etest.OldFiles, fmt.Sprintf(`[{"id":%d,"customer_id":"c%d","amount":"1.25"}]`, i+1, i+1), pqgen.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -140,7 +141,7 @@ func TestReliabStagePerformance(t *testing.T) {
 			k, v, _ := strings.Cut(kv, "=")
 			env[k] = v
 		}
-		s := &served{t: t, ctx: ctx, release: release, env: env, home: t.TempDir(), state: t.TempDir()}
+		s := &served{e2etest.NewServed(ctx, t, release, env)}
 		srv.ResetCounts()
 		start := time.Now()
 		code, out, errOut := s.within(8*time.Minute, "-v", "--no-progress", "--concurrency", conc, "--storage-auth", "default",

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package main
+package recovery
 
 import (
 	"context"
@@ -11,18 +11,17 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
+	"github.com/zbrecover/zbrecover/e2e/e2etest"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
 	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
-	"github.com/zbrecover/zbrecover/schemadiff"
 )
 
 // recovery is a table whose latest schema broke the producers, with fallback files in two
@@ -36,21 +35,6 @@ type recovery struct {
 	files map[string]int // files per group kind: "old" and "new"
 }
 
-var (
-	// The table's schema after the breaking change.
-	tableSchema = schemadiff.NewSchema().Col("id", schemadiff.LongType, schemadiff.NotNull).
-			Col("customer_key", schemadiff.StringType).Col("amount", schemadiff.DecimalType(18, 4))
-	// Producers before it: customer_id (renamed since) and a narrower decimal.
-	oldFiles = arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "customer_id", Type: arrow.BinaryTypes.String, Nullable: true},
-		{Name: "amount", Type: &arrow.Decimal128Type{Precision: 10, Scale: 2}, Nullable: true}}, nil)
-	// Producers on another build: an extra column the table dropped.
-	newFiles = arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "customer_key", Type: arrow.BinaryTypes.String, Nullable: true},
-		{Name: "amount", Type: &arrow.Decimal128Type{Precision: 18, Scale: 4}, Nullable: true},
-		{Name: "gift", Type: arrow.FixedWidthTypes.Boolean, Nullable: true}}, nil)
-)
-
 // newRecovery writes nOld + nNew fallback files (2 rows each, unique ids) under the root of a
 // managed table of a new local workspace, and points the environment at the workspace and a
 // fresh journal directory. Path access inside the table's storage is allowed (whether
@@ -59,7 +43,7 @@ var (
 func newRecovery(t *testing.T, nOld, nNew int) *recovery {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "orders")
-	if _, err := deltatest.Write(root, deltatest.Table{Schema: tableSchema, ID: "0b6c1c8e-0000-4000-8000-00000000e2e1",
+	if _, err := deltatest.Write(root, deltatest.Table{Schema: e2etest.TableSchema, ID: "0b6c1c8e-0000-4000-8000-00000000e2e1",
 		Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}); err != nil {
 		t.Fatal(err)
 	}
@@ -89,10 +73,10 @@ func newRecovery(t *testing.T, nOld, nNew int) *recovery {
 		r.files[kind]++
 	}
 	for i := 0; i < nOld; i++ {
-		write("old", i, oldFiles)
+		write("old", i, e2etest.OldFiles)
 	}
 	for i := 0; i < nNew; i++ {
-		write("new", i, newFiles)
+		write("new", i, e2etest.NewFiles)
 	}
 	ws := startWorkspace(t, fakeworkspace.Options{}, r.table, root)
 	r.ws = ws
@@ -178,13 +162,6 @@ type reloadJSON struct {
 		Files    int    `json:"files"`
 		Inserted *int64 `json:"inserted_rows"`
 	} `json:"batches"`
-}
-
-func decodeInto(t *testing.T, out string, v any) {
-	t.Helper()
-	if err := json.Unmarshal([]byte(out), v); err != nil {
-		t.Fatalf("JSON: %v\n%s", err, out)
-	}
 }
 
 func decodeReload(t *testing.T, out string) reloadJSON {
@@ -388,29 +365,11 @@ func TestReloadLocationOverlapStopsBeforeLoading(t *testing.T) {
 	}
 }
 
-// zbrecoverBinary builds the release binary (pure Go) once per test process.
-var zbrecoverBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "zbrecover-bin")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "zbrecover")
-	c := exec.Command("go", "build", "-o", bin, ".")
-	c.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := c.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return bin, nil
-})
-
 // startReload starts the release binary's reload and waits until the warehouse holds the
 // second load statement (delayed by a fault), then returns the running process.
 func startReload(t *testing.T, r *recovery) (*exec.Cmd, *strings.Builder) {
 	t.Helper()
-	bin, err := zbrecoverBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := e2etest.Release(t)
 	r.ws.Warehouse().Inject(fakewarehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1, Delay: 20 * time.Second})
 	var out strings.Builder
 	c := exec.Command(bin, reloadArgs(r)...)
@@ -538,7 +497,7 @@ func TestReloadVerifyAndHistory(t *testing.T) {
 
 	// A verified file overwritten since is flagged, neither loaded again nor skipped silently.
 	p := filepath.Join(r.root, filepath.FromSlash(inspect.FallbackPrefix), "2026/01/01/old-00000.parquet")
-	data, err := pqgen.Bytes(oldFiles, `[{"id":1,"customer_id":"changed","amount":"1.00"},{"id":2,"customer_id":"x","amount":"2.00"},{"id":3,"customer_id":"y","amount":"3.00"}]`, pqgen.Options{})
+	data, err := pqgen.Bytes(e2etest.OldFiles, `[{"id":1,"customer_id":"changed","amount":"1.00"},{"id":2,"customer_id":"x","amount":"2.00"},{"id":3,"customer_id":"y","amount":"3.00"}]`, pqgen.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -579,7 +538,7 @@ func TestReloadHostileNames(t *testing.T) {
 	for i, n := range names {
 		id := int64(100 + i)
 		r.ids[id] = true
-		data, err := pqgen.Bytes(oldFiles, fmt.Sprintf(`[{"id":%d,"customer_id":"x","amount":"1.00"}]`, id), pqgen.Options{})
+		data, err := pqgen.Bytes(e2etest.OldFiles, fmt.Sprintf(`[{"id":%d,"customer_id":"x","amount":"1.00"}]`, id), pqgen.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

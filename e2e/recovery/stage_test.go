@@ -1,6 +1,6 @@
 //go:build cgo
 
-package main
+package recovery
 
 import (
 	"os"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zbrecover/zbrecover/e2e/e2etest"
 	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
 )
 
@@ -137,7 +138,7 @@ func TestStageCrashAfterHalf(t *testing.T) {
 		Staged       int  `json:"staged_files"`
 		StagedReused int  `json:"staged_reused"`
 	}
-	decodeInto(t, out, &rep)
+	e2etest.DecodeInto(t, out, &rep)
 	if !rep.Resumed || rep.Staged != 0 {
 		t.Errorf("re-run staged %d copies again (resumed %v)", rep.Staged, rep.Resumed)
 	}

@@ -1,0 +1,131 @@
+package e2etest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/zbrecover/zbrecover/databricks"
+)
+
+// Served is a release binary driven from outside against a running `zbrecover demo serve`.
+type Served struct {
+	T       *testing.T
+	Ctx     context.Context
+	Release string
+	Env     map[string]string
+	Home    string
+	State   string
+}
+
+func (s *Served) Run(args ...string) (int, string, string) {
+	s.T.Helper()
+	cmd := exec.CommandContext(s.Ctx, s.Release, args...)
+	cmd.Env = []string{"HOME=" + s.Home, "PATH=" + os.Getenv("PATH"), "XDG_STATE_HOME=" + s.State}
+	for k, v := range s.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, out.String(), errb.String()
+	case errors.As(err, &ee) && ee.Exited():
+		return ee.ExitCode(), out.String(), errb.String()
+	}
+	s.T.Fatalf("zbrecover %s: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, out.String(), errb.String())
+	return 0, "", ""
+}
+
+// SQL runs a statement on the served warehouse, as another client of the workspace.
+func (s *Served) SQL(stmt string) *databricks.Result {
+	s.T.Helper()
+	host := strings.TrimPrefix(s.Env["DATABRICKS_HOST"], "http://")
+	dsn := "http://token:" + s.Env["DATABRICKS_TOKEN"] + "@" + host + "/sql/1.0/warehouses/" + s.Env["DATABRICKS_WAREHOUSE_ID"]
+	wh, err := databricks.OpenDSN(s.Ctx, dsn, databricks.Options{})
+	if err != nil {
+		s.T.Fatal(err)
+	}
+	defer wh.Close()
+	res, err := wh.QueryAll(s.Ctx, stmt)
+	if err != nil {
+		s.T.Fatalf("%s: %v", stmt, err)
+	}
+	return res
+}
+
+// Control sends a request to the served workspace's Control endpoints (/api/2.0/fake/…):
+// body is encoded as JSON; the answer's body is returned. A status other than 2xx fails the
+// test.
+func (s *Served) Control(method, path string, body any) string {
+	s.T.Helper()
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			s.T.Fatal(err)
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(s.Ctx, method, s.Env["DATABRICKS_HOST"]+"/api/2.0/fake/"+strings.TrimPrefix(path, "/"), r)
+	if err != nil {
+		s.T.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+s.Env["DATABRICKS_TOKEN"])
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.T.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		s.T.Fatalf("%s /api/2.0/fake/%s: %s: %s", method, path, resp.Status, out)
+	}
+	return string(out)
+}
+
+// Apply applies a control document (internal/fakeworkspace.Control) to the served workspace.
+func (s *Served) Apply(doc map[string]any) { s.T.Helper(); s.Control(http.MethodPost, "apply", doc) }
+
+// ClearFaults removes every warehouse and API fault and trigger.
+func (s *Served) ClearFaults() {
+	s.T.Helper()
+	s.Control(http.MethodDelete, "faults", nil)
+	s.Control(http.MethodDelete, "api-faults", nil)
+	s.Control(http.MethodDelete, "triggers", nil)
+}
+
+// Count runs a one-number query (SELECT Count(*) …) on the served warehouse.
+func (s *Served) Count(stmt string) int64 {
+	s.T.Helper()
+	res := s.SQL(stmt)
+	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
+		s.T.Fatalf("%s: %v", stmt, res.Rows)
+	}
+	switch v := res.Rows[0][0].(type) {
+	case int64:
+		return v
+	case int32:
+		return int64(v)
+	case float64:
+		return int64(v)
+	}
+	s.T.Fatalf("%s: %v (%T)", stmt, res.Rows[0][0], res.Rows[0][0])
+	return 0
+}
+
+// NewServed is the release binary driven against the served workspace whose settings env
+// holds, with a home and a state directory of its own (so its own journal).
+func NewServed(ctx context.Context, t *testing.T, release string, env map[string]string) *Served {
+	return &Served{T: t, Ctx: ctx, Release: release, Env: env, Home: t.TempDir(), State: t.TempDir()}
+}

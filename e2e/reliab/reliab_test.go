@@ -89,7 +89,7 @@ func (s *served) within(d time.Duration, args ...string) (int, string, string) {
 	s.T.Helper()
 	ctx, cancel := context.WithTimeout(s.Ctx, d)
 	defer cancel()
-	sub := *s
+	sub := s.clone()
 	sub.Ctx = ctx
 	start := time.Now()
 	code, out, errOut, err := sub.runErr(args...)
@@ -201,7 +201,7 @@ func TestReliabConcurrency(t *testing.T) {
 	s := &served{e2etest.NewServed(ctx, t, release, w.Env)}
 	for _, c := range concs {
 		t.Run(fmt.Sprintf("concurrency-%d", c), func(t *testing.T) {
-			s := *s
+			s := s.clone()
 			s.T = t
 			table := fmt.Sprintf("main.sales.orders_c%d", c)
 			conc := fmt.Sprint(c)
@@ -285,7 +285,7 @@ func TestReliabFilesAPIThrottled(t *testing.T) {
 	s := &served{e2etest.NewServed(ctx, t, release, w.Env)}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := *s
+			s := s.clone()
 			s.T = t
 			s.ClearFaults()
 			defer s.ClearFaults()
@@ -1006,3 +1006,9 @@ func TestReliabQuotedNames(t *testing.T) {
 // served is the release binary driven against `zbrecover demo serve`, with this package's
 // checks as methods.
 type served struct{ *e2etest.Served }
+
+// clone is a copy of s whose fields (test, context) can change without changing s.
+func (s *served) clone() *served {
+	c := *s.Served
+	return &served{&c}
+}

@@ -4,7 +4,6 @@ package served
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -231,5 +230,3 @@ func TestDemoServeCompositeKeyWithNulls(t *testing.T) {
 	}
 	w.Stop()
 }
-
-var _ = json.Marshal

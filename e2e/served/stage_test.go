@@ -3,12 +3,9 @@
 package served
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,27 +63,7 @@ func TestDemoServeStaged(t *testing.T) {
 	host, token := env["DATABRICKS_HOST"], env["DATABRICKS_TOKEN"]
 
 	// Only the printed settings, and a journal of its own.
-	home, state := t.TempDir(), t.TempDir()
-	run := func(args ...string) (int, string, string) {
-		t.Helper()
-		cmd := exec.CommandContext(ctx, release, args...)
-		cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "XDG_STATE_HOME=" + state}
-		for k, v := range env {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		var ee *exec.ExitError
-		switch {
-		case err == nil:
-			return 0, out.String(), errb.String()
-		case errors.As(err, &ee) && ee.Exited():
-			return ee.ExitCode(), out.String(), errb.String()
-		}
-		t.Fatalf("zbrecover %s: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, out.String(), errb.String())
-		return 0, "", ""
-	}
+	run := e2etest.NewServed(ctx, t, release, env).Run
 	const table = "main.sales.orders"
 	reloadCmd := []string{"-o", "json", "reload", table, "--rename", "customer_id=customer_key", "--yes"}
 	const stageTo = "/Volumes/main/sales/staging/run1"

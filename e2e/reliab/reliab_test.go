@@ -233,19 +233,28 @@ func TestReliabConcurrency(t *testing.T) {
 }
 
 // apiFaultsFired is how many times the workspace's API faults fired, in all.
-func (s *served) apiFaultsFired() int {
+func (s *served) apiFaultsFired() int { return s.sumFaults("api-faults", "api_faults", "fired") }
+
+// faultSeen is how many statements the warehouse's faults have matched, in all.
+func (s *served) faultSeen() int { return s.sumFaults("faults", "faults", "seen") }
+
+// sumFaults sums one counter (fired, seen) over the faults a control endpoint lists.
+func (s *served) sumFaults(path, member, counter string) int {
 	s.T.Helper()
-	var doc struct {
-		Faults []struct {
-			Fired int `json:"fired"`
-		} `json:"api_faults"`
-	}
-	if err := json.Unmarshal([]byte(s.Control("GET", "api-faults", nil)), &doc); err != nil {
+	var doc map[string]json.RawMessage
+	var faults []map[string]any
+	if err := json.Unmarshal([]byte(s.Control("GET", path, nil)), &doc); err != nil {
 		s.T.Fatal(err)
 	}
+	if raw, ok := doc[member]; !ok {
+		return 0
+	} else if err := json.Unmarshal(raw, &faults); err != nil {
+		s.T.Fatalf("%s: %v", member, err)
+	}
 	n := 0
-	for _, f := range doc.Faults {
-		n += f.Fired
+	for _, f := range faults {
+		v, _ := f[counter].(float64)
+		n += int(v)
 	}
 	return n
 }
@@ -798,24 +807,6 @@ func TestReliabCredentialsRefusedMidRun(t *testing.T) {
 		t.Errorf("%s holds %d rows (%d distinct ids), want %d once each", table, rows, distinct, n)
 	}
 	w.Stop()
-}
-
-// faultSeen is how many statements the warehouse's faults have matched, in all.
-func (s *served) faultSeen() int {
-	s.T.Helper()
-	var doc struct {
-		Faults []struct {
-			Seen int `json:"seen"`
-		} `json:"faults"`
-	}
-	if err := json.Unmarshal([]byte(s.Control("GET", "faults", nil)), &doc); err != nil {
-		s.T.Fatal(err)
-	}
-	n := 0
-	for _, f := range doc.Faults {
-		n += f.Seen
-	}
-	return n
 }
 
 // TestReliabCleanupWhileReloadRuns: cleanup and verify of a table whose reload is running

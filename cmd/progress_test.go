@@ -166,15 +166,21 @@ func TestStatusWithoutBarsIsPlain(t *testing.T) {
 	}
 }
 
-// syncBuffer is a stderr the bars write to from their own goroutine while the test reads it.
+// syncBuffer is a stderr the bars write to from their own goroutine while the test reads it;
+// each write wakes a waiter.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	written chan struct{} // closed by the next write, then replaced
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.written != nil {
+		close(s.written)
+		s.written = nil
+	}
 	return s.b.Write(p)
 }
 
@@ -184,15 +190,26 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// waitFor waits until the bars have drawn a frame holding want (a deadline turns a frame
-// that never comes into a failure).
+// waitFor waits, write by write, until the bars have drawn a frame holding want (a deadline
+// turns a frame that never comes into a failure).
 func (s *syncBuffer) waitFor(t *testing.T, want string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(s.String(), want) {
-		if time.Now().After(deadline) {
+	deadline := time.After(10 * time.Second)
+	for {
+		s.mu.Lock()
+		if strings.Contains(s.b.String(), want) {
+			s.mu.Unlock()
+			return
+		}
+		if s.written == nil {
+			s.written = make(chan struct{})
+		}
+		next := s.written
+		s.mu.Unlock()
+		select {
+		case <-next:
+		case <-deadline:
 			t.Fatalf("no frame shows %q: %q", want, s.String())
 		}
-		time.Sleep(2 * time.Millisecond)
 	}
 }

@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -25,25 +22,16 @@ type Served struct {
 	State   string
 }
 
+// Run runs the release binary with args against the served workspace, with its settings
+// only, and returns its exit code and output; a process that did not exit by itself (killed,
+// or its context done) fails the test.
 func (s *Served) Run(args ...string) (int, string, string) {
 	s.T.Helper()
-	cmd := exec.CommandContext(s.Ctx, s.Release, args...)
-	cmd.Env = []string{"HOME=" + s.Home, "PATH=" + os.Getenv("PATH"), "XDG_STATE_HOME=" + s.State}
-	for k, v := range s.Env {
-		cmd.Env = append(cmd.Env, k+"="+v)
+	code, out, errOut, err := s.RunErr(args...)
+	if err != nil {
+		s.T.Fatalf("zbrecover %s: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, out, errOut)
 	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, out.String(), errb.String()
-	case errors.As(err, &ee) && ee.Exited():
-		return ee.ExitCode(), out.String(), errb.String()
-	}
-	s.T.Fatalf("zbrecover %s: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, out.String(), errb.String())
-	return 0, "", ""
+	return code, out, errOut
 }
 
 // SQL runs a statement on the served warehouse, as another client of the workspace.

@@ -5,11 +5,8 @@ package reliab
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,77 +27,6 @@ import (
 func reliabBinaries(t *testing.T) (demoBin, release string) {
 	t.Helper()
 	return e2etest.Demo(t), e2etest.Release(t)
-}
-
-// writeOneRowFiles writes a managed table whose producers still write customer_id (renamed
-// customer_key since) and DECIMAL(10,2) at root, with n fallback files of one row each over
-// four date folders: ids first+1 … first+n, customer "c<id>". It returns the files' keys
-// under the fallback folder.
-func writeOneRowFiles(t *testing.T, root string, first, n int) []string {
-	t.Helper()
-	if _, err := os.Stat(filepath.Join(root, "_delta_log")); err != nil {
-		if _, err := deltatest.Write(root, deltatest.Table{Schema: e2etest.TableSchema}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fallback := filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix))
-	keys := make([]string, 0, n)
-	for i := 0; i < n; i++ {
-		id := first + i + 1
-		data, err := pqgen.Bytes(e2etest.OldFiles, fmt.Sprintf(`[{"id":%d,"customer_id":"c%d","amount":"%d.25"}]`, id, id, id%100), pqgen.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		key := fmt.Sprintf("2026/01/%02d/f-%06d.parquet", 1+i%4, id)
-		if err := pqgen.WriteFile(filepath.Join(fallback, filepath.FromSlash(key)), data); err != nil {
-			t.Fatal(err)
-		}
-		keys = append(keys, key)
-	}
-	return keys
-}
-
-// fileRows counts the rows of the fallback files in table (every row whose customer_key
-// is not a Zerobus writer's), and how many distinct ids they have.
-func (s *served) fileRows(table string) (rows, distinct int64) {
-	s.T.Helper()
-	res := s.SQL("SELECT count(*), count(DISTINCT id) FROM " + table + " WHERE customer_key NOT LIKE 'zerobus-%'")
-	if len(res.Rows) != 1 || len(res.Rows[0]) != 2 {
-		s.T.Fatalf("row count of %s: %v", table, res.Rows)
-	}
-	num := func(v any) int64 {
-		switch n := v.(type) {
-		case int64:
-			return n
-		case int32:
-			return int64(n)
-		case float64:
-			return int64(n)
-		}
-		s.T.Fatalf("row count of %s: %v (%T)", table, v, v)
-		return 0
-	}
-	return num(res.Rows[0][0]), num(res.Rows[0][1])
-}
-
-// within runs the release binary and fails the test when it has not exited after d: a hang
-// is a failure, not a test that runs until the suite's timeout.
-func (s *served) within(d time.Duration, args ...string) (int, string, string) {
-	s.T.Helper()
-	ctx, cancel := context.WithTimeout(s.Ctx, d)
-	defer cancel()
-	sub := s.clone()
-	sub.Ctx = ctx
-	start := time.Now()
-	code, out, errOut, err := sub.runErr(args...)
-	if err != nil {
-		if ctx.Err() != nil {
-			s.T.Fatalf("zbrecover %s did not finish within %s (hung?)\nstderr: %.4000s", strings.Join(args, " "), d, errOut)
-		}
-		s.T.Fatalf("zbrecover %s: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, out, errOut)
-	}
-	s.T.Logf("zbrecover %s: exit %d in %s", strings.Join(args, " "), code, time.Since(start).Round(time.Millisecond))
-	return code, out, errOut
 }
 
 // runStatus is the part of the JSON report of reload and verify the tests check.
@@ -126,33 +52,6 @@ func decodeStatus(t *testing.T, out string) runStatus {
 		t.Fatalf("JSON report: %v\n%.3000s", err, out)
 	}
 	return r
-}
-
-// runErr runs the release binary as run does, and returns the error of a process that did
-// not exit by itself (killed, or its context done) instead of failing the test.
-func (s *served) runErr(args ...string) (int, string, string, error) {
-	cmd := s.command(args...)
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, out.String(), errb.String(), nil
-	case errors.As(err, &ee) && ee.Exited():
-		return ee.ExitCode(), out.String(), errb.String(), nil
-	}
-	return -1, out.String(), errb.String(), err
-}
-
-// command is the release binary's command line with the workspace's settings only.
-func (s *served) command(args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(s.Ctx, s.Release, args...)
-	cmd.Env = []string{"HOME=" + s.Home, "PATH=" + os.Getenv("PATH"), "XDG_STATE_HOME=" + s.State}
-	for k, v := range s.Env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	return cmd
 }
 
 // countFiles counts the regular files under dir whose name ends with suffix.
@@ -192,7 +91,7 @@ func TestReliabConcurrency(t *testing.T) {
 	roots := map[int]string{}
 	for _, c := range concs {
 		roots[c] = filepath.Join(t.TempDir(), fmt.Sprintf("orders_c%d", c))
-		writeOneRowFiles(t, roots[c], 0, n)
+		e2etest.WriteOneRowFiles(t, roots[c], 0, n)
 		args = append(args, "--table", fmt.Sprintf("main.sales.orders_c%d=%s", c, roots[c]))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
@@ -205,7 +104,7 @@ func TestReliabConcurrency(t *testing.T) {
 			s.T = t
 			table := fmt.Sprintf("main.sales.orders_c%d", c)
 			conc := fmt.Sprint(c)
-			code, out, errOut := s.within(2*time.Minute, "--concurrency", conc, "-o", "json", "reload", table,
+			code, out, errOut := s.Within(2*time.Minute, "--concurrency", conc, "-o", "json", "reload", table,
 				"--rename", "customer_id=customer_key", "--stage-to", "/Volumes/main/sales/staging/c"+conc, "--yes")
 			if code != 0 {
 				t.Fatalf("reload: exit %d\nstdout: %.2000s\nstderr: %s", code, out, errOut)
@@ -213,11 +112,11 @@ func TestReliabConcurrency(t *testing.T) {
 			if r := decodeStatus(t, out); r.Status != "verified" || r.Staged != n {
 				t.Errorf("reload: %+v", r)
 			}
-			if rows, distinct := s.fileRows(table); rows != n || distinct != n {
+			if rows, distinct := s.FileRows(table); rows != n || distinct != n {
 				t.Errorf("%s holds %d rows (%d distinct ids), want %d once each", table, rows, distinct, n)
 			}
 			archive := filepath.Join(t.TempDir(), "not", "yet", "there")
-			code, out, errOut = s.within(2*time.Minute, "--concurrency", conc, "cleanup", table, "--archive-to", archive, "--yes")
+			code, out, errOut = s.Within(2*time.Minute, "--concurrency", conc, "cleanup", table, "--archive-to", archive, "--yes")
 			if code != 0 {
 				t.Fatalf("cleanup --archive-to: exit %d\nstdout: %.2000s\nstderr: %s", code, out, errOut)
 			}
@@ -285,7 +184,7 @@ func TestReliabFilesAPIThrottled(t *testing.T) {
 	var args []string
 	for i := range cases {
 		root := filepath.Join(t.TempDir(), "orders")
-		writeOneRowFiles(t, root, 0, n)
+		e2etest.WriteOneRowFiles(t, root, 0, n)
 		args = append(args, "--table", fmt.Sprintf("main.sales.orders_%d=%s", i, root))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
@@ -300,7 +199,7 @@ func TestReliabFilesAPIThrottled(t *testing.T) {
 			defer s.ClearFaults()
 			s.Apply(map[string]any{"api_faults": c.faults})
 			table := fmt.Sprintf("main.sales.orders_%d", i)
-			code, out, errOut := s.within(3*time.Minute, "-v", "--no-progress", "-o", "json", "reload", table,
+			code, out, errOut := s.Within(3*time.Minute, "-v", "--no-progress", "-o", "json", "reload", table,
 				"--rename", "customer_id=customer_key", "--stage-to", "/Volumes/main/sales/staging/"+c.name, "--yes")
 			fired := s.apiFaultsFired()
 			if code != 0 {
@@ -310,7 +209,7 @@ func TestReliabFilesAPIThrottled(t *testing.T) {
 			if r.Status != "verified" || r.Staged != n || strings.Contains(errOut, "Continued") {
 				t.Errorf("reload: %+v", r)
 			}
-			if rows, distinct := s.fileRows(table); rows != n || distinct != n {
+			if rows, distinct := s.FileRows(table); rows != n || distinct != n {
 				t.Errorf("%s holds %d rows (%d distinct ids), want %d once each", table, rows, distinct, n)
 			}
 			retries := 0
@@ -351,25 +250,6 @@ func logLines(stderr string) []map[string]string {
 	return out
 }
 
-// startKillable starts the release binary with args; the returned function kills it with
-// SIGKILL and waits for it, returning what it printed.
-func (s *served) startKillable(args ...string) (*exec.Cmd, *strings.Builder) {
-	s.T.Helper()
-	cmd := s.command(args...)
-	out := &strings.Builder{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		s.T.Fatal(err)
-	}
-	s.T.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	return cmd, out
-}
-
 // TestReliabStageLocationMistakes: a reload staged to a volume that does not exist stops
 // before any copy or load, naming the volume and what it needs; the same reload to the
 // right volume continues the run and loads. A staging folder with a ' in its name, and the
@@ -382,8 +262,8 @@ func TestReliabStageLocationMistakes(t *testing.T) {
 	demoBin, release := reliabBinaries(t)
 	const n = 240
 	rootA, rootB := filepath.Join(t.TempDir(), "orders"), filepath.Join(t.TempDir(), "returns")
-	writeOneRowFiles(t, rootA, 0, 40)
-	writeOneRowFiles(t, rootB, 0, n)
+	e2etest.WriteOneRowFiles(t, rootA, 0, 40)
+	e2etest.WriteOneRowFiles(t, rootB, 0, n)
 	logFile := filepath.Join(t.TempDir(), "statements.jsonl")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -394,7 +274,7 @@ func TestReliabStageLocationMistakes(t *testing.T) {
 	// (1) A mistyped volume: refused before any copy, the volume and the privileges named.
 	reloadArgs := []string{"-o", "json", "reload", "main.sales.orders", "--rename", "customer_id=customer_key", "--yes"}
 	from := e2etest.StatementLogLen(t, logFile)
-	code, out, errOut := s.within(time.Minute, append(reloadArgs, "--stage-to", "/Volumes/main/sales/nosuchvolume/x")...)
+	code, out, errOut := s.Within(time.Minute, append(reloadArgs, "--stage-to", "/Volumes/main/sales/nosuchvolume/x")...)
 	copies, _ := e2etest.Loads(e2etest.ReadStatementLog(t, logFile, from))
 	if code == 0 || len(copies) != 0 || !strings.Contains(errOut, "main.sales.nosuchvolume") ||
 		!strings.Contains(errOut, "WRITE VOLUME") || !strings.Contains(errOut, "CREATE VOLUME main.sales.nosuchvolume") {
@@ -403,15 +283,15 @@ func TestReliabStageLocationMistakes(t *testing.T) {
 	if got := e2etest.ListVolume(t, host, token, "/Volumes/main/sales/staging"); len(got) != 0 {
 		t.Errorf("something was staged: %v", got)
 	}
-	if rows, _ := s.fileRows("main.sales.orders"); rows != 0 {
+	if rows, _ := s.FileRows("main.sales.orders"); rows != 0 {
 		t.Errorf("%d rows loaded by a refused reload", rows)
 	}
 	// (2) The right volume: the same run, loaded and verified.
-	code, out, errOut = s.within(time.Minute, append(reloadArgs, "--stage-to", "/Volumes/main/sales/staging/x")...)
+	code, out, errOut = s.Within(time.Minute, append(reloadArgs, "--stage-to", "/Volumes/main/sales/staging/x")...)
 	if r := decodeStatus(t, out); code != 0 || r.Status != "verified" || r.Staged != 40 {
 		t.Errorf("reload to the right volume: exit %d %+v\nstderr: %s", code, r, errOut)
 	}
-	if rows, distinct := s.fileRows("main.sales.orders"); rows != 40 || distinct != 40 {
+	if rows, distinct := s.FileRows("main.sales.orders"); rows != 40 || distinct != 40 {
 		t.Errorf("main.sales.orders holds %d rows (%d distinct ids), want 40 once each", rows, distinct)
 	}
 
@@ -419,29 +299,29 @@ func TestReliabStageLocationMistakes(t *testing.T) {
 	const quoted = "/Volumes/main/sales/staging/o'brien's run"
 	args := []string{"-o", "json", "reload", "main.sales.returns", "--rename", "customer_id=customer_key", "--yes",
 		"--stage-to", quoted, "--batch-files", "10"}
-	cmd, printed := s.startKillable(args...)
+	cmd, printed := s.StartKillable(args...)
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
-	if !e2etest.WaitFor(cmd, exited, 2*time.Minute, func() bool { rows, _ := s.fileRows("main.sales.returns"); return rows >= 20 }) {
+	if !e2etest.WaitFor(cmd, exited, 2*time.Minute, func() bool { rows, _ := s.FileRows("main.sales.returns"); return rows >= 20 }) {
 		t.Fatalf("the reload did not load two batches while it ran:\n%s", printed)
 	}
 	_ = cmd.Process.Kill()
 	<-exited
-	rows, _ := s.fileRows("main.sales.returns")
+	rows, _ := s.FileRows("main.sales.returns")
 	t.Logf("killed with %d of %d rows in the table", rows, n)
 	if rows >= n {
 		t.Fatalf("the reload had finished before the kill (%d rows)", rows)
 	}
-	code, out, errOut = s.within(2*time.Minute, args...)
+	code, out, errOut = s.Within(2*time.Minute, args...)
 	if r := decodeStatus(t, out); code != 0 || r.Status != "verified" || !r.Resumed || strings.Contains(errOut, "Refused through") ||
 		!strings.Contains(errOut, fmt.Sprintf("%d files are left to run %s, which this reload continues", n, r.Run)) ||
 		strings.Contains(errOut, "loaded by earlier runs") {
 		t.Fatalf("re-run after SIGKILL: exit %d %+v\nstderr: %s", code, r, errOut)
 	}
-	if rows, distinct := s.fileRows("main.sales.returns"); rows != n || distinct != n {
+	if rows, distinct := s.FileRows("main.sales.returns"); rows != n || distinct != n {
 		t.Errorf("main.sales.returns holds %d rows (%d distinct ids), want %d once each", rows, distinct, n)
 	}
-	if code, out, errOut := s.within(time.Minute, "verify", "main.sales.returns"); code != 0 {
+	if code, out, errOut := s.Within(time.Minute, "verify", "main.sales.returns"); code != 0 {
 		t.Errorf("verify: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 	if got := e2etest.ListVolume(t, host, token, quoted); len(got) != n {
@@ -449,12 +329,12 @@ func TestReliabStageLocationMistakes(t *testing.T) {
 	}
 	// Through the same folder again nothing is refused, only already loaded; through another,
 	// every file is refused as loaded through a second path.
-	code, _, errOut = s.within(time.Minute, args...)
+	code, _, errOut = s.Within(time.Minute, args...)
 	if code != 0 || strings.Contains(errOut, "Refused through") || !strings.Contains(errOut, "Nothing to load") {
 		t.Errorf("reload through the same folder again: exit %d\nstderr: %s", code, errOut)
 	}
 	other := []string{"reload", "main.sales.returns", "--rename", "customer_id=customer_key", "--yes", "--stage-to", "/Volumes/main/sales/staging/other"}
-	code, _, errOut = s.within(time.Minute, other...)
+	code, _, errOut = s.Within(time.Minute, other...)
 	if code != 0 || !strings.Contains(errOut, fmt.Sprintf("Refused through /Volumes/main/sales/staging/other: %d files", n)) {
 		t.Errorf("reload through another folder: exit %d\nstderr: %s", code, errOut)
 	}
@@ -473,7 +353,7 @@ func TestReliabRemoteJournalBreakLock(t *testing.T) {
 	demoBin, release := reliabBinaries(t)
 	const n = 200
 	root := filepath.Join(t.TempDir(), "orders")
-	writeOneRowFiles(t, root, 0, n)
+	e2etest.WriteOneRowFiles(t, root, 0, n)
 	srv := s3test.NewServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -488,10 +368,10 @@ func TestReliabRemoteJournalBreakLock(t *testing.T) {
 	args := append(append([]string(nil), global...), "-o", "json", "reload", "main.sales.orders", "--rename", "customer_id=customer_key",
 		"--stage-to", "/Volumes/main/sales/staging/remote", "--batch-files", "10", "--journal", journalURL, "--yes")
 
-	cmd, printed := s.startKillable(args...)
+	cmd, printed := s.StartKillable(args...)
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
-	if !e2etest.WaitFor(cmd, exited, 2*time.Minute, func() bool { rows, _ := s.fileRows("main.sales.orders"); return rows >= 20 }) {
+	if !e2etest.WaitFor(cmd, exited, 2*time.Minute, func() bool { rows, _ := s.FileRows("main.sales.orders"); return rows >= 20 }) {
 		t.Fatalf("the reload did not load two batches while it ran:\n%s", printed)
 	}
 	_ = cmd.Process.Kill()
@@ -499,7 +379,7 @@ func TestReliabRemoteJournalBreakLock(t *testing.T) {
 	pid := cmd.Process.Pid
 
 	// The lock object stays: the next reload is refused, and says why and what to do.
-	code, out, errOut := s.within(time.Minute, args...)
+	code, out, errOut := s.Within(time.Minute, args...)
 	for _, want := range []string{"is locked by", fmt.Sprintf("pid %d on this host, is no longer running", pid), "--break-lock"} {
 		if code != 1 || !strings.Contains(errOut, want) {
 			t.Errorf("reload after SIGKILL: exit %d, stderr lacks %q\nstdout: %s\nstderr: %s", code, want, out, errOut)
@@ -507,21 +387,21 @@ func TestReliabRemoteJournalBreakLock(t *testing.T) {
 	}
 	// verify and cleanup take the same lock and say the same.
 	for _, c := range [][]string{{"verify", "main.sales.orders"}, {"cleanup", "main.sales.orders", "--yes"}} {
-		code, out, errOut := s.within(time.Minute, append(append(append([]string(nil), global...), c...), "--journal", journalURL)...)
+		code, out, errOut := s.Within(time.Minute, append(append(append([]string(nil), global...), c...), "--journal", journalURL)...)
 		if code != 1 || !strings.Contains(errOut, "is locked by") || strings.Contains(errOut, "reload again to finish") {
 			t.Errorf("%s after SIGKILL: exit %d\nstdout: %s\nstderr: %s", c[0], code, out, errOut)
 		}
 	}
 	// Without --yes and without a terminal, --break-lock shows the holder and breaks nothing.
-	code, _, errOut = s.within(time.Minute, append(append([]string(nil), args[:len(args)-1]...), "--break-lock")...)
+	code, _, errOut = s.Within(time.Minute, append(append([]string(nil), args[:len(args)-1]...), "--break-lock")...)
 	if code == 0 || !strings.Contains(errOut, fmt.Sprintf("pid %d", pid)) || !strings.Contains(errOut, "--break-lock needs --yes") {
 		t.Errorf("--break-lock without --yes: exit %d\nstderr: %s", code, errOut)
 	}
-	if rows, _ := s.fileRows("main.sales.orders"); rows >= n {
+	if rows, _ := s.FileRows("main.sales.orders"); rows >= n {
 		t.Fatalf("a reload ran past the lock: %d rows", rows)
 	}
 
-	code, out, errOut = s.within(2*time.Minute, append(args, "--break-lock")...)
+	code, out, errOut = s.Within(2*time.Minute, append(args, "--break-lock")...)
 	if r := decodeStatus(t, out); code != 0 || r.Status != "verified" || !r.Resumed {
 		t.Fatalf("reload --break-lock --yes: exit %d %+v\nstderr: %s", code, r, errOut)
 	}
@@ -530,206 +410,13 @@ func TestReliabRemoteJournalBreakLock(t *testing.T) {
 			t.Errorf("reload --break-lock does not show %q:\n%s", want, errOut)
 		}
 	}
-	if rows, distinct := s.fileRows("main.sales.orders"); rows != n || distinct != n {
+	if rows, distinct := s.FileRows("main.sales.orders"); rows != n || distinct != n {
 		t.Errorf("main.sales.orders holds %d rows (%d distinct ids), want %d once each", rows, distinct, n)
 	}
-	if code, out, errOut := s.within(time.Minute, append(append([]string(nil), global...), "verify", "main.sales.orders", "--journal", journalURL)...); code != 0 {
+	if code, out, errOut := s.Within(time.Minute, append(append([]string(nil), global...), "verify", "main.sales.orders", "--journal", journalURL)...); code != 0 {
 		t.Errorf("verify: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 	w.Stop()
-}
-
-// historyTags returns the userMetadata of every commit in the table's history.
-func (s *served) historyTags(table string) map[string]bool {
-	s.T.Helper()
-	res := s.SQL("DESCRIBE HISTORY " + table)
-	col := -1
-	for i, c := range res.Columns {
-		if c == "userMetadata" {
-			col = i
-		}
-	}
-	if col < 0 {
-		s.T.Fatalf("DESCRIBE HISTORY %s has no userMetadata column: %v", table, res.Columns)
-	}
-	tags := map[string]bool{}
-	for _, r := range res.Rows {
-		if v, ok := r[col].(string); ok && v != "" {
-			tags[v] = true
-		}
-	}
-	return tags
-}
-
-// TestReliabKilledAtRandomMoments kills a staged reload of 2,500 one-row files (batches of
-// 20) with SIGKILL at 20 random moments while a Zerobus writer commits to the table every
-// 5 ms; a re-run follows each kill. Never is a fallback row in the table twice; the last
-// re-run converges: every row once, the run verified, and no batch is unknown whose commit,
-// by the run's tag zbrecover:<run>:<batch>:<attempt>, is in the table's history.
-func TestReliabKilledAtRandomMoments(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds two binaries; 20 kills of a reload of 2,500 files")
-	}
-	demoBin, release := reliabBinaries(t)
-	const n, kills, batch = 2500, 20, 20
-	root := filepath.Join(t.TempDir(), "orders")
-	writeOneRowFiles(t, root, 0, n)
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
-	defer cancel()
-	w := e2etest.StartDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
-	s := &served{e2etest.NewServed(ctx, t, release, w.Env)}
-	s.Apply(map[string]any{"zerobus": []map[string]any{{"table": "main.sales.orders", "interval_ms": 5, "rows": 1}}})
-	const table = "main.sales.orders"
-	args := []string{"-o", "json", "reload", table, "--rename", "customer_id=customer_key",
-		"--stage-to", "/Volumes/main/sales/staging/kill9", "--batch-files", fmt.Sprint(batch), "--yes"}
-
-	seed := uint64(time.Now().UnixNano())
-	rng := rand.New(rand.NewPCG(seed, 9))
-	t.Logf("kill moments drawn with seed %d", seed)
-	start := time.Now()
-	killed, finished, midLoad := 0, 0, 0
-	for killed < kills {
-		// A kill moment: a random time from the start (listing, planning, staging, claims),
-		// or a random number of rows loaded and then a random time (a statement in flight,
-		// its journal records, settling).
-		before, _ := s.fileRows(table)
-		var moment string
-		cmd, printed := s.startKillable(args...)
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(exited) }()
-		if rng.IntN(10) < 3 || before >= n-batch {
-			delay := time.Duration(rng.Int64N(int64(1500 * time.Millisecond)))
-			moment = fmt.Sprintf("%s after the start", delay.Round(time.Millisecond))
-			select {
-			case <-exited:
-			case <-time.After(delay):
-			}
-		} else {
-			// At most the rows left shared by the kills left, and half of that on average:
-			// with the rows that load while a kill is on its way, every kill lands while
-			// batches load.
-			target := before + 1 + rng.Int64N(max(1, (n-before)/int64(kills-killed+1)))
-			delay := time.Duration(rng.Int64N(int64(80 * time.Millisecond)))
-			moment = fmt.Sprintf("%d rows in the table, then %s", target, delay.Round(time.Millisecond))
-			if e2etest.WaitFor(cmd, exited, 2*time.Minute, func() bool { rows, _ := s.fileRows(table); return rows >= target }) {
-				time.Sleep(delay)
-			}
-		}
-		select {
-		case <-exited:
-			// The run finished before its moment came: it must have converged.
-			if code := cmd.ProcessState.ExitCode(); code != 0 {
-				t.Fatalf("reload exited %d before its kill (%s):\n%s", code, moment, printed)
-			}
-			finished++
-			if finished > kills/2 {
-				t.Fatalf("the reload finished %d times before its kill moment; %d kills", finished, killed)
-			}
-		default:
-			_ = cmd.Process.Kill()
-			<-exited
-			killed++
-		}
-		rows, distinct := s.fileRows(table)
-		t.Logf("kill %d at %s: %d fallback rows in the table", killed, moment, rows)
-		if rows < n {
-			midLoad++
-		}
-		if rows != distinct {
-			t.Fatalf("after %d kills: %d fallback rows in the table, %d distinct ids", killed, rows, distinct)
-		}
-	}
-	t.Logf("%d kills, %d of them before every row was in, and %d runs that finished first, in %s", killed, midLoad, finished, time.Since(start).Round(time.Millisecond))
-	if midLoad < kills/2 {
-		t.Errorf("only %d of %d kills landed before every row was in the table", midLoad, killed)
-	}
-
-	code, out, errOut := s.within(2*time.Minute, args...)
-	if code != 0 || strings.Contains(errOut, "Refused through") {
-		t.Fatalf("re-run after %d kills: exit %d\nstdout: %.3000s\nstderr: %s", killed, code, out, errOut)
-	}
-	if rows, distinct := s.fileRows(table); rows != n || distinct != n {
-		t.Errorf("%s holds %d fallback rows (%d distinct ids), want %d once each", table, rows, distinct, n)
-	}
-	// What the journal says of every run and batch, as history shows it.
-	tags := s.historyTags(table)
-	runs := s.journalRuns(table)
-	if len(runs) == 0 {
-		t.Fatal("history lists no run")
-	}
-	files := 0
-	for run, st := range runs {
-		if st.status != "verified" {
-			t.Errorf("run %s is %s", run, st.status)
-		}
-		for b, state := range st.batches {
-			prefix := fmt.Sprintf("zbrecover:%s:%d:", run, b)
-			commit := ""
-			for tag := range tags {
-				if strings.HasPrefix(tag, prefix) {
-					commit = tag
-				}
-			}
-			switch {
-			case state != "verified" && commit != "":
-				t.Errorf("run %s batch %d is %s, but the table's history holds its commit %s", run, b, state, commit)
-			case state == "verified" && commit == "":
-				t.Errorf("run %s batch %d is verified, and no commit of the table's history carries its tag", run, b)
-			}
-		}
-		files += st.files
-	}
-	if files != n {
-		t.Errorf("the runs hold %d files, want %d", files, n)
-	}
-	if code, out, errOut := s.within(time.Minute, "verify", table); code != 0 {
-		t.Errorf("verify: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
-	}
-	w.Stop()
-}
-
-// journalRun is a run as history shows it: its state, its files and each batch's state.
-type journalRun struct {
-	status  string
-	files   int
-	batches map[int]string
-}
-
-// journalRuns reads the table's runs through history -o json, and each run's files through
-// history --run.
-func (s *served) journalRuns(table string) map[string]journalRun {
-	s.T.Helper()
-	code, out, errOut := s.Run("-o", "json", "history", table)
-	if code != 0 {
-		s.T.Fatalf("history: exit %d\n%s", code, errOut)
-	}
-	var list struct {
-		Runs []struct {
-			Run    string `json:"run"`
-			Status string `json:"status"`
-		} `json:"runs"`
-	}
-	e2etest.DecodeInto(s.T, out, &list)
-	runs := map[string]journalRun{}
-	for _, r := range list.Runs {
-		code, out, errOut := s.Run("-o", "json", "history", table, "--run", r.Run)
-		if code != 0 {
-			s.T.Fatalf("history --run %s: exit %d\n%s", r.Run, code, errOut)
-		}
-		var doc struct {
-			Files []struct {
-				Batch int    `json:"batch"`
-				State string `json:"state"`
-			} `json:"files"`
-		}
-		e2etest.DecodeInto(s.T, out, &doc)
-		jr := journalRun{status: r.Status, files: len(doc.Files), batches: map[int]string{}}
-		for _, f := range doc.Files {
-			jr.batches[f.Batch] = f.State
-		}
-		runs[r.Run] = jr
-	}
-	return runs
 }
 
 // TestReliabCredentialsRefusedMidRun: the warehouse answers the second load statement with
@@ -743,7 +430,7 @@ func TestReliabCredentialsRefusedMidRun(t *testing.T) {
 	demoBin, release := reliabBinaries(t)
 	const n = 40
 	root := filepath.Join(t.TempDir(), "orders")
-	writeOneRowFiles(t, root, 0, n)
+	e2etest.WriteOneRowFiles(t, root, 0, n)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	w := e2etest.StartDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
@@ -756,11 +443,11 @@ func TestReliabCredentialsRefusedMidRun(t *testing.T) {
 	s.Apply(map[string]any{"faults": []map[string]any{{"method": "ExecuteStatement", "match": "(?i)^COPY INTO .*VALIDATE", "times": 1,
 		"action": "http", "http_status": 401}}})
 	validated := []string{"reload", table, "--rename", "customer_id=customer_key", "--stage-to", "/Volumes/main/sales/staging/auth", "--batch-files", "5", "--yes"}
-	code, out, errOut := s.within(time.Minute, validated...)
+	code, out, errOut := s.Within(time.Minute, validated...)
 	if code != 1 || !strings.Contains(errOut, "refused the credentials") || strings.Contains(errOut, "VALIDATE refused") {
 		t.Errorf("reload meeting a 401 at VALIDATE: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
-	if rows, _ := s.fileRows(table); rows != 0 {
+	if rows, _ := s.FileRows(table); rows != 0 {
 		t.Errorf("%d rows loaded after a refused preflight", rows)
 	}
 	s.ClearFaults()
@@ -769,7 +456,7 @@ func TestReliabCredentialsRefusedMidRun(t *testing.T) {
 	// two batches): HTTP 401 to its request.
 	s.Apply(map[string]any{"faults": []map[string]any{{"method": "ExecuteStatement", "match": "(?i)^COPY INTO .* FILES", "skip": 3, "times": 1,
 		"action": "http", "http_status": 401}}})
-	code, out, errOut = s.within(time.Minute, args...)
+	code, out, errOut = s.Within(time.Minute, args...)
 	if code != 1 || !strings.Contains(errOut, "refused the credentials") || !strings.Contains(errOut, "did not run") ||
 		strings.Contains(out+errOut, "may have committed") || strings.Contains(out+errOut, "unknown (") {
 		t.Errorf("reload meeting a 401: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
@@ -778,13 +465,13 @@ func TestReliabCredentialsRefusedMidRun(t *testing.T) {
 		t.Errorf("the token is in the output")
 	}
 	s.ClearFaults()
-	runs := s.journalRuns(table)
+	runs := s.JournalRuns(table)
 	if len(runs) != 1 {
 		t.Fatalf("runs: %+v", runs)
 	}
 	for run, st := range runs {
 		failed, open := 0, 0
-		for _, state := range st.batches {
+		for _, state := range st.Batches {
 			switch state {
 			case "failed":
 				failed++
@@ -796,14 +483,14 @@ func TestReliabCredentialsRefusedMidRun(t *testing.T) {
 			t.Errorf("run %s after the 401: %d failed and %d open or unknown batches, want the refused one failed: %+v", run, failed, open, st)
 		}
 	}
-	if rows, _ := s.fileRows(table); rows != 10 {
+	if rows, _ := s.FileRows(table); rows != 10 {
 		t.Errorf("%d rows loaded before the 401, want the 2 batches of 5 sent before it", rows)
 	}
-	code, out, errOut = s.within(time.Minute, append([]string{"-o", "json"}, args...)...)
+	code, out, errOut = s.Within(time.Minute, append([]string{"-o", "json"}, args...)...)
 	if r := decodeStatus(t, out); code != 0 || r.Status != "verified" || !r.Resumed {
 		t.Errorf("re-run with working credentials: exit %d %+v\nstderr: %s", code, r, errOut)
 	}
-	if rows, distinct := s.fileRows(table); rows != n || distinct != n {
+	if rows, distinct := s.FileRows(table); rows != n || distinct != n {
 		t.Errorf("%s holds %d rows (%d distinct ids), want %d once each", table, rows, distinct, n)
 	}
 	w.Stop()
@@ -821,7 +508,7 @@ func TestReliabCleanupWhileReloadRuns(t *testing.T) {
 	demoBin, release := reliabBinaries(t)
 	const n = 20
 	root := filepath.Join(t.TempDir(), "orders")
-	writeOneRowFiles(t, root, 0, n)
+	e2etest.WriteOneRowFiles(t, root, 0, n)
 	fallback := filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -833,7 +520,7 @@ func TestReliabCleanupWhileReloadRuns(t *testing.T) {
 	locked := func(pid int, when string) {
 		t.Helper()
 		for _, c := range [][]string{{"cleanup", table, "--yes"}, {"verify", table}} {
-			code, out, errOut := s.within(time.Minute, c...)
+			code, out, errOut := s.Within(time.Minute, c...)
 			if code != 1 || !strings.Contains(errOut, "is locked by") || !strings.Contains(errOut, fmt.Sprintf("(pid %d)", pid)) ||
 				!strings.Contains(errOut, "wait for it to finish") || strings.Contains(errOut, "reload again") {
 				t.Errorf("%s while the reload %s: exit %d\nstdout: %s\nstderr: %s", c[0], when, code, out, errOut)
@@ -848,10 +535,10 @@ func TestReliabCleanupWhileReloadRuns(t *testing.T) {
 	// the reload is killed once cleanup and verify were refused.
 	s.Apply(map[string]any{"faults": []map[string]any{{"method": "ExecuteStatement", "match": "(?i)^COPY INTO .* FILES", "skip": 2, "times": 1,
 		"action": "delay", "delay_ms": 8000}}})
-	cmd, printed := s.startKillable(args...)
+	cmd, printed := s.StartKillable(args...)
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
-	if !e2etest.WaitFor(cmd, exited, time.Minute, func() bool { rows, _ := s.fileRows(table); return rows >= 5 }) {
+	if !e2etest.WaitFor(cmd, exited, time.Minute, func() bool { rows, _ := s.FileRows(table); return rows >= 5 }) {
 		t.Fatalf("the reload did not load its first batch:\n%s", printed)
 	}
 	locked(cmd.Process.Pid, "sends statements")
@@ -863,7 +550,7 @@ func TestReliabCleanupWhileReloadRuns(t *testing.T) {
 	// open, and nothing may act on the journal meanwhile.
 	s.Apply(map[string]any{"faults": []map[string]any{{"method": "ExecuteStatement", "match": "(?i)^DESCRIBE TABLE", "times": 1,
 		"action": "delay", "delay_ms": 8000}}})
-	cmd, printed = s.startKillable(args...)
+	cmd, printed = s.StartKillable(args...)
 	exited = make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
 	if !e2etest.WaitFor(cmd, exited, time.Minute, func() bool { return s.faultSeen() > 0 }) {
@@ -879,10 +566,10 @@ func TestReliabCleanupWhileReloadRuns(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 0 {
 		t.Fatalf("the re-run: exit %d\n%s", code, printed)
 	}
-	if rows, distinct := s.fileRows(table); rows != n || distinct != n {
+	if rows, distinct := s.FileRows(table); rows != n || distinct != n {
 		t.Errorf("%s holds %d rows (%d distinct ids), want %d once each", table, rows, distinct, n)
 	}
-	if code, out, errOut := s.within(time.Minute, "cleanup", table, "--yes"); code != 0 || countFiles(t, fallback, ".parquet") != 0 {
+	if code, out, errOut := s.Within(time.Minute, "cleanup", table, "--yes"); code != 0 || countFiles(t, fallback, ".parquet") != 0 {
 		t.Errorf("cleanup after the reload: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 	w.Stop()
@@ -943,7 +630,7 @@ func TestReliabQuotedNames(t *testing.T) {
 	s := &served{e2etest.NewServed(ctx, t, release, w.Env)}
 
 	// (1) A plain reload of the table with a backquote in its name, renames with spaces.
-	code, out, errOut := s.within(time.Minute, "-o", "json", "reload", tableA, "--rename", "customer id=customer key",
+	code, out, errOut := s.Within(time.Minute, "-o", "json", "reload", tableA, "--rename", "customer id=customer key",
 		"--stage-to", "/Volumes/main/sales/staging/quoted", "--yes")
 	if code != 0 {
 		t.Fatalf("reload %s: exit %d\nstdout: %s\nstderr: %s", tableA, code, out, errOut)
@@ -955,7 +642,7 @@ func TestReliabQuotedNames(t *testing.T) {
 		t.Errorf("%s holds %d rows with a customer key, want %d", tableA, got, 2*n)
 	}
 	for _, c := range [][]string{{"verify", tableA}, {"history", tableA}, {"cleanup", tableA, "--yes"}} {
-		if code, out, errOut := s.within(time.Minute, c...); code != 0 {
+		if code, out, errOut := s.Within(time.Minute, c...); code != 0 {
 			t.Errorf("%s %s: exit %d\nstdout: %s\nstderr: %s", c[0], tableA, code, out, errOut)
 		}
 	}
@@ -964,7 +651,7 @@ func TestReliabQuotedNames(t *testing.T) {
 	}
 
 	// (2) A load by key, with the backquoted forms.
-	code, out, errOut = s.within(time.Minute, "-o", "json", "reload", tableB, "--rename", "`customer id`=`customer key`",
+	code, out, errOut = s.Within(time.Minute, "-o", "json", "reload", tableB, "--rename", "`customer id`=`customer key`",
 		"--dedupe-key", "id", "--dedupe-order", "`seq no`", "--stage-to", "/Volumes/main/sales/staging/quoted-b", "--yes")
 	if code != 0 {
 		t.Fatalf("reload %s by key: exit %d\nstdout: %s\nstderr: %s", tableB, code, out, errOut)
@@ -988,7 +675,7 @@ func TestReliabQuotedNames(t *testing.T) {
 			t.Errorf("%s: id %s kept `seq no` %s, want %s", tableB, id, seq, want)
 		}
 	}
-	if code, out, errOut := s.within(time.Minute, "verify", tableB, "--key", "id"); code != 0 {
+	if code, out, errOut := s.Within(time.Minute, "verify", tableB, "--key", "id"); code != 0 {
 		t.Errorf("verify --key id %s: exit %d\nstdout: %s\nstderr: %s", tableB, code, out, errOut)
 	}
 	w.Stop()

@@ -78,12 +78,12 @@ func TestReliabStagePerformance(t *testing.T) {
 
 	t.Run("volume-20ms", func(t *testing.T) {
 		root := filepath.Join(t.TempDir(), "orders")
-		writeOneRowFiles(t, root, 0, n)
+		e2etest.WriteOneRowFiles(t, root, 0, n)
 		w := e2etest.StartDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
 		s := &served{e2etest.NewServed(ctx, t, release, w.Env)}
 		s.Apply(map[string]any{"latency": map[string]any{"files_ms": 20}})
 		start := time.Now()
-		code, out, errOut := s.within(8*time.Minute, "-v", "--no-progress", "--concurrency", conc, "-o", "json", "reload", "main.sales.orders",
+		code, out, errOut := s.Within(8*time.Minute, "-v", "--no-progress", "--concurrency", conc, "-o", "json", "reload", "main.sales.orders",
 			"--rename", "customer_id=customer_key", "--stage-to", "/Volumes/main/sales/staging/perf", "--yes")
 		whole := time.Since(start)
 		if r := decodeStatus(t, out); code != 0 || r.Status != "verified" || r.Staged != n {
@@ -92,7 +92,7 @@ func TestReliabStagePerformance(t *testing.T) {
 		files, elapsed, claims := stagedLine(t, errOut)
 		t.Logf("volume, Files API +20 ms, --concurrency %s: %d files staged in %s (claims %s, copies %s): %.0f files/s, copies alone %.0f files/s; whole reload %s: %.0f files/s",
 			conc, files, elapsed, claims, elapsed-claims, float64(files)/elapsed.Seconds(), float64(files)/(elapsed-claims).Seconds(), whole.Round(time.Millisecond), float64(n)/whole.Seconds())
-		if rows, distinct := s.fileRows("main.sales.orders"); rows != int64(n) || distinct != int64(n) {
+		if rows, distinct := s.FileRows("main.sales.orders"); rows != int64(n) || distinct != int64(n) {
 			t.Errorf("%d rows (%d distinct ids), want %d once each", rows, distinct, n)
 		}
 		w.Stop()
@@ -144,7 +144,7 @@ func TestReliabStagePerformance(t *testing.T) {
 		s := &served{e2etest.NewServed(ctx, t, release, env)}
 		srv.ResetCounts()
 		start := time.Now()
-		code, out, errOut := s.within(8*time.Minute, "-v", "--no-progress", "--concurrency", conc, "--storage-auth", "default",
+		code, out, errOut := s.Within(8*time.Minute, "-v", "--no-progress", "--concurrency", conc, "--storage-auth", "default",
 			"--s3-endpoint", srv.URL, "--s3-region", s3test.Region, "-o", "json", "reload", "main.sales.orders",
 			"--rename", "customer_id=customer_key", "--stage-to", srv.URLFor("staging/perf"), "--yes")
 		whole := time.Since(start)
@@ -154,7 +154,7 @@ func TestReliabStagePerformance(t *testing.T) {
 		files, elapsed, claims := stagedLine(t, errOut)
 		t.Logf("S3 emulator, same bucket, --concurrency %s: %d files staged in %s (claims %s, copies %s): %.0f files/s, copies alone %.0f files/s; whole reload %s: %.0f files/s; emulator: %s",
 			conc, files, elapsed, claims, elapsed-claims, float64(files)/elapsed.Seconds(), float64(files)/(elapsed-claims).Seconds(), whole.Round(time.Millisecond), float64(n)/whole.Seconds(), srv.Counts())
-		if rows, distinct := s.fileRows("main.sales.orders"); rows != int64(n) || distinct != int64(n) {
+		if rows, distinct := s.FileRows("main.sales.orders"); rows != int64(n) || distinct != int64(n) {
 			t.Errorf("%d rows (%d distinct ids), want %d once each", rows, distinct, n)
 		}
 	})

@@ -80,7 +80,7 @@ var importRules = []importRule{
 	{dir: "internal/fakeworkspace", only: []string{"internal/fakewarehouse", "databricks/uctest"}},
 	{dir: "internal/demo", only: []string{"delta/deltatest", "inspect", "internal/pqgen", "schemadiff"}},
 	// The end-to-end tests' helpers drive built binaries and a served workspace from outside.
-	{dir: "e2e/e2etest", only: []string{"databricks", "inspect", "schemadiff"}},
+	{dir: "e2e/e2etest", only: []string{"databricks", "inspect", "schemadiff", "delta/deltatest", "internal/pqgen"}},
 }
 
 // testSupport are the packages that exist for tests and the demo: the local warehouse and

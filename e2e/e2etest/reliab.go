@@ -48,23 +48,8 @@ func WriteOneRowFiles(t *testing.T, root string, first, n int) []string {
 // is not a Zerobus writer's), and how many distinct ids they have.
 func (s *Served) FileRows(table string) (rows, distinct int64) {
 	s.T.Helper()
-	res := s.SQL("SELECT count(*), count(DISTINCT id) FROM " + table + " WHERE customer_key NOT LIKE 'zerobus-%'")
-	if len(res.Rows) != 1 || len(res.Rows[0]) != 2 {
-		s.T.Fatalf("row count of %s: %v", table, res.Rows)
-	}
-	num := func(v any) int64 {
-		switch n := v.(type) {
-		case int64:
-			return n
-		case int32:
-			return int64(n)
-		case float64:
-			return int64(n)
-		}
-		s.T.Fatalf("row count of %s: %v (%T)", table, v, v)
-		return 0
-	}
-	return num(res.Rows[0][0]), num(res.Rows[0][1])
+	n := s.Numbers("SELECT count(*), count(DISTINCT id) FROM "+table+" WHERE customer_key NOT LIKE 'zerobus-%'", 2)
+	return n[0], n[1]
 }
 
 // Within runs the release binary and fails the test when it has not exited after d: a hang

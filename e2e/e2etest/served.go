@@ -96,20 +96,30 @@ func (s *Served) ClearFaults() {
 // Count runs a one-number query (SELECT Count(*) …) on the served warehouse.
 func (s *Served) Count(stmt string) int64 {
 	s.T.Helper()
+	return s.Numbers(stmt, 1)[0]
+}
+
+// Numbers runs a query that answers one row of n numbers (counts) on the served warehouse.
+func (s *Served) Numbers(stmt string, n int) []int64 {
+	s.T.Helper()
 	res := s.SQL(stmt)
-	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
+	if len(res.Rows) != 1 || len(res.Rows[0]) != n {
 		s.T.Fatalf("%s: %v", stmt, res.Rows)
 	}
-	switch v := res.Rows[0][0].(type) {
-	case int64:
-		return v
-	case int32:
-		return int64(v)
-	case float64:
-		return int64(v)
+	out := make([]int64, n)
+	for i, v := range res.Rows[0] {
+		switch v := v.(type) {
+		case int64:
+			out[i] = v
+		case int32:
+			out[i] = int64(v)
+		case float64:
+			out[i] = int64(v)
+		default:
+			s.T.Fatalf("%s: %v (%T)", stmt, v, v)
+		}
 	}
-	s.T.Fatalf("%s: %v (%T)", stmt, res.Rows[0][0], res.Rows[0][0])
-	return 0
+	return out
 }
 
 // NewServed is the release binary driven against the served workspace whose settings env

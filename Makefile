@@ -35,7 +35,7 @@ lint:
 
 # The generated documentation: the command reference (docs/cli.md) and the man pages (docs/man).
 docs:
-	$(GO) run ./internal/gendocs -out docs
+	$(GO) run ./tools/gendocs -out docs
 
 # Fails when the generated documentation is not the committed one.
 docs-check: docs

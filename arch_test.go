@@ -34,8 +34,8 @@ type importRule struct {
 var importRules = []importRule{
 	{dir: ".", only: []string{"cmd"}},
 	{dir: "cmd", only: []string{"cleanup", "databricks", "delta", "doctor", "history", "inspect", "internal/fallback", "internal/iostreams",
-		"internal/jsonout", "internal/redact", "internal/textsafe", "journal", "reload", "scan", "schemadiff", "sqlstmt", "storage", "storage/all", "target",
-		"internal/demo", "internal/fakeworkspace", "internal/fakewarehouse"}},
+		"internal/jsonout", "internal/redact", "internal/textsafe", "journal", "reload", "scan", "schemadiff", "sqlstmt", "storage", "storage/all", "tableref",
+		"internal/demo", "internal/fake/workspace", "internal/fake/warehouse"}},
 	{dir: "schemadiff", only: []string{}},
 	{dir: "sqlstmt", only: []string{"schemadiff"}},
 	{dir: "internal/redact", only: []string{}},
@@ -45,7 +45,7 @@ var importRules = []importRule{
 	{dir: "internal/fallback", only: []string{}},
 	{dir: "internal/pqgen", only: []string{}},
 	{dir: "internal/memstat", only: []string{}},
-	{dir: "internal/gendocs", only: []string{"cmd"}},
+	{dir: "tools/gendocs", only: []string{"cmd"}},
 	{dir: "storage", only: []string{"internal/redact"}},
 	{dir: "storage/all", only: []string{"storage", "storage/azure", "storage/gcs", "storage/local", "storage/s3"}},
 	{dir: "storage/azure", only: []string{"storage", "internal/redact"}},
@@ -67,17 +67,17 @@ var importRules = []importRule{
 	{dir: "keyfile", only: []string{"inspect", "schemadiff", "storage"}},
 	{dir: "journal", only: []string{"storage", "internal/redact"}},
 	{dir: "cleanup", only: []string{"journal", "storage", "internal/redact", "internal/fallback"}},
-	{dir: "target", only: []string{"databricks", "delta", "schemadiff", "storage", "internal/redact"}},
-	{dir: "reload", only: []string{"databricks", "inspect", "journal", "keyfile", "schemadiff", "sqlstmt", "storage", "target", "internal/fallback", "internal/redact"}},
+	{dir: "tableref", only: []string{"databricks", "delta", "schemadiff", "storage", "internal/redact"}},
+	{dir: "reload", only: []string{"databricks", "inspect", "journal", "keyfile", "schemadiff", "sqlstmt", "storage", "tableref", "internal/fallback", "internal/redact"}},
 	// scan lists catalogs and fallback folders: it reads no footer (inspect, keyfile) and never
 	// reaches what loads, records or deletes.
-	{dir: "scan", only: []string{"databricks", "storage", "target", "internal/fallback", "internal/jsonout", "internal/redact", "internal/textsafe"}},
+	{dir: "scan", only: []string{"databricks", "storage", "tableref", "internal/fallback", "internal/jsonout", "internal/redact", "internal/textsafe"}},
 	// history reads the journal for zbrecover history, and writes nothing.
 	{dir: "history", only: []string{"journal"}},
-	{dir: "doctor", only: []string{"databricks", "inspect", "reload", "schemadiff", "sqlstmt", "storage", "target", "internal/jsonout", "internal/redact"}},
-	{dir: "internal/fakewarehouse", only: []string{"delta", "inspect", "schemadiff", "storage", "storage/local", "internal/fakewarehouse/tcli"}},
-	{dir: "internal/fakewarehouse/tcli", only: []string{}},
-	{dir: "internal/fakeworkspace", only: []string{"internal/fakewarehouse", "databricks/uctest"}},
+	{dir: "doctor", only: []string{"databricks", "inspect", "reload", "schemadiff", "sqlstmt", "storage", "tableref", "internal/jsonout", "internal/redact"}},
+	{dir: "internal/fake/warehouse", only: []string{"delta", "inspect", "schemadiff", "storage", "storage/local", "internal/fake/warehouse/tcli"}},
+	{dir: "internal/fake/warehouse/tcli", only: []string{}},
+	{dir: "internal/fake/workspace", only: []string{"internal/fake/warehouse", "databricks/uctest"}},
 	{dir: "internal/demo", only: []string{"delta/deltatest", "inspect", "internal/pqgen", "schemadiff"}},
 	// The end-to-end tests' helpers drive built binaries and a served workspace from outside.
 	{dir: "e2e/e2etest", only: []string{"databricks", "inspect", "schemadiff", "delta/deltatest", "internal/pqgen"}},
@@ -86,7 +86,7 @@ var importRules = []importRule{
 // testSupport are the packages that exist for tests and the demo: the local warehouse and
 // workspace (DuckDB, cgo), emulators, fixtures. Only test files, demo builds and other
 // test-support packages import them, so the release binary never contains them.
-var testSupport = []string{"internal/fakewarehouse", "internal/fakeworkspace", "internal/demo", "internal/pqgen", "internal/memstat",
+var testSupport = []string{"internal/fake/warehouse", "internal/fake/workspace", "internal/demo", "internal/pqgen", "internal/memstat",
 	"delta/deltatest", "databricks/uctest", "databricks/filestest", "storage/storagetest", "storage/mock", "storage/mem",
 	"storage/azure/azuretest", "storage/gcs/gcstest", "storage/s3/s3test", "e2e/e2etest"}
 
@@ -271,13 +271,13 @@ func TestImportRulesCatchViolations(t *testing.T) {
 	write("delta/zz_lateral.go", "package delta\nimport _ \""+mod+"inspect\"\n")
 	write("databricks/zz_lateral.go", "package databricks\nimport _ \""+mod+"journal\"\n")
 	write("inspect/zz_lateral.go", "package inspect\nimport _ \""+mod+"databricks\"\n")
-	write("cmd/zz_fake.go", "package cmd\nimport _ \""+mod+"internal/fakewarehouse\"\n")
-	write("cmd/zz_demo.go", "//go:build demo\n\npackage cmd\nimport _ \""+mod+"internal/fakeworkspace\"\n") // allowed: a demo build
+	write("cmd/zz_fake.go", "package cmd\nimport _ \""+mod+"internal/fake/warehouse\"\n")
+	write("cmd/zz_demo.go", "//go:build demo\n\npackage cmd\nimport _ \""+mod+"internal/fake/workspace\"\n") // allowed: a demo build
 	write("cleanup/zz_wh.go", "package cleanup\nimport _ \""+mod+"reload\"\n")
 	write("cleanup/zz_wh_test.go", "package cleanup\nimport _ \""+mod+"reload\"\n") // tests may import anything
 	got := checkTree(root)
 	for _, want := range []string{"delta/zz_lateral.go imports inspect", "databricks/zz_lateral.go imports journal",
-		"inspect/zz_lateral.go imports databricks", "cmd/zz_fake.go imports internal/fakewarehouse, which only tests",
+		"inspect/zz_lateral.go imports databricks", "cmd/zz_fake.go imports internal/fake/warehouse, which only tests",
 		"cleanup/zz_wh.go imports reload"} {
 		if !slices.ContainsFunc(got, func(v string) bool { return strings.Contains(v, want) }) {
 			t.Errorf("no violation %q in %v", want, got)

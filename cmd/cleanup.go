@@ -19,7 +19,7 @@ import (
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/storage"
-	"github.com/zbrecover/zbrecover/target"
+	"github.com/zbrecover/zbrecover/tableref"
 )
 
 // CleanupOptions are the inputs of `zbrecover cleanup`.
@@ -268,14 +268,14 @@ func (d *deleteStorage) counts() storage.RequestCounts {
 
 // prepareCleanup resolves the target with write access, opens the journal and prepares the
 // cleanup under the table's lock. A nil Prepared with a nil error: nothing to clean up (said).
-func prepareCleanup(ctx context.Context, o *CleanupOptions, s *runSummary, ds *deleteStorage) (*target.Target, journalStore, *cleanup.Prepared, error) {
+func prepareCleanup(ctx context.Context, o *CleanupOptions, s *runSummary, ds *deleteStorage) (*tableref.Ref, journalStore, *cleanup.Prepared, error) {
 	f := o.F
 	r, err := f.resolver()
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	r.Open = ds.open
-	tgt, err := r.Resolve(ctx, o.Target, target.ReadWrite)
+	tgt, err := r.Resolve(ctx, o.Target, tableref.ReadWrite)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -375,7 +375,7 @@ func openCheckedArchive(ctx context.Context, f *Factory, prep *cleanup.Prepared,
 
 // executeCleanup deletes the plan's files (archiving each first) and the staged copies, with
 // progress, and reports what it did.
-func executeCleanup(ctx context.Context, f *Factory, s *runSummary, prep *cleanup.Prepared, copts cleanup.Options, ds *deleteStorage, tgt *target.Target) error {
+func executeCleanup(ctx context.Context, f *Factory, s *runSummary, prep *cleanup.Prepared, copts cleanup.Options, ds *deleteStorage, tgt *tableref.Ref) error {
 	bars := newBars(f)
 	if copts.Archive != nil {
 		// The archive bar first: each file is copied before it is deleted.
@@ -402,7 +402,7 @@ func executeCleanup(ctx context.Context, f *Factory, s *runSummary, prep *cleanu
 }
 
 // cleanupNothing reports that the journal holds nothing to clean up for the table.
-func cleanupNothing(f *Factory, s *runSummary, tgt *target.Target, store journalStore) error {
+func cleanupNothing(f *Factory, s *runSummary, tgt *tableref.Ref, store journalStore) error {
 	s.RunStatus = "nothing to clean up: no verified run of the table on this root in the journal"
 	fmt.Fprintf(f.IO.ErrOut, "Nothing to clean up: no verified run of %s on %s in the journal (%s); zbrecover history lists the runs.\n",
 		tgt.TableID, tgt.Display(), store.Location())
@@ -498,7 +498,7 @@ func (f *Factory) openArchive(ctx context.Context, to string) (storage.Backend, 
 // otherTableRoots are the storage roots of the other tables Unity Catalog lists in the
 // table's schema: an archive there would plant this table's files as theirs. Empty when
 // they cannot be listed.
-func (f *Factory) otherTableRoots(ctx context.Context, tgt *target.Target) []string {
+func (f *Factory) otherTableRoots(ctx context.Context, tgt *tableref.Ref) []string {
 	ws := f.workspace()
 	if ws == nil || !tgt.HasName {
 		return nil
@@ -660,7 +660,7 @@ func batchList(bs []int) string {
 	return either(len(bs), "batch ", "batches ") + strings.Join(s, ", ")
 }
 
-func cleanupExit(ctx context.Context, err error, r *cleanup.Report, tgt *target.Target) error {
+func cleanupExit(ctx context.Context, err error, r *cleanup.Report, tgt *tableref.Ref) error {
 	var msg []string
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, context.Canceled) {

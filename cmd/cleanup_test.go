@@ -8,7 +8,7 @@ import (
 	"github.com/zbrecover/zbrecover/cleanup"
 	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/storage"
-	"github.com/zbrecover/zbrecover/target"
+	"github.com/zbrecover/zbrecover/tableref"
 )
 
 // TestCleanupExitAccessDenied: a delete the store refuses exits 5 and says which credentials
@@ -21,15 +21,15 @@ func TestCleanupExitAccessDenied(t *testing.T) {
 		vended bool
 		want   string
 	}{{true, "vended for main.s.t, which are read-only"}, {false, "the store's own credentials"}} {
-		tgt := &target.Target{HasName: true, Loc: loc, Vended: c.vended}
-		tgt.Name, _ = (target.Spec{Table: "main.s.t"}).Name()
+		tgt := &tableref.Ref{HasName: true, Loc: loc, Vended: c.vended}
+		tgt.Name, _ = (tableref.Spec{Table: "main.s.t"}).Name()
 		err := cleanupExit(context.Background(), nil, rep, tgt)
 		if ExitCode(err) != ExitPartial || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "--storage-auth default") {
 			t.Errorf("vended=%v: exit %d: %v", c.vended, ExitCode(err), err)
 		}
 	}
 	rep = &cleanup.Report{Plan: &cleanup.Plan{}}
-	if err := cleanupExit(context.Background(), nil, rep, &target.Target{}); err != nil {
+	if err := cleanupExit(context.Background(), nil, rep, &tableref.Ref{}); err != nil {
 		t.Errorf("clean run: %v", err)
 	}
 }

@@ -17,7 +17,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/demo"
-	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
+	"github.com/zbrecover/zbrecover/internal/fake/workspace"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
 )
 
@@ -137,7 +137,7 @@ func demoRun(ctx context.Context, o *DemoOptions) (err error) {
 	}
 
 	// The local workspace, with the example as the managed table.
-	wsOpts := fakeworkspace.Options{}
+	wsOpts := workspace.Options{}
 	if p := os.Getenv("ZBRECOVER_DEMO_STATEMENT_LOG"); p != "" {
 		lf, err := os.Create(p)
 		if err != nil {
@@ -146,7 +146,7 @@ func demoRun(ctx context.Context, o *DemoOptions) (err error) {
 		defer lf.Close()
 		wsOpts.StatementLog = lf
 	}
-	ws, err := fakeworkspace.Start(wsOpts)
+	ws, err := workspace.Start(wsOpts)
 	if err != nil {
 		return fmt.Errorf("start the local workspace: %w", err)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
+	"github.com/zbrecover/zbrecover/internal/fake/workspace"
 )
 
 // DemoServeOptions are the inputs of `zbrecover demo serve`.
@@ -18,15 +18,15 @@ type DemoServeOptions struct {
 	F              *Factory
 	Tables         []string // c.s.t=ROOT, managed
 	ExternalTables []string // c.s.t=ROOT, external
-	TablesFrom     []string // directories or files of tables (fakeworkspace.ReadTableSpecs)
+	TablesFrom     []string // directories or files of tables (workspace.ReadTableSpecs)
 	Volumes        []string // c.s.v
 	Listen         string
 	Log            string
 	Token          string
 	WarehouseID    string
-	Faults         string // a control document (fakeworkspace.Control) applied at start
+	Faults         string // a control document (workspace.Control) applied at start
 	// Ready, when set, is called with the workspace once it serves (tests).
-	Ready func(*fakeworkspace.Workspace)
+	Ready func(*workspace.Workspace)
 }
 
 // newCmdDemoServe returns `zbrecover demo serve`.
@@ -127,19 +127,19 @@ func demoServe(ctx context.Context, o *DemoServeOptions) error {
 		}
 		regs = append(regs, reg{name, root, i < len(o.Tables)})
 	}
-	var control *fakeworkspace.Control
+	var control *workspace.Control
 	if o.Faults != "" {
 		b, err := os.ReadFile(o.Faults)
 		if err != nil {
 			return err
 		}
-		c, err := fakeworkspace.DecodeControl(b)
+		c, err := workspace.DecodeControl(b)
 		if err != nil {
 			return fmt.Errorf("--faults %s: %w", o.Faults, err)
 		}
 		control = &c
 	}
-	opts := fakeworkspace.Options{Addr: o.Listen, Token: o.Token, WarehouseID: o.WarehouseID, Storage: demoServeStorage(o.F)}
+	opts := workspace.Options{Addr: o.Listen, Token: o.Token, WarehouseID: o.WarehouseID, Storage: demoServeStorage(o.F)}
 	var logFile *os.File
 	if o.Log != "" {
 		var err error
@@ -149,7 +149,7 @@ func demoServe(ctx context.Context, o *DemoServeOptions) error {
 		defer logFile.Close()
 		opts.StatementLog = logFile
 	}
-	ws, err := fakeworkspace.Start(opts)
+	ws, err := workspace.Start(opts)
 	if err != nil {
 		return err
 	}

@@ -9,13 +9,13 @@ import (
 
 	"github.com/zbrecover/zbrecover/storage"
 
-	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
-	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
+	"github.com/zbrecover/zbrecover/internal/fake/warehouse"
+	"github.com/zbrecover/zbrecover/internal/fake/workspace"
 )
 
 // demoServeStorage opens the tables whose root is a cloud URL for the local warehouse, with
 // the global storage flags and the store's own credentials.
-func demoServeStorage(f *Factory) fakewarehouse.StorageOpener {
+func demoServeStorage(f *Factory) warehouse.StorageOpener {
 	return func(ctx context.Context, url string) (storage.Backend, error) {
 		return f.Registry().Open(ctx, url, f.Global.StorageConfig())
 	}
@@ -25,11 +25,11 @@ func demoServeStorage(f *Factory) fakewarehouse.StorageOpener {
 const tablesFromHelp = "register the tables `PATH` names: a directory of <catalog>/<schema>/<table>/ roots (managed), " +
 	"or a file of c.s.t=ROOT lines (\"external c.s.t=ROOT\" for an external table) (repeatable)"
 
-// registerTablesFrom registers the tables each path names (fakeworkspace.ReadTableSpecs) and
+// registerTablesFrom registers the tables each path names (workspace.ReadTableSpecs) and
 // writes one line per path to errOut.
-func registerTablesFrom(ctx context.Context, ws *fakeworkspace.Workspace, paths []string, errOut io.Writer) error {
+func registerTablesFrom(ctx context.Context, ws *workspace.Workspace, paths []string, errOut io.Writer) error {
 	for _, p := range paths {
-		specs, err := fakeworkspace.ReadTableSpecs(p)
+		specs, err := workspace.ReadTableSpecs(p)
 		if err != nil {
 			return FlagErrorf("--tables-from: %v", err)
 		}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
-	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
+	"github.com/zbrecover/zbrecover/internal/fake/workspace"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
 	sd "github.com/zbrecover/zbrecover/schemadiff"
 )
@@ -40,7 +40,7 @@ func TestDemoServeFaults(t *testing.T) {
 	defer cancel()
 	var checked bool
 	o := &DemoServeOptions{F: NewFactory(io), Tables: []string{"main.sales.orders=" + root}, Listen: "127.0.0.1:0", WarehouseID: "local", Faults: doc,
-		Ready: func(ws *fakeworkspace.Workspace) {
+		Ready: func(ws *workspace.Workspace) {
 			defer cancel()
 			checked = true
 			wh := ws.Warehouse()
@@ -67,7 +67,7 @@ func TestDemoServeFaults(t *testing.T) {
 	if err := os.WriteFile(doc, []byte(`{"faults": [{"action": "commit_then_error"}], "zerobus": [{"table": "main.sales.missing"}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	o.Ready = func(*fakeworkspace.Workspace) { t.Error("demo serve served with a wrong document") }
+	o.Ready = func(*workspace.Workspace) { t.Error("demo serve served with a wrong document") }
 	if err := demoServe(context.Background(), o); err == nil || !strings.Contains(err.Error(), "--faults") || !strings.Contains(err.Error(), "zerobus[0]") {
 		t.Errorf("wrong document: %v", err)
 	}

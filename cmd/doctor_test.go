@@ -16,8 +16,8 @@ import (
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/doctor"
 	"github.com/zbrecover/zbrecover/inspect"
-	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
-	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
+	"github.com/zbrecover/zbrecover/internal/fake/warehouse"
+	"github.com/zbrecover/zbrecover/internal/fake/workspace"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 	sd "github.com/zbrecover/zbrecover/schemadiff"
 )
@@ -26,7 +26,7 @@ import (
 // fallback file in its root, and points the environment at it (nothing else of the machine's
 // Databricks or cloud settings is seen). Path access inside the table's storage is refused,
 // the workspace's default for managed tables.
-func doctorWorkspace(t *testing.T) (*fakeworkspace.Workspace, string) {
+func doctorWorkspace(t *testing.T) (*workspace.Workspace, string) {
 	t.Helper()
 	isolateEnv(t)
 	t.Setenv("DATABRICKS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
@@ -44,7 +44,7 @@ func doctorWorkspace(t *testing.T) (*fakeworkspace.Workspace, string) {
 	if err := pqgen.WriteFile(filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix+"2026/01/part-1.parquet")), data); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := fakeworkspace.Start(fakeworkspace.Options{})
+	ws, err := workspace.Start(workspace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,9 +59,9 @@ func doctorWorkspace(t *testing.T) (*fakeworkspace.Workspace, string) {
 	return ws, root
 }
 
-func allowPathAccess(ws *fakeworkspace.Workspace) {
+func allowPathAccess(ws *workspace.Workspace) {
 	u := ws.Warehouse().Unknowns()
-	u.PathAccess = fakewarehouse.OverlapAllowed
+	u.PathAccess = warehouse.OverlapAllowed
 	ws.Warehouse().SetUnknowns(u)
 }
 
@@ -225,7 +225,7 @@ func TestDoctorWarehouseStoppedOtherAnswers(t *testing.T) {
 		t.Errorf("warehouse check detail %q", c.Detail)
 	}
 
-	ws.Warehouse().Inject(fakewarehouse.Fault{Method: "OpenSession", Times: -1, HTTPStatus: http.StatusServiceUnavailable, RetryAfter: "0"})
+	ws.Warehouse().Inject(warehouse.Fault{Method: "OpenSession", Times: -1, HTTPStatus: http.StatusServiceUnavailable, RetryAfter: "0"})
 	code, rep, all = doctorJSON(t, "main.sales.orders")
 	if code != ExitFailure {
 		t.Fatalf("stopped and answering 503: exit %d\n%s", code, all)
@@ -240,7 +240,7 @@ func TestDoctorWarehouseStoppedOtherAnswers(t *testing.T) {
 // (with or without the [CLASS] prefix, with or without a SQLSTATE).
 func TestDoctorLocationOverlapForms(t *testing.T) {
 	ws, _ := doctorWorkspace(t)
-	for _, form := range []fakewarehouse.PathAccess{fakewarehouse.OverlapBracketed, fakewarehouse.OverlapPlain, fakewarehouse.OverlapNoSQLState} {
+	for _, form := range []warehouse.PathAccess{warehouse.OverlapBracketed, warehouse.OverlapPlain, warehouse.OverlapNoSQLState} {
 		u := ws.Warehouse().Unknowns()
 		u.PathAccess = form
 		ws.Warehouse().SetUnknowns(u)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/zbrecover/zbrecover/target"
+	"github.com/zbrecover/zbrecover/tableref"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -102,7 +102,7 @@ func ExitCode(err error) int {
 		return ExitOK
 	case errors.As(err, &ee):
 		return ee.Code
-	case errors.As(err, &fe), target.IsUsage(err):
+	case errors.As(err, &fe), tableref.IsUsage(err):
 		return ExitUsage
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted

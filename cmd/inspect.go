@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/zbrecover/zbrecover/target"
+	"github.com/zbrecover/zbrecover/tableref"
 	"io"
 	"os"
 	"slices"
@@ -31,7 +31,7 @@ type InspectOptions struct {
 	// array of fields, or a DDL column list; "-" reads stdin). It replaces From.
 	SchemaFile string
 	// Source returns the schema source named by From; nil uses schemaSource.
-	Source func(name string) (target.Source, error)
+	Source func(name string) (tableref.Source, error)
 	// Key, when set, measures the fallback records by key against the table (keys.go).
 	Key string
 	// StageTo is where the keys file of --key goes: a location the warehouse may read.
@@ -179,7 +179,7 @@ are the report's "keys" member.
 }
 
 // runInspect opens the target and inspects it, with a progress bar on a terminal.
-func runInspect(ctx context.Context, f *Factory, t *TargetOptions, prefix string) (*target.Target, *inspect.Report, error) {
+func runInspect(ctx context.Context, f *Factory, t *TargetOptions, prefix string) (*tableref.Ref, *inspect.Report, error) {
 	return streamInspect(ctx, f, t, prefix, true, nil, nil)
 }
 
@@ -187,8 +187,8 @@ func runInspect(ctx context.Context, f *Factory, t *TargetOptions, prefix string
 // inspect.StreamReport), opened (when not nil) once the target is open, and each (when not
 // nil) given every file as it is read.
 func streamInspect(ctx context.Context, f *Factory, t *TargetOptions, prefix string, keepFiles bool,
-	opened func(*target.Target) error, each func(inspect.FileResult) error) (*target.Target, *inspect.Report, error) {
-	tgt, err := f.openTarget(ctx, t, target.Read)
+	opened func(*tableref.Ref) error, each func(inspect.FileResult) error) (*tableref.Ref, *inspect.Report, error) {
+	tgt, err := f.openTarget(ctx, t, tableref.Read)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -250,14 +250,14 @@ func inspectRun(ctx context.Context, o *InspectOptions) error {
 
 // inspectSchemaInput reads --schema-file, or finds the --from source, before anything is
 // listed.
-func inspectSchemaInput(o *InspectOptions) (*inspect.Table, target.Source, error) {
+func inspectSchemaInput(o *InspectOptions) (*inspect.Table, tableref.Source, error) {
 	if o.SchemaFile != "" {
 		t, err := readSchemaFile(o.F, o.SchemaFile)
 		return t, nil, err
 	}
 	get := o.Source
 	if get == nil {
-		get = func(name string) (target.Source, error) { return schemaSource(o.F, name) }
+		get = func(name string) (tableref.Source, error) { return schemaSource(o.F, name) }
 	}
 	src, err := get(o.From)
 	return nil, src, err
@@ -267,16 +267,16 @@ func inspectSchemaInput(o *InspectOptions) (*inspect.Table, target.Source, error
 // lines written as they come (text and JSON lines keep no record per file, so memory stays
 // flat in the number of files), and for --key the checks that must pass before anything is
 // read.
-func inspectStreaming(ctx context.Context, o *InspectOptions) (*inspect.JSONLines, func(*target.Target) error, func(inspect.FileResult) error) {
+func inspectStreaming(ctx context.Context, o *InspectOptions) (*inspect.JSONLines, func(*tableref.Ref) error, func(inspect.FileResult) error) {
 	f := o.F
 	var (
 		jl     *inspect.JSONLines
-		opened func(*target.Target) error
+		opened func(*tableref.Ref) error
 		each   func(inspect.FileResult) error
 	)
 	if f.Global.Output == "jsonl" {
 		jl = inspect.NewJSONLines(f.IO.Out)
-		opened = func(tgt *target.Target) error {
+		opened = func(tgt *tableref.Ref) error {
 			return jl.Header(tgt.Root.Location(), strings.TrimPrefix(ensureSlash(o.Prefix), "/"))
 		}
 		each = func(r inspect.FileResult) error { return jl.File(r.File) }
@@ -285,7 +285,7 @@ func inspectStreaming(ctx context.Context, o *InspectOptions) (*inspect.JSONLine
 		return jl, opened, each
 	}
 	open := opened
-	return jl, func(tgt *target.Target) error {
+	return jl, func(tgt *tableref.Ref) error {
 		if err := inspectKeyPlace(ctx, o, tgt); err != nil {
 			return err
 		}
@@ -299,7 +299,7 @@ func inspectStreaming(ctx context.Context, o *InspectOptions) (*inspect.JSONLine
 // inspectKeyPlace checks, before anything is read, that --key has a place for its keys file:
 // on a managed table the warehouse may not read the fallback folder by path, so --stage-to is
 // needed, and it must be usable.
-func inspectKeyPlace(ctx context.Context, o *InspectOptions, tgt *target.Target) error {
+func inspectKeyPlace(ctx context.Context, o *InspectOptions, tgt *tableref.Ref) error {
 	if o.StageTo == "" && tgt.Info != nil && strings.EqualFold(tgt.Info.TableType, "MANAGED") {
 		return WithCode(ExitUsage, fmt.Sprintf("--key on the managed table %s needs --stage-to %s: the warehouse may not read the fallback "+
 			"folder by path (LOCATION_OVERLAP), so zbrecover reads the key columns itself and puts one keys file where the warehouse "+
@@ -322,7 +322,7 @@ func inspectKeyPlace(ctx context.Context, o *InspectOptions, tgt *target.Target)
 // inspectTable finds the table's schema (and history) and diffs every group against it. It
 // returns the note of a root that holds neither fallback files nor a Delta log, and the error
 // of a schema that could not be read (the report still goes out).
-func inspectTable(ctx context.Context, o *InspectOptions, tgt *target.Target, rep *inspect.Report, table *inspect.Table, src target.Source) (*inspect.Table, string, error) {
+func inspectTable(ctx context.Context, o *InspectOptions, tgt *tableref.Ref, rep *inspect.Report, table *inspect.Table, src tableref.Source) (*inspect.Table, string, error) {
 	f := o.F
 	var tableErr error
 	notRoot := ""
@@ -334,7 +334,7 @@ func inspectTable(ctx context.Context, o *InspectOptions, tgt *target.Target, re
 		}
 	case table == nil && rep.Totals.Files == 0 && rep.Totals.OtherObjects == 0:
 		// Nothing to recover: make sure that is not because the root is wrong.
-		note, err := target.CheckRoot(ctx, tgt)
+		note, err := tableref.CheckRoot(ctx, tgt)
 		if err != nil {
 			return nil, "", err
 		}
@@ -404,8 +404,8 @@ func inspectExit(rep *inspect.Report) error {
 // tableFromSource reads the table schema from src for the report: a missing schema is a
 // table whose note says why (the files are still listed), and an error is returned too when
 // reading failed.
-func tableFromSource(ctx context.Context, src target.Source, tgt *target.Target) (*inspect.Table, error) {
-	st, note, err := target.TableFor(ctx, src, tgt)
+func tableFromSource(ctx context.Context, src tableref.Source, tgt *tableref.Ref) (*inspect.Table, error) {
+	st, note, err := tableref.TableFor(ctx, src, tgt)
 	if st == nil {
 		return inspect.MissingTable(note), err
 	}
@@ -430,7 +430,7 @@ func readSchemaFile(f *Factory, path string) (*inspect.Table, error) {
 	if path == "-" {
 		name = "(stdin)"
 	}
-	st, err := target.ReadSchemaFile(name, data)
+	st, err := tableref.ReadSchemaFile(name, data)
 	if err != nil {
 		return nil, err
 	}
@@ -464,7 +464,7 @@ func mistypedRoot(root, note string) string {
 // it says which version each schema group was written against and which renames the table's
 // history proves (inspect reports them, reload loads through them). A table whose log is not
 // at the root (or not readable) goes without; a schema file has no history.
-func readSchemaHistory(ctx context.Context, f *Factory, tgt *target.Target, t *schemadiff.Table) error {
+func readSchemaHistory(ctx context.Context, f *Factory, tgt *tableref.Ref, t *schemadiff.Table) error {
 	if t.Source == schemadiff.SourceFile {
 		return nil
 	}

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/zbrecover/zbrecover/target"
+	"github.com/zbrecover/zbrecover/tableref"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -573,16 +573,16 @@ func TestInspectColumnMappingComparesPhysicalNames(t *testing.T) {
 	}
 }
 
-// fakeSource is a target.Source with a canned answer.
+// fakeSource is a tableref.Source with a canned answer.
 type fakeSource struct {
 	name sd.Source
 	ts   *sd.Table
 	err  error
-	t    *target.Target
+	t    *tableref.Ref
 }
 
 func (s *fakeSource) Name() sd.Source { return s.name }
-func (s *fakeSource) Table(_ context.Context, t *target.Target) (*sd.Table, error) {
+func (s *fakeSource) Table(_ context.Context, t *tableref.Ref) (*sd.Table, error) {
 	s.t = t
 	return s.ts, s.err
 }
@@ -594,7 +594,7 @@ func TestInspectTakesTheSchemaFromTheSource(t *testing.T) {
 	io, _, out, errOut := iostreams.Test()
 	f := NewFactory(io)
 	f.Global.Output = "json"
-	o := &InspectOptions{F: f, Target: TargetOptions{Root: root}, From: "warehouse", Source: func(name string) (target.Source, error) {
+	o := &InspectOptions{F: f, Target: TargetOptions{Root: root}, From: "warehouse", Source: func(name string) (tableref.Source, error) {
 		if name != "warehouse" {
 			t.Errorf("source %q asked for", name)
 		}

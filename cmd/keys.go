@@ -10,7 +10,7 @@ import (
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/schemadiff"
-	"github.com/zbrecover/zbrecover/target"
+	"github.com/zbrecover/zbrecover/tableref"
 )
 
 // keysHelp is what the help texts say about keys.
@@ -51,7 +51,7 @@ func checkTableKeys(s schemadiff.Schema, keys reload.Keys, order string) error {
 }
 
 // inspectKeys measures inspect --key on the warehouse: nil when no key was asked for.
-func inspectKeys(ctx context.Context, o *InspectOptions, tgt *target.Target, rep *inspect.Report, table *inspect.Table) (*reload.OverlapReport, error) {
+func inspectKeys(ctx context.Context, o *InspectOptions, tgt *tableref.Ref, rep *inspect.Report, table *inspect.Table) (*reload.OverlapReport, error) {
 	keys, err := parseKeyFlag("key", o.Key)
 	if err != nil || keys == nil {
 		return nil, err

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/zbrecover/zbrecover/target"
+	"github.com/zbrecover/zbrecover/tableref"
 	"io"
 	"os"
 	"strconv"
@@ -123,7 +123,7 @@ func previewRun(ctx context.Context, o *PreviewOptions) error {
 			return err
 		}
 	} else if o.File != "" {
-		tgt, err := f.openTarget(ctx, &o.Target, target.Read)
+		tgt, err := f.openTarget(ctx, &o.Target, tableref.Read)
 		if err != nil {
 			return err
 		}
@@ -267,7 +267,7 @@ func previewFromReport(ctx context.Context, o *PreviewOptions, popts inspect.Pre
 	if err != nil {
 		return nil, fmt.Errorf("--from-report %s: %w", o.FromReport, err)
 	}
-	tgt, err := f.openTarget(ctx, &o.Target, target.Read)
+	tgt, err := f.openTarget(ctx, &o.Target, tableref.Read)
 	if err != nil {
 		return nil, err
 	}

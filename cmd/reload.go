@@ -19,7 +19,7 @@ import (
 	"github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/sqlstmt"
 	"github.com/zbrecover/zbrecover/storage"
-	"github.com/zbrecover/zbrecover/target"
+	"github.com/zbrecover/zbrecover/tableref"
 )
 
 // ReloadOptions are the inputs of `zbrecover reload`.
@@ -259,8 +259,8 @@ func cutUnquoted(s string, sep byte) (before, after string, found bool) {
 
 // identify gives tgt its identity (the table id that keys the journal) and records the
 // target in the run's summary.
-func identify(ctx context.Context, tgt *target.Target, s *runSummary) error {
-	if err := target.Identify(ctx, tgt); err != nil {
+func identify(ctx context.Context, tgt *tableref.Ref, s *runSummary) error {
+	if err := tableref.Identify(ctx, tgt); err != nil {
 		return err
 	}
 	s.Table, s.Root = tgt.TableName(), tgt.Display()
@@ -287,7 +287,7 @@ func reloadSteps(ctx context.Context, o *ReloadOptions, s *runSummary) error {
 	// fallback folder is inspected and the schema read (reload.LockTable).
 	var locked *reload.Locked
 	defer func() { _ = locked.Close() }()
-	tgt, rep, table, err := reloadInputs(ctx, o, s, func(tgt *target.Target) (err error) {
+	tgt, rep, table, err := reloadInputs(ctx, o, s, func(tgt *tableref.Ref) (err error) {
 		if err = identify(ctx, tgt, s); err == nil {
 			locked, err = reload.LockTable(ctx, store, tgt.TableID, header("").Command, f.lockBreaker(o.BreakLock, o.Yes))
 		}
@@ -338,7 +338,7 @@ func openReload(ctx context.Context, o *ReloadOptions, s *runSummary) (*databric
 
 // confirmReload asks before loading (or requires --yes without a terminal), then notes the
 // warehouse identity the run records.
-func confirmReload(ctx context.Context, f *Factory, o *ReloadOptions, s *runSummary, prep *reload.Prepared, wh *databricks.Warehouse, tgt *target.Target) error {
+func confirmReload(ctx context.Context, f *Factory, o *ReloadOptions, s *runSummary, prep *reload.Prepared, wh *databricks.Warehouse, tgt *tableref.Ref) error {
 	if err := confirm(f, o.Yes, fmt.Sprintf("Load %s (%s) into %s?", plural(prep.Plan.Files(), "file"), plural(prep.Plan.Rows(), "row"), tgt.TableName()),
 		fmt.Sprintf("reload writes to %s: pass --yes to load without a terminal to confirm on (or --dry-run to see the plan)", tgt.TableName())); err != nil {
 		return err
@@ -374,7 +374,7 @@ func executeReload(ctx context.Context, f *Factory, s *runSummary, prep *reload.
 // reloadInputs inspects the fallback folder and reads the table's schema: the target, the
 // report and the schema a plan is made from. opened is called with the target once it is
 // open, before anything is inspected; it gives the target its identity.
-func reloadInputs(ctx context.Context, o *ReloadOptions, s *runSummary, opened func(*target.Target) error) (*target.Target, *inspect.Report, *schemadiff.Table, error) {
+func reloadInputs(ctx context.Context, o *ReloadOptions, s *runSummary, opened func(*tableref.Ref) error) (*tableref.Ref, *inspect.Report, *schemadiff.Table, error) {
 	f := o.F
 	tgt, rep, err := streamInspect(ctx, f, &o.Target, o.Prefix, true, opened, nil)
 	if err != nil {
@@ -404,7 +404,7 @@ func reloadInputs(ctx context.Context, o *ReloadOptions, s *runSummary, opened f
 }
 
 // reloadOptions turns the flags into reload's options (the staging location opened).
-func reloadOptions(ctx context.Context, o *ReloadOptions, tgt *target.Target, table *schemadiff.Table) (reload.Options, error) {
+func reloadOptions(ctx context.Context, o *ReloadOptions, tgt *tableref.Ref, table *schemadiff.Table) (reload.Options, error) {
 	renames, _ := parseRenames(o.Renames)
 	dedupe, err := reloadDedupe(o, table)
 	if err != nil {
@@ -485,7 +485,7 @@ func showReloadPlan(f *Factory, o *ReloadOptions, s *runSummary, prep *reload.Pr
 }
 
 // reloadNothing reports a reload with nothing to load.
-func reloadNothing(f *Factory, s *runSummary, prep *reload.Prepared, rep *inspect.Report, tgt *target.Target) error {
+func reloadNothing(f *Factory, s *runSummary, prep *reload.Prepared, rep *inspect.Report, tgt *tableref.Ref) error {
 	why := nothingReason(prep.Plan, rep)
 	s.RunStatus = "nothing to load: " + why
 	fmt.Fprintf(f.IO.ErrOut, "Nothing to load: %s\n", why)
@@ -632,7 +632,7 @@ func reloadNext(o *ReloadOptions, s *runSummary, code int) []string {
 // or a storage URL with the store's own credentials. Staging claims go to the volume's root
 // (or the parent folder of a URL's), so that two runs staging the same table to two folders
 // of one place see each other.
-func (f *Factory) openStage(ctx context.Context, to string, tgt *target.Target) (*reload.Stage, error) {
+func (f *Factory) openStage(ctx context.Context, to string, tgt *tableref.Ref) (*reload.Stage, error) {
 	if err := checkPathElements(to); err != nil {
 		return nil, FlagErrorf("--stage-to %q: %v", to, err)
 	}
@@ -728,7 +728,7 @@ func volumeRoot(p string) (string, string) {
 }
 
 // srcIdentity says which credentials read the table's storage.
-func srcIdentity(tgt *target.Target) string {
+func srcIdentity(tgt *tableref.Ref) string {
 	if tgt.Vended {
 		return "the READ credentials Unity Catalog vended for " + tgt.TableName()
 	}
@@ -883,7 +883,7 @@ func partialIf(rep *inspect.Report, changed []string, refused ...reload.SkippedF
 }
 
 // reloadExit maps reload's outcome to the exit code, the most urgent first.
-func reloadExit(err error, rep *inspect.Report, prep *reload.Prepared, tgt *target.Target, o *ReloadOptions) error {
+func reloadExit(err error, rep *inspect.Report, prep *reload.Prepared, tgt *tableref.Ref, o *ReloadOptions) error {
 	switch {
 	case err == nil:
 		return partialIf(rep, prep.Changed, prep.Plan.Refused...)

@@ -14,7 +14,7 @@ import (
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/scan"
 	"github.com/zbrecover/zbrecover/storage"
-	"github.com/zbrecover/zbrecover/target"
+	"github.com/zbrecover/zbrecover/tableref"
 )
 
 // ScanOptions are the inputs of `zbrecover scan`.
@@ -243,7 +243,7 @@ func scanScopeText(o *ScanOptions) string {
 // scanOpener opens each listed table's storage with the credentials r chooses (as inspect
 // does), every table's backend under one adaptive limit of --concurrency, under retry, and
 // over one HTTP transport.
-func (f *Factory) scanOpener(r *target.Resolver) scan.Opener {
+func (f *Factory) scanOpener(r *tableref.Resolver) scan.Opener {
 	lim := f.newAdaptive()
 	transport := storage.SharedTransport(f.Global.Concurrency)
 	r.Open = func(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
@@ -264,8 +264,8 @@ func (f *Factory) scanOpener(r *target.Resolver) scan.Opener {
 		}
 		return storage.WithRetry(storage.WithAdaptiveLimit(b, lim), f.retryPolicy()), nil
 	}
-	return func(ctx context.Context, e databricks.TableEntry) (*target.Target, error) {
-		return r.ResolveListed(ctx, e, target.Read)
+	return func(ctx context.Context, e databricks.TableEntry) (*tableref.Ref, error) {
+		return r.ResolveListed(ctx, e, tableref.Read)
 	}
 }
 

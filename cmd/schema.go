@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/zbrecover/zbrecover/target"
+	"github.com/zbrecover/zbrecover/tableref"
 	"io"
 	"slices"
 	"strings"
@@ -45,7 +45,7 @@ type SchemaOptions struct {
 	From   string
 	Output string // text, json or ddl
 	// Source returns the schema source named by --from; nil uses schemaSource.
-	Source func(name string) (target.Source, error)
+	Source func(name string) (tableref.Source, error)
 }
 
 // schemaSourceNames are the --from values, in help order.
@@ -58,20 +58,20 @@ var schemaSourceNames = func() []string {
 }()
 
 // schemaSource returns the schema source for name.
-func schemaSource(f *Factory, name string) (target.Source, error) {
-	return target.NewSource(name, f.workspace())
+func schemaSource(f *Factory, name string) (tableref.Source, error) {
+	return tableref.NewSource(name, f.workspace())
 }
 
 // tableForSource returns the target a source reads: the resolved storage root for the Delta
 // log, the table name alone for the warehouse and Unity Catalog (no storage is opened).
-func (f *Factory) tableForSource(ctx context.Context, src target.Source, t *TargetOptions) (*target.Target, error) {
-	if target.NeedsStorage(src) {
-		return f.openTarget(ctx, t, target.Read)
+func (f *Factory) tableForSource(ctx context.Context, src tableref.Source, t *TargetOptions) (*tableref.Ref, error) {
+	if tableref.NeedsStorage(src) {
+		return f.openTarget(ctx, t, tableref.Read)
 	}
 	if t.Table == "" {
-		return &target.Target{}, nil // the source says what it needs
+		return &tableref.Ref{}, nil // the source says what it needs
 	}
-	return target.Named(*t)
+	return tableref.Named(*t)
 }
 
 // NewCmdSchema returns `zbrecover schema`. runF replaces the run function in tests.
@@ -131,7 +131,7 @@ func schemaRun(ctx context.Context, o *SchemaOptions) error {
 	f := o.F
 	get := o.Source
 	if get == nil {
-		get = func(name string) (target.Source, error) { return schemaSource(f, name) }
+		get = func(name string) (tableref.Source, error) { return schemaSource(f, name) }
 	}
 	src, err := get(o.From)
 	if err != nil {

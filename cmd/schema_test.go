@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/zbrecover/zbrecover/target"
+	"github.com/zbrecover/zbrecover/tableref"
 	"os"
 	"path/filepath"
 	"strings"
@@ -219,12 +219,12 @@ func TestSchemaErrors(t *testing.T) {
 }
 
 // describeSource stands in for the warehouse source: it shows that a source plugs in through
-// target.Source and renders like the Delta one.
+// tableref.Source and renders like the Delta one.
 type describeSource struct{ doc string }
 
 func (describeSource) Name() sd.Source { return sd.SourceWarehouse }
 
-func (s describeSource) Table(_ context.Context, t *target.Target) (*sd.Table, error) {
+func (s describeSource) Table(_ context.Context, t *tableref.Ref) (*sd.Table, error) {
 	schema, err := sd.ParseDescribeJSON([]byte(s.doc))
 	if err != nil {
 		return nil, err
@@ -237,7 +237,7 @@ func TestSchemaPluggableSource(t *testing.T) {
 	io.SetStdoutTTY(true)
 	f := NewFactory(io)
 	o := &SchemaOptions{F: f, From: "warehouse", Output: "text", Target: TargetOptions{Table: "main.sales.orders"},
-		Source: func(name string) (target.Source, error) {
+		Source: func(name string) (tableref.Source, error) {
 			return describeSource{doc: `{"columns":[{"name":"id","type":{"name":"bigint"},"nullable":false},` +
 				`{"name":"note","type":{"name":"varchar","length":20},"nullable":true,"comment":"free text"}]}`}, nil
 		}}

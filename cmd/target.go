@@ -9,12 +9,12 @@ import (
 
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/storage"
-	"github.com/zbrecover/zbrecover/target"
+	"github.com/zbrecover/zbrecover/tableref"
 )
 
 // TargetOptions name the table whose fallback files a command works on: a storage root, a
 // Unity Catalog table name, or both.
-type TargetOptions = target.Spec
+type TargetOptions = tableref.Spec
 
 // addTargetFlags adds --table and --root to c.
 func addTargetFlags(c *cobra.Command, t *TargetOptions) {
@@ -27,24 +27,24 @@ whose fallback files are under <root>/_zerobus/table_rejected_parquets/, or a ta
 catalog.schema.table resolved through Unity Catalog. --table and --root name them explicitly.`
 
 // IsTableName reports whether s reads as a three-part table name rather than a path.
-func IsTableName(s string) bool { return target.IsTableName(s) }
+func IsTableName(s string) bool { return tableref.IsTableName(s) }
 
 // parseTarget fills t from the positional arguments and checks the combination.
 func parseTarget(t *TargetOptions, args []string) error { return t.Parse(args) }
 
 // ErrNeedsDatabricks is returned where a table name must be resolved but this build or
 // configuration has no Databricks connection.
-var ErrNeedsDatabricks = target.ErrNeedsDatabricks
+var ErrNeedsDatabricks = tableref.ErrNeedsDatabricks
 
 // resolver returns the run's target resolver: storage opened with the global settings and
 // decorators, table names through the Databricks workspace.
-func (f *Factory) resolver() (*target.Resolver, error) {
+func (f *Factory) resolver() (*tableref.Resolver, error) {
 	d := f.Databricks()
 	mode, err := databricks.ParseStorageAuth(d.StorageAuth)
 	if err != nil {
 		return nil, FlagErrorf("%v", err)
 	}
-	return &target.Resolver{
+	return &tableref.Resolver{
 		Open: func(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
 			return f.openLocation(ctx, loc, cfg)
 		},
@@ -58,7 +58,7 @@ func (f *Factory) resolver() (*target.Resolver, error) {
 
 // openTarget opens the storage root of the target with the access a command needs (for
 // vended credentials).
-func (f *Factory) openTarget(ctx context.Context, t *TargetOptions, access target.Access) (*target.Target, error) {
+func (f *Factory) openTarget(ctx context.Context, t *TargetOptions, access tableref.Access) (*tableref.Ref, error) {
 	r, err := f.resolver()
 	if err != nil {
 		return nil, err

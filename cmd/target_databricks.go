@@ -3,7 +3,7 @@ package cmd
 import (
 	"github.com/spf13/cobra"
 	"github.com/zbrecover/zbrecover/databricks"
-	"github.com/zbrecover/zbrecover/target"
+	"github.com/zbrecover/zbrecover/tableref"
 )
 
 // DatabricksOptions are the global flags of the Databricks workspace connection, and the
@@ -14,7 +14,7 @@ type DatabricksOptions struct {
 	HTTPPath    string
 	StorageAuth string
 
-	ws *target.Workspace
+	ws *tableref.Workspace
 }
 
 // Databricks returns f's Databricks connection options. The first call (when the command tree
@@ -83,13 +83,13 @@ func (d *DatabricksOptions) checkStorageAuth(c *cobra.Command, args []string) er
 }
 
 // workspace returns the run's Databricks connection, nil when f has none (NoDatabricks).
-func (f *Factory) workspace() *target.Workspace {
+func (f *Factory) workspace() *tableref.Workspace {
 	if f.NoDatabricks {
 		return nil
 	}
 	d := f.Databricks()
 	if d.ws == nil {
-		d.ws = target.NewWorkspace(databricks.Options{
+		d.ws = tableref.NewWorkspace(databricks.Options{
 			Profile:     d.Profile,
 			WarehouseID: d.WarehouseID,
 			HTTPPath:    d.HTTPPath,

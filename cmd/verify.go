@@ -10,7 +10,7 @@ import (
 	"github.com/zbrecover/zbrecover/history"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 	"github.com/zbrecover/zbrecover/reload"
-	"github.com/zbrecover/zbrecover/target"
+	"github.com/zbrecover/zbrecover/tableref"
 )
 
 // VerifyOptions are the inputs of `zbrecover verify`.
@@ -111,7 +111,7 @@ func verifySteps(ctx context.Context, o *VerifyOptions, s *runSummary) error {
 	if ws == nil {
 		return fmt.Errorf("table %s: %w", o.Target.Table, ErrNeedsDatabricks)
 	}
-	tgt, err := f.openTarget(ctx, &o.Target, target.Read)
+	tgt, err := f.openTarget(ctx, &o.Target, tableref.Read)
 	if err != nil {
 		return err
 	}
@@ -274,11 +274,11 @@ func historyRun(ctx context.Context, o *HistoryOptions) error {
 	defer closeJournal(store)
 	var tables []string // nil: every table of the journal
 	if o.Target.Table != "" || o.Target.Root != "" {
-		tgt, err := f.openTarget(ctx, &o.Target, target.Read)
+		tgt, err := f.openTarget(ctx, &o.Target, tableref.Read)
 		if err != nil {
 			return err
 		}
-		if err := target.Identify(ctx, tgt); err != nil {
+		if err := tableref.Identify(ctx, tgt); err != nil {
 			return err
 		}
 		tables = []string{tgt.TableID}

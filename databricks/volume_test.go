@@ -11,14 +11,14 @@ import (
 	"testing"
 
 	"github.com/zbrecover/zbrecover/databricks"
-	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
+	"github.com/zbrecover/zbrecover/internal/fake/workspace"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/storage/storagetest"
 )
 
-func volumeClient(t *testing.T) (*databricks.Client, *fakeworkspace.Workspace) {
+func volumeClient(t *testing.T) (*databricks.Client, *workspace.Workspace) {
 	t.Helper()
-	ws, err := fakeworkspace.Start(fakeworkspace.Options{})
+	ws, err := workspace.Start(workspace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
+	"github.com/zbrecover/zbrecover/internal/fake/warehouse"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 	"github.com/zbrecover/zbrecover/schemadiff"
 )
@@ -22,12 +22,12 @@ import (
 // fakeWarehouseClient starts a fake SQL warehouse and a Client pointed at it through the
 // environment (DATABRICKS_HOST, DATABRICKS_TOKEN, DATABRICKS_WAREHOUSE_ID), logging at debug
 // level into the returned buffer.
-func fakeWarehouseClient(t *testing.T, opts fakewarehouse.Options) (*fakewarehouse.Server, *Client, *bytes.Buffer) {
+func fakeWarehouseClient(t *testing.T, opts warehouse.Options) (*warehouse.Server, *Client, *bytes.Buffer) {
 	t.Helper()
 	cleanEnv(t)
 	opts.Token = goodToken
 	opts.WarehouseID = "wh7"
-	srv := fakewarehouse.New(t, opts)
+	srv := warehouse.New(t, opts)
 	t.Setenv("DATABRICKS_HOST", srv.URL())
 	t.Setenv("DATABRICKS_TOKEN", goodToken)
 	t.Setenv("DATABRICKS_WAREHOUSE_ID", "wh7")
@@ -41,7 +41,7 @@ func fakeWarehouseClient(t *testing.T, opts fakewarehouse.Options) (*fakewarehou
 }
 
 func TestWarehouseStatements(t *testing.T) {
-	srv, c, logBuf := fakeWarehouseClient(t, fakewarehouse.Options{})
+	srv, c, logBuf := fakeWarehouseClient(t, warehouse.Options{})
 	ctx := context.Background()
 	w, err := c.Warehouse(ctx)
 	if err != nil {
@@ -125,7 +125,7 @@ func TestWarehouseStatements(t *testing.T) {
 }
 
 func TestWarehouseErrorsClassified(t *testing.T) {
-	srv, c, logBuf := fakeWarehouseClient(t, fakewarehouse.Options{})
+	srv, c, logBuf := fakeWarehouseClient(t, warehouse.Options{})
 	ctx := context.Background()
 	w, err := c.Warehouse(ctx)
 	if err != nil {
@@ -179,17 +179,17 @@ func TestWarehouseErrorsClassified(t *testing.T) {
 	_, err = w.QueryAll(ctx, "SELECT * FROM parquet.`"+loc+"/_zerobus/table_rejected_parquets/`")
 	check("path inside managed storage", err, ClassLocationOverlap, "INVALID_PARAMETER_VALUE.LOCATION_OVERLAP")
 
-	srv.Inject(fakewarehouse.Fault{Match: "^COPY INTO", Error: &fakewarehouse.SQLError{Class: "COPY_INTO_DUPLICATED_FILES_COPY_NOT_ALLOWED",
+	srv.Inject(warehouse.Fault{Match: "^COPY INTO", Error: &warehouse.SQLError{Class: "COPY_INTO_DUPLICATED_FILES_COPY_NOT_ALLOWED",
 		SQLState: "25000", Message: "Duplicated files were committed in a concurrent transaction."}})
 	_, err = w.QueryAll(ctx, "COPY INTO main.sales.orders FROM '"+filepath.ToSlash(dir)+"' FILEFORMAT = PARQUET")
 	check("concurrent copy", err, ClassConcurrentCopy, "COPY_INTO_DUPLICATED_FILES_COPY_NOT_ALLOWED")
 
-	srv.Inject(fakewarehouse.Fault{Match: "^SELECT 42", Error: &fakewarehouse.SQLError{Class: "INSUFFICIENT_PERMISSIONS",
+	srv.Inject(warehouse.Fault{Match: "^SELECT 42", Error: &warehouse.SQLError{Class: "INSUFFICIENT_PERMISSIONS",
 		SQLState: "42501", Message: "User does not have MODIFY on Table 'main.sales.orders'."}})
 	_, err = w.QueryAll(ctx, "SELECT 42")
 	check("permission", err, ClassPermissionDenied, "INSUFFICIENT_PERMISSIONS")
 
-	srv.Inject(fakewarehouse.Fault{Match: "^SELECT 7", Delay: 5 * time.Second})
+	srv.Inject(warehouse.Fault{Match: "^SELECT 7", Delay: 5 * time.Second})
 	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	_, err = w.QueryAll(cctx, "SELECT 7")
 	cancel()
@@ -214,7 +214,7 @@ func TestWarehouseErrorsClassified(t *testing.T) {
 }
 
 func TestWarehouseWrongToken(t *testing.T) {
-	_, c, logBuf := fakeWarehouseClient(t, fakewarehouse.Options{})
+	_, c, logBuf := fakeWarehouseClient(t, warehouse.Options{})
 	const wrong = "dapi-not-the-warehouse-token-42"
 	t.Setenv("DATABRICKS_TOKEN", wrong)
 	c2, err := NewClient(context.Background(), Options{Log: slog.New(slog.NewTextHandler(logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))})
@@ -233,7 +233,7 @@ func TestWarehouseWrongToken(t *testing.T) {
 }
 
 func TestWarehouseDSN(t *testing.T) {
-	srv, _, logBuf := fakeWarehouseClient(t, fakewarehouse.Options{})
+	srv, _, logBuf := fakeWarehouseClient(t, warehouse.Options{})
 	w, err := OpenDSN(context.Background(), srv.DSN(), Options{Version: "1.0.0",
 		Log: slog.New(slog.NewTextHandler(logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {

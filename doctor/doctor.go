@@ -27,7 +27,7 @@ import (
 	"github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/sqlstmt"
 	"github.com/zbrecover/zbrecover/storage"
-	"github.com/zbrecover/zbrecover/target"
+	"github.com/zbrecover/zbrecover/tableref"
 )
 
 // SchemaVersion is the version of the report's JSON form: that of every JSON document.
@@ -131,7 +131,7 @@ var stepNeeds = []struct {
 // Options configure Run.
 type Options struct {
 	// Spec names the table (a name is required) and, optionally, its root.
-	Spec target.Spec
+	Spec tableref.Spec
 	// Prefix is the fallback folder under the root ("" means inspect.FallbackPrefix).
 	Prefix string
 	// StageTo is reload's --stage-to, when the recovery will stage the files.
@@ -139,7 +139,7 @@ type Options struct {
 	// NoWriteProbe skips the delete probe.
 	NoWriteProbe bool
 	// Resolver opens the table's storage; its Workspace is the Databricks connection.
-	Resolver *target.Resolver
+	Resolver *tableref.Resolver
 	// ProbeName returns the delete probe's object name (tests); default a random one.
 	ProbeName func() string
 }
@@ -155,13 +155,13 @@ const ProbePrefix = ".zbrecover-doctor-probe-"
 type run struct {
 	o   Options
 	rep *Report
-	ws  *target.Workspace
+	ws  *tableref.Workspace
 
 	client *databricks.Client
 	me     *databricks.Identity
 	wh     *databricks.Warehouse
 	table  *databricks.TableInfo
-	tgt    *target.Target
+	tgt    *tableref.Ref
 	first  *inspect.File // the first readable fallback file
 }
 
@@ -266,7 +266,7 @@ func (r *run) needs(ids ...string) (Check, bool) {
 
 func (r *run) identity(ctx context.Context) Check {
 	if r.ws == nil {
-		return Check{Status: Fail, Detail: target.ErrNeedsDatabricks.Error(), Fix: "run a build of zbrecover with Databricks support"}
+		return Check{Status: Fail, Detail: tableref.ErrNeedsDatabricks.Error(), Fix: "run a build of zbrecover with Databricks support"}
 	}
 	c, err := r.ws.Client(ctx)
 	if err != nil {
@@ -522,7 +522,7 @@ var errStop = errors.New("stop")
 
 // storageSpec is what the storage checks open: the table, or, when Unity Catalog could not
 // give it and --root names the root, the root alone (with the store's own credentials).
-func (r *run) storageSpec() target.Spec {
+func (r *run) storageSpec() tableref.Spec {
 	s := r.o.Spec
 	if r.table == nil && s.Root != "" {
 		s.Table = ""
@@ -539,7 +539,7 @@ func (r *run) read(ctx context.Context) Check {
 	if r.o.Resolver == nil {
 		return Check{Status: Fail, Detail: "no storage resolver"}
 	}
-	tgt, err := r.o.Resolver.Resolve(ctx, r.storageSpec(), target.Read)
+	tgt, err := r.o.Resolver.Resolve(ctx, r.storageSpec(), tableref.Read)
 	if err != nil {
 		return Check{Status: Fail, Detail: err.Error(), Fix: "check the storage credentials (--storage-auth; the store's environment variables), or pass --root"}
 	}
@@ -578,7 +578,7 @@ func (r *run) read(ctx context.Context) Check {
 			Fix: "the storage credentials need read (GET) access, not only list; zbrecover inspect lists every unreadable file"}
 	}
 	d := fmt.Sprintf("listed %s: no fallback files (%d other objects); nothing to recover", folder, totals.OtherObjects)
-	if note, _ := target.CheckRoot(ctx, tgt); note != "" {
+	if note, _ := tableref.CheckRoot(ctx, tgt); note != "" {
 		return Check{Status: Warn, Detail: d + "; " + note, Fix: "check --root, or the table name"}
 	}
 	return Check{Status: OK, Detail: d}
@@ -632,7 +632,7 @@ func (r *run) deleteProbe(ctx context.Context) Check {
 	if ch, ok := r.needs(CheckRead); !ok {
 		return ch
 	}
-	tgt, err := r.o.Resolver.Resolve(ctx, r.storageSpec(), target.ReadWrite)
+	tgt, err := r.o.Resolver.Resolve(ctx, r.storageSpec(), tableref.ReadWrite)
 	if err != nil {
 		return Check{Status: Fail, Detail: "the storage cannot be opened for deleting: " + err.Error(),
 			Fix: "cleanup deletes with the store's own credentials: vended credentials are read-only on managed tables; use --storage-auth default with credentials that may delete in the table's storage"}

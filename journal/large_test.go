@@ -24,7 +24,7 @@ type largeSpec struct {
 	Records int // at least this many records
 	TableID string
 	Table   string
-	Root    string // as the records show it (target.Target.Display)
+	Root    string // as the records show it (tableref.Ref.Display)
 }
 
 // largeStats is what writeLargeJournal wrote.

@@ -20,7 +20,7 @@ import (
 	sd "github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/storage/mem"
-	"github.com/zbrecover/zbrecover/target"
+	"github.com/zbrecover/zbrecover/tableref"
 )
 
 // model is a Delta table behind a SQL warehouse, as far as reload, verify and cleanup can
@@ -331,7 +331,7 @@ type scene struct {
 	t     *testing.T
 	m     *model
 	root  *mem.Backend
-	tgt   *target.Target
+	tgt   *tableref.Ref
 	dir   string
 	files []string // keys under the fallback folder
 	table *sd.Table
@@ -354,7 +354,7 @@ func newScene(t *testing.T, n, per int, rows int64) *scene {
 	}
 	sc.m = newModel(t, files)
 	loc, _ := storage.Parse("s3://lake/orders")
-	sc.tgt = &target.Target{Name: orders, HasName: true, TableID: "tid-0001", Loc: loc, Root: root}
+	sc.tgt = &tableref.Ref{Name: orders, HasName: true, TableID: "tid-0001", Loc: loc, Root: root}
 	sc.m.sources = append(sc.m.sources, strings.TrimSuffix(loc.Join(fallbackPrefix).URL(), "/")+"/")
 	return sc
 }

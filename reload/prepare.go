@@ -14,7 +14,7 @@ import (
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/schemadiff"
-	"github.com/zbrecover/zbrecover/target"
+	"github.com/zbrecover/zbrecover/tableref"
 )
 
 // Warehouse runs SQL: databricks.Warehouse, or a test double.
@@ -157,7 +157,7 @@ type Prepared struct {
 
 	d             Deps
 	o             Options
-	tgt           *target.Target
+	tgt           *tableref.Ref
 	table         *schemadiff.Table
 	rep           *inspect.Report
 	lock          journal.Lock
@@ -187,7 +187,7 @@ func (p *Prepared) Nothing() bool {
 // folder per statement. With an error wrapping ErrBlocked it returns the plan too (its
 // blocked groups and their suggested table changes); the lock is then still held until
 // Close. Nothing is sent to the warehouse.
-func Prepare(ctx context.Context, d Deps, tgt *target.Target, rep *inspect.Report, table *schemadiff.Table, o Options) (*Prepared, error) {
+func Prepare(ctx context.Context, d Deps, tgt *tableref.Ref, rep *inspect.Report, table *schemadiff.Table, o Options) (*Prepared, error) {
 	o.defaults()
 	if !tgt.HasName {
 		return nil, errors.New("reload needs the table's name")
@@ -372,7 +372,7 @@ func anyIntent(st *journal.State) bool {
 }
 
 // sourceFlag says how to name a source on the command line.
-func sourceFlag(src string, tgt *target.Target, prefix string) string {
+func sourceFlag(src string, tgt *tableref.Ref, prefix string) string {
 	if sameSource(src, strings.TrimSuffix(tgt.Loc.Join(prefix).URL(), "/")) {
 		return "no --stage-to"
 	}

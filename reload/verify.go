@@ -12,7 +12,7 @@ import (
 	"github.com/zbrecover/zbrecover/keyfile"
 	"github.com/zbrecover/zbrecover/sqlstmt"
 	"github.com/zbrecover/zbrecover/storage"
-	"github.com/zbrecover/zbrecover/target"
+	"github.com/zbrecover/zbrecover/tableref"
 )
 
 // EvidenceKey is a batch proved in the table by key: every key of its files is there (a
@@ -421,7 +421,7 @@ var ErrNoRun = fmt.Errorf("no run of the table in the journal")
 // table's history says now (each batch's own commit, and every commit since that removed
 // rows), and, with Keys, every key of the run's files against the table. It records the
 // commit versions it finds for batches that had none, and the verification.
-func VerifyRun(ctx context.Context, d Deps, tgt *target.Target, o VerifyOptions) (*VerifyReport, error) {
+func VerifyRun(ctx context.Context, d Deps, tgt *tableref.Ref, o VerifyOptions) (*VerifyReport, error) {
 	lock, err := d.Journal.Lock(ctx, tgt.TableID, journal.LockOptions{Owner: journal.Holder{Command: o.Header.Command}, Break: o.BreakLock})
 	if err != nil {
 		return nil, err
@@ -592,7 +592,7 @@ func pinAnswered(ctx context.Context, ck Checker, d Deps, w *journal.Writer, st 
 // verifyKeys checks the run's files by key: from the run's keys files when they hold every
 // batch (each file's rows counted against its footer), else by reading the files through the
 // warehouse (o.KeySources), which works only while they exist where it may read them.
-func verifyKeys(ctx context.Context, d Deps, tgt *target.Target, st *journal.State, o VerifyOptions) (*KeyCheck, *journal.KeyResult, error) {
+func verifyKeys(ctx context.Context, d Deps, tgt *tableref.Ref, st *journal.State, o VerifyOptions) (*KeyCheck, *journal.KeyResult, error) {
 	var files []journal.KeysFile
 	covered := map[int]bool{}
 	for _, kf := range st.KeysFiles {

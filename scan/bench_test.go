@@ -22,7 +22,7 @@ import (
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/storage/all"
 	"github.com/zbrecover/zbrecover/storage/s3/s3test"
-	"github.com/zbrecover/zbrecover/target"
+	"github.com/zbrecover/zbrecover/tableref"
 )
 
 const benchLatency = 20 * time.Millisecond
@@ -73,14 +73,14 @@ func BenchmarkScan1000(b *testing.B) {
 				uc.SetCredentials("main."+schema+"."+name, uctest.Credentials{AWSAccessKeyID: s3test.AccessKeyID, AWSSecretAccessKey: s3test.SecretAccessKey})
 			}
 			s3srv.SetLatency(benchLatency)
-			ws := target.NewWorkspace(databricks.Options{})
+			ws := tableref.NewWorkspace(databricks.Options{})
 			client, err := ws.Client(context.Background())
 			if err != nil {
 				b.Fatal(err)
 			}
 			lim := storage.NewAdaptive(storage.AdaptiveOptions{Max: conc})
 			transport := storage.SharedTransport(conc)
-			r := &target.Resolver{
+			r := &tableref.Resolver{
 				Open: func(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
 					be, err := all.Registry().OpenLocation(ctx, loc, cfg)
 					if err != nil {
@@ -95,8 +95,8 @@ func BenchmarkScan1000(b *testing.B) {
 				Env:         databricks.OSEnv(),
 				StorageAuth: databricks.StorageAuthAuto,
 			}
-			open := func(ctx context.Context, e databricks.TableEntry) (*target.Target, error) {
-				return r.ResolveListed(ctx, e, target.Read)
+			open := func(ctx context.Context, e databricks.TableEntry) (*tableref.Ref, error) {
+				return r.ResolveListed(ctx, e, tableref.Read)
 			}
 			var el time.Duration
 			var ucRequests, vends int
@@ -106,7 +106,7 @@ func BenchmarkScan1000(b *testing.B) {
 				before := len(uc.Requests())
 				began := time.Now()
 				// A new workspace per run: no credentials vended by an earlier run.
-				r.Workspace = target.NewWorkspace(databricks.Options{})
+				r.Workspace = tableref.NewWorkspace(databricks.Options{})
 				rep, err := Run(context.Background(), client, open, Options{Scope: Scope{Catalog: "main"}, Concurrency: conc})
 				el += time.Since(began)
 				if err != nil {

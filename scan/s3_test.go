@@ -12,7 +12,7 @@ import (
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/storage/all"
 	"github.com/zbrecover/zbrecover/storage/s3/s3test"
-	"github.com/zbrecover/zbrecover/target"
+	"github.com/zbrecover/zbrecover/tableref"
 )
 
 const ucToken = "dapi000000000000000000000000000000cafe"
@@ -63,12 +63,12 @@ func TestS3RequestsPerTable(t *testing.T) {
 		uc.AddTable(uctest.Table{Catalog: "main", Schema: "sales", Name: name, StorageLocation: s3srv.URLFor(root)})
 		uc.SetCredentials("main.sales."+name, uctest.Credentials{AWSAccessKeyID: s3test.AccessKeyID, AWSSecretAccessKey: s3test.SecretAccessKey})
 	}
-	ws := target.NewWorkspace(databricks.Options{})
+	ws := tableref.NewWorkspace(databricks.Options{})
 	client, err := ws.Client(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &target.Resolver{
+	r := &tableref.Resolver{
 		Open: func(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
 			return all.Registry().OpenLocation(ctx, loc, cfg)
 		},
@@ -76,8 +76,8 @@ func TestS3RequestsPerTable(t *testing.T) {
 		Workspace: ws,
 		Env:       databricks.OSEnv(),
 	}
-	open := func(ctx context.Context, e databricks.TableEntry) (*target.Target, error) {
-		return r.ResolveListed(ctx, e, target.Read)
+	open := func(ctx context.Context, e databricks.TableEntry) (*tableref.Ref, error) {
+		return r.ResolveListed(ctx, e, tableref.Read)
 	}
 	s3srv.ResetCounts()
 	rep, err := Run(context.Background(), client, open, Options{Scope: Scope{Catalog: "main"}, Concurrency: 8})

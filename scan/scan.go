@@ -33,7 +33,7 @@ import (
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/redact"
 	"github.com/zbrecover/zbrecover/storage"
-	"github.com/zbrecover/zbrecover/target"
+	"github.com/zbrecover/zbrecover/tableref"
 )
 
 // Catalog is the part of Unity Catalog a scan reads; *databricks.Client implements it.
@@ -48,7 +48,7 @@ type Catalog interface {
 }
 
 // Opener opens the storage root of a listed table for reading.
-type Opener func(ctx context.Context, t databricks.TableEntry) (*target.Target, error)
+type Opener func(ctx context.Context, t databricks.TableEntry) (*tableref.Ref, error)
 
 // Scope is what a scan covers: one schema, one catalog, or (Catalog "") every catalog the
 // identity can see.

@@ -14,7 +14,7 @@ import (
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/storage/mem"
 	"github.com/zbrecover/zbrecover/storage/mock"
-	"github.com/zbrecover/zbrecover/target"
+	"github.com/zbrecover/zbrecover/tableref"
 )
 
 // fakeCatalog is a Unity Catalog of catalogs → schemas → tables, listed in pages of
@@ -103,13 +103,13 @@ func (c *fakeCatalog) EachTable(ctx context.Context, cat, schema string, fn func
 // to open.
 type roots map[string]storage.Backend
 
-func (r roots) open(ctx context.Context, e databricks.TableEntry) (*target.Target, error) {
+func (r roots) open(ctx context.Context, e databricks.TableEntry) (*tableref.Ref, error) {
 	b, ok := r[e.StorageLocation]
 	if !ok {
 		return nil, fmt.Errorf("table %s: vend READ storage credentials: PERMISSION_DENIED: User does not have EXTERNAL USE SCHEMA", e.Name)
 	}
 	loc, _ := storage.Parse(e.StorageLocation)
-	return &target.Target{Name: e.Name, HasName: true, TableID: e.TableID, Loc: loc, Root: b, Vended: true}, nil
+	return &tableref.Ref{Name: e.Name, HasName: true, TableID: e.TableID, Loc: loc, Root: b, Vended: true}, nil
 }
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)

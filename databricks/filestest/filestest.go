@@ -1,6 +1,6 @@
 // Package filestest is an in-memory Databricks Files API for tests and benchmarks: the
 // /api/2.0/fs/files and /api/2.0/fs/directories endpoints on Unity Catalog volume paths,
-// with the status codes of Databricks and of the local workspace (internal/fakeworkspace): 404
+// with the status codes of Databricks and of the local workspace (internal/fake/workspace): 404
 // for a missing file or directory, 409 for an upload without overwrite=true onto an
 // existing file and for the delete of a directory that is not empty. Downloads honour a
 // Range header (206), as the Files API does, unless the server is told to ignore it (as

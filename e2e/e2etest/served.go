@@ -82,7 +82,7 @@ func (s *Served) Control(method, path string, body any) string {
 	return string(out)
 }
 
-// Apply applies a control document (internal/fakeworkspace.Control) to the served workspace.
+// Apply applies a control document (internal/fake/workspace.Control) to the served workspace.
 func (s *Served) Apply(doc map[string]any) { s.T.Helper(); s.Control(http.MethodPost, "apply", doc) }
 
 // ClearFaults removes every warehouse and API fault and trigger.

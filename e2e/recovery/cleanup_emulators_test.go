@@ -18,8 +18,8 @@ import (
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/e2e/e2etest"
 	"github.com/zbrecover/zbrecover/inspect"
-	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
-	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
+	"github.com/zbrecover/zbrecover/internal/fake/warehouse"
+	"github.com/zbrecover/zbrecover/internal/fake/workspace"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/storage"
@@ -123,7 +123,7 @@ func newRemoteRecovery(t *testing.T, root remoteRoot) *recovery {
 		r.rows += 2
 		r.files["old"]++
 	}
-	ws := startWorkspace(t, fakeworkspace.Options{Storage: fakewarehouse.RegistryOpener(all.Registry(), root.cfg)}, r.table, root.url)
+	ws := startWorkspace(t, workspace.Options{Storage: warehouse.RegistryOpener(all.Registry(), root.cfg)}, r.table, root.url)
 	r.ws = ws
 	return r
 }

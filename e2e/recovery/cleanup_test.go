@@ -17,8 +17,8 @@ import (
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/e2e/e2etest"
 	"github.com/zbrecover/zbrecover/inspect"
-	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
-	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
+	"github.com/zbrecover/zbrecover/internal/fake/warehouse"
+	"github.com/zbrecover/zbrecover/internal/fake/workspace"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
 	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/storage"
@@ -323,8 +323,8 @@ func TestCleanupArchive(t *testing.T) {
 // refused with exit 4 and nothing is deleted.
 func TestCleanupRefusesAnUnsettledRun(t *testing.T) {
 	r := reloadSmall(t)
-	r.ws.Warehouse().Inject(fakewarehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1,
-		Error: &fakewarehouse.SQLError{Class: "INTERNAL_ERROR", SQLState: "XX000", Message: "injected"}})
+	r.ws.Warehouse().Inject(warehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1,
+		Error: &warehouse.SQLError{Class: "INTERNAL_ERROR", SQLState: "XX000", Message: "injected"}})
 	if code, out, errOut := runZbrecover(t, reloadArgs(r)...); code == 0 {
 		t.Fatalf("reload with a failing batch exited 0\n%s%s", out, errOut)
 	}
@@ -402,7 +402,7 @@ func TestCleanupS3SlowDownVerbose(t *testing.T) {
 	}
 	// The table, registered in a local workspace from a copy of the same Delta log: cleanup
 	// re-checks its history before deleting.
-	startWorkspace(t, fakeworkspace.Options{}, "main.sales.orders", dir)
+	startWorkspace(t, workspace.Options{}, "main.sales.orders", dir)
 	w, err := journal.Start(ctx, js, journal.Target{TableID: id, Table: "main.sales.orders", Root: b.Location()}, "", journal.Header{Command: "reload"})
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/cmd"
 	"github.com/zbrecover/zbrecover/inspect"
-	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
+	"github.com/zbrecover/zbrecover/internal/fake/warehouse"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
 )
 
@@ -29,7 +29,7 @@ func runZbrecover(t *testing.T, args ...string) (int, string, string) {
 // name with its physical name, and inspect matches a file written before the rename (a data
 // file of the table, so with physical names) by physical name.
 func TestColumnMappedTableFromTheWarehouse(t *testing.T) {
-	srv := fakewarehouse.New(t)
+	srv := warehouse.New(t)
 	e := srv.Engine()
 	ctx := context.Background()
 	for _, stmt := range []string{

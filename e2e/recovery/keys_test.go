@@ -17,8 +17,8 @@ import (
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/e2e/e2etest"
 	"github.com/zbrecover/zbrecover/inspect"
-	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
-	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
+	"github.com/zbrecover/zbrecover/internal/fake/warehouse"
+	"github.com/zbrecover/zbrecover/internal/fake/workspace"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/schemadiff"
@@ -324,11 +324,11 @@ func expectedDuplicates(k *keyed) int64 {
 // warehouse refuses it, or the DROP of the staging table fails: a re-run converges, and no
 // key is in the table twice.
 func TestKeysDedupeCrash(t *testing.T) {
-	for name, f := range map[string]fakewarehouse.Fault{
+	for name, f := range map[string]warehouse.Fault{
 		"lost answer": {Match: `^MERGE`, DropResponse: true},
-		"refused":     {Match: `^MERGE`, Error: &fakewarehouse.SQLError{Class: "INTERNAL_ERROR", SQLState: "XX000", Message: "injected"}},
-		"conflict":    {Match: `^MERGE`, Error: &fakewarehouse.SQLError{Class: "DELTA_CONCURRENT_APPEND", SQLState: "2D521", Message: "ConcurrentAppendException: injected"}},
-		"drop fails":  {Match: `^DROP TABLE`, Error: &fakewarehouse.SQLError{Class: "INTERNAL_ERROR", SQLState: "XX000", Message: "injected"}},
+		"refused":     {Match: `^MERGE`, Error: &warehouse.SQLError{Class: "INTERNAL_ERROR", SQLState: "XX000", Message: "injected"}},
+		"conflict":    {Match: `^MERGE`, Error: &warehouse.SQLError{Class: "DELTA_CONCURRENT_APPEND", SQLState: "2D521", Message: "ConcurrentAppendException: injected"}},
+		"drop fails":  {Match: `^DROP TABLE`, Error: &warehouse.SQLError{Class: "INTERNAL_ERROR", SQLState: "XX000", Message: "injected"}},
 		"lost batch":  {Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1, DropResponse: true},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -409,7 +409,7 @@ func TestKeysComposite(t *testing.T) {
 		}
 	}
 	const table = "main.sales.events"
-	ws := startWorkspace(t, fakeworkspace.Options{}, table, root)
+	ws := startWorkspace(t, workspace.Options{}, table, root)
 	exec := func(stmt string) [][]any {
 		res, err := ws.Warehouse().Engine().Exec(context.Background(), stmt)
 		if err != nil {
@@ -464,7 +464,7 @@ func TestKeysComposite(t *testing.T) {
 // keysBench is 1,000,000 fallback records in 100 files of 10,000 (901,000 keys: in every file
 // but the first, every 10th record repeats a record of the previous file), against a table
 // that holds ids 1–300,000.
-func keysBench(b *testing.B) (*fakeworkspace.Workspace, []reload.KeySource, databricks.TableName) {
+func keysBench(b *testing.B) (*workspace.Workspace, []reload.KeySource, databricks.TableName) {
 	b.Helper()
 	root := filepath.Join(b.TempDir(), "orders")
 	if _, err := deltatest.Write(root, deltatest.Table{Schema: e2etest.TableSchema, ID: "0b6c1c8e-0000-4000-8000-00000000e2e3",
@@ -500,7 +500,7 @@ func keysBench(b *testing.B) (*fakeworkspace.Workspace, []reload.KeySource, data
 		}
 		names = append(names, name)
 	}
-	ws, err := fakeworkspace.Start(fakeworkspace.Options{})
+	ws, err := workspace.Start(workspace.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -509,7 +509,7 @@ func keysBench(b *testing.B) (*fakeworkspace.Workspace, []reload.KeySource, data
 		b.Fatal(err)
 	}
 	u := ws.Warehouse().Unknowns()
-	u.PathAccess = fakewarehouse.OverlapAllowed
+	u.PathAccess = warehouse.OverlapAllowed
 	ws.Warehouse().SetUnknowns(u)
 	if _, err := ws.Warehouse().Engine().Exec(context.Background(),
 		"INSERT INTO main.sales.orders SELECT range, 'zb', 1.0 FROM range(1, 300001)"); err != nil {

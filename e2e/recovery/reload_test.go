@@ -19,15 +19,15 @@ import (
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/e2e/e2etest"
 	"github.com/zbrecover/zbrecover/inspect"
-	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
-	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
+	"github.com/zbrecover/zbrecover/internal/fake/warehouse"
+	"github.com/zbrecover/zbrecover/internal/fake/workspace"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 )
 
 // recovery is a table whose latest schema broke the producers, with fallback files in two
 // producer schemas over three date folders, on a local workspace.
 type recovery struct {
-	ws    *fakeworkspace.Workspace
+	ws    *workspace.Workspace
 	root  string
 	table string
 	rows  int // fallback rows in all
@@ -78,7 +78,7 @@ func newRecovery(t *testing.T, nOld, nNew int) *recovery {
 	for i := 0; i < nNew; i++ {
 		write("new", i, e2etest.NewFiles)
 	}
-	ws := startWorkspace(t, fakeworkspace.Options{}, r.table, root)
+	ws := startWorkspace(t, workspace.Options{}, r.table, root)
 	r.ws = ws
 	return r
 }
@@ -86,9 +86,9 @@ func newRecovery(t *testing.T, nOld, nNew int) *recovery {
 // startWorkspace starts a local workspace (stopped when the test ends) with table registered
 // as a managed table at root, path reads inside its storage allowed, and points the process
 // environment at it, with a journal of the test's own and no profile file.
-func startWorkspace(t *testing.T, opts fakeworkspace.Options, table, root string) *fakeworkspace.Workspace {
+func startWorkspace(t *testing.T, opts workspace.Options, table, root string) *workspace.Workspace {
 	t.Helper()
-	ws, err := fakeworkspace.Start(opts)
+	ws, err := workspace.Start(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func startWorkspace(t *testing.T, opts fakeworkspace.Options, table, root string
 		t.Fatal(err)
 	}
 	u := ws.Warehouse().Unknowns()
-	u.PathAccess = fakewarehouse.OverlapAllowed
+	u.PathAccess = warehouse.OverlapAllowed
 	ws.Warehouse().SetUnknowns(u)
 	for _, kv := range ws.Env() {
 		k, v, _ := strings.Cut(kv, "=")
@@ -271,7 +271,7 @@ func converge(t *testing.T, r *recovery) reloadJSON {
 // settles it from history (or by sending it again) and loads nothing twice.
 func TestReloadLostResponse(t *testing.T) {
 	r := reloadSmall(t)
-	r.ws.Warehouse().Inject(fakewarehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1, DropResponse: true})
+	r.ws.Warehouse().Inject(warehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1, DropResponse: true})
 	code, out, errOut := runZbrecover(t, reloadArgs(r)...)
 	if code == 0 {
 		t.Fatalf("reload with a lost answer exited 0\n%s%s", out, errOut)
@@ -286,8 +286,8 @@ func TestReloadLostResponse(t *testing.T) {
 // re-run loads 2 and 3.
 func TestReloadFailureOnBatch2(t *testing.T) {
 	r := reloadSmall(t)
-	r.ws.Warehouse().Inject(fakewarehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1,
-		Error: &fakewarehouse.SQLError{Class: "INTERNAL_ERROR", SQLState: "XX000", Message: "injected"}})
+	r.ws.Warehouse().Inject(warehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1,
+		Error: &warehouse.SQLError{Class: "INTERNAL_ERROR", SQLState: "XX000", Message: "injected"}})
 	code, out, errOut := runZbrecover(t, reloadArgs(r)...)
 	if code != 1 {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
@@ -301,8 +301,8 @@ func TestReloadFailureOnBatch2(t *testing.T) {
 // TestReloadConflictRetried: a transaction conflict on a batch is retried on the same batch.
 func TestReloadConflictRetried(t *testing.T) {
 	r := reloadSmall(t)
-	f := r.ws.Warehouse().Inject(fakewarehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1,
-		Error: &fakewarehouse.SQLError{Class: "DELTA_CONCURRENT_APPEND", SQLState: "2D521", Message: "ConcurrentAppendException: injected"}})
+	f := r.ws.Warehouse().Inject(warehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1,
+		Error: &warehouse.SQLError{Class: "DELTA_CONCURRENT_APPEND", SQLState: "2D521", Message: "ConcurrentAppendException: injected"}})
 	code, out, errOut := runZbrecover(t, reloadArgs(r)...)
 	if code != 0 || f.Fired() != 1 {
 		t.Fatalf("exit %d, fault fired %d\n%s%s", code, f.Fired(), out, errOut)
@@ -316,7 +316,7 @@ func TestReloadConflictRetried(t *testing.T) {
 // verified by their own counts, and a lost answer is settled without taking a Zerobus commit.
 func TestReloadZerobusCommitting(t *testing.T) {
 	r := reloadSmall(t)
-	zb, err := r.ws.Warehouse().Zerobus(r.table, fakewarehouse.ZerobusOptions{Rows: 20, Row: func(i int64) []string {
+	zb, err := r.ws.Warehouse().Zerobus(r.table, warehouse.ZerobusOptions{Rows: 20, Row: func(i int64) []string {
 		return []string{fmt.Sprint(1_000_000 + i), fmt.Sprintf("'z%d'", i), "1.0"}
 	}})
 	if err != nil {
@@ -324,7 +324,7 @@ func TestReloadZerobusCommitting(t *testing.T) {
 	}
 	zb.Start(5 * time.Millisecond)
 	defer zb.Close()
-	r.ws.Warehouse().Inject(fakewarehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1, DropResponse: true})
+	r.ws.Warehouse().Inject(warehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1, DropResponse: true})
 	runZbrecover(t, reloadArgs(r)...)
 	for i := 0; i < 3; i++ {
 		if code, out, errOut := runZbrecover(t, reloadArgs(r)...); code == 0 {
@@ -353,7 +353,7 @@ func TestReloadLocationOverlapStopsBeforeLoading(t *testing.T) {
 	r := reloadSmall(t)
 	// Databricks' likely answer: path access inside the managed table's storage is refused.
 	u := r.ws.Warehouse().Unknowns()
-	u.PathAccess = fakewarehouse.OverlapBracketed
+	u.PathAccess = warehouse.OverlapBracketed
 	r.ws.Warehouse().SetUnknowns(u)
 	before := len(r.ws.Statements())
 	code, out, errOut := runZbrecover(t, reloadArgs(r)...)
@@ -370,7 +370,7 @@ func TestReloadLocationOverlapStopsBeforeLoading(t *testing.T) {
 func startReload(t *testing.T, r *recovery) (*exec.Cmd, *strings.Builder) {
 	t.Helper()
 	bin := e2etest.Release(t)
-	r.ws.Warehouse().Inject(fakewarehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1, Delay: 20 * time.Second})
+	r.ws.Warehouse().Inject(warehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1, Delay: 20 * time.Second})
 	var out strings.Builder
 	c := exec.Command(bin, reloadArgs(r)...)
 	c.Env = os.Environ()
@@ -435,7 +435,7 @@ func TestReloadInterrupted(t *testing.T) {
 // waits and retries, and the reload completes.
 func TestReload503(t *testing.T) {
 	r := reloadSmall(t)
-	f := r.ws.Warehouse().Inject(fakewarehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1, HTTPStatus: 503, RetryAfter: "1"})
+	f := r.ws.Warehouse().Inject(warehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1, HTTPStatus: 503, RetryAfter: "1"})
 	code, out, errOut := runZbrecover(t, reloadArgs(r)...)
 	if f.Fired() != 1 {
 		t.Errorf("fault fired %d times", f.Fired())
@@ -569,7 +569,7 @@ func TestReloadHostileNames(t *testing.T) {
 }
 
 // setUnknowns changes the local warehouse's answers where Databricks' are unknown.
-func (r *recovery) setUnknowns(change func(*fakewarehouse.Unknowns)) {
+func (r *recovery) setUnknowns(change func(*warehouse.Unknowns)) {
 	u := r.ws.Warehouse().Unknowns()
 	change(&u)
 	r.ws.Warehouse().SetUnknowns(u)
@@ -581,9 +581,9 @@ func (r *recovery) setUnknowns(change func(*fakewarehouse.Unknowns)) {
 func TestReloadUnderTheOtherUnknowns(t *testing.T) {
 	t.Run("conflict without a SQLSTATE", func(t *testing.T) {
 		r := reloadSmall(t)
-		r.setUnknowns(func(u *fakewarehouse.Unknowns) { u.NoSQLState = true })
-		f := r.ws.Warehouse().Inject(fakewarehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1,
-			Error: &fakewarehouse.SQLError{Class: "DELTA_CONCURRENT_APPEND", SQLState: "2D521", Message: "ConcurrentAppendException: injected"}})
+		r.setUnknowns(func(u *warehouse.Unknowns) { u.NoSQLState = true })
+		f := r.ws.Warehouse().Inject(warehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1,
+			Error: &warehouse.SQLError{Class: "DELTA_CONCURRENT_APPEND", SQLState: "2D521", Message: "ConcurrentAppendException: injected"}})
 		if code, out, errOut := runZbrecover(t, reloadArgs(r)...); code != 0 || f.Fired() != 1 {
 			t.Fatalf("exit %d, fault fired %d\n%s%s", code, f.Fired(), out, errOut)
 		}
@@ -593,8 +593,8 @@ func TestReloadUnderTheOtherUnknowns(t *testing.T) {
 	})
 	t.Run("lost answer, empty COPY INTO commits a version", func(t *testing.T) {
 		r := reloadSmall(t)
-		r.setUnknowns(func(u *fakewarehouse.Unknowns) { u.CommitEmptyCopy = true })
-		r.ws.Warehouse().Inject(fakewarehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1, DropResponse: true})
+		r.setUnknowns(func(u *warehouse.Unknowns) { u.CommitEmptyCopy = true })
+		r.ws.Warehouse().Inject(warehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1, DropResponse: true})
 		if code, _, _ := runZbrecover(t, reloadArgs(r)...); code == 0 {
 			t.Fatal("a lost answer was not reported")
 		}
@@ -602,9 +602,9 @@ func TestReloadUnderTheOtherUnknowns(t *testing.T) {
 	})
 	t.Run("failure on batch 2 without a SQLSTATE", func(t *testing.T) {
 		r := reloadSmall(t)
-		r.setUnknowns(func(u *fakewarehouse.Unknowns) { u.NoSQLState = true })
-		r.ws.Warehouse().Inject(fakewarehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1,
-			Error: &fakewarehouse.SQLError{Class: "INTERNAL_ERROR", SQLState: "XX000", Message: "injected"}})
+		r.setUnknowns(func(u *warehouse.Unknowns) { u.NoSQLState = true })
+		r.ws.Warehouse().Inject(warehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1,
+			Error: &warehouse.SQLError{Class: "INTERNAL_ERROR", SQLState: "XX000", Message: "injected"}})
 		if code, out, errOut := runZbrecover(t, reloadArgs(r)...); code == 0 {
 			t.Fatalf("a failed batch exited 0\n%s%s", out, errOut)
 		}
@@ -612,7 +612,7 @@ func TestReloadUnderTheOtherUnknowns(t *testing.T) {
 	})
 	t.Run("LOCATION_OVERLAP without a SQLSTATE", func(t *testing.T) {
 		r := reloadSmall(t)
-		r.setUnknowns(func(u *fakewarehouse.Unknowns) { u.PathAccess = fakewarehouse.OverlapNoSQLState })
+		r.setUnknowns(func(u *warehouse.Unknowns) { u.PathAccess = warehouse.OverlapNoSQLState })
 		before := len(r.ws.Statements())
 		code, out, errOut := runZbrecover(t, reloadArgs(r)...)
 		if code != 1 || r.copyStatements(before) != 0 || !strings.Contains(errOut, "--stage-to") {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/e2e/e2etest"
-	"github.com/zbrecover/zbrecover/internal/fakeworkspace"
+	"github.com/zbrecover/zbrecover/internal/fake/workspace"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/storage/local"
@@ -36,7 +36,7 @@ func BenchmarkStage10kToVolume(b *testing.B) {
 		}
 	}
 	src := local.New(root)
-	ws, err := fakeworkspace.Start(fakeworkspace.Options{})
+	ws, err := workspace.Start(workspace.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/zbrecover/zbrecover/e2e/e2etest"
-	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
+	"github.com/zbrecover/zbrecover/internal/fake/warehouse"
 )
 
 const stageVolume = "/Volumes/main/sales/staging/run1"
@@ -19,7 +19,7 @@ const stageVolume = "/Volumes/main/sales/staging/run1"
 func managedRecovery(t *testing.T) *recovery {
 	r := newRecovery(t, 30, 0)
 	u := r.ws.Warehouse().Unknowns()
-	u.PathAccess = fakewarehouse.OverlapPlain // the form without a [CLASS] prefix
+	u.PathAccess = warehouse.OverlapPlain // the form without a [CLASS] prefix
 	r.ws.Warehouse().SetUnknowns(u)
 	return r
 }
@@ -117,8 +117,8 @@ func TestStageCrashAfterHalf(t *testing.T) {
 		return nil
 	})
 	// The first load fails after the staging: the re-run must reuse the recorded copies.
-	r.ws.Warehouse().Inject(fakewarehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`,
-		Error: &fakewarehouse.SQLError{Class: "INTERNAL_ERROR", SQLState: "XX000", Message: "injected"}})
+	r.ws.Warehouse().Inject(warehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`,
+		Error: &warehouse.SQLError{Class: "INTERNAL_ERROR", SQLState: "XX000", Message: "injected"}})
 	code, out, errOut := runZbrecover(t, stagedArgs(r)...)
 	if code != 1 {
 		t.Fatalf("first staged reload: exit %d\n%s%s", code, out, errOut)
@@ -153,8 +153,8 @@ func TestStageCrashAfterHalf(t *testing.T) {
 func TestStageRefusesASecondPath(t *testing.T) {
 	r := newRecovery(t, 30, 0) // path access allowed
 	// Batch 2 fails: the run stays unfinished, planned through the fallback folder.
-	r.ws.Warehouse().Inject(fakewarehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1,
-		Error: &fakewarehouse.SQLError{Class: "INTERNAL_ERROR", SQLState: "XX000", Message: "injected"}})
+	r.ws.Warehouse().Inject(warehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Skip: 1,
+		Error: &warehouse.SQLError{Class: "INTERNAL_ERROR", SQLState: "XX000", Message: "injected"}})
 	if code, out, errOut := runZbrecover(t, reloadArgs(r)...); code != 1 {
 		t.Fatalf("first reload: exit %d\n%s%s", code, out, errOut)
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/e2e/e2etest"
 	"github.com/zbrecover/zbrecover/inspect"
-	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
+	"github.com/zbrecover/zbrecover/internal/fake/warehouse"
 	"github.com/zbrecover/zbrecover/storage/s3/s3test"
 )
 
@@ -165,7 +165,7 @@ func TestTerminalInTmux(t *testing.T) {
 	}
 
 	// reload: 21 statements (250 files at most, per folder), each held RUNNING for 400ms; Ctrl-C once the loading bar shows.
-	r.ws.Warehouse().Inject(fakewarehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Times: -1, Delay: 400 * time.Millisecond})
+	r.ws.Warehouse().Inject(warehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Times: -1, Delay: 400 * time.Millisecond})
 	// The script's shell survives the Ctrl-C (a trap, which its child does not inherit) to
 	// print the exit status.
 	p = startPane(t, "reload", env.String()+"trap 'true' INT\n"+reloadCmd, "")

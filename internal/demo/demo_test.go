@@ -13,16 +13,16 @@ import (
 	"github.com/zbrecover/zbrecover/delta"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/demo"
-	"github.com/zbrecover/zbrecover/internal/fakewarehouse"
+	"github.com/zbrecover/zbrecover/internal/fake/warehouse"
 	"github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/storage/local"
 )
 
 // breakingChange registers the example in a local SQL warehouse and makes the breaking
 // change there, which continues the example's Delta log; it returns the warehouse.
-func breakingChange(t *testing.T, ex *demo.Example) *fakewarehouse.Server {
+func breakingChange(t *testing.T, ex *demo.Example) *warehouse.Server {
 	t.Helper()
-	srv := fakewarehouse.New(t)
+	srv := warehouse.New(t)
 	ctx := context.Background()
 	if err := srv.Engine().RegisterTable(ctx, demo.Table, ex.Root, true); err != nil {
 		t.Fatal(err)

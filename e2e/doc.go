@@ -1,0 +1,17 @@
+// Package e2e holds the end-to-end tests: each package below drives zbrecover as an operator
+// does and asserts what the operator would check (exit codes, statements sent, rows in the
+// table, files left, the words on stderr).
+//
+//   - e2etest: what the others share: the binaries, built once per test process; a running
+//     `zbrecover demo serve` and the release binary driven against it; its statement log,
+//     volumes and fixtures.
+//   - recovery: the recovery in process against an in-process local workspace (reload, keys,
+//     staging, cleanup on every storage emulator, the terminal in tmux).
+//   - script: testscript scenarios of the real binary (testdata/script).
+//   - served: the release binary against `demo serve` on managed tables, staged: proof of
+//     load, keys, staging, scan, doctor, places and identity.
+//   - servedcleanup: cleanup's safety cases against `demo serve`, every refusal end to end.
+//   - reliability: faults, throttling, concurrency, remote journals and locks, staging figures.
+//   - kill: kill -9 of a staged reload at random moments while Zerobus commits; every re-run
+//     converges.
+package e2e

@@ -1,0 +1,56 @@
+package tableref
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/zbrecover/zbrecover/storage"
+	"github.com/zbrecover/zbrecover/storage/mem"
+)
+
+func TestIsTableName(t *testing.T) {
+	for s, want := range map[string]bool{
+		"main.sales.orders":         true,
+		"main.ventes.commandes_été": true,
+		"main.`my-sales`.orders":    true,
+		"main.`a``b`.c":             true,
+		"main.`my sales`.orders":    false, // Unity Catalog names hold no space
+		"main.sales":                false,
+		"./a.b.c":                   false,
+		"s3://bucket/a.b.c":         false,
+		"main.sales.orders; DROP x": false,
+		"main.sales.`orders`; --`":  false,
+	} {
+		if got := IsTableName(s); got != want {
+			t.Errorf("IsTableName(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+func TestSpecParse(t *testing.T) {
+	s := Spec{}
+	if err := s.Parse([]string{"main.`my sales`.orders"}); !IsUsage(err) {
+		t.Errorf("a quoted name Unity Catalog cannot hold: %v", err)
+	}
+	s = Spec{Table: "a.b.c"}
+	if err := s.Parse([]string{"s3://x/y"}); !IsUsage(err) {
+		t.Errorf("TARGET with --table: %v", err)
+	}
+	s = Spec{}
+	if err := s.Parse(nil); !IsUsage(err) {
+		t.Errorf("no target: %v", err)
+	}
+}
+
+func TestResolveRootAndNeedsDatabricks(t *testing.T) {
+	b := mem.New()
+	r := &Resolver{Open: func(context.Context, storage.Location, storage.Config) (storage.Backend, error) { return b, nil }}
+	tgt, err := r.Resolve(context.Background(), Spec{Root: "s3://lake/orders"}, Read)
+	if err != nil || tgt.HasName || tgt.Loc.URL() != "s3://lake/orders" || tgt.Root != b {
+		t.Fatalf("root target %+v, %v", tgt, err)
+	}
+	if _, err := r.Resolve(context.Background(), Spec{Table: "main.sales.orders"}, Read); !errors.Is(err, ErrNeedsDatabricks) {
+		t.Errorf("a table name without a workspace: %v", err)
+	}
+}

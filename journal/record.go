@@ -281,6 +281,12 @@ type Staged struct {
 	Key      string `json:"key"`    // the copy's key, relative to Staging.Location
 	Size     int64  `json:"size"`
 	Checksum string `json:"checksum,omitempty"` // as the store gives it, e.g. "md5:…"
+	// ETag, Generation and ModTime are the copy's version as the staging location's listing
+	// showed it once staged: a statement reads the copy only while the listing still shows
+	// that version.
+	ETag       string     `json:"etag,omitempty"`
+	Generation int64      `json:"generation,omitempty"`
+	ModTime    *time.Time `json:"mod_time,omitempty"`
 }
 
 // DeleteStatus is what one delete did.

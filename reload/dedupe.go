@@ -147,13 +147,9 @@ func (r *runner) dedupeStart(ctx context.Context, st *journal.State, newBatches 
 	for i, b := range newBatches {
 		// The same statement, rendered from its parts into the staging table with the batch
 		// number as a column.
-		names := make([]string, len(b.Files))
-		for j, f := range b.Files {
-			names[j] = strings.TrimPrefix(f.Key, b.Folder)
-		}
-		staged := r.o.Stage != nil
-		b.SQL = stagingCopySQL(d.staging, base+i+1, r.p.Source, staged, b.Folder, b.Select, names, false)
-		b.ValidateSQL = stagingCopySQL(d.staging, base+i+1, r.p.Source, staged, b.Folder, b.Select, names, true)
+		files := journalFiles(r.p.Plan.Prefix, b.Files)
+		b.SQL = r.batchSQL(d.staging, base+i+1, files, b.Select, false)
+		b.ValidateSQL = r.batchSQL(d.staging, base+i+1, files, b.Select, true)
 		out[i] = b
 	}
 	r.table = d.staging

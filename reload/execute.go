@@ -118,6 +118,9 @@ type runner struct {
 	tagging bool
 	// fresh is the newest version read after the last statement, a base for the next one.
 	fresh *int64
+	// staged are the copies of the run at its staging location, by original key, as
+	// recorded once staged.
+	staged map[string]journal.Staged
 }
 
 // work is one batch to settle or send.
@@ -165,8 +168,9 @@ func Execute(ctx context.Context, p *Prepared) (*Report, error) {
 	}
 	// Preflight: every statement this process may send, before anything is written.
 	var toSend []string // their VALIDATE ALL forms
+	r.st = st
+	r.recordedCopies()
 	if st != nil {
-		r.st = st
 		for _, b := range st.Remaining() {
 			toSend = append(toSend, r.statementOf(b, true))
 		}
@@ -238,13 +242,7 @@ func Execute(ctx context.Context, p *Prepared) (*Report, error) {
 	return r.finish(ctx, err)
 }
 
-func (r *runner) files(b *Batch) []journal.File {
-	out := make([]journal.File, len(b.Files))
-	for i, f := range b.Files {
-		out[i] = journal.File{Key: r.p.Plan.Prefix + f.Key, Size: f.Size, ETag: f.ETag, Generation: f.Generation, ModTime: f.Modified, Rows: f.Rows}
-	}
-	return out
-}
+func (r *runner) files(b *Batch) []journal.File { return journalFiles(r.p.Plan.Prefix, b.Files) }
 
 // statementOf is the statement batch b sends now (validate: its VALIDATE ALL form), rendered
 // from the parts the journal keeps against this process's source; a batch already sent is
@@ -261,16 +259,26 @@ func (r *runner) statementOf(b *journal.BatchState, validate bool) string {
 		}
 		return b.SQL
 	}
-	names := make([]string, len(b.Files))
-	folder := strings.TrimPrefix(b.Folder, r.p.Plan.Prefix)
-	for i, f := range b.Files {
-		names[i] = strings.TrimPrefix(strings.TrimPrefix(f.Key, r.p.Plan.Prefix), folder)
-	}
-	staged := r.o.Stage != nil
+	table := r.p.tgt.Name
 	if r.st != nil && r.st.Merge != nil {
-		return stagingCopySQL(StagingTable(r.p.tgt.Name, r.st.Run), b.Batch, r.p.Source, staged, folder, sel, names, validate)
+		table = StagingTable(r.p.tgt.Name, r.st.Run)
 	}
-	return CopySQL(r.p.tgt.Name, r.p.Source, staged, folder, sel, names, validate)
+	return r.batchSQL(table, b.Batch, b.Files, sel, validate)
+}
+
+// batchSQL renders the load of a batch's files with the projection sel into table (the
+// target, or a load by key's staging table, which takes the batch number as a column), from
+// the run's source: the fallback folder, or the files' staged paths.
+func (r *runner) batchSQL(table databricks.TableName, batch int, files []journal.File, sel string, validate bool) string {
+	var staged map[string]string
+	if r.o.Stage != nil {
+		staged = r.stagedMap(files)
+	}
+	folder, names := batchNames(r.p.Plan.Prefix, files, staged)
+	if table != r.p.tgt.Name {
+		return stagingCopySQL(table, batch, r.p.Source, folder, sel, names, validate)
+	}
+	return CopySQL(table, r.p.Source, folder, sel, names, validate)
 }
 
 // selectOf returns the batch's projection as planned, and false for journals of earlier
@@ -287,9 +295,9 @@ func (r *runner) execute(ctx context.Context, st *journal.State, newBatches []Ba
 	if st != nil {
 		if r.o.Stage != nil {
 			// Open batches may be sent again: their copies must be there.
-			var files []journal.File
+			var files [][]journal.File
 			for _, b := range st.OpenBatches() {
-				files = append(files, b.Files...)
+				files = append(files, b.Files)
 			}
 			if len(files) > 0 {
 				if err := r.stage(ctx, files); err != nil {
@@ -326,9 +334,9 @@ func (r *runner) execute(ctx context.Context, st *journal.State, newBatches []Ba
 		todo = append(todo, work{n: base + i + 1, group: b.Group, folder: r.p.Plan.Prefix + b.Folder, files: r.files(b), expected: b.ExpectedRows, sql: b.SQL})
 	}
 	if r.o.Stage != nil {
-		var files []journal.File
+		var files [][]journal.File
 		for _, w := range todo {
-			files = append(files, w.files...)
+			files = append(files, w.files)
 		}
 		if err := r.stage(ctx, files); err != nil {
 			return err
@@ -419,6 +427,9 @@ func (r *runner) send(ctx context.Context, w work) error {
 		base, err := r.base(ctx)
 		if err != nil {
 			return fmt.Errorf("batch %d: %w (%v); nothing was sent: re-run reload once DESCRIBE HISTORY works", w.n, ErrNoBase, err)
+		}
+		if err := r.checkStaged(ctx, w); err != nil {
+			return err
 		}
 		w.attempts++
 		tag := r.tag(w.n, w.attempts)

@@ -53,6 +53,8 @@ type model struct {
 	bias     map[string]int64
 	// sources map a source folder URL prefix to the files read through it.
 	sources []string
+	// stagedIDs map a staged copy's path (StagedPath) to the file it is a copy of.
+	stagedIDs map[string]string
 
 	// faults, by statement kind: each returns what to do with the statement.
 	fault func(stmt string, n int) faultKind
@@ -224,10 +226,8 @@ func (m *model) identityOf(p string) (string, bool) {
 			if _, known := m.fileRows[rel]; known {
 				return rel, true
 			}
-			for id := range m.fileRows {
-				if StagedKey(id) == rel {
-					return id, true
-				}
+			if id, ok := m.stagedIDs[rel]; ok {
+				return id, true
 			}
 		}
 	}
@@ -356,7 +356,20 @@ func newScene(t *testing.T, n, per int, rows int64) *scene {
 	loc, _ := storage.Parse("s3://lake/orders")
 	sc.tgt = &tableref.Ref{Name: orders, HasName: true, TableID: "tid-0001", Loc: loc, Root: root}
 	sc.m.sources = append(sc.m.sources, strings.TrimSuffix(loc.Join(fallbackPrefix).URL(), "/")+"/")
+	sc.m.stagedIDs = map[string]string{}
+	for _, k := range sc.files {
+		sc.m.stagedIDs[sc.stagedPath(k)] = k
+	}
 	return sc
+}
+
+// stagedPath is where file id is staged (StagedPath of its listed version).
+func (sc *scene) stagedPath(id string) string {
+	o, err := sc.root.Stat(context.Background(), fallbackPrefix+id)
+	if err != nil {
+		sc.t.Fatal(err)
+	}
+	return StagedPath(sc.tgt.TableID, journal.FileOf(o, 0))
 }
 
 // report is inspect's report of the scene's fallback files.

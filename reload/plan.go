@@ -1,17 +1,15 @@
 package reload
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"path"
 	"sort"
 	"strings"
 
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fallback"
+	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/sqlstmt"
 	"github.com/zbrecover/zbrecover/storage"
@@ -34,10 +32,11 @@ type PlanOptions struct {
 	// Skip are fallback keys (relative to the prefix) that must not be planned: files a
 	// journal shows as loaded or possibly loaded.
 	Skip map[string]string
-	// Staged says that Source is a staging location: names that glob characters make
-	// unsafe in a statement are loaded under their staged names (StagedKey). From the
-	// fallback folder itself such files are left behind.
-	Staged bool
+	// Staged says that Source is a staging location: each file is loaded under its staged
+	// path (StagedPath, which needs TableID), glob characters made safe. From the fallback
+	// folder itself files whose names hold glob characters are left behind.
+	Staged  bool
+	TableID string
 }
 
 // Batch is one COPY INTO statement's work: files of one schema group in one folder.
@@ -161,8 +160,14 @@ func NewPlan(rep *inspect.Report, table *schemadiff.Table, name databricks.Table
 			for _, f := range b.Files {
 				batch.ExpectedRows += f.Rows
 			}
-			batch.SQL = CopySQL(name, source, o.Staged, b.Folder, load.Select, b.Names, false)
-			batch.ValidateSQL = CopySQL(name, source, o.Staged, b.Folder, load.Select, b.Names, true)
+			jf := journalFiles(prefix, b.Files)
+			var staged map[string]string
+			if o.Staged {
+				staged = stagedPaths(o.TableID, jf)
+			}
+			folder, names := batchNames(prefix, jf, staged)
+			batch.SQL = CopySQL(name, source, folder, load.Select, names, false)
+			batch.ValidateSQL = CopySQL(name, source, folder, load.Select, names, true)
 			p.Batches = append(p.Batches, batch)
 		}
 	}
@@ -212,69 +217,32 @@ func joinFolder(base, rel string) string {
 	return strings.TrimSuffix(base, "/") + "/" + rel
 }
 
-// CopySQL renders the COPY INTO of one batch: the files names (bare, relative to folder, a
-// folder relative to the fallback folder: "" or "2026/01/01/") read from source, the folder
-// URL the statements read. From a staging location (staged) names and folders are the
-// staged ones (StagedKey).
-func CopySQL(t databricks.TableName, source string, staged bool, folder, sel string, names []string, validate bool) string {
-	folder, names = stagedNames(staged, folder, names)
+// CopySQL renders the COPY INTO of one batch: the files names (bare, relative to folder,
+// which is relative to source, the folder URL the statements read) loaded with the projection
+// sel ("" for none); validate renders its VALIDATE ALL form.
+func CopySQL(t databricks.TableName, source, folder, sel string, names []string, validate bool) string {
 	return sqlstmt.CopyInto(t, joinFolder(source, folder), sel, names, validate)
 }
 
 // stagingCopySQL is CopySQL into a load by key's staging table, the batch number a column.
-func stagingCopySQL(staging databricks.TableName, batch int, source string, staged bool, folder, sel string, names []string, validate bool) string {
-	folder, names = stagedNames(staged, folder, names)
+func stagingCopySQL(staging databricks.TableName, batch int, source, folder, sel string, names []string, validate bool) string {
 	return sqlstmt.CopyIntoStaging(staging, batch, joinFolder(source, folder), sel, names, validate)
 }
 
-// stagedNames are a batch's folder and names as a statement names them: from a staging
-// location, the staged ones (StagedKey).
-func stagedNames(staged bool, folder string, names []string) (string, []string) {
-	if !staged {
-		return folder, names
+// journalFiles are listed files (keys relative to prefix) as the journal records them.
+func journalFiles(prefix string, files []inspect.File) []journal.File {
+	out := make([]journal.File, len(files))
+	for i, f := range files {
+		out[i] = journal.File{Key: prefix + f.Key, Size: f.Size, ETag: f.ETag, Generation: f.Generation, ModTime: f.Modified, Rows: f.Rows}
 	}
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = stagedElement(n)
-	}
-	return stagedFolder(folder), out
+	return out
 }
 
-// StagedKey is the key a fallback file (key relative to the fallback folder) is staged
-// under: the same key, except that a folder or file name holding a glob character gets
-// them replaced with "-" and a short hash of the original name appended (before ".parquet"),
-// so that no statement names it as a pattern and no two names meet.
-func StagedKey(rel string) string {
-	dir, name := path.Split(rel)
-	return stagedFolder(dir) + stagedElement(name)
-}
-
-func stagedFolder(dir string) string {
-	if dir == "" {
-		return ""
+// stagedPaths maps each file's key to its StagedPath.
+func stagedPaths(tableID string, files []journal.File) map[string]string {
+	m := make(map[string]string, len(files))
+	for _, f := range files {
+		m[f.Key] = StagedPath(tableID, f)
 	}
-	els := strings.Split(strings.TrimSuffix(dir, "/"), "/")
-	for i, el := range els {
-		els[i] = stagedElement(el)
-	}
-	return strings.Join(els, "/") + "/"
-}
-
-func stagedElement(el string) string {
-	if !fallback.HasGlob(el) {
-		return el
-	}
-	sum := sha256.Sum256([]byte(el))
-	base, ext := el, ""
-	if strings.HasSuffix(el, ".parquet") {
-		base, ext = strings.TrimSuffix(el, ".parquet"), ".parquet"
-	}
-	var b strings.Builder
-	for _, c := range base {
-		if strings.ContainsRune(fallback.GlobChars, c) {
-			c = '-' // not "_": a leading "_" would hide the name from the folder's listing
-		}
-		b.WriteRune(c)
-	}
-	return b.String() + "~" + hex.EncodeToString(sum[:4]) + ext
+	return m
 }

@@ -253,7 +253,7 @@ func Prepare(ctx context.Context, d Deps, tgt *tableref.Ref, rep *inspect.Report
 	skip, changed := p.skips(rep, prefix)
 	p.Changed = changed
 	plan, planErr := NewPlan(rep, table, tgt.Name, tgt.Loc.Join(prefix), PlanOptions{
-		BatchFiles: o.BatchFiles, Renames: o.Renames, Skip: skip, Source: p.Source, Staged: o.Stage != nil})
+		BatchFiles: o.BatchFiles, Renames: o.Renames, Skip: skip, Source: p.Source, Staged: o.Stage != nil, TableID: tgt.TableID})
 	if plan == nil {
 		return fail(planErr)
 	}

@@ -71,6 +71,10 @@ func propertyRun(t *testing.T, seed int64) {
 	sc := newScene(t, s.files, s.per, s.rows)
 	sc.m.lookalike, sc.m.zerobus, sc.m.historyUser = s.lookalike, s.zerobus, s.historyUser
 	sc.m.identity = orDefault(s.identity, "me@example.com")
+	staged := map[string]string{}
+	for _, id := range sc.files {
+		staged[id] = sc.stagedPath(id)
+	}
 	vol := mem.New()
 	o := testOpts
 	o.BatchFiles = 1 + r.Intn(3)
@@ -162,7 +166,7 @@ func propertyRun(t *testing.T, seed int64) {
 	deleted := 0
 	for _, id := range sc.files {
 		_, errOrig := sc.root.Stat(context.Background(), fallbackPrefix+id)
-		_, errCopy := vol.Stat(context.Background(), "run/"+StagedKey(id))
+		_, errCopy := vol.Stat(context.Background(), "run/"+staged[id])
 		origGone := errOrig != nil
 		copyGone := !s.staged || errCopy != nil
 		if origGone {

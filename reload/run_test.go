@@ -13,8 +13,12 @@ import (
 )
 
 // copyOf reports whether stmt is a load (not VALIDATE) naming file name.
+// copyOf reports whether stmt is a load naming the file name: as it is, or as its staged
+// copy (name~<identity>.parquet).
 func copyOf(stmt, name string) bool {
-	return strings.HasPrefix(stmt, "COPY INTO") && !strings.Contains(stmt, "VALIDATE") && strings.Contains(stmt, "'"+name+"'")
+	stem := strings.TrimSuffix(name, ".parquet")
+	return strings.HasPrefix(stmt, "COPY INTO") && !strings.Contains(stmt, "VALIDATE") &&
+		(strings.Contains(stmt, "'"+name+"'") || strings.Contains(stmt, "'"+stem+"~"))
 }
 
 func batchStatus(st *journal.State, n int) journal.BatchStatus {

@@ -103,7 +103,7 @@ func TestProofLostStatementAmongEqualNeighbours(t *testing.T) {
 				s.Control("PATCH", "unknowns", map[string]any{"refuse_user_metadata": true})
 			}
 			s.Apply(map[string]any{"faults": []map[string]any{
-				{"match": `FILEFORMAT = PARQUET FILES = \('old-00003\.parquet'\)`, "times": -1, "action": "drop_request"},
+				{"match": `FILEFORMAT = PARQUET FILES = \('old-00003~[0-9a-f]+\.parquet'\)`, "times": -1, "action": "drop_request"},
 				{"match": `^DESCRIBE HISTORY .* LIMIT 1$`, "skip": 3, "times": 1, "action": "error",
 					"error": map[string]any{"class": "INTERNAL_ERROR", "sqlstate": "XX000", "message": "history read failed"}},
 			}})
@@ -238,7 +238,7 @@ func TestProofHostileWarehouse(t *testing.T) {
 	}
 	demoBin := e2etest.Demo(t)
 	release := e2etest.Release(t)
-	copy2 := `FILEFORMAT = PARQUET FILES = \('old-00001\.parquet'\)`
+	copy2 := `FILEFORMAT = PARQUET FILES = \('old-00001~[0-9a-f]+\.parquet'\)`
 	for _, c := range []struct {
 		name     string
 		unknowns map[string]any

@@ -385,11 +385,12 @@ func (r *runner) workOf(b *journal.BatchState) work {
 // so a second send cannot load them twice, and its answer decides (0 rows: an earlier
 // send committed, which the history must then show).
 func (r *runner) settleOpen(ctx context.Context, b *journal.BatchState, w work) error {
-	if c, why, err := r.byTag(ctx, w); err != nil {
+	if s, why, err := r.byTag(ctx, w); err != nil {
 		return err
-	} else if c != nil {
+	} else if s != nil {
+		c := s.Commit
 		n, _ := c.OutputRows()
-		if n != w.expected {
+		if s.Mismatch {
 			return r.mismatch(ctx, w, n, fmt.Sprintf("version %d carries the batch's tag and wrote %d rows, the files hold %d", c.Version, n, w.expected))
 		}
 		v := c.Version
@@ -539,11 +540,12 @@ func (r *runner) classify(ctx context.Context, w work, n int64, in *journal.Inte
 	case n == 0:
 		// COPY INTO skipped the files: they were loaded before, by an earlier send of this
 		// batch (whose answer was lost), or by someone else through the same path.
-		if c, why, err := r.byTag(ctx, w); err != nil {
+		if s, why, err := r.byTag(ctx, w); err != nil {
 			return err
-		} else if c != nil {
+		} else if s != nil {
+			c := s.Commit
 			rows, _ := c.OutputRows()
-			if rows != w.expected {
+			if s.Mismatch {
 				return r.mismatch(ctx, w, rows, fmt.Sprintf("version %d carries the batch's tag and wrote %d rows, the files hold %d", c.Version, rows, w.expected))
 			}
 			v := c.Version
@@ -553,13 +555,16 @@ func (r *runner) classify(ctx context.Context, w work, n int64, in *journal.Inte
 			return r.outcome(ctx, w, journal.BatchUnknown, "0 rows inserted for files no journal record shows loading: "+
 				"they may have been loaded outside zbrecover, or never read (a folder the warehouse did not list); never verified", nil, &n, "")
 		}
-		c, why, err := r.unique(ctx, w)
+		s, why, err := r.unique(ctx, w)
 		if err != nil {
 			return err
 		}
-		if c != nil {
-			v := c.Version
-			rows, _ := c.OutputRows()
+		if s != nil {
+			v := s.Commit.Version
+			rows, _ := s.Commit.OutputRows()
+			if s.Evidence == journal.EvidenceTag {
+				return r.outcome(ctx, w, journal.BatchVerified, "0 rows on the second send; an earlier send committed: "+why, &v, &rows, journal.EvidenceTag)
+			}
 			return r.outcome(ctx, w, journal.BatchVerified, "0 rows on the second send; an earlier send committed: "+why+
 				" (weaker evidence: no commit tag; cleanup needs verify --key for it)", &v, &rows, journal.EvidenceHistory)
 		}
@@ -574,184 +579,6 @@ func (r *runner) mismatch(ctx context.Context, w work, n int64, reason string) e
 		return err
 	}
 	return fmt.Errorf("batch %d: %w: %s", w.n, ErrMismatch, reason)
-}
-
-// pin finds the commit of a statement that answered with n rows, so that it is claimed and
-// settles no other batch: the commit carrying its tag, else the only candidate (a COPY INTO
-// by this identity after the base with n output rows, claimed by no batch). It returns nil
-// when the history cannot say, with why.
-func (r *runner) pin(ctx context.Context, w work, n int64, in *journal.Intent) (*int64, string) {
-	if in == nil || in.BaseVersion == nil {
-		return nil, ""
-	}
-	cs, err := r.hist.since(ctx, *in.BaseVersion)
-	if err != nil {
-		r.log.Warn("could not read the table's history to record the batch's commit", "batch", w.n, "error", err)
-		return nil, "its commit version is not recorded (the history could not be read)"
-	}
-	latest := cs.Latest
-	r.fresh = &latest
-	r.noteForeign(cs)
-	if in.Tag != "" {
-		for _, c := range cs.List {
-			if c.UserMetadata == in.Tag && strings.EqualFold(c.Operation, "COPY INTO") {
-				if rows, _ := c.OutputRows(); rows == n {
-					r.claim(c.Version, w, n)
-					v := c.Version
-					return &v, fmt.Sprintf("its commit is version %d (tagged)", v)
-				}
-			}
-		}
-		if r.tagging {
-			r.tagging = false
-			r.rep.Tagging = Untagged
-			r.rep.Warnings = append(r.rep.Warnings, "the warehouse took the commit tag, but its commits do not carry it: "+
-				"the rest of the run tells commits apart without tags (weaker evidence)")
-			r.log.Warn("commits do not carry the tag; continuing without tags", "batch", w.n)
-		}
-	}
-	c, why := r.candidate(cs, w, n, *in.BaseVersion)
-	if c == nil {
-		r.unpinned = append(r.unpinned, journal.BatchRef{Run: r.w.Run(), Batch: w.n, Rows: n, Base: in.BaseVersion})
-		return nil, "its commit version is not recorded (" + why + ")"
-	}
-	r.claim(c.Version, w, n)
-	v := c.Version
-	return &v, fmt.Sprintf("its commit is version %d", v)
-}
-
-func (r *runner) claim(v int64, w work, n int64) {
-	r.claimed[v] = journal.BatchRef{Run: r.w.Run(), Batch: w.n, Rows: n, Base: w.firstBase}
-}
-
-// byTag looks for a commit carrying one of the batch's tags after its first base. It returns
-// nil and "" when the batch has no tag to look for.
-func (r *runner) byTag(ctx context.Context, w work) (*Commit, string, error) {
-	tags := map[string]bool{}
-	for _, t := range w.tags {
-		if t != "" {
-			tags[t] = true
-		}
-	}
-	if len(tags) == 0 || w.firstBase == nil {
-		return nil, "", nil
-	}
-	cs, err := r.hist.since(ctx, *w.firstBase)
-	if err != nil {
-		return nil, "", fmt.Errorf("batch %d: read the table's history to settle it: %w", w.n, err)
-	}
-	latest := cs.Latest
-	r.fresh = &latest
-	r.noteForeign(cs)
-	var found []Commit
-	for _, c := range cs.List {
-		if tags[c.UserMetadata] && strings.EqualFold(c.Operation, "COPY INTO") {
-			if rows, _ := c.OutputRows(); rows > 0 {
-				found = append(found, c)
-			}
-		}
-	}
-	switch len(found) {
-	case 0:
-		if !cs.Whole {
-			return nil, fmt.Sprintf("no commit after version %d carries its tag, but the history no longer reaches that version", *w.firstBase), nil
-		}
-		return nil, fmt.Sprintf("no commit after version %d carries its tag", *w.firstBase), nil
-	case 1:
-		r.claim(found[0].Version, w, w.expected)
-		return &found[0], fmt.Sprintf("version %d carries its tag %s", found[0].Version, found[0].UserMetadata), nil
-	}
-	return nil, "", fmt.Errorf("batch %d: %d commits carry its tags (versions %d and %d): the journal and the table disagree; nothing more is sent",
-		w.n, len(found), found[0].Version, found[1].Version)
-}
-
-// unique looks for the commit of an earlier send of w without a tag: the only candidate
-// after its first base (see candidate). Without a known identity, or a first base, nothing
-// is ever settled this way.
-func (r *runner) unique(ctx context.Context, w work) (*Commit, string, error) {
-	if strings.TrimSpace(r.d.Identity) == "" {
-		return nil, "the warehouse identity is not known, so no commit can be told to be this batch's", nil
-	}
-	if w.firstBase == nil {
-		return nil, "the journal records no base version for the earlier send", nil
-	}
-	cs, err := r.hist.since(ctx, *w.firstBase)
-	if err != nil {
-		return nil, "", fmt.Errorf("batch %d: read the table's history to settle it: %w", w.n, err)
-	}
-	latest := cs.Latest
-	r.fresh = &latest
-	r.noteForeign(cs)
-	c, why := r.candidate(cs, w, w.expected, *w.firstBase)
-	if c != nil {
-		r.claim(c.Version, w, w.expected)
-	}
-	return c, why, nil
-}
-
-// candidate returns the only commit in cs that can be this batch's without a tag: a COPY
-// INTO by this identity after base with rows output rows, carrying no other statement's tag,
-// claimed by no batch of any run of the table, and that no batch of unknown commit version
-// with the same row count may have made. Otherwise nil and why.
-func (r *runner) candidate(cs *commits, w work, rows int64, base int64) (*Commit, string) {
-	if strings.TrimSpace(r.d.Identity) == "" {
-		return nil, "the warehouse identity is not known"
-	}
-	mine := map[string]bool{}
-	for _, t := range w.tags {
-		mine[t] = true
-	}
-	var found []Commit
-	for _, c := range cs.List {
-		if c.Version <= base || !strings.EqualFold(c.Operation, "COPY INTO") || !strings.EqualFold(strings.TrimSpace(c.User), strings.TrimSpace(r.d.Identity)) {
-			continue
-		}
-		if _, ok := r.claimed[c.Version]; ok {
-			continue
-		}
-		if c.UserMetadata != "" && !mine[c.UserMetadata] {
-			continue // another statement's tagged commit
-		}
-		if n, ok := c.OutputRows(); ok && n == rows {
-			found = append(found, c)
-		}
-	}
-	switch len(found) {
-	case 0:
-		return nil, fmt.Sprintf("no unclaimed COPY INTO commit by %s with %d output rows after version %d", r.d.Identity, rows, base)
-	case 1:
-		for _, u := range r.unpinned {
-			if u.Run == r.w.Run() && u.Batch == w.n {
-				continue
-			}
-			if u.Rows == rows && (u.Base == nil || *u.Base < found[0].Version) {
-				return nil, fmt.Sprintf("version %d may be the commit of run %s batch %d, whose commit version is not recorded", found[0].Version, u.Run, u.Batch)
-			}
-		}
-		return &found[0], fmt.Sprintf("version %d (COPY INTO by %s, %d output rows) is the only unclaimed candidate after version %d", found[0].Version, r.d.Identity, rows, base)
-	}
-	return nil, fmt.Sprintf("%d unclaimed COPY INTO commits with %d output rows follow version %d; cannot tell which was this batch's", len(found), rows, base)
-}
-
-// noteForeign warns about commits tagged by zbrecover runs this journal does not hold:
-// another journal loads the same table.
-func (r *runner) noteForeign(cs *commits) {
-	for _, c := range cs.List {
-		run, ok := tagRun(c.UserMetadata)
-		if !ok || run == r.w.Run() || r.p.facts.Runs[run] {
-			continue
-		}
-		msg := fmt.Sprintf("version %d carries the tag of run %s, which the journal at %s does not hold: another journal loads this table "+
-			"(use one journal per table, --journal URL)", c.Version, run, r.d.Journal.Location())
-		for _, w := range r.rep.Warnings {
-			if w == msg {
-				return
-			}
-		}
-		r.rep.Warnings = append(r.rep.Warnings, msg)
-		r.log.Warn("a commit of another journal's run", "version", c.Version, "run", run)
-		return
-	}
 }
 
 // properties reads the table's properties (SHOW TBLPROPERTIES); nil when they cannot be read.

@@ -317,14 +317,9 @@ func judge(st *journal.State, b *journal.BatchState, cs *commits, keys *journal.
 		case found:
 			rows, _ := cm.OutputRows()
 			c.History = &rows
-			if !strings.EqualFold(cm.Operation, "COPY INTO") || rows != c.Expected {
+			if ok, why := confirm(cm, batchFacts{Run: st.Run, Batch: b.Batch, Tags: b.Tags, Rows: c.Expected}, ev == journal.EvidenceTag); !ok {
 				c.OK = false
-				c.Note = fmt.Sprintf("version %d, recorded as the batch's commit, is %s with %d output rows, not a COPY INTO of the files' %d rows", v, cm.Operation, rows, c.Expected)
-				return c
-			}
-			if ev == journal.EvidenceTag && !slices.Contains(b.Tags, cm.UserMetadata) {
-				c.OK = false
-				c.Note = fmt.Sprintf("version %d, recorded as the batch's tagged commit, does not carry its tag", v)
+				c.Note = why
 				return c
 			}
 		case cs != nil && cs.Whole:
@@ -541,44 +536,12 @@ func pinAnswered(ctx context.Context, ck Checker, d Deps, w *journal.Writer, st 
 	}
 	n := 0
 	for _, b := range todo {
-		var found []Commit
-		for _, cm := range cs.List {
-			if cm.Version <= *b.FirstBase || !strings.EqualFold(cm.Operation, "COPY INTO") {
-				continue
-			}
-			if _, taken := facts.Claimed[cm.Version]; taken {
-				continue
-			}
-			rows, _ := cm.OutputRows()
-			if rows != b.ExpectedRows {
-				continue
-			}
-			switch {
-			case cm.UserMetadata != "" && slices.Contains(b.Tags, cm.UserMetadata):
-				found = []Commit{cm}
-			case cm.UserMetadata == "" && ck.Identity != "" && strings.EqualFold(cm.User, ck.Identity):
-				found = append(found, cm)
-			default:
-				continue
-			}
-			if cm.UserMetadata != "" {
-				break
-			}
-		}
-		if len(found) != 1 {
+		s, err := settle(cs.List, cs.Whole, batchFacts{Run: st.Run, Batch: b.Batch, Tags: b.Tags, Rows: b.ExpectedRows, Base: *b.FirstBase},
+			knownCommits{Identity: ck.Identity, Claimed: facts.Claimed, Unpinned: facts.Unpinned})
+		if err != nil || s.Commit == nil || s.Mismatch {
 			continue
 		}
-		// Another batch of unknown commit version with the same row count may own it.
-		ambiguous := false
-		for _, u := range facts.Unpinned {
-			if (u.Run != st.Run || u.Batch != b.Batch) && u.Rows == b.ExpectedRows && (u.Base == nil || *u.Base < found[0].Version) && found[0].UserMetadata == "" {
-				ambiguous = true
-			}
-		}
-		if ambiguous {
-			continue
-		}
-		v := found[0].Version
+		v := s.Commit.Version
 		facts.Claimed[v] = journal.BatchRef{Run: st.Run, Batch: b.Batch}
 		if err := w.Append(ctx, journal.Record{Kind: journal.KindOutcome, Outcome: &journal.Outcome{Batch: b.Batch, Status: journal.BatchVerified,
 			Reason: b.Outcome.Reason + fmt.Sprintf("; its commit is version %d (found by verify)", v), Version: &v, Evidence: journal.EvidenceAnswer}}); err != nil {

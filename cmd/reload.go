@@ -48,6 +48,9 @@ type ReloadOptions struct {
 	// cleanup; KeysTo is where the keys file goes when it is not the staging location.
 	Key    string
 	KeysTo string
+	// IgnoreForeignRuns is --ignore-foreign-runs: the operator's reason to load files that
+	// runs of other journals may have loaded.
+	IgnoreForeignRuns string
 }
 
 // NewCmdReload returns `zbrecover reload`. runF replaces the run function in tests.
@@ -75,17 +78,24 @@ Before loading, VALIDATE ALL checks every statement (--no-validate skips it). Un
 refuses path reads inside a managed table's storage (LOCATION_OVERLAP): reload then stops
 before loading and says how to stage the files.
 
---stage-to copies the planned files first, each under its key relative to the fallback folder,
-to a Unity Catalog volume (/Volumes/<catalog>/<schema>/<volume>/<dir>, written through the
-Databricks Files API as the workspace identity) or an external location's URL (written with the
-store's own credentials), verifies each copy's size (and checksum where the store gives one),
-records original → copy in the journal, and loads from the copies. The location is checked
-(it exists, the identity can write) before the first copy. A re-run reuses verified copies and
-makes the others again. A file is loaded through one path only: a run may change its staging
-location only while none of its statements was sent; files already loaded are not loaded again
-through the copies; and each file is claimed at the volume's root (_zbrecover/claims/) before it
-is loaded, so a run of another journal staging it to another folder is refused. Names with glob
-characters are staged under safe names. Cleanup later deletes both the copies and the originals.
+--stage-to copies the planned files first to a Unity Catalog volume
+(/Volumes/<catalog>/<schema>/<volume>/<dir>, written through the Databricks Files API as the
+workspace identity) or an external location's URL (written with the store's own credentials),
+each to a path named by what it is: <table id>/<folders>/<name>~<identity>.parquet, the
+identity a digest of the table, the file's key and its version. Copies are written create-only
+and recorded as the location lists them; right before each statement the batch's copies are
+listed again, and one missing or changed stops the batch before it is sent. The location is
+checked (it exists, the identity can write) before the first copy. A file is loaded through one
+path only: a run may change its staging location only while none of its statements was sent;
+files already loaded are not loaded again through the copies; each file is claimed at the
+volume's root (_zbrecover/claims/) naming its copy, so a run of another journal staging it
+elsewhere in the volume is refused. Cleanup later deletes both the copies and the originals.
+
+Runs of other journals are found in the table's history, where their tagged commits name them:
+files such a run may have loaded (parked before its newest load) are refused, naming the run,
+unless --ignore-foreign-runs REASON (journaled); and before its first statement a run claims the
+table with an empty, tagged commit, so that of two journals starting at the same moment the
+one the table's log orders first loads and the other stops before sending anything.
 
 --key COL[,COL…] (and --dedupe-key) reads the key columns of the files itself into one keys
 file beside the staged copies (or at --keys-to), recorded in the journal: verify --key and
@@ -94,7 +104,7 @@ cleanup then check the run by key, also after the files are gone.
 Each batch is journaled before and after its statement: intent (files, sizes, ETags, expected
 rows, the SQL, the table version it starts from), result (rows inserted), outcome. No load is
 sent without that version. Where the warehouse takes it, each load's session first sets a
-commit tag (spark.databricks.delta.commitInfo.userMetadata = 'zbrecover:<run>:<batch>:<attempt>'),
+commit tag (spark.databricks.delta.commitInfo.userMetadata = 'zbrecover:<run>:<batch>:<attempt>:<files>'),
 which Delta writes into the commit: the commit then names the batch (doctor says whether the
 warehouse takes it). A batch is verified when it inserted exactly the rows its files' footers
 hold; its commit's version is recorded, so no other batch is ever settled by it.
@@ -204,6 +214,7 @@ The journal is kept in ` + "`$XDG_STATE_HOME/zbrecover`" + ` (or ~/.local/state/
 	addSummaryFlag(c, &o.Summary)
 	fl.StringVar(&o.Key, "key", "", "read the key columns (COL[,COL]) of the files loaded into a keys file the warehouse can read (beside the staged copies, or --keys-to), so verify --key and cleanup check them by key after the files are gone")
 	fl.StringVar(&o.KeysTo, "keys-to", "", "with --key (or --dedupe-key): put the keys file here instead of the staging location (/Volumes/… or an external location)")
+	fl.StringVar(&o.IgnoreForeignRuns, "ignore-foreign-runs", "", "load files that runs of other journals may have loaded (the table's history names them), for this REASON, which is journaled")
 	return c
 }
 
@@ -410,7 +421,7 @@ func reloadOptions(ctx context.Context, o *ReloadOptions, tgt *tableref.Ref, tab
 	if err != nil {
 		return reload.Options{}, err
 	}
-	ro := reload.Options{Renames: renames, BatchFiles: o.BatchFiles, Dedupe: dedupe, NoValidate: o.NoValidate,
+	ro := reload.Options{Renames: renames, BatchFiles: o.BatchFiles, Dedupe: dedupe, NoValidate: o.NoValidate, IgnoreForeignRuns: strings.TrimSpace(o.IgnoreForeignRuns),
 		Header: header(""), BreakLock: o.F.lockBreaker(o.BreakLock, o.Yes)}
 	if o.StageTo != "" {
 		if ro.Stage, err = o.F.openStage(ctx, o.StageTo, tgt); err != nil {
@@ -747,6 +758,11 @@ func currentUser(ctx context.Context, wh *databricks.Warehouse) string {
 
 func nothingReason(p *reload.Plan, rep *inspect.Report) string {
 	switch {
+	case len(p.Skipped) > 0 && len(p.Refused) > 0:
+		return fmt.Sprintf("%s %s loaded by earlier runs (zbrecover history lists them), and %s %s left behind (the plan says why)",
+			plural(len(p.Skipped), "readable fallback file"), were(len(p.Skipped)), plural(len(p.Refused), "file"), are(len(p.Refused)))
+	case len(p.Refused) > 0:
+		return fmt.Sprintf("every readable fallback file is left behind (%s; the plan says why)", plural(len(p.Refused), "file"))
 	case len(p.Skipped) > 0:
 		return fmt.Sprintf("all %d readable fallback files were loaded by earlier runs (zbrecover history lists them)", len(p.Skipped))
 	case rep.Totals.Files == 0:
@@ -773,10 +789,15 @@ func printPlan(f *Factory, p *reload.Plan, sk skipped, changed []string, withSQL
 			fmt.Fprintf(w, "    %s: %s\n", textKey(u.Key), textsafe.Escape(u.Error))
 		}
 	}
-	if n := len(p.Refused); n > 0 {
-		fmt.Fprintf(w, "  %s %s left behind:\n", plural(n, "file"), are(n))
-		for _, u := range p.Refused {
-			fmt.Fprintf(w, "    %s: %s\n", textKey(u.Key), textsafe.Escape(u.Reason))
+	for _, g := range groupRefused(p.Refused) {
+		n := len(g.keys)
+		fmt.Fprintf(w, "  %s %s left behind: %s\n", plural(n, "file"), are(n), textsafe.Escape(g.reason))
+		for i, k := range g.keys {
+			if i == refusedShown && !withSQL {
+				fmt.Fprintf(w, "    … and %d more (--dry-run lists them all)\n", n-i)
+				break
+			}
+			fmt.Fprintf(w, "    %s\n", textKey(k))
 		}
 	}
 	for _, c := range changed {
@@ -800,6 +821,30 @@ func printPlan(f *Factory, p *reload.Plan, sk skipped, changed []string, withSQL
 		}
 	}
 	return nil
+}
+
+// refusedShown is how many keys of one reason a plan shows without --dry-run.
+const refusedShown = 10
+
+type refusedGroup struct {
+	reason string
+	keys   []string
+}
+
+// groupRefused groups refused files by reason, in the order the reasons first appear.
+func groupRefused(files []reload.SkippedFile) []refusedGroup {
+	var out []refusedGroup
+	at := map[string]int{}
+	for _, f := range files {
+		i, ok := at[f.Reason]
+		if !ok {
+			i = len(out)
+			at[f.Reason] = i
+			out = append(out, refusedGroup{reason: f.Reason})
+		}
+		out[i].keys = append(out[i].keys, f.Key)
+	}
+	return out
 }
 
 type planDoc struct {
@@ -903,6 +948,8 @@ func reloadExit(err error, rep *inspect.Report, prep *reload.Prepared, tgt *tabl
 		return WithCode(ExitSchema, err.Error()+": nothing was loaded")
 	case errors.Is(err, reload.ErrUnknown):
 		return WithCode(ExitPartial, err.Error())
+	case errors.Is(err, reload.ErrStagedChanged), errors.Is(err, reload.ErrForeignRun):
+		return WithCode(ExitFailure, err.Error())
 	}
 	return err
 }

@@ -115,6 +115,16 @@ type Plan struct {
 	// the fallback folder, or the staging location. A run reads one source: it may change it
 	// only while none of its batches has an intent.
 	Source string `json:"source,omitempty"`
+	// IgnoredForeign records an operator's --ignore-foreign-runs: the reason given and the
+	// runs of other journals whose loads of the table were found and not refused.
+	IgnoredForeign *IgnoredForeign `json:"ignored_foreign_runs,omitempty"`
+}
+
+// IgnoredForeign is an operator's decision to load files that runs of other journals may
+// have loaded.
+type IgnoredForeign struct {
+	Reason string   `json:"reason"`
+	Runs   []string `json:"runs"`
 }
 
 // PlanBatch is one planned statement: one schema group, one folder, at most 1000 files.

@@ -222,7 +222,7 @@ func Execute(ctx context.Context, p *Prepared) (*Report, error) {
 		return r.finish(ctx, err)
 	}
 	if len(newBatches) > 0 || st == nil {
-		pr := journal.Plan{Source: p.Source}
+		pr := journal.Plan{Source: p.Source, IgnoredForeign: p.ignoredForeign()}
 		for i := range newBatches {
 			b := &newBatches[i]
 			pr.Batches = append(pr.Batches, journal.PlanBatch{Batch: base + i + 1, Group: b.Group, Folder: p.Plan.Prefix + b.Folder,
@@ -233,6 +233,9 @@ func Execute(ctx context.Context, p *Prepared) (*Report, error) {
 		}
 	}
 	if err := r.startTagging(ctx); err != nil {
+		return r.finish(ctx, err)
+	}
+	if err := r.claimTable(ctx); err != nil {
 		return r.finish(ctx, err)
 	}
 	err = r.execute(ctx, st, newBatches, base)
@@ -433,7 +436,7 @@ func (r *runner) send(ctx context.Context, w work) error {
 			return err
 		}
 		w.attempts++
-		tag := r.tag(w.n, w.attempts)
+		tag := r.tag(w, w.attempts)
 		started := r.o.Now().UTC()
 		if err := r.w.Append(ctx, journal.Record{Kind: journal.KindIntent, Intent: &journal.Intent{Batch: w.n, Files: w.files,
 			ExpectedRows: w.expected, SQL: w.sql, Started: started, BaseVersion: &base, Tag: tag}}); err != nil {

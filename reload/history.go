@@ -339,3 +339,85 @@ func inserted(res *databricks.Result) (int64, bool) {
 	}
 	return 0, false
 }
+
+// taggedCommit is a commit some zbrecover run tagged.
+type taggedCommit struct {
+	Version   int64
+	Time      time.Time
+	User      string
+	Operation string
+	Tag       string
+	Run       string
+	// Claim is set for a run's claim on the table (an empty, tagged insert).
+	Claim bool
+}
+
+// tagScan is what tagsSince read.
+type tagScan struct {
+	Tagged []taggedCommit // newest first
+	Latest int64
+	// Read counts the commits read and Statements the DESCRIBE HISTORY statements sent.
+	Read, Statements int
+}
+
+// tagsSince reads the table's history, newest first, back past the first commit older than
+// since (or as far as it goes), and returns the commits carrying a zbrecover tag. A table
+// Zerobus writes to commits on every flush, so the history since a fallback file was parked
+// can hold many thousands of commits: it reads a first page, then as many commits as the rate
+// of that page says separate the newest from since (with a quarter more, at least twice the
+// page), and parses of each commit only its version, time and userMetadata, and the rest of a
+// tagged one.
+func (h *history) tagsSince(ctx context.Context, since time.Time) (*tagScan, error) {
+	scan := &tagScan{Latest: -1}
+	for n := int64(1000); ; {
+		res, err := h.query(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		scan.Statements++
+		col := map[string]int{}
+		for i, c := range res.Columns {
+			col[strings.ToLower(c)] = i
+		}
+		vi, ok := col["version"]
+		if !ok {
+			return nil, fmt.Errorf("DESCRIBE HISTORY returned no version column (columns %v)", res.Columns)
+		}
+		get := func(row []any, name string) any {
+			if i, ok := col[strings.ToLower(name)]; ok && i < len(row) {
+				return row[i]
+			}
+			return nil
+		}
+		scan.Tagged, scan.Read = scan.Tagged[:0], len(res.Rows)
+		var newest, oldest time.Time
+		for i, row := range res.Rows {
+			v, ok := asInt(row[vi])
+			if !ok {
+				return nil, fmt.Errorf("DESCRIBE HISTORY: version %v is not a number", row[vi])
+			}
+			t := asTime(get(row, "timestamp"))
+			if i == 0 {
+				newest, scan.Latest = t, v
+			}
+			oldest = t
+			tag := asString(get(row, "userMetadata"))
+			if !strings.HasPrefix(tag, "zbrecover:") {
+				continue // Zerobus' flushes and everyone else's commits: nothing more to parse
+			}
+			run, _ := tagRun(tag)
+			scan.Tagged = append(scan.Tagged, taggedCommit{Version: v, Time: t, User: asString(get(row, "userName")),
+				Operation: asString(get(row, "operation")), Tag: tag, Run: run, Claim: isClaimTag(tag)})
+		}
+		if int64(len(res.Rows)) < n || len(res.Rows) == 0 || oldest.Before(since) || oldest.IsZero() {
+			return scan, nil
+		}
+		next := 2 * n
+		if span := newest.Sub(oldest); span > 0 {
+			if est := int64(float64(n) * float64(newest.Sub(since)) / float64(span) * 1.25); est > next {
+				next = est
+			}
+		}
+		n = next
+	}
+}

@@ -55,6 +55,8 @@ type model struct {
 	sources []string
 	// stagedIDs map a staged copy's path (StagedPath) to the file it is a copy of.
 	stagedIDs map[string]string
+	// skipEmpty: an insert of no row commits nothing.
+	skipEmpty bool
 
 	// faults, by statement kind: each returns what to do with the statement.
 	fault func(stmt string, n int) faultKind
@@ -85,10 +87,14 @@ const (
 
 var errDead = errors.New("the process is gone")
 
+// modelEpoch is the time of the model table's first commit, a day after its files were
+// parked; each commit is a second after the one before.
+var modelEpoch = time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
+
 func newModel(t testing.TB, files map[string]int64) *model {
 	m := &model{t: t, identity: "me@example.com", loaded: map[string]bool{}, rows: map[string]int{}, fileRows: files,
 		rnd: rand.New(rand.NewSource(1))}
-	m.commits = append(m.commits, Commit{Version: 0, Operation: "CREATE TABLE", User: m.identity, Time: time.Unix(0, 0)})
+	m.commits = append(m.commits, Commit{Version: 0, Operation: "CREATE TABLE", User: m.identity, Time: modelEpoch})
 	return m
 }
 
@@ -161,6 +167,16 @@ func (m *model) exec(ctx context.Context, s *modelSession, stmt string) (*databr
 			s.tag = ""
 		}
 		return &databricks.Result{Columns: []string{"key", "value"}}, nil
+	case strings.HasPrefix(stmt, "INSERT INTO") && strings.HasSuffix(stmt, " WHERE false"):
+		// A claim on the table: a tagged commit of no row, unless the warehouse skips empty
+		// commits.
+		if f == faultDropBefore {
+			return nil, &databricks.SQLError{Class: databricks.ClassConnection, Message: "connection reset before the request was sent"}
+		}
+		if !m.skipEmpty {
+			m.commit(Commit{Operation: "WRITE", User: m.identity, UserMetadata: s.tag, BlindAppend: true, Metrics: map[string]string{"numOutputRows": "0"}})
+		}
+		return copyResult(0), nil
 	case strings.HasPrefix(stmt, "COPY INTO"):
 		if strings.Contains(stmt, "VALIDATE ALL") {
 			return &databricks.Result{Columns: []string{"id"}}, nil
@@ -244,7 +260,7 @@ func sqlFolder(stmt string) string {
 
 func (m *model) commit(c Commit) {
 	c.Version = int64(len(m.commits))
-	c.Time = time.Unix(int64(len(m.commits)), 0)
+	c.Time = modelEpoch.Add(time.Duration(len(m.commits)) * time.Second)
 	m.commits = append(m.commits, c)
 }
 

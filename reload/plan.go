@@ -32,6 +32,9 @@ type PlanOptions struct {
 	// Skip are fallback keys (relative to the prefix) that must not be planned: files a
 	// journal shows as loaded or possibly loaded.
 	Skip map[string]string
+	// Refuse are fallback keys (relative to the prefix) left behind with the reason: files a
+	// run of another journal may have loaded.
+	Refuse map[string]string
 	// Staged says that Source is a staging location: each file is loaded under its staged
 	// path (StagedPath, which needs TableID), glob characters made safe. From the fallback
 	// folder itself files whose names hold glob characters are left behind.
@@ -188,6 +191,10 @@ func NewPlan(rep *inspect.Report, table *schemadiff.Table, name databricks.Table
 func (p *Plan) groupFiles(rep *inspect.Report, g *inspect.Group, prefix string, o PlanOptions) []inspect.File {
 	var files []inspect.File
 	for _, f := range rep.GroupFiles(g.SchemaID) {
+		if why, ok := o.Refuse[f.Key]; ok {
+			p.Refused = append(p.Refused, SkippedFile{Key: f.Key, Reason: why})
+			continue
+		}
 		if why, ok := o.Skip[f.Key]; ok {
 			p.Skipped = append(p.Skipped, SkippedFile{Key: f.Key, Reason: why})
 			continue

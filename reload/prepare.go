@@ -86,6 +86,10 @@ type Options struct {
 	// run by key after the files are gone.
 	Keys      Keys
 	KeysPlace *KeysPlace
+	// IgnoreForeignRuns, when set, is the operator's reason to load files that runs of other
+	// journals may have loaded (--ignore-foreign-runs): they are planned, and the reason is
+	// journaled. Without it such files are refused.
+	IgnoreForeignRuns string
 	// Now is the clock (tests).
 	Now func() time.Time
 	// Progress is called before the first batch and after each batch with batches done and
@@ -154,6 +158,11 @@ type Prepared struct {
 	// Changed are files the journal knows with another size or version than the listing
 	// shows: never loaded again, never skipped silently.
 	Changed []string
+	// Foreign are the runs of other journals the table's history shows loading (or about to
+	// load) the table since the oldest fallback file was parked; ForeignRefused counts the
+	// files refused because of them (the plan's Refused says which and why).
+	Foreign        []ForeignRun
+	ForeignRefused int
 
 	d             Deps
 	o             Options
@@ -164,6 +173,9 @@ type Prepared struct {
 	facts         *journal.TableFacts
 	sourceChanged bool
 	closed        bool
+	// historyBase is the table's newest version when the history was read for runs of other
+	// journals: a claim is checked against the commits after it.
+	historyBase *int64
 }
 
 // Close releases the table's lock (Execute's report is unaffected). A second Close does
@@ -252,8 +264,12 @@ func Prepare(ctx context.Context, d Deps, tgt *tableref.Ref, rep *inspect.Report
 	}
 	skip, changed := p.skips(rep, prefix)
 	p.Changed = changed
+	refuse, err := p.foreignRuns(ctx, rep)
+	if err != nil {
+		return fail(err)
+	}
 	plan, planErr := NewPlan(rep, table, tgt.Name, tgt.Loc.Join(prefix), PlanOptions{
-		BatchFiles: o.BatchFiles, Renames: o.Renames, Skip: skip, Source: p.Source, Staged: o.Stage != nil, TableID: tgt.TableID})
+		BatchFiles: o.BatchFiles, Renames: o.Renames, Skip: skip, Refuse: refuse, Source: p.Source, Staged: o.Stage != nil, TableID: tgt.TableID})
 	if plan == nil {
 		return fail(planErr)
 	}

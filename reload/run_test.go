@@ -110,6 +110,14 @@ func TestNoStatementWithoutABase(t *testing.T) {
 	if n := sc.m.copies(); n != 0 {
 		t.Errorf("%d COPY INTO sent without a base", n)
 	}
+	j, err := journal.OpenDir(sc.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if runs, _ := journal.Runs(context.Background(), j, sc.tgt.TableID); len(runs) == 0 {
+		return // refused while planning: nothing journaled
+	}
 	st := sc.state(t)
 	for _, b := range st.Batches {
 		if b.Attempts != 0 {
@@ -376,31 +384,40 @@ func (sc *scene) stageOf(vol *mem.Backend, dir string) *Stage {
 }
 
 // TestTwoJournalsTwoStagingPaths: a second journal (another operator, a CI job that lost its
-// state) staging the same table to another folder of the volume is refused before any
-// statement: the first journal's claims name the other path.
+// state) staging the same table to another folder of the volume loads nothing: with commit
+// tags the table's history names the first journal's run and its files are refused while
+// planning; without them the first journal's claims name the other path, and the staging
+// step refuses them before any statement.
 func TestTwoJournalsTwoStagingPaths(t *testing.T) {
-	sc := newScene(t, 4, 2, 3)
-	vol := mem.New()
-	o := testOpts
-	o.Stage = sc.stageOf(vol, "run1")
-	if _, err := sc.reload(t, sc.deps(t, true), o); err != nil {
-		t.Fatal(err)
-	}
-	other := *sc
-	other.dir = t.TempDir() // another journal, knowing nothing
-	o.Stage = other.stageOf(vol, "run2")
-	before := sc.m.copies()
-	_, err := other.reload(t, other.deps(t, true), o)
-	if !errors.Is(err, ErrSecondPath) {
-		t.Fatalf("second journal through another path: %v", err)
-	}
-	if n := sc.m.copies() - before; n != 0 {
-		t.Errorf("%d statements sent through the second path", n)
-	}
-	for _, id := range sc.files {
-		if n := sc.inTable(id); n != 1 {
-			t.Errorf("%s loaded %d times", id, n)
-		}
+	for _, tagged := range []bool{true, false} {
+		t.Run(map[bool]string{true: "tagged", false: "untagged"}[tagged], func(t *testing.T) {
+			sc := newScene(t, 4, 2, 3)
+			vol := mem.New()
+			o := testOpts
+			o.Stage = sc.stageOf(vol, "run1")
+			if _, err := sc.reload(t, sc.deps(t, tagged), o); err != nil {
+				t.Fatal(err)
+			}
+			other := *sc
+			other.dir = t.TempDir() // another journal, knowing nothing
+			o.Stage = other.stageOf(vol, "run2")
+			before := sc.m.copies()
+			rep, err := other.reload(t, other.deps(t, tagged), o)
+			switch {
+			case !tagged && !errors.Is(err, ErrSecondPath):
+				t.Fatalf("second journal through another path: %v", err)
+			case tagged && (err != nil || rep.Status != "nothing_to_load"):
+				t.Fatalf("second journal, tagged history: %v, %+v", err, rep)
+			}
+			if n := sc.m.copies() - before; n != 0 {
+				t.Errorf("%d statements sent through the second path", n)
+			}
+			for _, id := range sc.files {
+				if n := sc.inTable(id); n != 1 {
+					t.Errorf("%s loaded %d times", id, n)
+				}
+			}
+		})
 	}
 }
 

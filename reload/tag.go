@@ -12,10 +12,10 @@ import (
 // A commit tag ties a commit to the statement that made it: before each load, on the
 // session the load runs on, reload sets
 //
-//	SET spark.databricks.delta.commitInfo.userMetadata = 'zbrecover:<run>:<batch>:<attempt>'
+//	SET spark.databricks.delta.commitInfo.userMetadata = 'zbrecover:<run>:<batch>:<attempt>:<files>'
 //
-// and Delta writes the value into the commit's commitInfo, where DESCRIBE HISTORY shows it
-// as userMetadata. A commit whose userMetadata is a batch's tag is that batch's, whoever
+// (<files> a digest of the batch's files and their versions), and Delta writes the value into
+// the commit's commitInfo, where DESCRIBE HISTORY shows it as userMetadata. A commit whose userMetadata is a batch's tag is that batch's, whoever
 // else commits to the table with the same identity. Whether a SQL warehouse takes the SET is
 // not known: a run probes it once, and without it tells commits apart by their operation,
 // identity and row count only when exactly one candidate remains (weaker evidence).
@@ -23,9 +23,25 @@ import (
 // tagKey is the session configuration Delta copies into each commit's userMetadata.
 const tagKey = sqlstmt.TagKey
 
-// Tag is the commit tag of one attempt of one batch of a run.
-func Tag(run string, batch, attempt int) string {
-	return fmt.Sprintf("zbrecover:%s:%d:%d", run, batch, attempt)
+// Tag is the commit tag of one attempt of one batch of a run; files is the digest of the
+// batch's files (batchDigest).
+func Tag(run string, batch, attempt int, files string) string {
+	return fmt.Sprintf("zbrecover:%s:%d:%d:%s", run, batch, attempt, files)
+}
+
+// claimTag is the commit tag of a run's claim on the table (Claim).
+func claimTag(run string, attempt int) string {
+	return fmt.Sprintf("zbrecover:%s:claim:%d", run, attempt)
+}
+
+// isClaimTag reports whether tag is a run's claim on the table.
+func isClaimTag(tag string) bool {
+	rest, ok := strings.CutPrefix(tag, "zbrecover:")
+	if !ok {
+		return false
+	}
+	_, kind, _ := strings.Cut(rest, ":")
+	return strings.HasPrefix(kind, "claim:")
 }
 
 // mergeTag is the commit tag of one attempt of a load by key's MERGE.
@@ -96,12 +112,12 @@ func (r *runner) closeSession() {
 	}
 }
 
-// tag returns the tag of an attempt, "" when the run is untagged.
-func (r *runner) tag(batch, attempt int) string {
+// tag returns the tag of an attempt of w, "" when the run is untagged.
+func (r *runner) tag(w work, attempt int) string {
 	if !r.tagging {
 		return ""
 	}
-	return Tag(r.w.Run(), batch, attempt)
+	return Tag(r.w.Run(), w.n, attempt, batchDigest(w.files))
 }
 
 // load runs a load statement: with a tag, the SET and the statement on the run's session

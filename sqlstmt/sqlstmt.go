@@ -8,6 +8,7 @@ package sqlstmt
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/zbrecover/zbrecover/schemadiff"
 )
@@ -58,3 +59,19 @@ func SetTag(tag string) string { return "SET " + TagKey + " = " + schemadiff.Quo
 
 // DescribeJSON reads the table's schema and properties as one JSON document.
 func DescribeJSON(t Table) string { return "DESCRIBE TABLE EXTENDED " + t.SQL() + " AS JSON" }
+
+// Claim is an insert of no row into t, whose only effect is a commit: carrying the session's
+// commit tag, it records in the table's history, where every writer of the table reads it,
+// that a run is about to load the table. It names every column with a typed NULL, reads no
+// table (a blind append, which conflicts with no concurrent writer) and selects nothing.
+//
+//	INSERT INTO t (`a`, `b`) SELECT CAST(NULL AS BIGINT) AS `a`, CAST(NULL AS STRING) AS `b` WHERE false
+func Claim(t Table, cols []schemadiff.Field) string {
+	names := make([]string, len(cols))
+	vals := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = schemadiff.QuoteIdent(c.Name)
+		vals[i] = "CAST(NULL AS " + c.Type.SQL() + ") AS " + names[i]
+	}
+	return "INSERT INTO " + t.SQL() + " (" + strings.Join(names, ", ") + ") SELECT " + strings.Join(vals, ", ") + " WHERE false"
+}

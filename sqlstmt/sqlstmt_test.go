@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zbrecover/zbrecover/schemadiff"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/sql")
@@ -79,6 +81,8 @@ func TestStatements(t *testing.T) {
 		{"reconcile", Reconcile(hostile, keys, []KeySource{files})},
 		{"source_rows", SourceRows([]KeySource{files, keysFile})},
 		{"reconcile_by_label", ReconcileByLabel(hostile, keys, []KeySource{keysFile})},
+		{"claim", Claim(hostile, schemadiff.NewSchema().Col("order id", schemadiff.LongType, schemadiff.NotNull).
+			Col("re`gion", schemadiff.StringType).Col("amount", schemadiff.DecimalType(18, 4)).Fields)},
 	} {
 		golden(t, c.file, c.got)
 	}

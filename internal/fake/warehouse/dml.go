@@ -77,6 +77,13 @@ func (e *DuckDB) insert(ctx context.Context, sess *Session, p *parser) (*Result,
 		mode, removes = "Overwrite", t.files
 	}
 	metrics := map[string]string{"numFiles": strconv.Itoa(w.files), "numOutputRows": strconv.FormatInt(n, 10), "numOutputBytes": strconv.FormatInt(w.bytes, 10)}
+	if n == 0 && !overwrite && e.Unknowns().SkipEmptyCommits {
+		return &Result{
+			Columns:      []Column{{Name: "num_affected_rows", Type: Prim(KindLong)}, {Name: "num_inserted_rows", Type: Prim(KindLong)}},
+			Rows:         [][]any{{n, n}},
+			ModifiedRows: int64p(n),
+		}, nil
+	}
 	if _, err := e.addCommitSpec(t, commitSpec{op: "WRITE", params: map[string]string{"mode": mode, "partitionBy": "[]"}, metrics: metrics,
 		blind: !overwrite, adds: w.adds, removes: removes}); err != nil {
 		return nil, err

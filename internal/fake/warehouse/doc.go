@@ -170,6 +170,9 @@
 //     (in the MERGE's own version) and leave target columns the source lacks alone (NULL when
 //     inserting); named clauses (INSERT (c1, …) VALUES (s.c1, …)) never evolve. Whether a
 //     warehouse's admin turned autoMerge on is unknown: switch SchemaAutoMerge (default false).
+//   - An INSERT of no row commits a WRITE of 0 rows (carrying the session's userMetadata), as
+//     Databricks was seen to do; whether every warehouse does (Delta can skip empty commits)
+//     is unknown: switch SkipEmptyCommits (default false; true: no version).
 //     Struct members are not evolved.
 //   - MERGE: INSERT * and UPDATE SET * by name; a target column the source lacks is
 //     DELTA_MERGE_UNRESOLVED_EXPRESSION (42601) (CODE); source duplicates are all inserted.

@@ -54,6 +54,11 @@ type Unknowns struct {
 	// target column the source lacks is DELTA_MERGE_UNRESOLVED_EXPRESSION. MERGE WITH SCHEMA
 	// EVOLUTION INTO and the session configuration evolve either way.
 	SchemaAutoMerge bool `json:"schema_auto_merge"`
+	// SkipEmptyCommits makes an INSERT that writes no row commit no version, as Delta does
+	// with skipRecordingEmptyCommits. Default false: it commits a version (a WRITE with
+	// numOutputRows 0), as Databricks was seen to do (OBS: an empty INSERT shows in DESCRIBE
+	// HISTORY).
+	SkipEmptyCommits bool `json:"skip_empty_commits"`
 }
 
 // PathAccess is the answer to a path read inside a managed table's storage.

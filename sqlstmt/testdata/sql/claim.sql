@@ -1,0 +1,1 @@
+INSERT INTO `main`.`sa``les`.`or ders` (`order id`, `re``gion`, `amount`) SELECT CAST(NULL AS BIGINT) AS `order id`, CAST(NULL AS STRING) AS `re``gion`, CAST(NULL AS DECIMAL(18,4)) AS `amount` WHERE false

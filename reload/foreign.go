@@ -29,6 +29,7 @@ var ErrForeignRun = errors.New("a run of another journal loads this table")
 
 // ForeignRun is a run of another journal whose tagged commits the table's history shows.
 type ForeignRun struct {
+	// Run is the run's id; "" for a COPY INTO without a zbrecover tag.
 	Run string `json:"run"`
 	// Version, Time and User are those of its newest commit.
 	Version int64     `json:"version"`
@@ -49,7 +50,26 @@ const ClaimLease = time.Hour
 // later may still have been listed by it (the store's and the warehouse's clocks differ).
 const clockMargin = 10 * time.Minute
 
+// ownUntagged reports whether a COPY INTO without a zbrecover tag may be a batch of this
+// journal: a version one of its batches was proved by, or one a batch of unknown commit
+// version with the same row count may have made.
+func (p *Prepared) ownUntagged(c taggedCommit) bool {
+	if _, ok := p.facts.Claimed[c.Version]; ok {
+		return true
+	}
+	for _, u := range p.facts.Unpinned {
+		if u.Rows == c.Rows && (u.Base == nil || *u.Base < c.Version) {
+			return true
+		}
+	}
+	return false
+}
+
 func (f ForeignRun) describe() string {
+	if f.Run == "" {
+		return fmt.Sprintf("a COPY INTO without a zbrecover tag (version %d, by %s at %s: a load by hand, or a run of another journal whose warehouse takes no tag) loaded this table",
+			f.Version, orDefault(f.User, "an unknown identity"), f.Time.UTC().Format(time.RFC3339))
+	}
 	what := fmt.Sprintf("loaded this table (%d commits, the newest version %d", f.Loads, f.Version)
 	if f.Loads == 0 {
 		what = fmt.Sprintf("claimed this table to load it (version %d", f.Version)
@@ -84,14 +104,24 @@ func (p *Prepared) foreignRuns(ctx context.Context, rep *inspect.Report) (map[st
 	byRun := map[string]*ForeignRun{}
 	var order []string
 	for _, c := range scan.Tagged {
-		if c.Run == "" || p.facts.Runs[c.Run] {
+		if c.Run == "" && p.ownUntagged(c) || p.facts.Runs[c.Run] {
 			continue
 		}
-		fr := byRun[c.Run]
+		if c.Run == "" && p.Continues != nil && c.Time.After(p.Continues.Started) {
+			// After the run this reload continues started: another writer's commit that
+			// looks like a load (ours are settled or pinned by the rules of settle), not a
+			// load the run's plan could have missed.
+			continue
+		}
+		id := c.Run
+		if id == "" {
+			id = fmt.Sprintf("version %d", c.Version) // a load without a tag: one entry each
+		}
+		fr := byRun[id]
 		if fr == nil {
 			fr = &ForeignRun{Run: c.Run, Version: c.Version, Time: c.Time, User: c.User}
-			byRun[c.Run] = fr
-			order = append(order, c.Run)
+			byRun[id] = fr
+			order = append(order, id)
 		}
 		if !c.Claim {
 			fr.Loads++
@@ -121,7 +151,7 @@ func (p *Prepared) foreignRuns(ctx context.Context, rep *inspect.Report) (map[st
 		return nil, nil
 	}
 	cutoff = cutoff.Add(clockMargin)
-	reason := strings.Join(why, "; ") + ": it may have loaded this file; finish with that run's journal (--journal), or load anyway with --ignore-foreign-runs REASON"
+	reason := strings.Join(why, "; ") + ": it may have loaded this file; finish with that run's journal (--journal), or, once sure it did not, load with --ignore-foreign-runs REASON"
 	refuse := map[string]string{}
 	for _, f := range rep.Files {
 		if f.Modified.IsZero() || !f.Modified.After(cutoff) {
@@ -150,7 +180,11 @@ func (p *Prepared) ignoredForeign() *journal.IgnoredForeign {
 	}
 	out := &journal.IgnoredForeign{Reason: p.o.IgnoreForeignRuns, Runs: []string{}}
 	for _, f := range p.Foreign {
-		if !f.Stale {
+		switch {
+		case f.Stale:
+		case f.Run == "":
+			out.Runs = append(out.Runs, fmt.Sprintf("untagged COPY INTO at version %d", f.Version))
+		default:
 			out.Runs = append(out.Runs, f.Run)
 		}
 	}

@@ -171,7 +171,7 @@ func TestStaleForeignClaim(t *testing.T) {
 	sc.m.commit(Commit{Operation: "WRITE", User: "other@example.com", UserMetadata: "zbrecover:20260101T000000Z-deadbeef:claim:1", Metrics: map[string]string{"numOutputRows": "0"}})
 	sc.m.mu.Unlock()
 	o := testOpts
-	o.Now = func() time.Time { return modelEpoch.Add(2 * ClaimLease) }
+	o.Now = func() time.Time { return time.Now().Add(2 * ClaimLease) }
 	p, err := Prepare(context.Background(), sc.deps(t, true), sc.tgt, sc.report(), sc.table, o)
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +181,7 @@ func TestStaleForeignClaim(t *testing.T) {
 		t.Errorf("refused %d, foreign %+v", len(p.Plan.Refused), p.Foreign)
 	}
 	// A fresh one refuses the files parked before it.
-	o.Now = func() time.Time { return modelEpoch.Add(time.Minute) }
+	o.Now = time.Now
 	p2, err := Prepare(context.Background(), sc.otherJournal(t).deps(t, true), sc.tgt, sc.report(), sc.table, o)
 	if err != nil {
 		t.Fatal(err)

@@ -340,7 +340,8 @@ func inserted(res *databricks.Result) (int64, bool) {
 	return 0, false
 }
 
-// taggedCommit is a commit some zbrecover run tagged.
+// taggedCommit is a commit some zbrecover run tagged, or a COPY INTO without a zbrecover tag
+// (Run empty, Rows its output rows): a load by hand, or by a run whose warehouse took no tag.
 type taggedCommit struct {
 	Version   int64
 	Time      time.Time
@@ -348,6 +349,7 @@ type taggedCommit struct {
 	Operation string
 	Tag       string
 	Run       string
+	Rows      int64
 	// Claim is set for a run's claim on the table (an empty, tagged insert).
 	Claim bool
 }
@@ -402,12 +404,17 @@ func (h *history) tagsSince(ctx context.Context, since time.Time) (*tagScan, err
 			}
 			oldest = t
 			tag := asString(get(row, "userMetadata"))
-			if !strings.HasPrefix(tag, "zbrecover:") {
-				continue // Zerobus' flushes and everyone else's commits: nothing more to parse
+			op := asString(get(row, "operation"))
+			if !strings.HasPrefix(tag, "zbrecover:") && !strings.EqualFold(op, "COPY INTO") {
+				continue // Zerobus' flushes and everyone else's writes: nothing more to parse
 			}
-			run, _ := tagRun(tag)
-			scan.Tagged = append(scan.Tagged, taggedCommit{Version: v, Time: t, User: asString(get(row, "userName")),
-				Operation: asString(get(row, "operation")), Tag: tag, Run: run, Claim: isClaimTag(tag)})
+			c := taggedCommit{Version: v, Time: t, User: asString(get(row, "userName")), Operation: op, Tag: tag, Claim: isClaimTag(tag)}
+			if run, ok := tagRun(tag); ok {
+				c.Run = run
+			} else {
+				c.Rows, _ = Commit{Metrics: asMetrics(get(row, "operationMetrics"))}.OutputRows()
+			}
+			scan.Tagged = append(scan.Tagged, c)
 		}
 		if int64(len(res.Rows)) < n || len(res.Rows) == 0 || oldest.Before(since) || oldest.IsZero() {
 			return scan, nil

@@ -88,7 +88,7 @@ const (
 var errDead = errors.New("the process is gone")
 
 // modelEpoch is the time of the model table's first commit, a day after its files were
-// parked; each commit is a second after the one before.
+// parked; later commits are made at the time they are made.
 var modelEpoch = time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
 
 func newModel(t testing.TB, files map[string]int64) *model {
@@ -260,7 +260,7 @@ func sqlFolder(stmt string) string {
 
 func (m *model) commit(c Commit) {
 	c.Version = int64(len(m.commits))
-	c.Time = modelEpoch.Add(time.Duration(len(m.commits)) * time.Second)
+	c.Time = time.Now().UTC()
 	m.commits = append(m.commits, c)
 }
 

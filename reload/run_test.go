@@ -395,7 +395,21 @@ func TestTwoJournalsTwoStagingPaths(t *testing.T) {
 			vol := mem.New()
 			o := testOpts
 			o.Stage = sc.stageOf(vol, "run1")
-			if _, err := sc.reload(t, sc.deps(t, tagged), o); err != nil {
+			if !tagged {
+				// Without tags the table's history cannot name the first journal's run: the
+				// claims are what refuses the second. The first run dies once its files are
+				// staged and claimed, before its first load.
+				sc.m.fault = func(stmt string, _ int) faultKind {
+					if strings.HasPrefix(stmt, "COPY INTO") && !strings.Contains(stmt, "VALIDATE") {
+						sc.m.dead = true
+						return faultDropBefore
+					}
+					return faultNone
+				}
+				_, _ = sc.reload(t, sc.deps(t, tagged), o)
+				sc.m.fault = nil
+				sc.m.revive()
+			} else if _, err := sc.reload(t, sc.deps(t, tagged), o); err != nil {
 				t.Fatal(err)
 			}
 			other := *sc
@@ -413,7 +427,7 @@ func TestTwoJournalsTwoStagingPaths(t *testing.T) {
 				t.Errorf("%d statements sent through the second path", n)
 			}
 			for _, id := range sc.files {
-				if n := sc.inTable(id); n != 1 {
+				if n := sc.inTable(id); n > 1 || tagged && n != 1 {
 					t.Errorf("%s loaded %d times", id, n)
 				}
 			}

@@ -121,6 +121,8 @@ type runner struct {
 	// staged are the copies of the run at its staging location, by original key, as
 	// recorded once staged.
 	staged map[string]journal.Staged
+	// holdsClaim is set once this process claimed the table (claimTable).
+	holdsClaim bool
 }
 
 // work is one batch to settle or send.
@@ -638,6 +640,9 @@ func (rep *Report) addOpen(w work, reason string) {
 // finish writes the end record and sums up the report.
 func (r *runner) finish(ctx context.Context, runErr error) (*Report, error) {
 	rep := r.rep
+	if r.holdsClaim && rep.Statements == 0 {
+		r.release(ctx)
+	}
 	for _, b := range rep.Batches {
 		rep.Files += b.Files
 		rep.Rows += b.Expected

@@ -37,8 +37,10 @@ type ForeignRun struct {
 	User    string    `json:"user"`
 	// Loads counts its load commits; a run with none only claimed the table.
 	Loads int `json:"loads"`
-	// Stale is set for a run that only claimed the table, longer ago than ClaimLease: it
-	// gave up before loading, and refuses nothing.
+	// Released is set for a run that released its claim (it stopped without loading).
+	Released bool `json:"released,omitempty"`
+	// Stale is set for a run that only claimed the table and released it, or claimed it
+	// longer ago than ClaimLease: it gave up before loading, and refuses nothing.
 	Stale bool `json:"stale,omitempty"`
 }
 
@@ -123,8 +125,11 @@ func (p *Prepared) foreignRuns(ctx context.Context, rep *inspect.Report) (map[st
 			byRun[id] = fr
 			order = append(order, id)
 		}
-		if !c.Claim {
+		switch c.Kind {
+		case "":
 			fr.Loads++
+		case "release":
+			fr.Released = true
 		}
 	}
 	now := p.o.Now()
@@ -132,7 +137,7 @@ func (p *Prepared) foreignRuns(ctx context.Context, rep *inspect.Report) (map[st
 	var why []string
 	for _, run := range order {
 		fr := byRun[run]
-		if fr.Loads == 0 && now.Sub(fr.Time) > ClaimLease {
+		if fr.Loads == 0 && (fr.Released || now.Sub(fr.Time) > ClaimLease) {
 			fr.Stale = true
 		}
 		p.Foreign = append(p.Foreign, *fr)
@@ -232,11 +237,23 @@ func (r *runner) claimTable(ctx context.Context) error {
 		if !ok || c.Version >= mine || run == r.w.Run() || r.p.facts.Runs[run] || r.o.IgnoreForeignRuns != "" {
 			continue
 		}
+		r.release(ctx)
 		return fmt.Errorf("%w: run %s of another journal committed version %d (%s by %s) before this run's claim (version %d): it loads the same table "+
 			"now; nothing was sent; finish with that run's journal (--journal), or wait for it and run reload again", ErrForeignRun, run, c.Version, c.Operation, orDefault(c.User, "unknown"), mine)
 	}
+	r.holdsClaim = true
 	r.log.Info("claimed the table", "version", mine)
 	return nil
+}
+
+// release records that this run gives up its claim without having loaded anything (it lost
+// the claim, or stopped before its first load), so that runs of other journals need not wait
+// for ClaimLease. A release that fails is only logged: the claim then lapses by itself.
+func (r *runner) release(ctx context.Context) {
+	stmt := sqlstmt.Claim(r.p.tgt.Name, r.p.table.Schema.Fields)
+	if _, err := r.load(context.WithoutCancel(ctx), stmt, releaseTag(r.w.Run())); err != nil {
+		r.log.Warn("could not release the claim on the table; it lapses by itself", "after", ClaimLease.String(), "error", err)
+	}
 }
 
 func (r *runner) noClaim(why string) {

@@ -350,8 +350,9 @@ type taggedCommit struct {
 	Tag       string
 	Run       string
 	Rows      int64
-	// Claim is set for a run's claim on the table (an empty, tagged insert).
-	Claim bool
+	// Kind is "claim" for a run's claim on the table (an empty, tagged insert), "release"
+	// for its release, "" for a load.
+	Kind string
 }
 
 // tagScan is what tagsSince read.
@@ -408,7 +409,7 @@ func (h *history) tagsSince(ctx context.Context, since time.Time) (*tagScan, err
 			if !strings.HasPrefix(tag, "zbrecover:") && !strings.EqualFold(op, "COPY INTO") {
 				continue // Zerobus' flushes and everyone else's writes: nothing more to parse
 			}
-			c := taggedCommit{Version: v, Time: t, User: asString(get(row, "userName")), Operation: op, Tag: tag, Claim: isClaimTag(tag)}
+			c := taggedCommit{Version: v, Time: t, User: asString(get(row, "userName")), Operation: op, Tag: tag, Kind: tagKind(tag)}
 			if run, ok := tagRun(tag); ok {
 				c.Run = run
 			} else {

@@ -34,14 +34,22 @@ func claimTag(run string, attempt int) string {
 	return fmt.Sprintf("zbrecover:%s:claim:%d", run, attempt)
 }
 
-// isClaimTag reports whether tag is a run's claim on the table.
-func isClaimTag(tag string) bool {
+// releaseTag is the commit tag of a run's release of its claim: it loaded nothing and stops.
+func releaseTag(run string) string { return fmt.Sprintf("zbrecover:%s:release:1", run) }
+
+// tagKind returns what a zbrecover tag marks: "claim", "release", or "" for a load.
+func tagKind(tag string) string {
 	rest, ok := strings.CutPrefix(tag, "zbrecover:")
 	if !ok {
-		return false
+		return ""
 	}
 	_, kind, _ := strings.Cut(rest, ":")
-	return strings.HasPrefix(kind, "claim:")
+	kind, _, _ = strings.Cut(kind, ":")
+	switch kind {
+	case "claim", "release":
+		return kind
+	}
+	return ""
 }
 
 // mergeTag is the commit tag of one attempt of a load by key's MERGE.

@@ -76,6 +76,9 @@ func Cleanable(st *journal.State) error {
 	case len(pending) > 0:
 		return fmt.Errorf("run %s: %w: batch %s not settled (run %s); run zbrecover reload again to finish it, then clean up",
 			st.Run, ErrNotCleanable, strings.Join(pending, ", "), st.Status)
+	case st.MergePending():
+		return fmt.Errorf("run %s: %w: the load by key's MERGE has not committed (its rows are in the staging table %s only); "+
+			"run zbrecover reload again to send it, then clean up", st.Run, ErrNotCleanable, st.Merge.Staging)
 	case verified == 0:
 		return fmt.Errorf("run %s: %w: no batch is verified (run %s); nothing may be deleted", st.Run, ErrNotCleanable, st.Status)
 	}

@@ -419,3 +419,34 @@ func TestArchiveBeforeDelete(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusesPendingMerge: a load by key whose MERGE has not committed holds its rows in the
+// staging table only: cleanup refuses the run (exit 4 in the command), saying so, instead of
+// finding nothing to delete.
+func TestRefusesPendingMerge(t *testing.T) {
+	b := mem.New()
+	keys := fill(b, 2, "a/")
+	fx := newFixture(t)
+	ctx := context.Background()
+	w, err := journal.Start(ctx, fx.store, journal.Target{TableID: fx.table, Root: b.Location()}, "", journal.Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, _ := b.Stat(ctx, keys[0])
+	f := []journal.File{journal.FileOf(o, 2)}
+	for _, r := range []journal.Record{
+		{Kind: journal.KindMerge, Merge: &journal.Merge{Step: journal.MergePlanned, Staging: "main.s.t__zbrecover_r1", Key: []string{"id"}}},
+		{Kind: journal.KindPlan, Plan: &journal.Plan{Batches: []journal.PlanBatch{{Batch: 1, Folder: prefix, Files: f, ExpectedRows: 2}}}},
+		{Kind: journal.KindIntent, Intent: &journal.Intent{Batch: 1, Files: f, ExpectedRows: 2}},
+		{Kind: journal.KindResult, Result: &journal.Result{Batch: 1, Inserted: journal.Int64(2)}},
+		{Kind: journal.KindOutcome, Outcome: &journal.Outcome{Batch: 1, Status: journal.BatchVerified, Evidence: journal.EvidenceAnswer}},
+	} {
+		if err := w.Append(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := fx.state(t, w.Run())
+	if err := Cleanable(st); !errors.Is(err, ErrNotCleanable) || !strings.Contains(err.Error(), "MERGE has not committed") {
+		t.Errorf("pending MERGE: %v", err)
+	}
+}

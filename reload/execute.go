@@ -67,15 +67,18 @@ type Report struct {
 	Batches    []BatchReport `json:"batches"`
 	Verified   int           `json:"verified_batches"`
 	// Staged and StagedReused count the copies made and the verified copies reused.
-	Staged       int    `json:"staged_files,omitempty"`
-	StagedReused int    `json:"staged_reused,omitempty"`
-	Unknown      int    `json:"unknown_batches"`
-	Failed       int    `json:"failed_batches"`
-	Mismatch     int    `json:"mismatch_batches"`
-	Files        int    `json:"files"`
-	Rows         int64  `json:"expected_rows"`
-	Inserted     int64  `json:"inserted_rows"`
-	Status       string `json:"status"`
+	Staged       int `json:"staged_files,omitempty"`
+	StagedReused int `json:"staged_reused,omitempty"`
+	// StagedReplaced counts the objects found at copies' paths with other bytes than the
+	// originals' (copies cut short), replaced by the copies.
+	StagedReplaced int    `json:"staged_replaced,omitempty"`
+	Unknown        int    `json:"unknown_batches"`
+	Failed         int    `json:"failed_batches"`
+	Mismatch       int    `json:"mismatch_batches"`
+	Files          int    `json:"files"`
+	Rows           int64  `json:"expected_rows"`
+	Inserted       int64  `json:"inserted_rows"`
+	Status         string `json:"status"`
 	// Tagging says how commits are told apart: "tag" (each statement carried its own
 	// commit tag) or "untagged" (the warehouse takes no tag: a commit settles a batch only
 	// when it is the only candidate, weaker evidence).

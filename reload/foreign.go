@@ -99,7 +99,7 @@ func (p *Prepared) foreignRuns(ctx context.Context, rep *inspect.Report) (map[st
 	h := &history{wh: p.d.Warehouse, table: p.tgt.Name, retries: p.o.HistoryRetries, backoff: p.o.Backoff}
 	scan, err := h.tagsSince(ctx, oldest.Add(-clockMargin))
 	if err != nil {
-		return nil, fmt.Errorf("%w: the history, read for runs of other journals, could not be read (%v); nothing was loaded: re-run once DESCRIBE HISTORY works", ErrNoBase, err)
+		return nil, fmt.Errorf("%w: the history, read for runs of other journals, could not be read (%v); nothing was sent: re-run once DESCRIBE HISTORY works", ErrNoBase, err)
 	}
 	latest := scan.Latest
 	p.historyBase = &latest
@@ -107,6 +107,12 @@ func (p *Prepared) foreignRuns(ctx context.Context, rep *inspect.Report) (map[st
 	var order []string
 	for _, c := range scan.Tagged {
 		if c.Run == "" && p.ownUntagged(c) || p.facts.Runs[c.Run] {
+			continue
+		}
+		if c.Run == "" && p.o.Stage == nil {
+			// Reading the fallback folder itself, as the manual procedure's COPY INTO does:
+			// COPY INTO skips the files such a load read through these very paths (its
+			// batch then inserts nothing and stays unknown, never verified).
 			continue
 		}
 		if c.Run == "" && p.Continues != nil && c.Time.After(p.Continues.Started) {

@@ -233,7 +233,7 @@ func (r *runner) recordedCopies() {
 // before any statement reads the copies. A copy this run recorded is kept when the listing
 // still shows it as recorded; an object already at a copy's path (an earlier process's copy,
 // or another journal's copy of the same file) is taken only when it holds the original's
-// bytes; anything else at that path stops the reload (ErrStagedChanged).
+// bytes; anything else at that path is replaced.
 func (r *runner) stage(ctx context.Context, batches [][]journal.File) error {
 	s := r.o.Stage
 	if err := s.Check(ctx); err != nil {
@@ -263,10 +263,11 @@ func (r *runner) stage(ctx context.Context, batches [][]journal.File) error {
 		return err
 	}
 	var (
-		mu     sync.Mutex
-		staged []journal.Staged
-		reused int
-		done   int
+		mu       sync.Mutex
+		staged   []journal.Staged
+		reused   int
+		replaced int
+		done     int
 	)
 	progress := func() {
 		if s.Progress != nil {
@@ -295,22 +296,36 @@ func (r *runner) stage(ctx context.Context, batches [][]journal.File) error {
 		}
 		g.Go(func() error {
 			o, err := storage.CopyObject(gctx, s.Src, f.Key, s.Dst, key, f.Precondition(), storage.PutOptions{CreateOnly: true})
-			switch {
-			case errors.Is(err, storage.ErrExist):
-				same, cerr := storage.SameContent(gctx, s.Src, f.Key, s.Dst, key)
+			for attempt := 0; errors.Is(err, storage.ErrExist) && attempt < 2; attempt++ {
+				same, there, cerr := sameAsOriginal(gctx, s, f.Key, key)
 				if cerr != nil {
 					return fmt.Errorf("stage %s: %s is already there and cannot be compared with the original: %w", f.Key, s.stagedObject(key), cerr)
 				}
-				if !same {
-					return fmt.Errorf("stage %s: %w: %s holds other bytes than the original; nothing was loaded (remove it, or stage elsewhere)",
-						f.Key, ErrStagedChanged, s.stagedObject(key))
+				if same {
+					mu.Lock()
+					reused++
+					done++
+					progress()
+					mu.Unlock()
+					return nil
+				}
+				// Other bytes at the copy's path: a copy cut short, or anything else. No
+				// statement can have loaded it as this file (a cut copy is no Parquet file; a
+				// path COPY INTO loaded once it never loads again, so the right bytes there
+				// would insert nothing): it is replaced, at the version just read.
+				r.log.Warn("replacing what is at a staged copy's path: it is not the original's bytes", "path", s.stagedObject(key), "size", there.Size)
+				if derr := s.Dst.Delete(gctx, key, there.Version()); derr != nil && !errors.Is(derr, storage.ErrNotExist) {
+					return fmt.Errorf("stage %s: %w: %s holds other bytes than the original and cannot be replaced (%v); nothing was loaded (remove it, or stage elsewhere)",
+						f.Key, ErrStagedChanged, s.stagedObject(key), derr)
 				}
 				mu.Lock()
-				reused++
-				done++
-				progress()
+				replaced++
 				mu.Unlock()
-				return nil
+				o, err = storage.CopyObject(gctx, s.Src, f.Key, s.Dst, key, f.Precondition(), storage.PutOptions{CreateOnly: true})
+			}
+			switch {
+			case errors.Is(err, storage.ErrExist):
+				return fmt.Errorf("stage %s: %w: something keeps writing %s; nothing was loaded (stage elsewhere)", f.Key, ErrStagedChanged, s.stagedObject(key))
 			case err != nil:
 				return fmt.Errorf("stage %s to %s (originals read with %s, copies written with %s): %w",
 					f.Key, s.Location, orDefault(s.SrcIdentity, "the store's credentials"), orDefault(s.DstIdentity, "the store's credentials"), err)
@@ -364,7 +379,19 @@ func (r *runner) stage(ctx context.Context, batches [][]journal.File) error {
 		"files_per_second", fmt.Sprintf("%.0f", float64(len(staged)+reused)/max(elapsed.Seconds(), 1e-3)))
 	r.rep.Staged += len(staged)
 	r.rep.StagedReused += reused
+	r.rep.StagedReplaced += replaced
 	return err
+}
+
+// sameAsOriginal compares what is at a copy's path with the original; it returns what is
+// there.
+func sameAsOriginal(ctx context.Context, s *Stage, src, key string) (bool, storage.ObjectInfo, error) {
+	there, err := s.Dst.Stat(ctx, key)
+	if err != nil {
+		return false, there, err
+	}
+	same, err := storage.SameContent(ctx, s.Src, src, s.Dst, key)
+	return same, there, err
 }
 
 // listStaged lists the folders of the staged paths once each and returns what it found at

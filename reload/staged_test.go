@@ -173,30 +173,29 @@ func TestStagedCopyChangedBeforeItsStatement(t *testing.T) {
 	}
 }
 
-// TestStagedPathHeldByOtherBytes: an object with other bytes at a copy's path stops the
-// reload before any statement.
+// TestStagedPathHeldByOtherBytes: an object with other bytes at a copy's path (a copy cut
+// short) is replaced by the copy before any statement reads it; one with the original's bytes
+// (another journal's copy of the same file) is taken as it is.
 func TestStagedPathHeldByOtherBytes(t *testing.T) {
 	sc := newScene(t, 2, 1, 3)
 	vol := mem.New()
 	o := testOpts
 	o.Stage = sc.stageOf(vol, "run")
-	vol.Set("run/"+sc.stagedPath(sc.files[0]), []byte("not the original"), time.Now())
-	_, err := sc.reload(t, sc.deps(t, true), o)
-	if !errors.Is(err, ErrStagedChanged) {
-		t.Fatalf("other bytes at a staged path: %v", err)
-	}
-	if n := sc.m.copies(); n != 0 {
-		t.Errorf("%d statements sent", n)
-	}
-	// The same bytes there (another journal's copy of the same file) are taken as they are.
-	orig, _ := storage.ReadAll(context.Background(), sc.root, fallbackPrefix+sc.files[0], 0, -1)
-	vol.Set("run/"+sc.stagedPath(sc.files[0]), orig, time.Now())
+	cut := "run/" + sc.stagedPath(sc.files[0])
+	vol.Set(cut, []byte("PAR1 cut short"), time.Now())
+	orig, _ := storage.ReadAll(context.Background(), sc.root, fallbackPrefix+sc.files[1], 0, -1)
+	vol.Set("run/"+sc.stagedPath(sc.files[1]), orig, time.Now())
 	rep, err := sc.reload(t, sc.deps(t, true), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.StagedReused < 1 || rep.Staged+rep.StagedReused != 2 {
-		t.Errorf("copied %d, reused %d; want the copy already there reused", rep.Staged, rep.StagedReused)
+	if rep.StagedReplaced != 1 || rep.StagedReused != 1 || rep.Staged != 1 {
+		t.Errorf("copied %d, reused %d, replaced %d; want 1, 1, 1", rep.Staged, rep.StagedReused, rep.StagedReplaced)
+	}
+	got, _ := storage.ReadAll(context.Background(), vol, cut, 0, -1)
+	want, _ := storage.ReadAll(context.Background(), sc.root, fallbackPrefix+sc.files[0], 0, -1)
+	if !bytes.Equal(got, want) {
+		t.Errorf("the copy holds %q", got)
 	}
 	for _, k := range sc.files {
 		if n := sc.inTable(k); n != 1 {

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -108,10 +110,10 @@ func ListVolume(t *testing.T, host, token, vpath string) map[string]int64 {
 	return out
 }
 
-// PutVolumeFile writes a file to a volume through the Files API.
+// PutVolumeFile writes a file to a volume through the Files API, replacing any file there.
 func PutVolumeFile(t *testing.T, host, token, vpath string, data []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPut, host+"/api/2.0/fs/files"+vpath, bytes.NewReader(data))
+	req, _ := http.NewRequest(http.MethodPut, host+"/api/2.0/fs/files"+vpath+"?overwrite=true", bytes.NewReader(data))
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -134,4 +136,53 @@ func FallbackLeft(t *testing.T, root string) int {
 		return nil
 	})
 	return n
+}
+
+// StagedOriginal returns the key, relative to the fallback folder, of the file a staged copy
+// is a copy of, from the copy's path relative to its staging location
+// (<table id>/<folders>/<name>~<identity>.parquet); false for any other path.
+func StagedOriginal(p string) (string, bool) {
+	_, rest, ok := strings.Cut(p, "/")
+	if !ok {
+		return "", false
+	}
+	dir, name := path.Split(rest)
+	stem, ok := strings.CutSuffix(name, ".parquet")
+	i := strings.LastIndex(stem, "~")
+	if !ok || i < 0 {
+		return "", false
+	}
+	return dir + stem[:i] + ".parquet", true
+}
+
+// StagedPaths reads a reload's plan (-o json --dry-run) staged to stageTo and returns, for
+// each file of its batches (its key relative to the fallback folder), the path of its copy
+// as the statements read it.
+func StagedPaths(t *testing.T, planJSON, stageTo string) map[string]string {
+	t.Helper()
+	var plan struct {
+		Batches []struct {
+			SQL string `json:"sql"`
+		} `json:"batches"`
+	}
+	DecodeInto(t, planJSON, &plan)
+	from := regexp.MustCompile(`FROM '([^']*)'`)
+	names := regexp.MustCompile(`FILES = \((.*)\) COPY_OPTIONS`)
+	lit := regexp.MustCompile(`'([^']*)'`)
+	out := map[string]string{}
+	for _, b := range plan.Batches {
+		f, n := from.FindStringSubmatch(b.SQL), names.FindStringSubmatch(b.SQL)
+		if f == nil || n == nil || !strings.HasPrefix(f[1], stageTo+"/") {
+			t.Fatalf("no source under %s or no FILES in %s", stageTo, b.SQL)
+		}
+		for _, m := range lit.FindAllStringSubmatch(n[1], -1) {
+			rel := strings.TrimPrefix(f[1], stageTo+"/") + m[1]
+			orig, ok := StagedOriginal(rel)
+			if !ok {
+				t.Fatalf("%s is not a staged copy's path", rel)
+			}
+			out[orig] = stageTo + "/" + rel
+		}
+	}
+	return out
 }

@@ -28,7 +28,9 @@ func stagedArgs(r *recovery, extra ...string) []string {
 	return append(reloadArgs(r, "--stage-to", stageVolume), extra...)
 }
 
-// stagedCopies lists the copies in the staging volume, by their key under it.
+// stagedCopies lists the objects in the staging volume: a copy of a fallback file by the
+// original's key under the fallback folder (e2etest.StagedOriginal), anything else by its key
+// under the volume.
 func stagedCopies(t *testing.T, r *recovery) map[string]int64 {
 	t.Helper()
 	dir, err := r.ws.Warehouse().Engine().VolumeFile(stageVolume)
@@ -39,7 +41,11 @@ func stagedCopies(t *testing.T, r *recovery) map[string]int64 {
 	_ = filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
 		if err == nil && !fi.IsDir() {
 			rel, _ := filepath.Rel(dir, p)
-			out[filepath.ToSlash(rel)] = fi.Size()
+			key := filepath.ToSlash(rel)
+			if orig, ok := e2etest.StagedOriginal(key); ok {
+				key = orig
+			}
+			out[key] = fi.Size()
 		}
 		return nil
 	})
@@ -90,15 +96,21 @@ func TestStageWhenTheManagedPathIsRefused(t *testing.T) {
 }
 
 // TestStageCrashAfterHalf: copies left by a crashed run that the journal does not record
-// (half of them, some damaged) are made again; copies the journal records are reused; no
-// file is loaded twice.
+// (half of them, some cut short) are taken when they hold the originals' bytes and replaced
+// otherwise; copies the journal records are reused; no file is loaded twice.
 func TestStageCrashAfterHalf(t *testing.T) {
 	r := managedRecovery(t)
 	dir, err := r.ws.Warehouse().Engine().VolumeFile(stageVolume)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Half of the copies of a crashed run: damaged ones among them.
+	// Half of the copies of a crashed run, at the paths the plan names: damaged ones among
+	// them.
+	code, out, errOut := runZbrecover(t, stagedArgs(r, "--dry-run")...)
+	if code != 0 {
+		t.Fatalf("dry run: exit %d\n%s%s", code, out, errOut)
+	}
+	paths := e2etest.StagedPaths(t, out, stageVolume)
 	src := filepath.Join(r.root, "_zerobus", "table_rejected_parquets")
 	n := 0
 	_ = filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
@@ -110,7 +122,7 @@ func TestStageCrashAfterHalf(t *testing.T) {
 		if n%2 == 0 {
 			data = data[:len(data)/2] // torn copy
 		}
-		dst := filepath.Join(dir, rel)
+		dst := filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(paths[filepath.ToSlash(rel)], stageVolume+"/")))
 		_ = os.MkdirAll(filepath.Dir(dst), 0o755)
 		_ = os.WriteFile(dst, data, 0o644)
 		n++
@@ -119,7 +131,7 @@ func TestStageCrashAfterHalf(t *testing.T) {
 	// The first load fails after the staging: the re-run must reuse the recorded copies.
 	r.ws.Warehouse().Inject(warehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`,
 		Error: &warehouse.SQLError{Class: "INTERNAL_ERROR", SQLState: "XX000", Message: "injected"}})
-	code, out, errOut := runZbrecover(t, stagedArgs(r)...)
+	code, out, errOut = runZbrecover(t, stagedArgs(r)...)
 	if code != 1 {
 		t.Fatalf("first staged reload: exit %d\n%s%s", code, out, errOut)
 	}

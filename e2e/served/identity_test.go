@@ -5,6 +5,7 @@ package served
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -194,4 +195,72 @@ func TestIdentityTwoJournals(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestIdentityStagedCopyReplaced is case 2's first half: a staged copy replaced between
+// staging and the statement that reads it (here while the first batch's COPY INTO is held)
+// stops that batch before its statement, saying which copy changed; nothing of it is
+// loaded, cleanup deletes only the files of the batch that loaded, and a re-run copies the
+// file again and loads it: every record ends in the table exactly once.
+func TestIdentityStagedCopyReplaced(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two binaries")
+	}
+	demoBin, release := e2etest.Demo(t), e2etest.Release(t)
+	const n, rows = 2, 4
+	root := filepath.Join(t.TempDir(), "orders")
+	writeIDFiles(t, root, 0, n, rows) // one file in each date folder: two batches
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	w := e2etest.StartDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
+	s := &served{e2etest.NewServed(ctx, t, release, w.Env)}
+	const stageTo = "/Volumes/main/sales/staging/replaced"
+	reload := []string{"-o", "json", "reload", "main.sales.orders", "--rename", "customer_id=customer_key", "--stage-to", stageTo, "--yes"}
+	code, out, errOut := s.Run(append(append([]string(nil), reload...), "--dry-run")...)
+	if code != 0 {
+		t.Fatalf("dry run: exit %d\n%s%s", code, out, errOut)
+	}
+	paths := e2etest.StagedPaths(t, out, stageTo)
+	second := paths["2026/01/02/part-00001.parquet"]
+	if second == "" {
+		t.Fatalf("no staged path for the second batch's file: %v", paths)
+	}
+	// Another file's bytes under the copy's name: what the warehouse would read instead.
+	other := filepath.Join(t.TempDir(), "other")
+	writeIDFiles(t, other, 5000, 2, rows)
+	data, err := os.ReadFile(filepath.Join(other, filepath.FromSlash(inspect.FallbackPrefix), "2026/01/02/part-00001.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Apply(map[string]any{"faults": []map[string]any{{"match": "^COPY INTO .*FILEFORMAT = PARQUET FILES", "times": 1, "action": "delay", "delay_ms": 2000}}})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		code, out, errOut = s.Within(2*time.Minute, reload...)
+	}()
+	time.Sleep(1200 * time.Millisecond) // batch 1 is held; batch 2's copy is staged
+	e2etest.PutVolumeFile(t, s.Env["DATABRICKS_HOST"], s.Env["DATABRICKS_TOKEN"], second, data)
+	<-done
+	if code != 1 || !strings.Contains(errOut, "changed since it was staged") || !strings.Contains(errOut, "nothing was sent") {
+		t.Fatalf("reload with a copy replaced before its statement: exit %d\n%s%s", code, out, errOut)
+	}
+	if got := s.Count("SELECT count(*) FROM main.sales.orders WHERE id > 5000"); got != 0 {
+		t.Fatalf("%d rows of the replacing bytes loaded", got)
+	}
+	s.idsOnce("main.sales.orders", 0, rows) // batch 1 only
+	if code, _, errOut := s.Within(time.Minute, "cleanup", "main.sales.orders", "--yes"); code != 4 && code != 0 {
+		t.Errorf("cleanup of the stopped run: exit %d\n%s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix), "2026/01/02/part-00001.parquet")); err != nil {
+		t.Fatalf("the file whose copy was replaced is gone: %v", err)
+	}
+	// The re-run copies the file again over the replacing bytes and loads it.
+	if code, out, errOut := s.Within(2*time.Minute, reload...); code != 0 {
+		t.Fatalf("re-run: exit %d\n%s%s", code, out, errOut)
+	}
+	s.idsOnce("main.sales.orders", 0, n*rows)
+	if code, _, errOut := s.Within(time.Minute, "cleanup", "main.sales.orders", "--yes"); code != 0 {
+		t.Errorf("cleanup: exit %d\n%s", code, errOut)
+	}
+	s.idsOnce("main.sales.orders", 0, n*rows)
 }

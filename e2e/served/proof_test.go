@@ -196,7 +196,7 @@ func TestProofNoBaseNoLoad(t *testing.T) {
 
 // TestProofTwoJournalsTwoPaths: two operators (two journals) staging the same table to two
 // folders of the volume: the second is refused before it loads anything, naming the first
-// run and its path; no row is loaded twice.
+// run; no row is loaded twice.
 func TestProofTwoJournalsTwoPaths(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two binaries")
@@ -218,7 +218,8 @@ func TestProofTwoJournalsTwoPaths(t *testing.T) {
 	}
 	from := e2etest.StatementLogLen(t, logFile)
 	code, out, errOut := bob.Run(args("bob")...)
-	if code == 0 || !strings.Contains(errOut, "second path") || !strings.Contains(errOut, "/Volumes/main/sales/staging/alice") {
+	// The table's history names alice's run: bob's plan leaves every file behind.
+	if code != 5 || !strings.Contains(errOut, "of another journal loaded this table") || !strings.Contains(errOut, "--ignore-foreign-runs") {
 		t.Fatalf("second journal through another path: exit %d\n%s%s", code, out, errOut)
 	}
 	if copies, _ := e2etest.Loads(e2etest.ReadStatementLog(t, logFile, from)); len(copies) != 0 {

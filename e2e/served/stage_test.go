@@ -89,14 +89,22 @@ func TestDemoServeStaged(t *testing.T) {
 		t.Fatalf("plain reload staged %v", got)
 	}
 
-	// A crashed staging run left torn copies of half the files, which no journal records:
-	// they are made again.
+	// A crashed staging run left copies of half the files cut short at their paths, which no
+	// journal records: they are replaced.
+	code, out, errOut = run(append(append([]string(nil), staged...), "--dry-run")...)
+	if code != 0 {
+		t.Fatalf("dry run: exit %d\n%s%s", code, out, errOut)
+	}
+	paths := e2etest.StagedPaths(t, out, stageTo)
+	if len(paths) != nFiles {
+		t.Fatalf("the plan names %d copies, want %d: %v", len(paths), nFiles, paths)
+	}
 	torn := 0
 	for key := range originals {
 		if torn == nFiles/2 {
 			break
 		}
-		e2etest.PutVolumeFile(t, host, token, stageTo+"/"+key, []byte("torn"))
+		e2etest.PutVolumeFile(t, host, token, paths[key], []byte("torn"))
 		torn++
 	}
 
@@ -111,12 +119,20 @@ func TestDemoServeStaged(t *testing.T) {
 		Status   string `json:"status"`
 		Verified int    `json:"verified_batches"`
 		Staged   int    `json:"staged_files"`
+		Replaced int    `json:"staged_replaced"`
 	}
 	e2etest.DecodeInto(t, out, &rep)
-	if rep.Status != "verified" || rep.Verified == 0 || rep.Staged != nFiles {
+	if rep.Status != "verified" || rep.Verified == 0 || rep.Staged != nFiles || rep.Replaced != nFiles/2 {
 		t.Errorf("staged reload report %+v\n%s", rep, out)
 	}
-	copiesAt := e2etest.ListVolume(t, host, token, stageTo)
+	copiesAt := map[string]int64{} // by the original's key
+	for p, size := range e2etest.ListVolume(t, host, token, stageTo) {
+		if orig, ok := e2etest.StagedOriginal(p); ok && stageTo+"/"+p == paths[orig] {
+			copiesAt[orig] = size
+		} else if !strings.HasPrefix(p, "_zbrecover/") {
+			t.Errorf("%s/%s is no copy of a planned file", stageTo, p)
+		}
+	}
 	if len(copiesAt) != nFiles {
 		t.Errorf("%d copies in %s, want %d: %v", len(copiesAt), stageTo, nFiles, copiesAt)
 	}

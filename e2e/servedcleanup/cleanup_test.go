@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -596,9 +597,15 @@ func TestCleanupSafetyPrefixAndEditedJournal(t *testing.T) {
 		}
 		return e
 	}
-	if !strings.Contains(string(pristine), `"location":"`+stagingVol+`/run1"`) || !strings.Contains(string(pristine), `"key":"`+victim+`"`) {
+	if !strings.Contains(string(pristine), `"location":"`+stagingVol+`/run1"`) || !strings.Contains(string(pristine), `"source":"`+victimKey+`"`) {
 		t.Fatalf("the journal does not record the staged copies as expected:\n%s", pristine)
 	}
+	// The victim's staged copy, as the journal records it (<table id>/<folders>/<name>~<identity>.parquet).
+	m := regexp.MustCompile(`"source":"` + regexp.QuoteMeta(victimKey) + `","key":"([^"]+)"`).FindStringSubmatch(string(pristine))
+	if m == nil {
+		t.Fatalf("the journal records no staged copy of %s", victimKey)
+	}
+	stagedVictim := m[1]
 	for _, e := range []edit{
 		fileKey(filepath.ToSlash(logEntry)),
 		fileKey("part-00000-data.snappy.parquet"),
@@ -609,8 +616,8 @@ func TestCleanupSafetyPrefixAndEditedJournal(t *testing.T) {
 		fileKey(inspect.FallbackPrefix + "2026/01/_delta_log/00000000000000000000.json"),
 		// The staged copies at the table's root, or a copy's key out of its folder.
 		{old: `"location":"` + stagingVol + `/run1"`, new: `"location":"file://` + filepath.ToSlash(b.root) + `"`},
-		{old: `"key":"` + victim + `"`, new: `"key":"../run2/` + victim + `"`},
-		{old: `"key":"` + victim + `"`, new: `"key":"_zbrecover/` + victim + `"`},
+		{old: `"key":"` + stagedVictim + `"`, new: `"key":"../run2/` + victim + `"`},
+		{old: `"key":"` + stagedVictim + `"`, new: `"key":"_zbrecover/` + victim + `"`},
 	} {
 		var want []byte
 		created := false

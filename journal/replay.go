@@ -689,13 +689,49 @@ func (s *State) ExpectedRows() int64 {
 	return n
 }
 
-// InsertedRows is the sum of the row counts the batches' latest statements returned.
-func (s *State) InsertedRows() int64 {
-	var n int64
+// Rows is what a run's batches hold and loaded: the one accounting every output (reload's
+// report, verify, history, summaries) takes its totals from.
+type Rows struct {
+	// Expected is the footer rows of every batch.
+	Expected int64 `json:"expected_rows"`
+	// Answered is the rows the batches' statements answered with, where the answer was
+	// recorded.
+	Answered int64 `json:"answered_rows"`
+	// FromHistory is the rows of verified batches whose answer was lost, settled from the
+	// table's history (a commit with exactly the batch's rows).
+	FromHistory int64 `json:"history_rows"`
+	// Loaded is Answered + FromHistory: the rows the run put in the table.
+	Loaded int64 `json:"loaded_rows"`
+}
+
+// LoadedRows returns the rows batch b put in the table and how that is known: "answer" (its
+// statement's answer), "history" (verified from the table's history, its answer lost: its
+// footer rows), or "" with 0 when it loaded nothing known.
+func (b *BatchState) LoadedRows() (int64, string) {
+	if b.Result != nil && b.Result.Inserted != nil && (*b.Result.Inserted > 0 || b.Status != BatchVerified) {
+		return *b.Result.Inserted, "answer"
+	}
+	if b.Status == BatchVerified {
+		return b.ExpectedRows, "history"
+	}
+	return 0, ""
+}
+
+// Rows is the run's accounting of rows.
+func (s *State) Rows() Rows {
+	var r Rows
 	for _, b := range s.Batches {
-		if b.Result != nil && b.Result.Inserted != nil {
-			n += *b.Result.Inserted
+		r.Expected += b.ExpectedRows
+		switch n, how := b.LoadedRows(); how {
+		case "answer":
+			r.Answered += n
+		case "history":
+			r.FromHistory += n
 		}
 	}
-	return n
+	r.Loaded = r.Answered + r.FromHistory
+	return r
 }
+
+// InsertedRows is the rows the run put in the table (Rows().Loaded).
+func (s *State) InsertedRows() int64 { return s.Rows().Loaded }

@@ -71,14 +71,18 @@ type Report struct {
 	StagedReused int `json:"staged_reused,omitempty"`
 	// StagedReplaced counts the objects found at copies' paths with other bytes than the
 	// originals' (copies cut short), replaced by the copies.
-	StagedReplaced int    `json:"staged_replaced,omitempty"`
-	Unknown        int    `json:"unknown_batches"`
-	Failed         int    `json:"failed_batches"`
-	Mismatch       int    `json:"mismatch_batches"`
-	Files          int    `json:"files"`
-	Rows           int64  `json:"expected_rows"`
-	Inserted       int64  `json:"inserted_rows"`
-	Status         string `json:"status"`
+	StagedReplaced int   `json:"staged_replaced,omitempty"`
+	Unknown        int   `json:"unknown_batches"`
+	Failed         int   `json:"failed_batches"`
+	Mismatch       int   `json:"mismatch_batches"`
+	Files          int   `json:"files"`
+	Rows           int64 `json:"expected_rows"`
+	// Inserted is the rows the run put in the table (journal.Rows.Loaded): AnsweredRows, the
+	// statements' answers, and HistoryRows, those of batches settled from the table's history.
+	Inserted     int64  `json:"inserted_rows"`
+	AnsweredRows int64  `json:"answered_rows"`
+	HistoryRows  int64  `json:"history_rows"`
+	Status       string `json:"status"`
 	// Tagging says how commits are told apart: "tag" (each statement carried its own
 	// commit tag) or "untagged" (the warehouse takes no tag: a commit settles a batch only
 	// when it is the only candidate, weaker evidence).
@@ -328,7 +332,7 @@ func (r *runner) execute(ctx context.Context, st *journal.State, newBatches []Ba
 				}
 			case journal.BatchVerified, journal.BatchUnknown, journal.BatchMismatch:
 				r.rep.add(BatchReport{Batch: b.Batch, Group: b.Group, Folder: b.Folder, Files: len(b.Files), Expected: b.ExpectedRows,
-					Inserted: resultRows(b), Status: b.Status, Reason: outcomeReason(b), Version: outcomeVersion(b), Evidence: b.Evidence(), Attempts: b.Attempts})
+					Inserted: loadedRows(b), Status: b.Status, Reason: outcomeReason(b), Version: outcomeVersion(b), Evidence: b.Evidence(), Attempts: b.Attempts})
 			}
 		}
 		for _, b := range st.Remaining() {
@@ -678,6 +682,8 @@ func (r *runner) finish(ctx context.Context, runErr error) (*Report, error) {
 		}
 		if st, err := journal.ReadState(context.WithoutCancel(ctx), r.d.Journal, r.p.tgt.TableID, r.w.Run()); err == nil {
 			rep.Status = string(st.Status)
+			rows := st.Rows()
+			rep.Rows, rep.Inserted, rep.AnsweredRows, rep.HistoryRows = rows.Expected, rows.Loaded, rows.Answered, rows.FromHistory
 		}
 	}
 	if r.props != nil {
@@ -790,9 +796,11 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func resultRows(b *journal.BatchState) *int64 {
-	if b.Result != nil {
-		return b.Result.Inserted
+// loadedRows is the rows a batch settled by an earlier process put in the table (its answer,
+// or its footer rows when verified from the table's history), nil when none is known.
+func loadedRows(b *journal.BatchState) *int64 {
+	if n, how := b.LoadedRows(); how != "" {
+		return &n
 	}
 	return nil
 }

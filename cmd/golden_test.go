@@ -71,7 +71,7 @@ func TestPlanTextGolden(t *testing.T) {
 	}
 	io, _, out, errOut := iostreams.Test()
 	f := NewFactory(io)
-	if err := printPlan(f, p, skipped{earlier: len(p.Skipped)}, []string{"2024/05/01/z.parquet (its size or ETag changed)"}, true); err != nil {
+	if err := printPlan(f, p, p.Work(p.Table.String()), skipped{earlier: len(p.Skipped)}, []string{"2024/05/01/z.parquet (its size or ETag changed)"}, true); err != nil {
 		t.Fatal(err)
 	}
 	if errOut.Len() != 0 {
@@ -107,7 +107,7 @@ func TestEveryDocumentEncodes(t *testing.T) {
 		cleanupPlanDoc{Plan: &cleanup.Plan{}, Keys: []string{}},
 		&cleanup.Report{Plan: &cleanup.Plan{}},
 		cleanupNothingDoc{},
-		planJSON(&reload.Plan{}),
+		planJSON(&reload.Plan{}, reload.Work{}),
 		&reload.Report{},
 		&reload.VerifyReport{},
 		&history.Runs{},
@@ -120,4 +120,14 @@ func TestEveryDocumentEncodes(t *testing.T) {
 			t.Errorf("%T: %s", doc, b.String())
 		}
 	}
+}
+
+// TestContinuedRunPromptGolden: the question before a reload that continues a run names all
+// the work, the continued run's batches included, and the plan ends with the totals.
+func TestContinuedRunPromptGolden(t *testing.T) {
+	w := reload.Work{Table: "main.sales.orders", Continues: "20261201T101500Z-1a2b3c4d", Settle: 1, Validate: true,
+		StageTo: "/Volumes/main/sales/staging/orders", Stage: 5999,
+		Batches: []reload.WorkBatch{{N: 2, Continued: true, Files: make([]string, 999), Rows: 23898},
+			{N: 3, Continued: true, Files: make([]string, 1000), Rows: 24002}, {N: 11, Files: make([]string, 4000), Rows: 95487}}}
+	golden(t, "continued_run_prompt.txt", []byte(workQuestion(w)+"\n"+workTotals(w)+"\n"))
 }

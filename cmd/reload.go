@@ -350,7 +350,7 @@ func openReload(ctx context.Context, o *ReloadOptions, s *runSummary) (*databric
 // confirmReload asks before loading (or requires --yes without a terminal), then notes the
 // warehouse identity the run records.
 func confirmReload(ctx context.Context, f *Factory, o *ReloadOptions, s *runSummary, prep *reload.Prepared, wh *databricks.Warehouse, tgt *tableref.Ref) error {
-	if err := confirm(f, o.Yes, fmt.Sprintf("Load %s (%s) into %s?", plural(prep.Plan.Files(), "file"), plural(prep.Plan.Rows(), "row"), tgt.TableName()),
+	if err := confirm(f, o.Yes, workQuestion(prep.Work()),
 		fmt.Sprintf("reload writes to %s: pass --yes to load without a terminal to confirm on (or --dry-run to see the plan)", tgt.TableName())); err != nil {
 		return err
 	}
@@ -475,10 +475,11 @@ func showReloadPlan(f *Factory, o *ReloadOptions, s *runSummary, prep *reload.Pr
 			"a copy under another path would be loaded again, so they are not staged or loaded (zbrecover history lists them)\n",
 			textsafe.Quote(strings.TrimSuffix(prep.Source, "/")), n)
 	}
-	s.Files, s.Rows = plan.Files(), plan.Rows()
+	work := prep.Work()
+	s.Files, s.Rows = work.Files(), work.Rows()
 	sk := splitSkipped(prep)
 	summarizePlan(s, plan, sk, prep.Changed)
-	if err := printPlan(f, plan, sk, prep.Changed, o.DryRun || planErr != nil); err != nil {
+	if err := printPlan(f, plan, work, sk, prep.Changed, o.DryRun || planErr != nil); err != nil {
 		return err
 	}
 	if planErr != nil {
@@ -771,15 +772,60 @@ func nothingReason(p *reload.Plan, rep *inspect.Report) string {
 	return "no readable fallback files"
 }
 
-func printPlan(f *Factory, p *reload.Plan, sk skipped, changed []string, withSQL bool) error {
+// workQuestion asks about all the work a reload does, as terraform apply does: what it
+// settles, stages, checks and loads, and where.
+func workQuestion(w reload.Work) string {
+	var steps []string
+	if w.Settle > 0 {
+		steps = append(steps, fmt.Sprintf("settle %s of run %s whose answer was lost", plural(w.Settle, "batch"), w.Continues))
+	}
+	if w.Stage > 0 {
+		steps = append(steps, fmt.Sprintf("stage %s to %s", plural(w.Stage, "file"), w.StageTo))
+	}
+	if n := len(w.Batches); n > 0 && w.Validate {
+		steps = append(steps, fmt.Sprintf("check %s with VALIDATE ALL", plural(n, "statement")))
+	}
+	load := fmt.Sprintf("load %s (%s) into %s in %s", plural(w.Files(), "file"), plural(w.Rows(), "row"), w.Table, plural(len(w.Batches), "statement"))
+	if len(w.Batches) == 0 {
+		load = "load nothing more into " + w.Table
+	}
+	steps = append(steps, load)
+	q := strings.Join(steps, ", then ")
+	return strings.ToUpper(q[:1]) + q[1:] + "?"
+}
+
+// workTotals is the plan's last line: the totals of what the reload does.
+func workTotals(w reload.Work) string {
+	line := fmt.Sprintf("Plan: %s, %s in %s into %s", plural(w.Files(), "file"), plural(w.Rows(), "row"), plural(len(w.Batches), "statement"), w.Table)
+	var more []string
+	if w.Continues != "" {
+		cont := 0
+		for _, b := range w.Batches {
+			if b.Continued {
+				cont++
+			}
+		}
+		more = append(more, fmt.Sprintf("continuing run %s (%s of its own to send, %s to settle)", w.Continues, plural(cont, "batch"), plural(w.Settle, "batch")))
+	}
+	if w.Stage > 0 {
+		more = append(more, fmt.Sprintf("%s staged to %s first", plural(w.Stage, "file"), w.StageTo))
+	}
+	if len(more) > 0 {
+		line += "; " + strings.Join(more, "; ")
+	}
+	return line
+}
+
+func printPlan(f *Factory, p *reload.Plan, work reload.Work, sk skipped, changed []string, withSQL bool) error {
 	if f.Global.JSON() && withSQL {
-		return printJSON(f, planJSON(p))
+		return printJSON(f, planJSON(p, work))
 	}
 	w := f.IO.ErrOut
 	if withSQL {
 		w = f.IO.Out
 	}
-	fmt.Fprintf(w, "Plan for %s: %s, %s in %s\n", p.Table, plural(p.Files(), "file"), plural(p.Rows(), "row"), plural(len(p.Batches), "statement"))
+	defer fmt.Fprintln(w, workTotals(work))
+	fmt.Fprintf(w, "Plan for %s:\n", p.Table)
 	for _, l := range sk.lines() {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
@@ -816,9 +862,14 @@ func printPlan(f *Factory, p *reload.Plan, sk skipped, changed []string, withSQL
 		}
 	}
 	if withSQL {
-		for _, b := range p.Batches {
-			fmt.Fprintf(w, "\n-- batch %d: group %s, folder %q, %s, %s\n%s;\n", b.N, b.Group, b.Folder, plural(len(b.Files), "file"), plural(b.ExpectedRows, "row"), textsafe.Escape(b.SQL))
+		for _, b := range work.Batches {
+			of := ""
+			if b.Continued {
+				of = ", of run " + work.Continues
+			}
+			fmt.Fprintf(w, "\n-- batch %d%s: group %s, folder %q, %s, %s\n%s;\n", b.N, of, b.Group, b.Folder, plural(len(b.Files), "file"), plural(b.Rows, "row"), textsafe.Escape(b.SQL))
 		}
+		fmt.Fprintln(w)
 	}
 	return nil
 }
@@ -848,9 +899,15 @@ func groupRefused(files []reload.SkippedFile) []refusedGroup {
 }
 
 type planDoc struct {
-	Table      string                `json:"table"`
-	Files      int                   `json:"files"`
-	Rows       int64                 `json:"rows"`
+	Table string `json:"table"`
+	Files int    `json:"files"`
+	Rows  int64  `json:"rows"`
+	// Continues is the run this reload continues ("" for none); Settle its batches to
+	// settle first; StageTo and Stage the staging location and the files copied there.
+	Continues  string                `json:"continues,omitempty"`
+	Settle     int                   `json:"settle_batches,omitempty"`
+	StageTo    string                `json:"stage_to,omitempty"`
+	Stage      int                   `json:"stage_files,omitempty"`
 	Batches    []planBatchDoc        `json:"batches"`
 	Skipped    []reload.SkippedFile  `json:"skipped"`
 	Unreadable []string              `json:"unreadable"`
@@ -859,20 +916,22 @@ type planDoc struct {
 }
 
 type planBatchDoc struct {
-	Batch  int      `json:"batch"`
-	Group  string   `json:"group"`
-	Folder string   `json:"folder"`
-	Files  []string `json:"files"`
-	Rows   int64    `json:"rows"`
-	SQL    string   `json:"sql"`
+	Batch     int      `json:"batch"`
+	Continued bool     `json:"continued,omitempty"`
+	Group     string   `json:"group,omitempty"`
+	Folder    string   `json:"folder"`
+	Files     []string `json:"files"`
+	Rows      int64    `json:"rows"`
+	SQL       string   `json:"sql"`
 }
 
-func planJSON(p *reload.Plan) planDoc {
-	d := planDoc{Table: p.Table.String(), Files: p.Files(), Rows: p.Rows(), Batches: []planBatchDoc{},
+func planJSON(p *reload.Plan, work reload.Work) planDoc {
+	d := planDoc{Table: p.Table.String(), Files: work.Files(), Rows: work.Rows(), Continues: work.Continues, Settle: work.Settle,
+		StageTo: work.StageTo, Stage: work.Stage, Batches: []planBatchDoc{},
 		Skipped: append([]reload.SkippedFile{}, p.Skipped...), Unreadable: []string{}, Refused: append([]reload.SkippedFile{}, p.Refused...),
 		Blocked: append([]reload.BlockedGroup{}, p.Blocked...)}
-	for _, b := range p.Batches {
-		d.Batches = append(d.Batches, planBatchDoc{Batch: b.N, Group: b.Group, Folder: b.Folder, Files: b.Keys(), Rows: b.ExpectedRows, SQL: b.SQL})
+	for _, b := range work.Batches {
+		d.Batches = append(d.Batches, planBatchDoc{Batch: b.N, Continued: b.Continued, Group: b.Group, Folder: b.Folder, Files: b.Files, Rows: b.Rows, SQL: b.SQL})
 	}
 	for _, u := range p.Unreadable {
 		d.Unreadable = append(d.Unreadable, u.Key)

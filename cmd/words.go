@@ -1,11 +1,17 @@
 package cmd
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // plural returns n and word, with an s unless n is 1: "1 file", "2 files".
 func plural[N int | int64](n N, word string) string {
 	if n == 1 {
 		return "1 " + word
+	}
+	if strings.HasSuffix(word, "ch") || strings.HasSuffix(word, "sh") || strings.HasSuffix(word, "s") || strings.HasSuffix(word, "x") {
+		return strconv.FormatInt(int64(n), 10) + " " + word + "es"
 	}
 	return strconv.FormatInt(int64(n), 10) + " " + word + "s"
 }

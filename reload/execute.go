@@ -198,6 +198,10 @@ func Execute(ctx context.Context, p *Prepared) (*Report, error) {
 		if err := r.preflight(ctx, toSend); err != nil {
 			return r.rep, err
 		}
+	} else if err := o.Stage.Check(ctx); err != nil {
+		// The staging location is checked before anything is journaled: a mistyped volume
+		// leaves no run behind.
+		return r.rep, err
 	}
 	r.toSend = toSend
 

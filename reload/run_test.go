@@ -449,6 +449,14 @@ func TestSourceChangesOnlyBeforeAnIntent(t *testing.T) {
 	if _, err := sc.reload(t, sc.deps(t, true), o); !errors.Is(err, ErrStageLocation) {
 		t.Fatalf("mistyped volume: %v", err)
 	}
+	// Checked before anything is journaled: no run is left to continue.
+	if j, err := journal.OpenDir(sc.dir); err == nil {
+		runs, _ := journal.Runs(context.Background(), j, sc.tgt.TableID)
+		j.Close()
+		if len(runs) != 0 {
+			t.Errorf("a refused staging location left %d runs", len(runs))
+		}
+	}
 	o.Stage = sc.stageOf(vol, "right")
 	if _, err := sc.reload(t, sc.deps(t, true), o); err != nil {
 		t.Fatalf("the right volume: %v", err)

@@ -396,6 +396,19 @@ func NewRegistry(fs ...Factory) *Registry {
 // Register adds f, replacing any factory for the same scheme.
 func (r *Registry) Register(f Factory) { r.factories[f.Scheme()] = f }
 
+// With returns a new registry holding r's factories and fs (which replace r's for the same
+// schemes); r is left as it is.
+func (r *Registry) With(fs ...Factory) *Registry {
+	out := &Registry{factories: make(map[string]Factory, len(r.factories)+len(fs))}
+	for s, f := range r.factories {
+		out.factories[s] = f
+	}
+	for _, f := range fs {
+		out.Register(f)
+	}
+	return out
+}
+
 // Schemes returns the registered schemes, sorted.
 func (r *Registry) Schemes() []string {
 	out := make([]string, 0, len(r.factories))

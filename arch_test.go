@@ -457,3 +457,56 @@ func TestCmdJournalRuleCatches(t *testing.T) {
 		t.Errorf("violations %q", got)
 	}
 }
+
+// TestCmdHasNoVolumeBranch: a /Volumes path is a storage scheme (storage.SchemeVolume), opened
+// by the registry like any place; no file of cmd (or doctor) asks whether a string is a volume
+// path.
+func TestCmdHasNoVolumeBranch(t *testing.T) {
+	for _, dir := range []string{"cmd", "doctor"} {
+		for _, v := range volumeBranches(dir) {
+			t.Error(v)
+		}
+	}
+}
+
+func volumeBranches(dir string) []string {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var out []string
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.SelectorExpr:
+					if n.Sel.Name == "IsVolumePath" {
+						out = append(out, fmt.Sprintf("%s calls IsVolumePath: parse the place (storage.Parse) and ask its Scheme", fset.Position(n.Pos())))
+					}
+				case *ast.CallExpr:
+					if se, ok := n.Fun.(*ast.SelectorExpr); ok && (se.Sel.Name == "HasPrefix" || se.Sel.Name == "CutPrefix") && len(n.Args) == 2 {
+						if lit, ok := n.Args[1].(*ast.BasicLit); ok && (strings.HasPrefix(lit.Value, `"/Volumes`) || strings.HasPrefix(lit.Value, `"dbfs:`)) {
+							out = append(out, fmt.Sprintf("%s tests a string for %s: parse the place (storage.Parse) and ask its Scheme", fset.Position(n.Pos()), lit.Value))
+						}
+					}
+				}
+				return true
+			})
+		}
+	}
+	return out
+}
+
+// TestVolumeBranchRuleCatches is a test of the test.
+func TestVolumeBranchRuleCatches(t *testing.T) {
+	dir := t.TempDir()
+	src := "package cmd\n\nimport (\n\t\"strings\"\n\n\t\"" + mod + "databricks\"\n)\n\n" +
+		"func a(s string) bool { return databricks.IsVolumePath(s) }\n\nfunc b(s string) bool { return strings.HasPrefix(s, \"/Volumes\") }\n"
+	if err := os.WriteFile(filepath.Join(dir, "x.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := volumeBranches(dir); len(got) != 2 {
+		t.Errorf("violations %q", got)
+	}
+}

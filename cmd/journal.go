@@ -75,6 +75,15 @@ func (f *Factory) openTableJournal(ctx context.Context, url string, tgt *tablere
 // openRunJournal opens the journal at url (the local state directory when empty) and records
 // where it is in the run's summary.
 func (f *Factory) openRunJournal(ctx context.Context, url string, s *runSummary) (journalStore, error) {
+	if url != "" {
+		// A run writes to its journal: before the table is known (reload opens its journal
+		// first), the place is checked against the tables the probes find, so that no folder
+		// is made in a table's storage; checkJournalPlace checks it against the table once
+		// the table is known.
+		if _, err := f.checkedPlace(ctx, place.Journal, url, nil, nil); err != nil {
+			return nil, err
+		}
+	}
 	store, err := f.openJournal(ctx, url)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/zbrecover/zbrecover/internal/redact"
 	"github.com/zbrecover/zbrecover/place"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/tableref"
@@ -29,26 +30,32 @@ func parsePlace(role place.Role, raw string) (storage.Location, error) {
 	return loc, nil
 }
 
-// checkPlace refuses loc as a place for role (place.Check) against the table's root, the
-// roots of the other tables of its schema that Unity Catalog lists, the given staging
-// locations, and the tables its probes find. A refusal is a usage error; nothing is written.
-func (f *Factory) checkPlace(ctx context.Context, role place.Role, loc storage.Location, tgt *tableref.Ref, staging []storage.Location) error {
+// checkPlace refuses loc, given to role's flag as raw, as a place for role (place.Check)
+// against the table's root, the roots of the other tables of its schema that Unity Catalog
+// lists, the given staging locations, and the tables its probes find. A refusal is a usage
+// error that names the place as given and as compared; nothing is written.
+func (f *Factory) checkPlace(ctx context.Context, role place.Role, raw string, loc storage.Location, tgt *tableref.Ref, staging []storage.Location) error {
 	facts := f.placeFacts(ctx, tgt, staging)
 	if err := place.Check(ctx, role, loc, facts); err != nil {
 		if errors.Is(err, place.ErrRefused) {
-			return FlagErrorf("%s: %v", role.Flag(), err)
+			return FlagErrorf("%s %q: %v", role.Flag(), redact.String(raw), err)
 		}
 		return fmt.Errorf("%s: %w", role.Flag(), err)
 	}
 	return nil
 }
 
-// placeFacts are what place.Check compares a place with for tgt.
+// placeFacts are what place.Check compares a place with for tgt; with a nil tgt (a place
+// opened before the table is known), only the tables its probes find.
 func (f *Factory) placeFacts(ctx context.Context, tgt *tableref.Ref, staging []storage.Location) place.Facts {
-	facts := place.Facts{Table: tgt.Loc, Staging: staging, Resolve: f.volumeStorage(),
+	facts := place.Facts{Staging: staging, Resolve: f.volumeStorage(),
 		Open: func(ctx context.Context, l storage.Location) (storage.Backend, error) {
 			return f.openLocation(ctx, l, f.Global.StorageConfig())
 		}}
+	if tgt == nil {
+		return facts
+	}
+	facts.Table = tgt.Loc
 	for _, r := range f.otherTableRoots(ctx, tgt) {
 		l, err := storage.Parse(r)
 		if err != nil {
@@ -116,7 +123,7 @@ func (f *Factory) checkedPlace(ctx context.Context, role place.Role, raw string,
 	if err != nil {
 		return loc, err
 	}
-	return loc, f.checkPlace(ctx, role, loc, tgt, staging)
+	return loc, f.checkPlace(ctx, role, raw, loc, tgt, staging)
 }
 
 // openChecked opens a place checkedPlace passed. A local folder is created; a volume opens

@@ -148,8 +148,9 @@ func TestPlacesArchiveToTheStagingVolumeInOtherCase(t *testing.T) {
 // managed table's fallback folder (as a path, a file://localhost URL with a trailing slash),
 // inside the table's own root, or a folder holding both tables, is refused as a usage error
 // before anything is copied: the other table's fallback folder holds only its own files, and
-// its next reload loads only them. A journal inside a table's storage is refused the same way,
-// before any folder is made there.
+// its next reload loads only them. A keys place inside the staging location (in other letter
+// case) and a journal inside a table's storage are refused the same way, before any folder is
+// made there.
 func TestPlacesStageIntoAnotherTablesFallbackFolder(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -165,6 +166,8 @@ func TestPlacesStageIntoAnotherTablesFallbackFolder(t *testing.T) {
 		{[]string{"--stage-to", "file://localhost" + returnsFallback + "/"}, "lies inside another table's root"},
 		{[]string{"--stage-to", filepath.Join(b.orders, "_zerobus", "staged")}, "lies inside the table's root"},
 		{[]string{"--stage-to", filepath.Dir(b.orders)}, "contains the table's root"},
+		{[]string{"--stage-to", "/Volumes/main/sales/staging/run1", "--key", "id", "--keys-to", "/Volumes/main/sales/STAGING/run1/keys"},
+			"lies inside the run's staging location"},
 		{[]string{"--stage-to", "/Volumes/main/sales/staging/run1", "--journal", "file://" + filepath.Join(b.orders, "journal")}, "lies inside a table's root"},
 		{[]string{"--stage-to", "/Volumes/main/sales/staging/run1", "--journal", filepath.Join(b.returns, "journal")}, "lies inside a table's root"},
 	} {

@@ -181,13 +181,9 @@ func Check(ctx context.Context, role Role, cand storage.Location, f Facts) error
 			}
 		}
 	}
-	if err := c.probe(ctx, f.Open, cand); err != nil {
-		return err
-	}
-	if candAlias.Scheme != "" {
-		return c.probe(ctx, f.Open, candAlias)
-	}
-	return nil
+	// A volume is probed through the Files API, not through its storage location: the
+	// identity rarely holds credentials for a managed volume's store.
+	return c.probe(ctx, f.Open, cand)
 }
 
 type checker struct {

@@ -637,9 +637,10 @@ func reloadNext(o *ReloadOptions, s *runSummary, code int) []string {
 	return []string{"fix the command line (" + mdCmd("zbrecover reload --help") + ")"}
 }
 
-// openStage opens the place of --stage-to (or of --keys-to, as role says) once place.Check
-// passed it (staging, the run's staging location, for a keys place): a volume path through
-// the Files API (the workspace identity), or a storage URL with the store's own credentials.
+// openStage opens the place given to --stage-to (role place.Staging) or --keys-to (place.Keys,
+// compared with staging, the run's staging location) once place.Check passed it: a volume
+// path through the Files API (the workspace identity), or a storage URL with the store's own
+// credentials.
 // Staging claims go to the volume's root (or the parent folder of a URL's), so that two runs
 // staging the same table to two folders of one place see each other.
 func (f *Factory) openStage(ctx context.Context, role place.Role, to string, tgt *tableref.Ref, staging ...storage.Location) (*reload.Stage, error) {

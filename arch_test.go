@@ -34,7 +34,7 @@ type importRule struct {
 var importRules = []importRule{
 	{dir: ".", only: []string{"cmd"}},
 	{dir: "cmd", only: []string{"cleanup", "databricks", "delta", "doctor", "history", "inspect", "internal/fallback", "internal/iostreams",
-		"internal/jsonout", "internal/redact", "internal/textsafe", "journal", "reload", "scan", "schemadiff", "sqlstmt", "storage", "storage/all", "tableref",
+		"internal/jsonout", "internal/redact", "internal/textsafe", "journal", "place", "reload", "scan", "schemadiff", "sqlstmt", "storage", "storage/all", "tableref",
 		"internal/demo", "internal/fake/workspace", "internal/fake/warehouse"}},
 	{dir: "schemadiff", only: []string{}},
 	{dir: "sqlstmt", only: []string{"schemadiff"}},
@@ -66,7 +66,9 @@ var importRules = []importRule{
 	{dir: "databricks/filestest", only: []string{}},
 	{dir: "keyfile", only: []string{"inspect", "schemadiff", "storage"}},
 	{dir: "journal", only: []string{"storage", "internal/redact"}},
-	{dir: "cleanup", only: []string{"journal", "storage", "internal/redact", "internal/fallback"}},
+	// place is the one rule every place written to passes: a leaf over storage.
+	{dir: "place", only: []string{"storage", "internal/redact"}},
+	{dir: "cleanup", only: []string{"journal", "place", "storage", "internal/redact", "internal/fallback"}},
 	{dir: "tableref", only: []string{"databricks", "delta", "schemadiff", "storage", "internal/redact"}},
 	{dir: "reload", only: []string{"databricks", "inspect", "journal", "keyfile", "schemadiff", "sqlstmt", "storage", "tableref", "internal/fallback", "internal/redact"}},
 	// scan lists catalogs and fallback folders: it reads no footer (inspect, keyfile) and never
@@ -79,6 +81,8 @@ var importRules = []importRule{
 	{dir: "internal/fake/warehouse/tcli", only: []string{}},
 	{dir: "internal/fake/workspace", only: []string{"internal/fake/warehouse", "databricks/uctest"}},
 	{dir: "internal/demo", only: []string{"delta/deltatest", "inspect", "internal/pqgen", "schemadiff"}},
+	// e2e holds only its package doc; its packages are tests.
+	{dir: "e2e", only: []string{}},
 	// The end-to-end tests' helpers drive built binaries and a served workspace from outside.
 	{dir: "e2e/e2etest", only: []string{"databricks", "inspect", "schemadiff", "delta/deltatest", "internal/pqgen"}},
 }
@@ -450,6 +454,59 @@ func TestCmdJournalRuleCatches(t *testing.T) {
 	write("history.go", "var _ journal.Store\n")
 	got := checkJournalOpener(dir)
 	if len(got) != 2 || !strings.Contains(strings.Join(got, "\n"), "uses journal.ReadState") || !strings.Contains(strings.Join(got, "\n"), "history.go imports the journal") {
+		t.Errorf("violations %q", got)
+	}
+}
+
+// TestCmdHasNoVolumeBranch: a /Volumes path is a storage scheme (storage.SchemeVolume), opened
+// by the registry like any place; no file of cmd (or doctor) asks whether a string is a volume
+// path.
+func TestCmdHasNoVolumeBranch(t *testing.T) {
+	for _, dir := range []string{"cmd", "doctor"} {
+		for _, v := range volumeBranches(dir) {
+			t.Error(v)
+		}
+	}
+}
+
+func volumeBranches(dir string) []string {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var out []string
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.SelectorExpr:
+					if n.Sel.Name == "IsVolumePath" {
+						out = append(out, fmt.Sprintf("%s calls IsVolumePath: parse the place (storage.Parse) and ask its Scheme", fset.Position(n.Pos())))
+					}
+				case *ast.CallExpr:
+					if se, ok := n.Fun.(*ast.SelectorExpr); ok && (se.Sel.Name == "HasPrefix" || se.Sel.Name == "CutPrefix") && len(n.Args) == 2 {
+						if lit, ok := n.Args[1].(*ast.BasicLit); ok && (strings.HasPrefix(lit.Value, `"/Volumes`) || strings.HasPrefix(lit.Value, `"dbfs:`)) {
+							out = append(out, fmt.Sprintf("%s tests a string for %s: parse the place (storage.Parse) and ask its Scheme", fset.Position(n.Pos()), lit.Value))
+						}
+					}
+				}
+				return true
+			})
+		}
+	}
+	return out
+}
+
+// TestVolumeBranchRuleCatches is a test of the test.
+func TestVolumeBranchRuleCatches(t *testing.T) {
+	dir := t.TempDir()
+	src := "package cmd\n\nimport (\n\t\"strings\"\n\n\t\"" + mod + "databricks\"\n)\n\n" +
+		"func a(s string) bool { return databricks.IsVolumePath(s) }\n\nfunc b(s string) bool { return strings.HasPrefix(s, \"/Volumes\") }\n"
+	if err := os.WriteFile(filepath.Join(dir, "x.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := volumeBranches(dir); len(got) != 2 {
 		t.Errorf("violations %q", got)
 	}
 }

@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"strings"
 
 	"github.com/zbrecover/zbrecover/internal/redact"
 	"github.com/zbrecover/zbrecover/journal"
+	"github.com/zbrecover/zbrecover/place"
 	"github.com/zbrecover/zbrecover/storage"
 )
 
@@ -16,97 +15,53 @@ import (
 // not be a second copy, or would plant files where a table reads them.
 var ErrArchiveLocation = errors.New("the archive location is refused")
 
-// CheckArchive refuses an archive location (a URL, its query ignored) that is the same as,
+// CheckArchive refuses an archive location (a URL or a volume path) that is the same as,
 // inside or containing one of the places cleanup must never write to or count on: the
 // table's root (and so its fallback folder: archiving there copies a file onto itself, and
 // deleting the original deletes the only copy), a staging location of the run, or the root
-// of another table (whose fallback folder the copies would become). Local folders are
-// compared as named and with their symbolic links resolved, so that a link to the table's
-// root is the table's root.
+// of another table (whose fallback folder the copies would become); or that lies in a
+// _zerobus/ folder. It is place.Check for an archive: places compared as values (any
+// spelling, a query ignored), local folders also with their symbolic links resolved, so that
+// a link to the table's root is the table's root. It lists nothing (CheckArchiveHoldsNoTable
+// probes an opened archive). A place that does not parse is refused when it is an archive,
+// and compared as written otherwise. Errors wrap ErrArchiveLocation (and place.ErrRefused).
 func CheckArchive(archive, root string, staging, otherTables []string) error {
-	check := func(what, loc string) error {
-		for _, pair := range [][2]string{{archive, loc}, {resolveLinks(archive), resolveLinks(loc)}} {
-			a, l := urlKey(pair[0]), urlKey(pair[1])
-			via := ""
-			if pair[0] != archive {
-				via = " (through a symbolic link)"
-			}
-			switch {
-			case l == "" || a == "":
-				return nil
-			case a == l:
-				return fmt.Errorf("%w: %s is %s%s", ErrArchiveLocation, redact.String(archive), what, via)
-			case strings.HasPrefix(a, l):
-				return fmt.Errorf("%w: %s lies inside %s (%s)%s", ErrArchiveLocation, redact.String(archive), what, redact.String(loc), via)
-			case strings.HasPrefix(l, a):
-				return fmt.Errorf("%w: %s contains %s (%s)%s", ErrArchiveLocation, redact.String(archive), what, redact.String(loc), via)
-			}
-		}
-		return nil
+	cand, err := storage.Parse(archive)
+	if err != nil {
+		return fmt.Errorf("%w: %s is not a place zbrecover can compare: %v", ErrArchiveLocation, redact.String(archive), err)
 	}
-	if err := check("the table's root", root); err != nil {
+	var facts place.Facts
+	known := func(what, s string) (storage.Location, error) {
+		l, err := storage.Parse(s)
+		if err == nil {
+			return l, nil
+		}
+		if overlaps(archive, s) {
+			return l, fmt.Errorf("%w: %s is, lies inside or contains %s (%s)", ErrArchiveLocation, redact.String(archive), what, redact.String(s))
+		}
+		return storage.Location{}, nil
+	}
+	if facts.Table, err = known("the table's root", root); err != nil {
 		return err
 	}
 	for _, s := range staging {
-		if err := check("the run's staging location", s); err != nil {
+		l, err := known("the run's staging location", s)
+		if err != nil {
 			return err
 		}
+		facts.Staging = append(facts.Staging, l)
 	}
-	for _, t := range otherTables {
-		if err := check("another table's root", t); err != nil {
+	for _, s := range otherTables {
+		l, err := known("another table's root", s)
+		if err != nil {
 			return err
 		}
+		facts.Others = append(facts.Others, l)
+	}
+	if err := place.Check(context.Background(), place.Archive, cand, facts); err != nil {
+		return fmt.Errorf("%w: %w", ErrArchiveLocation, err)
 	}
 	return nil
-}
-
-// resolveLinks returns a local location (a file:// URL or an absolute path) with the
-// symbolic links of the longest part of its path that exists resolved; any other location as
-// it is.
-func resolveLinks(u string) string {
-	p := stripQuery(strings.TrimSpace(u))
-	if rest, ok := strings.CutPrefix(p, "file://"); ok {
-		p = rest
-	}
-	if !strings.HasPrefix(p, "/") || strings.HasPrefix(u, "dbfs:") {
-		return u
-	}
-	p = filepath.Clean(filepath.FromSlash(p))
-	rest := ""
-	for {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return "file://" + filepath.ToSlash(filepath.Join(r, rest))
-		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return u
-		}
-		rest = filepath.Join(filepath.Base(p), rest)
-		p = parent
-	}
-}
-
-// urlKey is a location compared as a folder: no query, one trailing "/", a path (a local
-// folder or a volume path, dbfs: or not) as a file:// URL, no empty or "." element.
-func urlKey(s string) string {
-	s = strings.TrimPrefix(stripQuery(strings.TrimSpace(s)), "dbfs:")
-	if s == "" {
-		return ""
-	}
-	if strings.HasPrefix(s, "/") {
-		s = "file://" + s
-	}
-	if scheme, p, ok := strings.Cut(s, "://"); ok {
-		host, rest, _ := strings.Cut(p, "/")
-		var els []string
-		for _, el := range strings.Split(rest, "/") {
-			if el != "" && el != "." {
-				els = append(els, el)
-			}
-		}
-		s = scheme + "://" + host + "/" + strings.Join(els, "/")
-	}
-	return strings.TrimRight(s, "/") + "/"
 }
 
 // CheckArchiveHoldsNoTable refuses an archive location that is itself a Delta table's root

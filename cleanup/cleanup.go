@@ -102,10 +102,8 @@ func Confined(st *journal.State, prefix, root string) error {
 			return fmt.Errorf("run %s names %w; nothing of it is deleted", st.Run, err)
 		}
 	}
-	rootKey := strings.TrimRight(stripQuery(root), "/") + "/"
 	for _, sg := range st.Staging {
-		loc := strings.TrimRight(stripQuery(sg.Location), "/") + "/"
-		if strings.HasPrefix(loc, rootKey) || strings.HasPrefix(rootKey, loc) {
+		if overlaps(sg.Location, root) {
 			return fmt.Errorf("run %s records staged copies at %s, which is not outside the table's root %s: %w; nothing of it is deleted", st.Run, sg.Location, root, ErrOutside)
 		}
 		for _, c := range sg.Files {
@@ -117,11 +115,25 @@ func Confined(st *journal.State, prefix, root string) error {
 	return nil
 }
 
-func stripQuery(s string) string {
-	if i := strings.IndexByte(s, '?'); i >= 0 {
-		return s[:i]
+// overlaps reports whether two places, as the journal and the target name them, are the same
+// or one lies inside the other (storage.Location.Contains, whatever the spelling). A place
+// that does not parse is compared as written, less its query, by whole "/" elements.
+func overlaps(a, b string) bool {
+	la, errA := storage.Parse(a)
+	lb, errB := storage.Parse(b)
+	if errA == nil && errB == nil {
+		return la.Contains(lb) || lb.Contains(la)
 	}
-	return s
+	ka, kb := rawKey(a), rawKey(b)
+	return strings.HasPrefix(ka, kb) || strings.HasPrefix(kb, ka)
+}
+
+// rawKey is a place that does not parse, as overlaps compares it: no query, one trailing "/".
+func rawKey(s string) string {
+	if i := strings.IndexByte(s, '?'); i >= 0 {
+		s = s[:i]
+	}
+	return strings.TrimRight(s, "/") + "/"
 }
 
 // Candidates returns the files of st's verified batches that are not yet deleted or gone, in

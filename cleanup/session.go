@@ -266,6 +266,10 @@ func (p *Prepared) CheckArchive(ctx context.Context, archive storage.Backend, ot
 	return CheckArchiveHoldsNoTable(ctx, archive)
 }
 
+// StagingLocations are the staging locations of the run, as the journal names them (a
+// /Volumes path or a URL without its query).
+func (p *Prepared) StagingLocations() []string { return p.stagingLocations() }
+
 func (p *Prepared) stagingLocations() []string {
 	var out []string
 	for _, sg := range p.State.Staging {

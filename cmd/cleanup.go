@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/user"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
+	"github.com/zbrecover/zbrecover/place"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/tableref"
@@ -178,10 +178,11 @@ func cleanupSteps(ctx context.Context, o *CleanupOptions, s *runSummary) error {
 	defer closeJournal(store)
 	defer prep.Close()
 	var otherTables []string
+	var archiveLoc storage.Location
 	if o.ArchiveTo != "" {
 		// Refused before anything is written or deleted, and again once opened.
 		otherTables = f.otherTableRoots(ctx, tgt)
-		if err := checkArchiveTo(prep, o.ArchiveTo, otherTables); err != nil {
+		if archiveLoc, err = f.checkArchiveTo(ctx, prep, o.ArchiveTo, tgt); err != nil {
 			return err
 		}
 	}
@@ -196,7 +197,7 @@ func cleanupSteps(ctx context.Context, o *CleanupOptions, s *runSummary) error {
 	}
 	copts := cleanup.Options{Concurrency: ds.conc, Limiter: ds.lim, Log: f.Logger, Prefix: o.Prefix, OtherTables: otherTables}
 	if o.ArchiveTo != "" {
-		if copts.Archive, err = openCheckedArchive(ctx, f, prep, o.ArchiveTo, otherTables); err != nil {
+		if copts.Archive, err = openCheckedArchive(ctx, f, prep, archiveLoc, otherTables); err != nil {
 			return err
 		}
 	}
@@ -244,7 +245,7 @@ func (d *deleteStorage) open(ctx context.Context, loc storage.Location, cfg stor
 		// Retries happen in WithRetry below, where the limiter hears of them and -v shows them.
 		cfg.MaxAttempts = 1
 	}
-	b, err := f.Registry().OpenLocation(ctx, loc, cfg)
+	b, err := f.registry().OpenLocation(ctx, loc, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +283,7 @@ func prepareCleanup(ctx context.Context, o *CleanupOptions, s *runSummary, ds *d
 	if err := identify(ctx, tgt, s); err != nil {
 		return nil, nil, nil, err
 	}
-	store, err := f.openRunJournal(ctx, o.Journal, s)
+	store, err := f.openTableJournal(ctx, o.Journal, tgt, s)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -356,11 +357,10 @@ func cleanupPlanned(ctx context.Context, o *CleanupOptions, prep *cleanup.Prepar
 	return true, keptExit(plan, nil)
 }
 
-// openCheckedArchive opens --archive-to and refuses it, before anything is written, when it
-// is not a second place for the run's files (as opened, with links resolved, or holding a
-// Delta table).
-func openCheckedArchive(ctx context.Context, f *Factory, prep *cleanup.Prepared, to string, otherTables []string) (storage.Backend, error) {
-	archive, err := f.openArchive(ctx, to)
+// openCheckedArchive opens --archive-to, which checkArchiveTo passed, and checks it again as
+// cleanup sees it once opened (cleanup.Prepared.CheckArchive), before anything is written.
+func openCheckedArchive(ctx context.Context, f *Factory, prep *cleanup.Prepared, loc storage.Location, otherTables []string) (storage.Backend, error) {
+	archive, err := f.openChecked(ctx, place.Archive, loc)
 	if err != nil {
 		return nil, err
 	}
@@ -445,70 +445,25 @@ func cleanupDryRun(ctx context.Context, f *Factory, s *runSummary, prep *cleanup
 	return nil
 }
 
-// checkArchiveTo refuses an --archive-to location as given that is not a second place for
-// the run's files (cleanup.CheckArchive): a usage error, nothing written.
-func checkArchiveTo(prep *cleanup.Prepared, to string, otherTables []string) error {
-	if err := checkPathElements(to); err != nil {
-		return FlagErrorf("--archive-to %q: %v; nothing was deleted", to, err)
-	}
-	loc := to
-	if !databricks.IsVolumePath(to) {
-		if l, err := storage.Parse(to); err == nil {
-			loc = l.String()
-		}
-	}
-	if err := prep.CheckArchiveLocation(loc, otherTables); err != nil {
-		return FlagErrorf("--archive-to: %v; nothing was deleted", err)
-	}
-	return nil
-}
-
-// openArchive opens --archive-to: a volume path through the Files API (the workspace
-// identity), else a storage URL, creating a local folder as --stage-to does.
-func (f *Factory) openArchive(ctx context.Context, to string) (storage.Backend, error) {
-	if err := checkPathElements(to); err != nil {
-		return nil, FlagErrorf("--archive-to %q: %v", to, err)
-	}
-	if databricks.IsVolumePath(to) {
-		b, err := f.openStagedLocation(ctx, to)
+// checkArchiveTo refuses --archive-to with place.Check, before anything is written or
+// deleted: the table's root, another table's root or the run's staging location (in any
+// spelling, through symbolic links and a volume's storage location), a _zerobus/ folder, a
+// table's root its probes find. A refusal is a usage error.
+func (f *Factory) checkArchiveTo(ctx context.Context, prep *cleanup.Prepared, to string, tgt *tableref.Ref) (storage.Location, error) {
+	var staging []storage.Location
+	for _, s := range prep.StagingLocations() {
+		l, err := storage.Parse(s)
 		if err != nil {
-			return nil, fmt.Errorf("--archive-to: %w", err)
+			return l, fmt.Errorf("the journal names a staging location zbrecover cannot read (%s): %w; nothing was deleted", s, err)
 		}
-		return b, nil
+		staging = append(staging, l)
 	}
-	if strings.HasPrefix(to, "/Volumes") || strings.HasPrefix(to, "dbfs:") {
-		return nil, FlagErrorf("--archive-to %q: a volume path is /Volumes/<catalog>/<schema>/<volume>/<dir>", to)
+	loc, err := f.checkedPlace(ctx, place.Archive, to, tgt, staging)
+	var fe *FlagError
+	if errors.As(err, &fe) {
+		return loc, FlagErrorf("%v; nothing was deleted", err)
 	}
-	loc, err := storage.Parse(to)
-	if err != nil {
-		return nil, FlagErrorf("--archive-to: %v", err)
-	}
-	if loc.Scheme == "file" {
-		if err := os.MkdirAll(loc.Path, 0o755); err != nil {
-			return nil, fmt.Errorf("--archive-to %s: %w", loc.Path, err)
-		}
-	}
-	b, err := f.OpenStorageWith(ctx, to, f.Global.StorageConfig())
-	if err != nil {
-		return nil, fmt.Errorf("--archive-to: %w", err)
-	}
-	return b, nil
-}
-
-// otherTableRoots are the storage roots of the other tables Unity Catalog lists in the
-// table's schema: an archive there would plant this table's files as theirs. Empty when
-// they cannot be listed.
-func (f *Factory) otherTableRoots(ctx context.Context, tgt *tableref.Ref) []string {
-	ws := f.workspace()
-	if ws == nil || !tgt.HasName {
-		return nil
-	}
-	roots, err := ws.SchemaTableRoots(ctx, tgt.Name)
-	if err != nil {
-		f.Logger.Info("could not list the schema's tables to check --archive-to against their roots", "error", err)
-		return nil
-	}
-	return roots
+	return loc, err
 }
 
 // summarizeCleanup copies cleanup's report into s.
@@ -706,20 +661,4 @@ func cleanupExit(ctx context.Context, err error, r *cleanup.Report, tgt *tablere
 			"run cleanup with --storage-auth default and such credentials in the environment.", who)
 	}
 	return keptExit(r.Plan, &ExitError{Code: ExitPartial, Msg: s})
-}
-
-// openStagedLocation opens a staging location as the journal names it.
-func (f *Factory) openStagedLocation(ctx context.Context, loc string) (storage.Backend, error) {
-	if databricks.IsVolumePath(loc) {
-		ws := f.workspace()
-		if ws == nil {
-			return nil, ErrNeedsDatabricks
-		}
-		c, err := ws.Client(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return c.Volume(loc)
-	}
-	return f.OpenStorageWith(ctx, loc, f.Global.StorageConfig())
 }

@@ -10,10 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/doctor"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
+	"github.com/zbrecover/zbrecover/place"
 )
 
 // DoctorOptions are the inputs of `zbrecover doctor`.
@@ -79,8 +79,10 @@ report is printed first, the failed checks named on stderr), 2 on a usage error.
 			if o.Target.Table == "" {
 				return FlagErrorf("doctor needs the table's name: give catalog.schema.table, or --table with --root")
 			}
-			if s := o.StageTo; s != "" && (strings.HasPrefix(s, "/Volumes") || strings.HasPrefix(s, "dbfs:")) && !databricks.IsVolumePath(s) {
-				return FlagErrorf("--stage-to %q: a volume path is /Volumes/<catalog>/<schema>/<volume>/<dir>", s)
+			if o.StageTo != "" {
+				if _, err := parsePlace(place.Staging, o.StageTo); err != nil {
+					return err
+				}
 			}
 			if runF != nil {
 				return runF(c.Context(), o)

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
 	"github.com/zbrecover/zbrecover/internal/redact"
 	"github.com/zbrecover/zbrecover/storage"
@@ -45,6 +46,9 @@ type Factory struct {
 	logFile *logFile
 	// args is the command line Run was given, for run headers and summaries.
 	args []string
+	// tableRoots are the other tables' roots of a schema, by table name, listed once per run
+	// (otherTableRoots).
+	tableRoots map[string][]string
 }
 
 // GlobalOptions are the flags every command accepts.
@@ -132,8 +136,22 @@ func (f *Factory) OpenStorageWith(ctx context.Context, raw string, cfg storage.C
 	return f.openLocation(ctx, loc, cfg)
 }
 
-// openLocation opens a backend for a parsed location, decorated with retry and the
-// concurrency limit.
+// registry returns the storage registry of this run: f.Registry's backends and the volume
+// scheme, whose /Volumes/… locations open through the run's Databricks workspace (and fail,
+// saying so, in a run without one).
+func (f *Factory) registry() *storage.Registry {
+	if ws := f.workspace(); ws != nil {
+		return f.Registry().With(databricks.VolumeFactory(ws.Client))
+	}
+	return f.Registry().With(storage.NewFactory(storage.SchemeVolume, func(_ context.Context, loc storage.Location, _ storage.Config) (storage.Backend, error) {
+		return nil, fmt.Errorf("volume %s: %w", loc, ErrNeedsDatabricks)
+	}))
+}
+
+// openLocation opens a backend for a parsed location, any place (a volume included),
+// decorated with retry and the concurrency limit. A volume is not decorated: its Files API
+// client limits and retries its requests itself (databricks.Volume), and the decorators
+// would add a second layer.
 func (f *Factory) openLocation(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
 	if err := checkLocalDir(loc); err != nil {
 		return nil, err
@@ -141,11 +159,14 @@ func (f *Factory) openLocation(ctx context.Context, loc storage.Location, cfg st
 	if cfg.Logger == nil {
 		cfg.Logger = f.Logger
 	}
-	b, err := f.Registry().OpenLocation(ctx, loc, cfg)
+	b, err := f.registry().OpenLocation(ctx, loc, cfg)
 	if err != nil {
 		return nil, err
 	}
 	f.Logger.Info("storage opened", "location", b.Location())
+	if loc.Scheme == storage.SchemeVolume {
+		return b, nil
+	}
 	return storage.WithLimit(storage.WithRetry(f.adaptive(b), f.retryPolicy()), f.Global.Concurrency), nil
 }
 

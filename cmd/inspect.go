@@ -14,6 +14,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/delta"
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/place"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/schemadiff"
 )
@@ -308,7 +309,7 @@ func inspectKeyPlace(ctx context.Context, o *InspectOptions, tgt *tableref.Ref) 
 	if o.StageTo == "" {
 		return nil
 	}
-	stage, err := o.F.openStage(ctx, o.StageTo, tgt)
+	stage, err := o.F.openStage(ctx, place.Staging, o.StageTo, tgt)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
+	"github.com/zbrecover/zbrecover/place"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/sqlstmt"
@@ -300,6 +300,9 @@ func reloadSteps(ctx context.Context, o *ReloadOptions, s *runSummary) error {
 	defer func() { _ = locked.Close() }()
 	tgt, rep, table, err := reloadInputs(ctx, o, s, func(tgt *tableref.Ref) (err error) {
 		if err = identify(ctx, tgt, s); err == nil {
+			err = f.checkJournalPlace(ctx, o.Journal, tgt)
+		}
+		if err == nil {
 			locked, err = reload.LockTable(ctx, store, tgt.TableID, header("").Command, f.lockBreaker(o.BreakLock, o.Yes))
 		}
 		return err
@@ -424,7 +427,7 @@ func reloadOptions(ctx context.Context, o *ReloadOptions, tgt *tableref.Ref, tab
 	ro := reload.Options{Renames: renames, BatchFiles: o.BatchFiles, Dedupe: dedupe, NoValidate: o.NoValidate, IgnoreForeignRuns: strings.TrimSpace(o.IgnoreForeignRuns),
 		Header: header(""), BreakLock: o.F.lockBreaker(o.BreakLock, o.Yes)}
 	if o.StageTo != "" {
-		if ro.Stage, err = o.F.openStage(ctx, o.StageTo, tgt); err != nil {
+		if ro.Stage, err = o.F.openStage(ctx, place.Staging, o.StageTo, tgt); err != nil {
 			return reload.Options{}, err
 		}
 	}
@@ -440,11 +443,17 @@ func reloadOptions(ctx context.Context, o *ReloadOptions, tgt *tableref.Ref, tab
 		}
 	}
 	if o.KeysTo != "" {
-		place, err := o.F.openStage(ctx, o.KeysTo, tgt)
+		var staging []storage.Location
+		if ro.Stage != nil {
+			if l, err := storage.Parse(ro.Stage.Location); err == nil {
+				staging = append(staging, l)
+			}
+		}
+		kp, err := o.F.openStage(ctx, place.Keys, o.KeysTo, tgt, staging...)
 		if err != nil {
 			return reload.Options{}, err
 		}
-		ro.KeysPlace = &reload.KeysPlace{Dst: place.Dst, Location: place.Location}
+		ro.KeysPlace = &reload.KeysPlace{Dst: kp.Dst, Location: kp.Location}
 	} else if ro.Keys != nil && ro.Stage == nil && o.Key != "" {
 		return reload.Options{}, FlagErrorf("--key: the keys file needs a place the warehouse may read: --stage-to or --keys-to")
 	}
@@ -640,70 +649,46 @@ func reloadNext(o *ReloadOptions, s *runSummary, code int) []string {
 	return []string{"fix the command line (" + mdCmd("zbrecover reload --help") + ")"}
 }
 
-// openStage opens --stage-to: a volume path through the Files API (the workspace identity),
-// or a storage URL with the store's own credentials. Staging claims go to the volume's root
-// (or the parent folder of a URL's), so that two runs staging the same table to two folders
-// of one place see each other.
-func (f *Factory) openStage(ctx context.Context, to string, tgt *tableref.Ref) (*reload.Stage, error) {
-	if err := checkPathElements(to); err != nil {
-		return nil, FlagErrorf("--stage-to %q: %v", to, err)
-	}
-	if databricks.IsVolumePath(to) {
-		ws := f.workspace()
-		if ws == nil {
-			return nil, fmt.Errorf("--stage-to %s: %w", to, ErrNeedsDatabricks)
-		}
-		c, err := ws.Client(ctx)
-		if err != nil {
-			return nil, err
-		}
-		v, err := c.Volume(to)
-		if err != nil {
-			return nil, FlagErrorf("--stage-to: %v", err)
-		}
-		root, name := volumeRoot(to)
-		claims, err := c.Volume(root)
-		if err != nil {
-			return nil, FlagErrorf("--stage-to: %v", err)
-		}
-		return &reload.Stage{Src: tgt.Root, Dst: v, Location: v.Location(), Claims: claims, ClaimsLocation: root,
-			Describe:    fmt.Sprintf("volume %s (it must exist, and the workspace identity needs READ VOLUME and WRITE VOLUME on it; CREATE VOLUME %s creates it)", name, name),
-			Concurrency: f.Global.Concurrency,
-			SrcIdentity: srcIdentity(tgt), DstIdentity: "the workspace identity (" + c.AuthType() + " auth, Files API)"}, nil
-	}
-	if strings.HasPrefix(to, "/Volumes") || strings.HasPrefix(to, "dbfs:") {
-		return nil, FlagErrorf("--stage-to %q: a volume path is /Volumes/<catalog>/<schema>/<volume>/<dir>", to)
-	}
-	loc, err := storage.Parse(to)
+// openStage opens the place given to --stage-to (role place.Staging) or --keys-to (place.Keys,
+// compared with staging, the run's staging location) once place.Check passed it: a volume
+// path through the Files API (the workspace identity), or a storage URL with the store's own
+// credentials.
+// Staging claims go to the volume's root (or the parent folder of a URL's), so that two runs
+// staging the same table to two folders of one place see each other.
+func (f *Factory) openStage(ctx context.Context, role place.Role, to string, tgt *tableref.Ref, staging ...storage.Location) (*reload.Stage, error) {
+	loc, dst, err := f.openPlace(ctx, role, to, tgt, staging)
 	if err != nil {
-		return nil, FlagErrorf("--stage-to: %v", err)
+		return nil, err
 	}
-	if loc.Scheme == "file" {
-		if err := os.MkdirAll(loc.Path, 0o755); err != nil {
-			return nil, fmt.Errorf("--stage-to %s: %w", loc.Path, err)
-		}
+	claimsLoc, ok := loc.Parent()
+	if loc.Scheme == storage.SchemeVolume {
+		claimsLoc, ok = loc, true
+		claimsLoc.Path = ""
 	}
-	if rootLoc := tgt.Loc; strings.HasPrefix(strings.TrimSuffix(loc.URL(), "/")+"/", strings.TrimSuffix(rootLoc.URL(), "/")+"/") {
-		return nil, FlagErrorf("--stage-to %s lies inside the table's storage %s: Unity Catalog refuses path reads there too; stage to a volume or an external location", loc, tgt.Display())
+	if !ok {
+		claimsLoc = loc
 	}
-	b, err := f.openLocation(ctx, loc, f.Global.StorageConfig())
+	claims, err := f.openLocation(ctx, claimsLoc, f.Global.StorageConfig())
 	if err != nil {
-		return nil, fmt.Errorf("--stage-to: %w", err)
+		return nil, fmt.Errorf("%s: %w", role.Flag(), err)
 	}
-	parent := loc
-	if i := strings.LastIndex(strings.TrimSuffix(loc.Path, "/"), "/"); i > 0 {
-		parent.Path = loc.Path[:i]
-	} else if loc.Scheme != "file" {
-		parent.Path = ""
+	stage := &reload.Stage{Src: tgt.Root, Dst: dst, Location: strings.TrimSuffix(loc.URL(), "/"), Claims: claims,
+		Concurrency: f.Global.Concurrency, SrcIdentity: srcIdentity(tgt)}
+	if loc.Scheme != storage.SchemeVolume {
+		stage.ClaimsLocation = claimsLoc.String()
+		stage.Describe = fmt.Sprintf("%s (the %s store's credentials must write there)", loc, loc.Scheme)
+		stage.DstIdentity = "the " + loc.Scheme + " store's own credentials"
+		return stage, nil
 	}
-	claims, err := f.openLocation(ctx, parent, f.Global.StorageConfig())
+	c, err := f.workspace().Client(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("--stage-to: %w", err)
+		return nil, err
 	}
-	return &reload.Stage{Src: tgt.Root, Dst: b, Location: strings.TrimSuffix(loc.URL(), "/"), Claims: claims, ClaimsLocation: parent.String(),
-		Describe:    fmt.Sprintf("%s (the %s store's credentials must write there)", loc, loc.Scheme),
-		Concurrency: f.Global.Concurrency,
-		SrcIdentity: srcIdentity(tgt), DstIdentity: "the " + loc.Scheme + " store's own credentials"}, nil
+	name := loc.Catalog + "." + loc.Schema + "." + loc.Volume
+	stage.ClaimsLocation = claimsLoc.URL()
+	stage.Describe = fmt.Sprintf("volume %s (it must exist, and the workspace identity needs READ VOLUME and WRITE VOLUME on it; CREATE VOLUME %s creates it)", name, name)
+	stage.DstIdentity = "the workspace identity (" + c.AuthType() + " auth, Files API)"
+	return stage, nil
 }
 
 // checkPathElements refuses a path or URL with an empty, "." or ".." element (after the
@@ -727,16 +712,6 @@ func checkPathElements(p string) error {
 		}
 	}
 	return nil
-}
-
-// volumeRoot returns the root of the volume a /Volumes path lies in, and the volume's name
-// (catalog.schema.volume).
-func volumeRoot(p string) (string, string) {
-	els := strings.Split(strings.Trim(p, "/"), "/")
-	if len(els) < 4 {
-		return p, strings.Join(els[min(1, len(els)):], ".")
-	}
-	return "/" + strings.Join(els[:4], "/"), strings.Join(els[1:4], ".")
 }
 
 // srcIdentity says which credentials read the table's storage.

@@ -258,7 +258,7 @@ func (f *Factory) scanOpener(r *tableref.Resolver) scan.Opener {
 			// table to table instead of opened (and TLS-negotiated) for each.
 			cfg.Transport = transport
 		}
-		b, err := f.Registry().OpenLocation(ctx, loc, cfg)
+		b, err := f.registry().OpenLocation(ctx, loc, cfg)
 		if err != nil {
 			return nil, err
 		}

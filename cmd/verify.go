@@ -118,7 +118,7 @@ func verifySteps(ctx context.Context, o *VerifyOptions, s *runSummary) error {
 	if err := identify(ctx, tgt, s); err != nil {
 		return err
 	}
-	store, err := f.openRunJournal(ctx, o.Journal, s)
+	store, err := f.openTableJournal(ctx, o.Journal, tgt, s)
 	if err != nil {
 		return err
 	}

@@ -87,6 +87,7 @@ type Client struct {
 	catalogs  catalog.CatalogsInterface
 	schemas   catalog.SchemasInterface
 	tables    catalog.TablesInterface
+	volumes   catalog.VolumesInterface
 	creds     catalog.TemporaryTableCredentialsInterface
 	opts      Options
 	now       func() time.Time
@@ -199,6 +200,7 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		catalogs:  catalog.NewCatalogs(api),
 		schemas:   catalog.NewSchemas(api),
 		tables:    catalog.NewTables(api),
+		volumes:   catalog.NewVolumes(api),
 		creds:     catalog.NewTemporaryTableCredentials(api),
 		opts:      opts,
 		now:       time.Now,

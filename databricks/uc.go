@@ -106,6 +106,23 @@ func (c *Client) Table(ctx context.Context, name string) (*TableInfo, error) {
 	return tableInfoFrom(tn, ti)
 }
 
+// VolumeStorageLocation returns the storage location Unity Catalog records for the volume
+// catalog.schema.volume (GET /api/2.1/unity-catalog/volumes/<full name>): where its files
+// are in the cloud store, "" when the answer names none. Errors wrap ErrNotFound (no such
+// volume, or no privilege to see it), ErrPermissionDenied, ErrUnauthenticated, ErrRejected or
+// ErrUnreachable.
+func (c *Client) VolumeStorageLocation(ctx context.Context, fullName string) (string, error) {
+	v, err := c.volumes.ReadByName(ctx, fullName)
+	if err != nil {
+		return "", classifyAPI("get volume "+fullName, c.cfg.Host, c.cfg.AuthType, err, apiHints{
+			notFound: "check the catalog, schema and volume names; Unity Catalog also answers not found when the identity lacks USE CATALOG or USE SCHEMA",
+			denied:   "the identity needs USE CATALOG, USE SCHEMA and READ VOLUME",
+			rejected: "Unity Catalog refuses the lookup of this volume",
+		})
+	}
+	return v.StorageLocation, nil
+}
+
 // TableEntry is a table as Unity Catalog lists it (no columns).
 type TableEntry struct {
 	Name             TableName

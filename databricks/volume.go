@@ -21,11 +21,27 @@ import (
 )
 
 // IsVolumePath reports whether s names a Unity Catalog volume path: /Volumes/<catalog>/
-// <schema>/<volume>[/…] (or dbfs:/Volumes/…).
+// <schema>/<volume>[/…] (or dbfs:/Volumes/…), as storage.Parse reads it.
 func IsVolumePath(s string) bool {
-	s = strings.TrimPrefix(s, "dbfs:")
-	parts := strings.Split(strings.Trim(s, "/"), "/")
-	return strings.HasPrefix(s, "/Volumes/") && len(parts) >= 4 && parts[1] != "" && parts[2] != "" && parts[3] != ""
+	loc, err := storage.Parse(s)
+	return err == nil && loc.Scheme == storage.SchemeVolume
+}
+
+// VolumeFactory returns the storage factory of the volume scheme (storage.SchemeVolume): it
+// opens a Volume with the workspace client client returns, so that a registry holding it
+// opens /Volumes/… paths like any other place. client is called at each Open; a nil client
+// makes every Open fail with ErrConfig (a run without a workspace).
+func VolumeFactory(client func(context.Context) (*Client, error)) storage.Factory {
+	return storage.NewFactory(storage.SchemeVolume, func(ctx context.Context, loc storage.Location, _ storage.Config) (*Volume, error) {
+		if client == nil {
+			return nil, fmt.Errorf("%w: the volume %s is reached through a Databricks workspace, and this run has none", ErrConfig, loc)
+		}
+		c, err := client(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return c.Volume(loc.URL())
+	})
 }
 
 // Volume is a storage.Backend over the Databricks Files API, rooted at a path inside a Unity
@@ -49,13 +65,14 @@ var (
 	_ storage.Putter  = (*Volume)(nil)
 )
 
-// Volume returns the backend rooted at the volume path p.
+// Volume returns the backend rooted at the volume path p (as storage.Parse reads it: the
+// names of the catalog, schema and volume in lower case, the path cleaned).
 func (c *Client) Volume(p string) (*Volume, error) {
-	p = strings.TrimPrefix(p, "dbfs:")
-	if !IsVolumePath(p) {
+	loc, err := storage.Parse(p)
+	if err != nil || loc.Scheme != storage.SchemeVolume {
 		return nil, fmt.Errorf("%q is not a volume path: want /Volumes/<catalog>/<schema>/<volume>/<dir>", p)
 	}
-	return &Volume{fc: c.files, root: strings.TrimSuffix(path.Clean(p), "/"), host: c.cfg.Host}, nil
+	return &Volume{fc: c.files, root: loc.URL(), host: c.cfg.Host}, nil
 }
 
 // FilesStats returns the state of the client's Files API limit: its current and highest

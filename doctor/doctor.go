@@ -393,12 +393,11 @@ func (r *run) needed() []need {
 		{databricks.SecurableTable, n.String(), "SELECT", "reload and verify"},
 		{databricks.SecurableTable, n.String(), "MODIFY", "reload"},
 	}
-	if databricks.IsVolumePath(r.o.StageTo) {
-		parts := strings.Split(strings.Trim(strings.TrimPrefix(r.o.StageTo, "dbfs:"), "/"), "/")
-		vol := parts[1] + "." + parts[2] + "." + parts[3]
+	if loc, err := storage.Parse(r.o.StageTo); err == nil && loc.Scheme == storage.SchemeVolume {
+		vol := loc.Catalog + "." + loc.Schema + "." + loc.Volume
 		out = append(out,
-			need{databricks.SecurableCatalog, parts[1], "USE_CATALOG", "staging"},
-			need{databricks.SecurableSchema, parts[1] + "." + parts[2], "USE_SCHEMA", "staging"},
+			need{databricks.SecurableCatalog, loc.Catalog, "USE_CATALOG", "staging"},
+			need{databricks.SecurableSchema, loc.Catalog + "." + loc.Schema, "USE_SCHEMA", "staging"},
 			need{databricks.SecurableVolume, vol, "READ_VOLUME", "staging"},
 			need{databricks.SecurableVolume, vol, "WRITE_VOLUME", "staging"})
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/zbrecover/zbrecover/internal/redact"
+	"github.com/zbrecover/zbrecover/storage"
 )
 
 // HiddenDir is the folder name to use for a journal placed under a table's storage root
@@ -354,10 +355,19 @@ func ReadState(ctx context.Context, s Store, tableID, run string) (*State, error
 	return readStateFrom(ctx, s, tableID, run)
 }
 
-// SameRoot reports whether two roots, as records show them, are the same location: equal
-// once the query (an Azure SAS, redacted or not) and a trailing "/" are dropped, so that a
-// fresh SAS still finds its runs.
-func SameRoot(a, b string) bool { return rootKey(a) == rootKey(b) }
+// SameRoot reports whether two roots, as records show them (display strings, a SAS
+// redacted), are the same place: storage.Location.Equal of the two parsed, so that a fresh
+// SAS, a trailing "/", abfss:// for wasbs:// or a host in capitals still find the runs. A root
+// that does not parse (an edited record) is compared as written, less its query and trailing
+// "/".
+func SameRoot(a, b string) bool {
+	la, errA := storage.Parse(a)
+	lb, errB := storage.Parse(b)
+	if errA == nil && errB == nil {
+		return la.Equal(lb)
+	}
+	return rootKey(a) == rootKey(b)
+}
 
 func rootKey(s string) string {
 	if i := strings.IndexByte(s, '?'); i >= 0 {

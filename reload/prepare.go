@@ -14,6 +14,7 @@ import (
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/schemadiff"
+	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/tableref"
 )
 
@@ -373,9 +374,20 @@ func unquoteString(lit string) string {
 	return b.String()
 }
 
-// sameSource compares two source folder URLs as locations: a trailing "/" does not count.
+// sameSource reports whether two source folders (as statements name them: a /Volumes path or
+// a URL without its query) are one path for COPY INTO: the same place (storage.Location.Equal)
+// spelt the same in SQL once parsed (Location.URL: a trailing or doubled "/", "./", dbfs:, s3a://
+// and the case of a volume's names do not count). One place spelt two ways in SQL (abfss://
+// and wasbs://, a bucket in capitals) is not the same source: whether COPY INTO's record of
+// loaded files folds such spellings is not documented, so a file is never loaded through a
+// second spelling. A folder that does not parse is compared as written, less a trailing "/".
 func sameSource(a, b string) bool {
-	return strings.TrimRight(a, "/") == strings.TrimRight(b, "/")
+	la, errA := storage.Parse(a)
+	lb, errB := storage.Parse(b)
+	if errA != nil || errB != nil {
+		return strings.TrimRight(a, "/") == strings.TrimRight(b, "/")
+	}
+	return la.Equal(lb) && la.URL() == lb.URL()
 }
 
 func anyIntent(st *journal.State) bool {

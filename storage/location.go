@@ -14,25 +14,34 @@ import (
 	"github.com/zbrecover/zbrecover/internal/redact"
 )
 
-// Location is a parsed storage URL.
+// SchemeVolume is the Scheme of a Unity Catalog volume path: /Volumes/<catalog>/<schema>/
+// <volume>/… (or dbfs:/Volumes/…), opened through the Databricks Files API.
+const SchemeVolume = "volume"
+
+// Location is a parsed storage URL or volume path: a place. Two spellings of one place parse
+// to Locations with one Key (Equal); Contains says whether a place lies inside another.
 type Location struct {
-	// Scheme is the backend's scheme: "s3", "gs", "az" (abfss:// and wasbs:// both map to the
-	// Blob endpoint) or "file".
+	// Scheme is the backend's scheme: "s3" (s3a:// too), "gs", "az" (abfss://, abfs://,
+	// wasbs:// and wasb:// all map to the Blob endpoint), "file" or "volume" (SchemeVolume).
 	Scheme string
-	// Bucket is the S3 / GCS bucket or the Azure container. Empty for file.
+	// Bucket is the S3 / GCS bucket or the Azure container. Empty for file and volume.
 	Bucket string
 	// Account is the Azure storage account name.
 	Account string
 	// BlobHost is the Azure Blob endpoint host, such as "acct.blob.core.windows.net" (the dfs
 	// host of an abfss:// URL is mapped to its blob twin, sovereign clouds included).
 	BlobHost string
-	// Path is the prefix inside the bucket or container, without leading or trailing "/", or
-	// the absolute directory for file.
+	// Catalog, Schema and Volume name a Unity Catalog volume (Scheme "volume"), in lower
+	// case: Unity Catalog identifiers are case-insensitive and stored in lower case.
+	Catalog, Schema, Volume string
+	// Path is the prefix inside the bucket, container or volume, without leading or trailing
+	// "/" and without empty or "." elements, or the absolute directory for file.
 	Path string
 	// Query holds the URL's query parameters (an Azure SAS token, for example). It is secret
 	// and never printed.
 	Query url.Values
-	// Original is the scheme as written (s3, gs, abfss, wasbs, file, or "" for a bare path).
+	// Original is the scheme as written (s3, s3a, gs, abfss, wasbs, file, "dbfs" for a
+	// dbfs:/Volumes path, or "" for a bare path).
 	Original string
 }
 
@@ -42,6 +51,11 @@ func (l Location) String() string {
 	switch l.Scheme {
 	case "file":
 		s = "file://" + filepath.ToSlash(l.Path)
+	case SchemeVolume:
+		s = "/Volumes/" + l.Catalog + "/" + l.Schema + "/" + l.Volume
+		if l.Path != "" {
+			s += "/" + l.Path
+		}
 	case "az":
 		orig := l.Original
 		if orig == "" {
@@ -63,6 +77,7 @@ func (l Location) String() string {
 
 // URL returns the location as a URL without its query: what SQL statements name (a COPY INTO
 // source folder, for example). The query holds secrets (an Azure SAS), which never go into SQL.
+// A volume's is its /Volumes/<catalog>/<schema>/<volume>/… path, its names in lower case.
 func (l Location) URL() string {
 	q := l.Query
 	l.Query = nil
@@ -102,13 +117,40 @@ func (l Location) KeyPrefix() string {
 // SupportedSchemes lists the URL forms Parse accepts, for error messages and help.
 const SupportedSchemes = "s3://bucket/prefix, gs://bucket/prefix, " +
 	"abfss://container@account.dfs.core.windows.net/path, " +
-	"wasbs://container@account.blob.core.windows.net/path, file:///absolute/path, or a local path"
+	"wasbs://container@account.blob.core.windows.net/path, /Volumes/catalog/schema/volume/path, " +
+	"file:///absolute/path, or a local path"
 
-// Parse parses a storage URL or a local path. A string without "://" is a local path (made
-// absolute); any other scheme is an error that names the supported ones.
+// Parse parses a storage URL, a Unity Catalog volume path or a local path.
+//
+// A path that starts with /Volumes/ (or dbfs:/Volumes/) is a Unity Catalog volume path,
+// /Volumes/<catalog>/<schema>/<volume>[/<dir>…], as SQL names it: a local folder under
+// /Volumes (a macOS mount point) is written file:///Volumes/…. A /Volumes path that names no
+// volume (fewer than three names) is an error, and so is a ".." element in it. Any other
+// string without "://" is a local path (made absolute). Any other scheme is an error that
+// names the supported ones.
+//
+// Paths are cleaned: empty and "." elements are dropped (as Hadoop's paths, which the
+// warehouse reads through, drop them), so that the backend opened and the statements sent
+// name one object for one place. A ".." element of a URL is kept as written (an object store
+// takes it literally); callers that write somewhere refuse it.
 func Parse(raw string) (Location, error) {
 	if strings.TrimSpace(raw) == "" {
 		return Location{}, fmt.Errorf("empty storage location; use %s", SupportedSchemes)
+	}
+	if rest, ok := cutPrefixFold(raw, "dbfs:"); ok {
+		if strings.HasPrefix(rest, "///") {
+			rest = rest[2:] // dbfs:///Volumes/…, the long form of dbfs:/Volumes/…
+		}
+		if !isVolumePrefix(rest) {
+			return Location{}, fmt.Errorf("storage location %q: only Unity Catalog volume paths are read under dbfs: "+
+				"(dbfs:/Volumes/<catalog>/<schema>/<volume>/…); use %s", Redact(raw), SupportedSchemes)
+		}
+		loc, err := parseVolume(rest, raw)
+		loc.Original = "dbfs"
+		return loc, err
+	}
+	if isVolumePrefix(raw) {
+		return parseVolume(raw, raw)
 	}
 	if !strings.Contains(raw, "://") {
 		if i := strings.Index(raw, ":"); i > 1 && !strings.ContainsAny(raw[:i], `/\`) {
@@ -147,7 +189,7 @@ func Parse(raw string) (Location, error) {
 	if len(loc.Query) == 0 {
 		loc.Query = nil
 	}
-	p := strings.Trim(u.Path, "/")
+	p := cleanElements(u.Path)
 	switch scheme {
 	case "file":
 		if u.Host != "" && u.Host != "localhost" {
@@ -203,6 +245,53 @@ func Parse(raw string) (Location, error) {
 		return Location{}, fmt.Errorf("unsupported storage location %q: unknown scheme %q; use %s", Redact(raw), u.Scheme, SupportedSchemes)
 	}
 	return loc, nil
+}
+
+// isVolumePrefix reports whether p is read as a volume path: "/Volumes" alone or followed by
+// "/".
+func isVolumePrefix(p string) bool {
+	return p == "/Volumes" || strings.HasPrefix(p, "/Volumes/")
+}
+
+// parseVolume parses p, a path that starts with /Volumes, as a volume location; raw is what
+// the caller was given, for errors.
+func parseVolume(p, raw string) (Location, error) {
+	var els []string
+	for _, el := range strings.Split(p, "/") {
+		switch el {
+		case "", ".":
+		case "..":
+			return Location{}, fmt.Errorf("volume path %q has a \"..\" element; name the folder without it", Redact(raw))
+		default:
+			els = append(els, el)
+		}
+	}
+	if len(els) < 4 {
+		return Location{}, fmt.Errorf("volume path %q names no volume: a volume path is /Volumes/<catalog>/<schema>/<volume>/<dir> "+
+			"(a local folder under /Volumes is file:///Volumes/…)", Redact(raw))
+	}
+	return Location{Scheme: SchemeVolume, Catalog: strings.ToLower(els[1]), Schema: strings.ToLower(els[2]),
+		Volume: strings.ToLower(els[3]), Path: strings.Join(els[4:], "/")}, nil
+}
+
+// cleanElements returns a URL path without leading or trailing "/" and without empty or "."
+// elements.
+func cleanElements(p string) string {
+	var els []string
+	for _, el := range strings.Split(p, "/") {
+		if el != "" && el != "." {
+			els = append(els, el)
+		}
+	}
+	return strings.Join(els, "/")
+}
+
+// cutPrefixFold is strings.CutPrefix with prefix matched in any letter case.
+func cutPrefixFold(s, prefix string) (string, bool) {
+	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		return s[len(prefix):], true
+	}
+	return s, false
 }
 
 // knownSchemes are the URL schemes Parse accepts; azureSchemes are those of Azure, whose URLs
@@ -306,6 +395,19 @@ func NewRegistry(fs ...Factory) *Registry {
 
 // Register adds f, replacing any factory for the same scheme.
 func (r *Registry) Register(f Factory) { r.factories[f.Scheme()] = f }
+
+// With returns a new registry holding r's factories and fs (which replace r's for the same
+// schemes); r is left as it is.
+func (r *Registry) With(fs ...Factory) *Registry {
+	out := &Registry{factories: make(map[string]Factory, len(r.factories)+len(fs))}
+	for s, f := range r.factories {
+		out.factories[s] = f
+	}
+	for _, f := range fs {
+		out.Register(f)
+	}
+	return out
+}
 
 // Schemes returns the registered schemes, sorted.
 func (r *Registry) Schemes() []string {

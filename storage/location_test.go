@@ -55,6 +55,19 @@ func TestParse(t *testing.T) {
 		// Encoded "#" and "?" are part of the path.
 		{"s3://bucket/t%232/q%3F", storage.Location{Scheme: "s3", Bucket: "bucket", Path: "t#2/q?", Original: "s3"}, "s3://bucket/t#2/q?"},
 		{"file:/tmp/short/form", storage.Location{Scheme: "file", Path: "/tmp/short/form", Original: "file"}, "file:///tmp/short/form"},
+		// Empty and "." elements are dropped, as the warehouse's paths drop them.
+		{"s3://bucket//a/./b//", storage.Location{Scheme: "s3", Bucket: "bucket", Path: "a/b", Original: "s3"}, "s3://bucket/a/b"},
+		// Unity Catalog volume paths: the names in lower case (identifiers are
+		// case-insensitive), the folder inside as written.
+		{"/Volumes/Main/Sales/STAGING/Run1/", storage.Location{Scheme: "volume", Catalog: "main", Schema: "sales", Volume: "staging", Path: "Run1"},
+			"/Volumes/main/sales/staging/Run1"},
+		{"/Volumes/main/sales/staging", storage.Location{Scheme: "volume", Catalog: "main", Schema: "sales", Volume: "staging"}, "/Volumes/main/sales/staging"},
+		{"dbfs:/Volumes/main/sales/staging//a/./b", storage.Location{Scheme: "volume", Catalog: "main", Schema: "sales", Volume: "staging", Path: "a/b", Original: "dbfs"},
+			"/Volumes/main/sales/staging/a/b"},
+		{"DBFS:///Volumes/main/sales/staging/x", storage.Location{Scheme: "volume", Catalog: "main", Schema: "sales", Volume: "staging", Path: "x", Original: "dbfs"},
+			"/Volumes/main/sales/staging/x"},
+		// A local folder under /Volumes (a macOS mount point) is a file:// URL.
+		{"file:///Volumes/disk/x", storage.Location{Scheme: "file", Path: "/Volumes/disk/x", Original: "file"}, "file:///Volumes/disk/x"},
 	}
 	for _, c := range cases {
 		got, err := storage.Parse(c.raw)
@@ -63,7 +76,8 @@ func TestParse(t *testing.T) {
 			continue
 		}
 		if got.Scheme != c.want.Scheme || got.Bucket != c.want.Bucket || got.Account != c.want.Account ||
-			got.BlobHost != c.want.BlobHost || got.Path != c.want.Path || got.Original != c.want.Original {
+			got.BlobHost != c.want.BlobHost || got.Path != c.want.Path || got.Original != c.want.Original ||
+			got.Catalog != c.want.Catalog || got.Schema != c.want.Schema || got.Volume != c.want.Volume {
 			t.Errorf("Parse(%q) = %+v\nwant %+v", c.raw, got, c.want)
 		}
 		if s := got.String(); s != c.str {
@@ -97,6 +111,13 @@ func TestParseErrors(t *testing.T) {
 		// A known scheme without "//" is not an unknown scheme.
 		{"s3:/bucket/x", []string{`"s3:" must be followed by "//"`, "s3://bucket/prefix"}},
 		{"GS:bucket", []string{`"GS:" must be followed by "//"`}},
+		// A /Volumes path names a volume; a local folder there is file:///Volumes/….
+		{"/Volumes", []string{"names no volume", "/Volumes/<catalog>/<schema>/<volume>/<dir>", "file:///Volumes/"}},
+		{"/Volumes/main/sales", []string{"names no volume"}},
+		{"/Volumes/main//sales/", []string{"names no volume"}},
+		{"/Volumes/main/sales/staging/../other", []string{`".." element`}},
+		{"dbfs:/Volumes/main", []string{"names no volume"}},
+		{"dbfs:/tmp/x", []string{"only Unity Catalog volume paths", "dbfs:/Volumes/"}},
 	}
 	for _, c := range cases {
 		_, err := storage.Parse(c.raw)

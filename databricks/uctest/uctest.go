@@ -44,6 +44,14 @@ type Table struct {
 // FullName returns catalog.schema.name.
 func (t Table) FullName() string { return t.Catalog + "." + t.Schema + "." + t.Name }
 
+// Volume is a Unity Catalog volume the fake knows (GET /api/2.1/unity-catalog/volumes/<full
+// name>, its names matched in any letter case as Unity Catalog matches them).
+type Volume struct {
+	Catalog, Schema, Name string
+	// StorageLocation is where the volume's files are (a URL).
+	StorageLocation string
+}
+
 // Column is a Unity Catalog column. TypeJSON is Spark's StructField JSON.
 type Column struct {
 	Name     string
@@ -98,6 +106,7 @@ type Server struct {
 	now                func() time.Time
 	sql                http.Handler
 	source             func() []Table
+	volumes            func() []Volume
 }
 
 // New starts a fake workspace that accepts the personal access token token. Close it when done.
@@ -149,6 +158,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.serve(w, 
 func (s *Server) SetTableSource(source func() []Table) {
 	s.mu.Lock()
 	s.source = source
+	s.mu.Unlock()
+}
+
+// SetVolumeSource makes the volumes volumes returns known to the fake (asked at each volume
+// lookup), so that the answers follow volumes created later (a local warehouse's).
+func (s *Server) SetVolumeSource(volumes func() []Volume) {
+	s.mu.Lock()
+	s.volumes = volumes
 	s.mu.Unlock()
 }
 
@@ -344,7 +361,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	const tablesPrefix = "/api/2.1/unity-catalog/tables/"
+	const volumesPrefix = "/api/2.1/unity-catalog/volumes/"
 	switch {
+	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, volumesPrefix) && len(r.URL.Path) > len(volumesPrefix):
+		s.record(req)
+		s.serveVolume(w, strings.TrimPrefix(r.URL.Path, volumesPrefix))
 	case r.Method == http.MethodGet && strings.TrimSuffix(r.URL.Path, "/") == "/api/2.1/unity-catalog/catalogs":
 		s.record(req)
 		s.serveCatalogs(w, r)
@@ -571,6 +592,28 @@ func (s *Server) serveTable(w http.ResponseWriter, fullName string) {
 		"storage_location": t.StorageLocation, "table_id": t.TableID, "columns": cols,
 		"properties": t.Properties, "owner": "someone@example.com",
 	})
+}
+
+func (s *Server) serveVolume(w http.ResponseWriter, fullName string) {
+	if u, err := url.PathUnescape(fullName); err == nil {
+		fullName = u
+	}
+	s.mu.Lock()
+	source := s.volumes
+	s.mu.Unlock()
+	if source != nil {
+		for _, v := range source() {
+			if strings.EqualFold(v.Catalog+"."+v.Schema+"."+v.Name, fullName) {
+				writeJSON(w, http.StatusOK, map[string]any{
+					"name": strings.ToLower(v.Name), "catalog_name": strings.ToLower(v.Catalog), "schema_name": strings.ToLower(v.Schema),
+					"full_name":   strings.ToLower(v.Catalog + "." + v.Schema + "." + v.Name),
+					"volume_type": "MANAGED", "storage_location": v.StorageLocation, "owner": "someone@example.com",
+				})
+				return
+			}
+		}
+	}
+	writeError(w, http.StatusNotFound, "VOLUME_DOES_NOT_EXIST", fmt.Sprintf("Volume '%s' does not exist.", fullName))
 }
 
 func (s *Server) serveVend(w http.ResponseWriter, r *http.Request, req Request) {

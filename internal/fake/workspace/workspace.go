@@ -1,8 +1,9 @@
 // Package workspace is a local Databricks workspace for tests and the demo: on one 127.0.0.1
 // port it serves the SQL warehouse (internal/fake/warehouse, the Thrift endpoint the
 // databricks-sql-go driver speaks), the Unity Catalog tables and temporary table credentials
-// APIs (databricks/uctest's handlers, answering from the warehouse's live catalog), the Files
-// API for Unity Catalog volumes, the SQL warehouses API (with stop and start), Unity Catalog's
+// APIs and the volumes lookup (databricks/uctest's handlers, answering from the warehouse's
+// live catalog: a volume's storage location is its local folder, its names matched in any
+// letter case as Unity Catalog matches them), the Files API for Unity Catalog volumes, the SQL warehouses API (with stop and start), Unity Catalog's
 // effective permissions and the SCIM Me endpoint, so that the
 // zbrecover binary and the databricks-sdk-go clients work against it with only
 // DATABRICKS_HOST, DATABRICKS_TOKEN and DATABRICKS_WAREHOUSE_ID.
@@ -153,6 +154,7 @@ func Start(opts Options) (*Workspace, error) {
 	}
 	w.wh = wh
 	w.uc.SetTableSource(w.ucTables)
+	w.uc.SetVolumeSource(w.ucVolumes)
 	return w, nil
 }
 
@@ -256,6 +258,24 @@ func (w *Workspace) ucTables() []uctest.Table {
 		out = append(out, uctest.Table{Catalog: ti.Catalog, Schema: ti.Schema, Name: ti.Name, TableID: ti.TableID,
 			TableType: typ, StorageLocation: ti.Location, Columns: uctest.ColumnsFromSchema(ti.Columns),
 			PartitionColumns: ti.PartitionColumns, Properties: ti.Properties})
+	}
+	return out
+}
+
+// ucVolumes lists the warehouse's volumes for the Unity Catalog handler: each volume's
+// storage location is its local folder, as a file:// URL.
+func (w *Workspace) ucVolumes() []uctest.Volume {
+	var out []uctest.Volume
+	for _, name := range w.wh.Engine().Volumes() {
+		parts := strings.Split(name, ".")
+		if len(parts) != 3 {
+			continue
+		}
+		dir, err := w.wh.Engine().VolumeFile("/Volumes/" + strings.Join(parts, "/"))
+		if err != nil {
+			continue
+		}
+		out = append(out, uctest.Volume{Catalog: parts[0], Schema: parts[1], Name: parts[2], StorageLocation: "file://" + filepath.ToSlash(dir)})
 	}
 	return out
 }

@@ -359,18 +359,18 @@ func confirmReload(ctx context.Context, f *Factory, o *ReloadOptions, s *runSumm
 	}
 	s.Identity = currentUser(ctx, wh)
 	f.Logger.Info("warehouse identity", "user", orUnknown(s.Identity))
-	prep.SetIdentity(s.Identity, header(s.Identity))
 	return nil
 }
 
 // executeReload runs the prepared reload with its progress bars and prints the report.
 func executeReload(ctx context.Context, f *Factory, s *runSummary, prep *reload.Prepared, stage *reload.Stage) error {
 	bars := newBars(f)
+	ro := reload.RunOptions{Identity: s.Identity, Header: header(s.Identity)}
 	if stage != nil {
-		stage.Progress = bars.counter("staged", "files")
+		ro.StageProgress = bars.counter("staged", "files")
 	}
-	prep.SetProgress(bars.counter("loaded", "batches"))
-	res, runErr := reload.Execute(ctx, prep)
+	ro.Progress = bars.counter("loaded", "batches")
+	res, runErr := prep.Execute(ctx, ro)
 	bars.done(runErr == nil)
 	if res != nil {
 		summarizeReload(s, res)

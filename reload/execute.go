@@ -106,6 +106,7 @@ type runner struct {
 	p     *Prepared
 	d     Deps
 	o     Options
+	run   RunOptions
 	log   *slog.Logger
 	table databricks.TableName // the table statements load: the target, or a load by key's staging table
 	w     *journal.Writer
@@ -149,17 +150,37 @@ type work struct {
 	answerless bool
 }
 
+// RunOptions are what Execute needs beyond the plan, known once the operator confirmed it.
+type RunOptions struct {
+	// Identity is current_user() of the warehouse the statements run as ("" when unknown:
+	// no untagged commit is then taken from the history as a batch's); when empty,
+	// Deps.Identity is kept.
+	Identity string
+	// Header is this process's run record; when its Command is empty, Options.Header is kept.
+	Header journal.Header
+	// Progress is told the batches done and their total, before the first and after each;
+	// StageProgress the files staged (copied or kept) and the total of the staging step.
+	Progress, StageProgress func(done, total int)
+}
+
 // Execute runs a prepared reload: it continues the run Prepare found (settling the batches
 // whose statement may have run without its answer being recorded, then sending the rest) or
 // starts one, and sends the new batches, each journaled before and after its statement.
 // It holds the table's lock Prepare took; Close releases it.
-func Execute(ctx context.Context, p *Prepared) (*Report, error) {
+func (p *Prepared) Execute(ctx context.Context, ro RunOptions) (*Report, error) {
 	if p.closed {
 		return nil, errors.New("reload: the prepared run was closed")
 	}
 	o := p.o
+	d := p.d
+	if ro.Identity != "" {
+		d.Identity = ro.Identity
+	}
+	if ro.Header.Command != "" {
+		o.Header = ro.Header
+	}
 	tgt := p.tgt
-	r := &runner{p: p, d: p.d, o: o, log: p.d.log(), table: tgt.Name, claimed: map[int64]journal.BatchRef{},
+	r := &runner{p: p, d: d, o: o, run: ro, log: p.d.log(), table: tgt.Name, claimed: map[int64]journal.BatchRef{},
 		rep: &Report{TableID: tgt.TableID, Table: tgt.TableName(), Root: tgt.Display(), Guarantee: Guarantee, Tagging: Untagged}}
 	r.hist = &history{wh: p.d.Warehouse, table: tgt.Name, retries: o.HistoryRetries, backoff: o.Backoff}
 	for v, ref := range p.facts.Claimed {
@@ -366,8 +387,8 @@ func (r *runner) execute(ctx context.Context, st *journal.State, newBatches []Ba
 		r.log.Warn("the keys file was not written; verify --key and cleanup cannot check the run by key without it", "error", err)
 		r.rep.Warnings = append(r.rep.Warnings, "the keys file of the run's files was not written ("+err.Error()+"): verify --key reads the files while they exist")
 	}
-	if r.o.Progress != nil {
-		r.o.Progress(0, len(todo))
+	if r.run.Progress != nil {
+		r.run.Progress(0, len(todo))
 	}
 	for i, w := range todo {
 		if err := ctx.Err(); err != nil {
@@ -376,8 +397,8 @@ func (r *runner) execute(ctx context.Context, st *journal.State, newBatches []Ba
 		if err := r.send(ctx, w); err != nil {
 			return err
 		}
-		if r.o.Progress != nil {
-			r.o.Progress(i+1, len(todo))
+		if r.run.Progress != nil {
+			r.run.Progress(i+1, len(todo))
 		}
 	}
 	return nil

@@ -133,12 +133,12 @@ func TestForeignRunsAtTheSameMoment(t *testing.T) {
 				if strings.HasPrefix(stmt, "COPY INTO") && !strings.Contains(stmt, "VALIDATE") && repB == nil && errB == nil {
 					sc.m.fault = nil
 					sc.m.mu.Unlock()
-					repB, errB = Execute(context.Background(), pb)
+					repB, errB = pb.Execute(context.Background(), RunOptions{})
 					sc.m.mu.Lock()
 				}
 				return faultNone
 			}
-			repA, errA := Execute(context.Background(), pa)
+			repA, errA := pa.Execute(context.Background(), RunOptions{})
 			pa.Close()
 			pb.Close()
 			if skipEmpty {

@@ -430,7 +430,7 @@ func (sc *scene) reload(t *testing.T, d Deps, o Options) (*Report, error) {
 		return nil, err
 	}
 	defer p.Close()
-	return Execute(context.Background(), p)
+	return p.Execute(context.Background(), RunOptions{})
 }
 
 // state is the journal's view of the latest run.

@@ -93,9 +93,6 @@ type Options struct {
 	IgnoreForeignRuns string
 	// Now is the clock (tests).
 	Now func() time.Time
-	// Progress is called before the first batch and after each batch with batches done and
-	// total.
-	Progress func(done, total int)
 }
 
 func (o *Options) defaults() {
@@ -407,15 +404,6 @@ func sourceFlag(src string, tgt *tableref.Ref, prefix string) string {
 	return "--stage-to " + strings.TrimSuffix(src, "/")
 }
 
-// SetProgress sets the callback Execute tells the batches done and total.
-func (p *Prepared) SetProgress(fn func(done, total int)) { p.o.Progress = fn }
-
-// SetIdentity sets the warehouse identity statements run as (current_user()) and this
-// process's run record, once known (the plan needs neither).
-func (p *Prepared) SetIdentity(identity string, h journal.Header) {
-	p.d.Identity = identity
-	p.o.Header = h
-}
 
 // stringLiteralLen returns the length of the QuoteString literal s starts with, 0 if none.
 func stringLiteralLen(s string) int {

@@ -56,9 +56,6 @@ type Stage struct {
 	// SrcIdentity and DstIdentity say which credentials read the originals and write the
 	// copies, for errors ("the vended READ credentials of main.sales.orders").
 	SrcIdentity, DstIdentity string
-	// Progress, when set, is told the files staged so far (copied or reused) and the total
-	// of this staging step, after each file.
-	Progress func(done, total int)
 }
 
 // Claim is a staging claim: the staged copy a fallback file of a table is loaded through.
@@ -270,8 +267,8 @@ func (r *runner) stage(ctx context.Context, batches [][]journal.File) error {
 		done     int
 	)
 	progress := func() {
-		if s.Progress != nil {
-			s.Progress(done, len(files))
+		if r.run.StageProgress != nil {
+			r.run.StageProgress(done, len(files))
 		}
 	}
 	mu.Lock()

@@ -128,7 +128,7 @@ func TestAPrefixNamesTheSameCopies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Execute(context.Background(), p)
+	_, err = p.Execute(context.Background(), RunOptions{})
 	p.Close()
 	if err == nil || !errors.Is(err, ErrUnknown) {
 		t.Logf("second journal: %v", err)

@@ -114,48 +114,45 @@ binary as base64, timestamps in RFC3339 (UTC with "Z"; timestamp_ntz without a z
 }
 
 func previewRun(ctx context.Context, o *PreviewOptions) error {
+	previews, err := gatherPreviews(ctx, o)
+	if err != nil {
+		return err
+	}
+	if err := printPreviews(o, previews); err != nil {
+		return err
+	}
+	return previewExit(o.F, previews)
+}
+
+// gatherPreviews reads the previews asked for: of the files a saved report names, of one
+// file, or of every schema group (or one, --group) of the fallback folder.
+func gatherPreviews(ctx context.Context, o *PreviewOptions) ([]*inspect.PreviewResult, error) {
 	f := o.F
 	popts := inspect.PreviewOptions{Rows: o.Rows, Columns: o.Columns, MaxBytes: o.MaxBytes, Prefix: o.Prefix}
-	var previews []*inspect.PreviewResult
-	if o.FromReport != "" {
-		var err error
-		if previews, err = previewFromReport(ctx, o, popts); err != nil {
-			return err
-		}
-	} else if o.File != "" {
+	switch {
+	case o.FromReport != "":
+		return previewFromReport(ctx, o, popts)
+	case o.File != "":
 		tgt, err := f.openTarget(ctx, &o.Target, tableref.Read)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		res, err := inspect.Preview(ctx, tgt.Root, o.File, popts)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		previews = append(previews, res)
-	} else {
-		tgt, rep, err := runInspect(ctx, f, &o.Target, o.Prefix)
-		if err != nil {
-			return err
-		}
-		ids := []string{o.Group}
-		if o.Group == "" {
-			ids = ids[:0]
-			for _, g := range rep.Groups {
-				ids = append(ids, g.SchemaID)
-			}
-		}
-		if len(ids) == 0 {
-			fmt.Fprintf(f.IO.ErrOut, "No readable fallback files under %s: nothing to preview.\n", tgt.Display())
-		}
-		for _, id := range ids {
-			res, err := inspect.PreviewGroup(ctx, tgt.Root, rep, id, popts)
-			if err != nil {
-				return err
-			}
-			previews = append(previews, res)
-		}
+		return []*inspect.PreviewResult{res}, nil
 	}
+	tgt, rep, err := runInspect(ctx, f, &o.Target, o.Prefix)
+	if err != nil {
+		return nil, err
+	}
+	return previewGroups(ctx, f, tgt, rep, o.Group, popts, "under")
+}
 
+// printPreviews renders the previews in the --format asked for (json under -o json).
+func printPreviews(o *PreviewOptions, previews []*inspect.PreviewResult) error {
+	f := o.F
 	format := o.Format
 	if format == "" {
 		format = "table"
@@ -165,9 +162,7 @@ func previewRun(ctx context.Context, o *PreviewOptions) error {
 	}
 	switch format {
 	case "json":
-		if err := printJSON(f, PreviewReport{Previews: nonNil(previews)}); err != nil {
-			return err
-		}
+		return printJSON(f, PreviewReport{Previews: nonNil(previews)})
 	case "csv":
 		if len(previews) > 1 {
 			return FlagErrorf("--format csv shows one file or group: choose one with --group (groups: %s)", groupList(previews))
@@ -177,19 +172,24 @@ func previewRun(ctx context.Context, o *PreviewOptions) error {
 				return err
 			}
 		}
-	default:
-		for i, p := range previews {
-			if i > 0 {
-				fmt.Fprintln(f.IO.Out)
-			}
-			if p.SchemaID != "" && o.File == "" {
-				fmt.Fprintf(f.IO.Out, "Schema %s\n", p.SchemaID)
-			}
-			if err := p.WriteTable(f.IO.Out); err != nil {
-				return err
-			}
+		return nil
+	}
+	for i, p := range previews {
+		if i > 0 {
+			fmt.Fprintln(f.IO.Out)
+		}
+		if p.SchemaID != "" && o.File == "" {
+			fmt.Fprintf(f.IO.Out, "Schema %s\n", p.SchemaID)
+		}
+		if err := p.WriteTable(f.IO.Out); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// previewExit names the files that could not be previewed: exit 5 when there are any.
+func previewExit(f *Factory, previews []*inspect.PreviewResult) error {
 	failed := 0
 	for _, p := range previews {
 		for _, pf := range p.Files {
@@ -290,15 +290,20 @@ func previewFromReport(ctx context.Context, o *PreviewOptions, popts inspect.Pre
 		}
 		return []*inspect.PreviewResult{res}, nil
 	}
-	ids := []string{o.Group}
-	if o.Group == "" {
+	return previewGroups(ctx, f, tgt, rep, o.Group, popts, "in the report on")
+}
+
+// previewGroups previews one schema group of rep (group), or every group.
+func previewGroups(ctx context.Context, f *Factory, tgt *tableref.Ref, rep *inspect.Report, group string, popts inspect.PreviewOptions, where string) ([]*inspect.PreviewResult, error) {
+	ids := []string{group}
+	if group == "" {
 		ids = ids[:0]
 		for _, g := range rep.Groups {
 			ids = append(ids, g.SchemaID)
 		}
 	}
 	if len(ids) == 0 {
-		fmt.Fprintf(f.IO.ErrOut, "No readable fallback files in the report on %s: nothing to preview.\n", tgt.Display())
+		fmt.Fprintf(f.IO.ErrOut, "No readable fallback files %s %s: nothing to preview.\n", where, tgt.Display())
 	}
 	var out []*inspect.PreviewResult
 	for _, id := range ids {

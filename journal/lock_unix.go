@@ -73,3 +73,19 @@ func processAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
+
+// lockAppend takes an exclusive flock on a run file for one append (see Dir.Append); unlock
+// releases it and must be called before f is closed.
+func lockAppend(f *os.File) (unlock func(), err error) {
+	fd := int(f.Fd())
+	for {
+		err = syscall.Flock(fd, syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func() { _ = syscall.Flock(fd, syscall.LOCK_UN) }, nil
+}

@@ -315,6 +315,9 @@ type RunSummary struct {
 	ExpectedRows int64     `json:"expected_rows"`
 	InsertedRows int64     `json:"inserted_rows"`
 	Problem      string    `json:"problem,omitempty"` // why the run could not be read or replayed; Status is then ""
+	// Wedged says, when two processes wrote the run at once, how it was read and what to do
+	// (Wedge.Message); "" otherwise.
+	Wedged string `json:"wedged,omitempty"`
 	// StagedLeft counts the verified files whose staged copy is still there: a cleaned run
 	// with none has nothing left for cleanup. History does not show it.
 	StagedLeft int `json:"-"`

@@ -34,6 +34,23 @@ func ListRuns(ctx context.Context, store journal.Store, ids []string) (*Runs, er
 	return out, nil
 }
 
+// Wedged returns, for each run of the table that two processes wrote at once, how the journal
+// reads it and how to go on (journal.RunSummary.Wedged), newest first. A journal that cannot
+// be read gives none: the command that reads it reports why.
+func Wedged(ctx context.Context, store journal.Store, tableID string) []string {
+	runs, err := journal.Runs(ctx, store, tableID)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, r := range runs {
+		if r.Wedged != "" {
+			out = append(out, r.Wedged)
+		}
+	}
+	return out
+}
+
 // Run is one run's files and what happened to each.
 type Run struct {
 	Run     string            `json:"run"`

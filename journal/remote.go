@@ -207,9 +207,11 @@ func (j *Remote) Tables(ctx context.Context) ([]string, error) {
 
 // Lock implements Store with a create-only lock object <table_id>/lock.json holding the
 // owner and the time. Object stores have no lease and no way to tell that a holder died, so
-// a lock stays until its holder deletes it: a lock older than o.TTL is broken (deleted with
-// its version as precondition, then taken) only when o.Force is set, because breaking the
-// lock of a process that is still working would let two runs overlap.
+// a lock stays until its holder deletes it. A lock is broken (deleted with its version as
+// precondition, then taken) only as LockedError.Rule allows, because breaking the lock of a
+// process that is still working would let two runs overlap: never when its holder ran on
+// this host and its pid is running; when o.Break confirms it otherwise; without asking only
+// when it is older than o.TTL and o.Force is set.
 func (j *Remote) Lock(ctx context.Context, tableID string, o LockOptions) (Lock, error) {
 	if err := checkName("table id", tableID); err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
@@ -240,10 +242,9 @@ func (j *Remote) Lock(ctx context.Context, tableID string, o LockOptions) (Lock,
 		if info.ModTime.After(since) {
 			since = info.ModTime // the store's clock, when it is later than the holder's
 		}
-		le := &LockedError{TableID: tableID, Where: j.b.Location() + "/" + key, Holder: held, TTL: ttl,
-			Stale: !since.IsZero() && j.now().Sub(since) > ttl}
-		le.describe(j.now())
-		if attempt > 0 {
+		le := &LockedError{TableID: tableID, Where: j.b.Location() + "/" + key, Holder: held, TTL: ttl}
+		le.describe(j.now(), since)
+		if attempt > 0 || le.Rule() == BreakNever {
 			return nil, le
 		}
 		if !(le.Stale && o.Force) && (o.Break == nil || !o.Break(le)) {

@@ -280,7 +280,8 @@ func runRemoteSuite(t *testing.T, newBackend func(t *testing.T) ObjectStore) {
 		be := newBackend(t)
 		j, err := OpenRemote(be)
 		must(t, err)
-		old, err := j.Lock(ctx, target.TableID, LockOptions{Owner: Holder{User: "gone"}})
+		// A holder on another host, whose process cannot be looked up from here.
+		old, err := j.Lock(ctx, target.TableID, LockOptions{Owner: Holder{User: "gone", Host: "build-7.example", PID: 4242}})
 		must(t, err)
 		later := time.Now().Add(2 * time.Hour)
 		j2, err := OpenRemote(be)

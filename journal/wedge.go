@@ -53,10 +53,11 @@ type Wedge struct {
 // Message says what happened to the run and how to go on, for the operator.
 func (w *Wedge) Message(run string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "run %s was written by two processes at once: %s %s %s held by two records each "+
+	fmt.Fprintf(&b, "run %s was written by two processes at once: %s %s %s held by two records%s "+
 		"(a lock broken while its holder still worked, by a version that named records by their kind); "+
 		"records %d to %d are read by the journal's wedge rule, every one of them kept",
-		run, plural(len(w.Seqs), "record number", "record numbers"), intList(w.Seqs), pluralVerb(len(w.Seqs)), w.From, w.To)
+		run, plural(len(w.Seqs), "record number", "record numbers"), intList(w.Seqs), pluralVerb(len(w.Seqs)),
+		plural(len(w.Seqs), "", " each"), w.From, w.To)
 	if n := len(w.Mismatch); n > 0 {
 		fmt.Fprintf(&b, "; %s %s %s mismatched: rows may be in the table twice, check with verify --key",
 			plural(n, "batch", "batches"), intList(w.Mismatch), pluralVerb(n))

@@ -99,7 +99,7 @@ func TestReplayWedged(t *testing.T) {
 			},
 			want: want{status: RunLoading, batches: []BatchStatus{BatchUnknown, BatchPlanned}, seqs: []int{4}, from: 4, to: 5,
 				unknown: []int{1}, loaded: []string{"a", "b"}, remaining: []int{2},
-				message: []string{"record number 4 is held by two records each", "batch 1 is unknown: either process may have sent its statement",
+				message: []string{"record number 4 is held by two records (", "batch 1 is unknown: either process may have sent its statement",
 					"until `zbrecover verify` settles it", "a re-run sends only batches no statement was sent for"}},
 		},
 		{

@@ -69,13 +69,12 @@ func closeJournal(s journalStore) {
 }
 
 // warnWedged says, on stderr and in the summary's notes, how the journal read each run of the
-// table that two processes wrote at once (journal.Wedge) and how to go on. A journal that
-// cannot be read is left to the command, which reports it.
-func (f *Factory) warnWedged(ctx context.Context, store journalStore, tableID string, s *runSummary) {
+// table the command read that two processes wrote at once (journal.Wedge), and how to go on.
+func (f *Factory) warnWedged(store journalStore, tableID string, s *runSummary) {
 	if store == nil || tableID == "" {
 		return
 	}
-	for _, w := range history.Wedged(ctx, store, tableID) {
+	for _, w := range history.Wedged(store, tableID) {
 		fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", textsafe.Escape(w))
 		if s != nil {
 			s.Notes = append(s.Notes, w)

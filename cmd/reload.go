@@ -302,7 +302,7 @@ func reloadSteps(ctx context.Context, o *ReloadOptions, s *runSummary) error {
 	}
 	ro.Locked = locked
 	prep, planErr := reload.Prepare(ctx, reloadDeps(f, wh, store, ""), tgt, rep, table, ro)
-	f.warnWedged(ctx, store, tgt.TableID, s)
+	f.warnWedged(store, tgt.TableID, s)
 	if prep == nil {
 		return planErr
 	}

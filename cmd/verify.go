@@ -131,7 +131,7 @@ func verifySteps(ctx context.Context, o *VerifyOptions, s *runSummary) error {
 	s.Identity = currentUser(ctx, wh)
 	rep, err := reload.VerifyRun(ctx, reloadDeps(f, wh, store, s.Identity), tgt, reload.VerifyOptions{Run: o.Run,
 		Header: header(s.Identity), BreakLock: f.lockBreaker(o.BreakLock, o.Yes), Keys: keys, OpenKeys: f.openStagedLocation})
-	f.warnWedged(ctx, store, tgt.TableID, s)
+	f.warnWedged(store, tgt.TableID, s)
 	if err != nil {
 		return err
 	}

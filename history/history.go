@@ -34,22 +34,11 @@ func ListRuns(ctx context.Context, store journal.Store, ids []string) (*Runs, er
 	return out, nil
 }
 
-// Wedged returns, for each run of the table that two processes wrote at once, how the journal
-// reads it and how to go on (journal.RunSummary.Wedged), newest first. A journal that cannot
-// be read gives none: the command that reads it reports why.
-func Wedged(ctx context.Context, store journal.Store, tableID string) []string {
-	runs, err := journal.Runs(ctx, store, tableID)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, r := range runs {
-		if r.Wedged != "" {
-			out = append(out, r.Wedged)
-		}
-	}
-	return out
-}
+// Wedged returns, for each run of the table that this process has read from store and found
+// written by two processes at once, how the journal reads it and how to go on
+// (journal.Wedges): what a reload, verify or cleanup tells the operator about the runs it
+// read, without reading the journal again.
+func Wedged(store journal.Store, tableID string) []string { return journal.Wedges(store, tableID) }
 
 // Run is one run's files and what happened to each.
 type Run struct {

@@ -259,10 +259,16 @@ func runStoreSuite(t *testing.T, open openStore) {
 			must(t, ts.plant(r))
 		}
 		b := ts.fresh()
+		if w := Wedges(b, "tbl-1"); len(w) != 0 {
+			t.Errorf("wedges before any read: %q", w)
+		}
 		sums, err := Runs(ctx, b, "tbl-1")
 		must(t, err)
 		if len(sums) != 1 || sums[0].Problem != "" || sums[0].Status != RunLoading || !strings.Contains(sums[0].Wedged, "written by two processes at once") {
 			t.Fatalf("history of the wedged run: %+v", sums)
+		}
+		if w := Wedges(b, "tbl-1"); len(w) != 1 || w[0] != sums[0].Wedged || len(Wedges(b, "tbl-2")) != 0 {
+			t.Errorf("wedges the reads found: %q", w)
 		}
 		facts, err := Facts(ctx, b, "tbl-1")
 		must(t, err)

@@ -54,7 +54,7 @@ type Wedge struct {
 func (w *Wedge) Message(run string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "run %s was written by two processes at once: %s %s %s held by two records%s "+
-		"(a lock broken while its holder still worked, by a version that named records by their kind); "+
+		"(an earlier version let a process continue a run whose lock it broke while the holder still worked); "+
 		"records %d to %d are read by the journal's wedge rule, every one of them kept",
 		run, plural(len(w.Seqs), "record number", "record numbers"), intList(w.Seqs), pluralVerb(len(w.Seqs)),
 		plural(len(w.Seqs), "", " each"), w.From, w.To)
@@ -74,8 +74,11 @@ func (w *Wedge) Message(run string) string {
 	if w.Deleted > 0 {
 		fmt.Fprintf(&b, "; %d files of those batches were deleted meanwhile", w.Deleted)
 	}
-	if len(w.Skipped) > 0 {
-		fmt.Fprintf(&b, "; not applied: %s", strings.Join(w.Skipped, "; "))
+	if n := len(w.Skipped); n > 0 {
+		fmt.Fprintf(&b, "; not applied: %s", strings.Join(w.Skipped[:min(n, 3)], "; "))
+		if n > 3 {
+			fmt.Fprintf(&b, "; and %d more", n-3)
+		}
 	}
 	b.WriteString(". The run goes on from its last record: a re-run sends only batches no statement was sent for")
 	return b.String()

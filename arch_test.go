@@ -392,7 +392,9 @@ func TestRunFunctionsCatchLongOnes(t *testing.T) {
 // cmd opens a store and hands it to the domain packages, which read and write it.
 const journalOpener = "journal.go"
 
-var journalOpenerUses = []string{"Store", "DefaultDir", "OpenDir", "OpenRemote", "Header", "LockedError"}
+// The break rules are the opener's too: it answers --break-lock about a lock it could not take.
+var journalOpenerUses = []string{"Store", "DefaultDir", "OpenDir", "OpenRemote", "Header", "LockedError",
+	"BreakNever", "BreakIfConfirmed", "BreakWithYes"}
 
 // TestCmdOpensTheJournalOnly: no other file of cmd imports package journal, and the opener
 // uses of it only what opening a store takes.

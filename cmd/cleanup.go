@@ -292,6 +292,7 @@ func prepareCleanup(ctx context.Context, o *CleanupOptions, s *runSummary, ds *d
 		Prefix: o.Prefix, Checker: checker, OpenStaged: f.openStagedLocation, Header: header(""),
 		BreakLock: f.lockBreaker(o.BreakLock, o.Yes), Log: f.Logger},
 		cleanup.Request{Run: o.Run, MinAge: o.MinAge})
+	f.warnWedged(store, tgt.TableID, s)
 	if err == nil {
 		s.Run, s.RunStatus = prep.State.Run, string(prep.State.Status)
 		return tgt, store, prep, nil

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zbrecover/zbrecover/history"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/place"
@@ -99,6 +100,20 @@ func closeJournal(s journalStore) {
 	}
 }
 
+// warnWedged says, on stderr and in the summary's notes, how the journal read each run of the
+// table the command read that two processes wrote at once (journal.Wedge), and how to go on.
+func (f *Factory) warnWedged(store journalStore, tableID string, s *runSummary) {
+	if store == nil || tableID == "" {
+		return
+	}
+	for _, w := range history.Wedged(store, tableID) {
+		fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", textsafe.Escape(w))
+		if s != nil {
+			s.Notes = append(s.Notes, w)
+		}
+	}
+}
+
 // header is this process's journal run record.
 func header(identity string) journal.Header {
 	h := journal.Header{Identity: identity, PID: os.Getpid(), Command: strings.Join(os.Args, " "), ToolVersion: Version}
@@ -110,38 +125,76 @@ func header(identity string) journal.Header {
 }
 
 // lockBreaker is the --break-lock answer to a lock another process holds: it shows the
-// holder and asks (yes: without asking). nil when the flag is not given.
+// holder, how long it has held the lock and what breaking it would risk, and answers as the
+// lock's rule allows (journal.LockedError.Rule): a live process of this host is never broken
+// (the journal does not even ask); a holder that cannot be checked from here, younger than
+// its lease, only with a confirmation at a terminal, --yes or not; a holder of this host that
+// has ended, or a lock past its lease, with --yes or a confirmation. nil when the flag is not
+// given.
 func (f *Factory) lockBreaker(enabled, yes bool) func(*journal.LockedError) bool {
 	if !enabled {
 		return nil
 	}
 	return func(le *journal.LockedError) bool {
+		out := f.IO.ErrOut
 		h := le.Holder
 		age := "for an unknown time"
 		if le.Age > 0 {
 			age = "for " + le.Age.Round(time.Second).String()
 		}
-		fmt.Fprintf(f.IO.ErrOut, "The lock of table %s (%s) is held %s by %s@%s, pid %d, running %q.\n",
-			le.TableID, textsafe.Quote(le.Where), age, textsafe.Quote(orUnknown(h.User)), textsafe.Quote(orUnknown(h.Host)), h.PID, textsafe.Quote(h.Command))
-		switch {
-		case le.Live:
-			fmt.Fprintln(f.IO.ErrOut, "That process is running (it holds the lock file open): the lock is not broken.")
+		host := textsafe.Quote(orUnknown(h.Host))
+		fmt.Fprintf(out, "The lock of table %s (%s) is held %s by %s@%s, pid %d, running %q.\n",
+			le.TableID, textsafe.Quote(le.Where), age, textsafe.Quote(orUnknown(h.User)), host, h.PID, textsafe.Quote(h.Command))
+		const risk = "Breaking the lock of a process that is still working lets two runs of the table overlap: " +
+			"both could send one batch (its rows loaded twice), and a cleanup could delete files the other run is loading."
+		switch le.Rule() {
+		case journal.BreakNever:
+			fmt.Fprintln(out, "That process is running on this host: the lock is not broken. Wait for it to finish.")
 			return false
-		case le.Dead:
-			fmt.Fprintln(f.IO.ErrOut, "That process is no longer running on this host.")
-		default:
-			fmt.Fprintln(f.IO.ErrOut, "Break it only if that process is gone: two runs of one table at once could load files twice.")
+		case journal.BreakWithYes:
+			if le.Dead {
+				fmt.Fprintln(out, "That process is no longer running on this host.")
+			} else {
+				fmt.Fprintf(out, "The lock is older than its lease (%s), but that process cannot be checked from here: "+
+					"break it only if it is gone. %s\n", le.TTL, risk)
+			}
+			if yes {
+				return true
+			}
+			if !f.IO.CanPrompt() {
+				fmt.Fprintln(out, "Without a terminal, --break-lock needs --yes.")
+				return false
+			}
+		case journal.BreakIfConfirmed:
+			where := "on " + host
+			if le.Here {
+				where = "on this host, where this system cannot look up its pid"
+			}
+			lease := "the lock's age is unknown"
+			if t := le.LeaseEnds(); !t.IsZero() {
+				lease = fmt.Sprintf("the lock is younger than its lease of %s, which ends %s", le.TTL, t.UTC().Format(time.RFC3339))
+			}
+			fmt.Fprintf(out, "That process runs %s, and %s: it may still be working. %s\n", where, lease, risk)
+			if !f.IO.CanPrompt() {
+				fmt.Fprintf(out, "Without a terminal the lock is not broken, even with --yes. Check that pid %d %s has ended, "+
+					"then run the command again at a terminal with --break-lock and confirm; or, once its lease has ended, "+
+					"with --break-lock --yes; or wait for it to finish.\n", h.PID, where)
+				return false
+			}
+			if yes {
+				fmt.Fprintln(out, "--yes does not break a lock younger than its lease: confirm that the process has ended.")
+			}
+			fmt.Fprintf(out, "Has pid %d %s ended? Break the lock? [y/N] ", h.PID, where)
+			return f.confirmed()
 		}
-		if yes {
-			return true
-		}
-		if !f.IO.CanPrompt() {
-			fmt.Fprintln(f.IO.ErrOut, "Without a terminal, --break-lock needs --yes.")
-			return false
-		}
-		fmt.Fprint(f.IO.ErrOut, "Break the lock? [y/N] ")
-		line, _ := bufio.NewReader(f.IO.In).ReadString('\n')
-		a := strings.ToLower(strings.TrimSpace(line))
-		return a == "y" || a == "yes"
+		fmt.Fprint(out, "Break the lock? [y/N] ")
+		return f.confirmed()
 	}
+}
+
+// confirmed reads the operator's answer to a question: y or yes.
+func (f *Factory) confirmed() bool {
+	line, _ := bufio.NewReader(f.IO.In).ReadString('\n')
+	a := strings.ToLower(strings.TrimSpace(line))
+	return a == "y" || a == "yes"
 }

@@ -316,6 +316,7 @@ func reloadSteps(ctx context.Context, o *ReloadOptions, s *runSummary) error {
 	}
 	ro.Locked = locked
 	prep, planErr := reload.Prepare(ctx, reloadDeps(f, wh, store, ""), tgt, rep, table, ro)
+	f.warnWedged(store, tgt.TableID, s)
 	if prep == nil {
 		return planErr
 	}

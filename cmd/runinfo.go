@@ -276,5 +276,6 @@ func mdCmd(s string) string { return "`" + redact.String(s) + "`" }
 
 // addBreakLockFlag adds --break-lock to c.
 func addBreakLockFlag(c *cobra.Command, v *bool) {
-	c.Flags().BoolVar(v, "break-lock", false, "if another process's lock on the table is left (a killed run), show its holder and offer to break it (--yes: without asking)")
+	c.Flags().BoolVar(v, "break-lock", false, "if another process's lock on the table is left (a killed run), show its holder and offer to break it; "+
+		"never a running process's of this host; --yes breaks without asking only a lock whose holder on this host has ended, or one older than its 24h lease")
 }

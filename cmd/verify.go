@@ -131,6 +131,7 @@ func verifySteps(ctx context.Context, o *VerifyOptions, s *runSummary) error {
 	s.Identity = currentUser(ctx, wh)
 	rep, err := reload.VerifyRun(ctx, reloadDeps(f, wh, store, s.Identity), tgt, reload.VerifyOptions{Run: o.Run,
 		Header: header(s.Identity), BreakLock: f.lockBreaker(o.BreakLock, o.Yes), Keys: keys, OpenKeys: f.openStagedLocation})
+	f.warnWedged(store, tgt.TableID, s)
 	if err != nil {
 		return err
 	}
@@ -307,6 +308,9 @@ func historyRun(ctx context.Context, o *HistoryOptions) error {
 		if r.Problem != "" {
 			fmt.Fprintf(out, "%s  %s  cannot be read: %s\n", r.Run, r.TableID, r.Problem)
 			continue
+		}
+		if r.Wedged != "" {
+			fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", textsafe.Escape(r.Wedged))
 		}
 		fmt.Fprintf(out, "%s  %-17s  %s  %d batches, %d files, %d rows expected, %d inserted  %s\n",
 			r.Run, r.Status, r.Table, r.Batches, r.Files, r.ExpectedRows, r.InsertedRows, r.Started.Format("2006-01-02T15:04:05Z"))

@@ -34,6 +34,12 @@ func ListRuns(ctx context.Context, store journal.Store, ids []string) (*Runs, er
 	return out, nil
 }
 
+// Wedged returns, for each run of the table that this process has read from store and found
+// written by two processes at once, how the journal reads it and how to go on
+// (journal.Wedges): what a reload, verify or cleanup tells the operator about the runs it
+// read, without reading the journal again.
+func Wedged(store journal.Store, tableID string) []string { return journal.Wedges(store, tableID) }
+
 // Run is one run's files and what happened to each.
 type Run struct {
 	Run     string            `json:"run"`

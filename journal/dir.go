@@ -75,7 +75,9 @@ func (d *Dir) runPath(tableID, run string) (string, error) {
 
 // Append implements Store: the line is written with one write to a file opened O_APPEND and
 // fsynced before Append returns; a new file's directory is fsynced too. A record whose seq
-// is not the file's next (another process appended) fails with ErrRunConflict.
+// is not the file's next (another process appended) fails with ErrRunConflict: the file is
+// checked and written under an exclusive flock of the run file (where the system has flock),
+// so that of two processes appending one record number, whatever its kind, one fails.
 func (d *Dir) Append(ctx context.Context, r Record) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -100,9 +102,20 @@ func (d *Dir) Append(ctx context.Context, r Record) error {
 	if r.Seq != rf.next {
 		return fmt.Errorf("journal: run %s: record %d, but the run's next record is %d in %s: %w", r.Run, r.Seq, rf.next, path, ErrRunConflict)
 	}
-	if fi, err := rf.f.Stat(); err != nil || fi.Size() != rf.size {
+	// The check that the file is as this process left it and the write are one step for
+	// every process that appends to the file: without it, two processes past their checks
+	// could both write record r.Seq.
+	unlock, err := lockAppend(rf.f)
+	if err != nil {
+		return fmt.Errorf("journal: lock %s for appending: %w", path, err)
+	}
+	drop := func() { // unlocked before the close, so that no other file's lock is touched
+		unlock()
 		_ = rf.f.Close()
 		delete(d.files, path)
+	}
+	if fi, err := rf.f.Stat(); err != nil || fi.Size() != rf.size {
+		drop()
 		if err != nil {
 			return fmt.Errorf("journal: %w", err)
 		}
@@ -115,10 +128,10 @@ func (d *Dir) Append(ctx context.Context, r Record) error {
 	if err != nil {
 		// Take back a partial line, and read the file afresh next time.
 		_ = rf.f.Truncate(rf.size)
-		_ = rf.f.Close()
-		delete(d.files, path)
+		drop()
 		return fmt.Errorf("journal: append to %s: %w", path, err)
 	}
+	unlock()
 	rf.size += int64(n)
 	rf.next++
 	return nil
@@ -181,8 +194,8 @@ func (d *Dir) openRun(tableID, run, path string) (*runFile, error) {
 		}
 	}
 	next := 1
-	if len(recs) > 0 {
-		next = recs[len(recs)-1].Seq + 1
+	for _, r := range recs { // the highest number, also in a run two processes wrote at once
+		next = max(next, r.Seq+1)
 	}
 	return &runFile{f: f, next: next, size: good}, nil
 }

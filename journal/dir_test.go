@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -221,5 +223,59 @@ func TestDirSnapshotTornLine(t *testing.T) {
 	must(t, f.Close())
 	if sums, err := Runs(ctx, ts.fresh(), target.TableID); err != nil || sums[0].Command == crafted || sums[0].Problem == "" {
 		t.Errorf("a damaged line after the snapshot's records: %+v, %v", sums, err)
+	}
+}
+
+// Two processes that both passed their own check append one record number at the same moment
+// (two handles on one run file, racing): one record is written, the other append fails with
+// ErrRunConflict, every round.
+func TestDirAppendsOfOneNumberRace(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	rounds := 300
+	if testing.Short() {
+		rounds = 30
+	}
+	for i := 0; i < rounds; i++ {
+		run := fmt.Sprintf("run-%d", i)
+		a, err := OpenDir(dir)
+		must(t, err)
+		b, err := OpenDir(dir)
+		must(t, err)
+		_, err = Start(ctx, a, target, run, Header{})
+		must(t, err)
+		// b opens the run file and learns its next number (2) from a refused append.
+		if err := b.Append(ctx, Record{V: 1, Run: run, Seq: 9, TableID: target.TableID, Kind: KindEnd, End: &End{}}); !errors.Is(err, ErrRunConflict) {
+			t.Fatalf("append of number 9: %v", err)
+		}
+		recs := []Record{
+			{V: 1, Run: run, Seq: 2, TableID: target.TableID, Kind: KindEnd, End: &End{State: RunPlanned}},
+			{V: 1, Run: run, Seq: 2, TableID: target.TableID, Kind: KindRun, Header: &Header{Command: "second"}},
+		}
+		var errs [2]error
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for k, s := range []*Dir{a, b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				errs[k] = s.Append(ctx, recs[k])
+			}()
+		}
+		close(start)
+		wg.Wait()
+		a.Close()
+		b.Close()
+		log, err := a.Read(ctx, target.TableID, run)
+		must(t, err)
+		if len(log.Records) != 2 || (errs[0] == nil) == (errs[1] == nil) {
+			t.Fatalf("round %d: %d records, append errors %v", i, len(log.Records), errs)
+		}
+		for _, err := range errs {
+			if err != nil && !errors.Is(err, ErrRunConflict) {
+				t.Fatalf("round %d: %v, want ErrRunConflict", i, err)
+			}
+		}
 	}
 }

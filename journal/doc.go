@@ -50,8 +50,9 @@
 // read, and the process settles the open batches before it sends anything else. A run's
 // records are therefore the whole story of its files, whichever processes wrote them, and
 // two processes can never both continue a run: the record number they both want exists
-// once (create-only on object stores, checked under the lock locally) and the second gets
-// ErrRunConflict.
+// once, whatever each writes (create-only on object stores, whose record names hold the
+// number alone; checked and written under an flock of the run file locally) and the second
+// gets ErrRunConflict.
 //
 // # Layouts
 //
@@ -65,9 +66,13 @@
 // Any writable storage URL (`--journal URL`), one object per record because object stores
 // cannot append:
 //
-//	<prefix>/<table_id>/runs/<run_id>/<seq:08d>-<kind>.json
+//	<prefix>/<table_id>/runs/<run_id>/<seq:08d>.json
 //	<prefix>/<table_id>/snapshots/<run_id>.snapshot
 //	<prefix>/<table_id>/lock.json
+//
+// Earlier versions named records <seq:08d>-<kind>.json, which guarded a number only against a
+// record of the same kind; those names are still read (a record's kind must then match its
+// name), and a run begun under them is continued under the new ones.
 //
 // A journal kept under a table's storage root goes in HiddenDir (`<root>/_zbrecover/`):
 // names starting with "_" are skipped by Spark's file listing, so COPY INTO and inspect never
@@ -91,22 +96,36 @@
 //   - Local: an exclusive, non-blocking flock on lock.json, which records pid, host, user,
 //     command and time. The kernel releases it when the holder exits or dies, so it is never
 //     stale. (Systems without flock use a create-exclusive file with the object-store rule.)
-//   - Object store: a create-only lock.json with the holder and the time, released by a
-//     delete with the object's version as precondition, after checking it is still the
-//     holder's. Object stores have no lease and cannot tell that a holder died, so a lock
-//     outlives a crashed holder; it can be broken only when it is older than the TTL
-//     (DefaultLockTTL unless given) and Force is set, because breaking the lock of a process
-//     that is still working would let two runs overlap.
+//   - Object store: a create-only lock.json with the holder (user, host, pid and, on Linux,
+//     the boot and pid namespace the pid belongs to) and the time, released by a delete with
+//     the object's version as precondition, after checking it is still the holder's. Object
+//     stores have no lease and cannot tell that a holder died, so a lock outlives a crashed
+//     holder.
 //
 // A lock held by another process gives a *LockedError (errors.Is ErrLocked) that says who
-// holds it, from where, running what, and since when.
+// holds it, from where, running what, since when, and what may break it (Rule), because
+// breaking the lock of a process that is still working would let two runs overlap:
+//
+//   - a live holder (a flock, or a holder of this host whose pid is running) is never broken;
+//   - a holder that cannot be checked from here (another host), whose lock is younger than
+//     its lease (TTL, DefaultLockTTL unless given), is broken only when LockOptions.Break
+//     confirms it (the operator, at a terminal: --yes is not enough);
+//   - a holder of this host that has ended, or a lock older than its lease, is broken when
+//     Break says so (--yes), and without asking when Force is set and the lease is over.
+//
+// The age counts from the later of the holder's clock and the store's.
 //
 // # Replay
 //
 // Replay turns a run's records into its State with no I/O:
 //
-//   - records are taken in seq order; a gap, a duplicate, a record of another run or table,
-//     or a first record other than run is an error naming the run;
+//   - records are taken in seq order; a gap, a record of another run or table, or a first
+//     record other than run is an error naming the run;
+//   - a run some of whose numbers are held by two records (two processes wrote it at once:
+//     a journal of an earlier version) is read by the wedge rule (see Wedge): every record is
+//     kept, a batch the forked records name is verified only by its own answer, tag or MERGE,
+//     mismatched when two of its statements inserted rows, else unknown; State.Wedge and a
+//     warning say so. A record stored twice with the same bytes is read once;
 //   - a record of a kind this version does not know is kept (State.Unknown) and reported
 //     (State.Warnings), not fatal;
 //   - a batch is planned; open after an intent (and stays open after a result without a row

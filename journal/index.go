@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -50,6 +51,48 @@ type runProbe struct {
 type infoCache struct {
 	mu   sync.Mutex
 	runs map[string]cachedInfo // by table id and run id
+	// wedged holds the notes of the runs replayed by this process that two processes wrote
+	// at once (Wedge.Message), by table id and run id.
+	wedged map[string]string
+}
+
+// noteWedge remembers st's wedge, if it has one.
+func (c *infoCache) noteWedge(st *State) {
+	if st == nil || st.Wedge == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.wedged == nil {
+		c.wedged = map[string]string{}
+	}
+	c.wedged[st.TableID+"/"+st.Run] = st.Wedge.Message(st.Run)
+}
+
+// Wedges returns the notes (Wedge.Message) of the runs of the table that this process has
+// read from s, and found written by two processes at once, in run order. It does no I/O: a
+// command that read the table's runs (to plan, verify or clean up) learns which of them were
+// read by the wedge rule without listing the journal again.
+func Wedges(s Store, tableID string) []string {
+	rs, ok := s.(runStore)
+	if !ok {
+		return nil
+	}
+	c := rs.runCache()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var keys []string
+	for k := range c.wedged {
+		if strings.HasPrefix(k, tableID+"/") {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = c.wedged[k]
+	}
+	return out
 }
 
 type cachedInfo struct {
@@ -119,6 +162,7 @@ func scanRuns(ctx context.Context, s Store, tableID string, keep func(string) bo
 		}
 		if e.info == nil {
 			st, fp, fpOK, err := rs.replayRun(ctx, tableID, p.run)
+			cache.noteWedge(st)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
@@ -227,6 +271,7 @@ func (w *Writer) writeSnapshot(ctx context.Context) {
 func readStateFrom(ctx context.Context, s Store, tableID, run string) (*State, error) {
 	if rs, ok := s.(runStore); ok {
 		st, _, _, err := rs.replayRun(ctx, tableID, run)
+		rs.runCache().noteWedge(st)
 		return st, err
 	}
 	return readStateWhole(ctx, s, tableID, run)

@@ -13,7 +13,7 @@ import (
 )
 
 // lockFile creates path exclusively with the holder in it. Without flock a dead holder's lock
-// stays behind, so it follows the object-store rule: older than the TTL and Force, or kept.
+// stays behind, so it follows the object-store rule (see Remote.Lock).
 func lockFile(tableID, path string, o LockOptions) (Lock, error) {
 	ttl := o.TTL
 	if ttl <= 0 {
@@ -42,9 +42,8 @@ func lockFile(tableID, path string, o LockOptions) (Lock, error) {
 		if b, err := os.ReadFile(path); err == nil {
 			_ = json.Unmarshal(b, &le.Holder)
 		}
-		le.Stale = !le.Holder.Since.IsZero() && time.Since(le.Holder.Since) > ttl
-		le.describe(time.Now())
-		if attempt > 0 || !(le.Stale && o.Force) && (o.Break == nil || !o.Break(le)) {
+		le.describe(time.Now(), le.Holder.Since)
+		if attempt > 0 || le.Rule() == BreakNever || !(le.Stale && o.Force) && (o.Break == nil || !o.Break(le)) {
 			return nil, le
 		}
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -74,5 +73,10 @@ func (l *fileLock) Close() error {
 	return l.err
 }
 
-// processAlive cannot tell on this system: the holder is taken to be alive.
-func processAlive(int) bool { return true }
+// processAlive cannot tell on this system (known is false): a holder of this host is
+// treated as one of another host, by the age of its lock.
+func processAlive(int) (alive, known bool) { return false, false }
+
+// lockAppend does nothing on this system: appends to one run file are kept apart by the
+// table's lock alone.
+func lockAppend(*os.File) (unlock func(), err error) { return func() {}, nil }

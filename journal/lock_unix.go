@@ -27,7 +27,7 @@ func lockFile(tableID, path string, o LockOptions) (Lock, error) {
 			if data, err := readAll(f); err == nil {
 				_ = json.Unmarshal(data, &le.Holder)
 			}
-			le.describe(time.Now())
+			le.describe(time.Now(), le.Holder.Since)
 			return nil, le
 		}
 		return nil, fmt.Errorf("journal: lock %s: %w", path, err)
@@ -68,8 +68,25 @@ func (l *flockLock) Close() error {
 	return l.err
 }
 
-// processAlive reports whether a process with this pid exists on this host.
-func processAlive(pid int) bool {
+// processAlive reports whether a process with this pid exists on this host (known is always
+// set: signal 0 tells).
+func processAlive(pid int) (alive, known bool) {
 	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	return err == nil || errors.Is(err, syscall.EPERM), true
+}
+
+// lockAppend takes an exclusive flock on a run file for one append (see Dir.Append); unlock
+// releases it and must be called before f is closed.
+func lockAppend(f *os.File) (unlock func(), err error) {
+	fd := int(f.Fd())
+	for {
+		err = syscall.Flock(fd, syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func() { _ = syscall.Flock(fd, syscall.LOCK_UN) }, nil
 }

@@ -23,8 +23,14 @@ type ObjectStore interface {
 }
 
 // Remote is a journal on any storage backend that writes (`--journal URL`): one object per
-// record, <table_id>/runs/<run_id>/<seq:08d>-<kind>.json, written create-only, and a lock
-// object <table_id>/lock.json. Under a table's root, root the backend at HiddenDir.
+// record, <table_id>/runs/<run_id>/<seq:08d>.json, written create-only, and a lock object
+// <table_id>/lock.json. Under a table's root, root the backend at HiddenDir.
+//
+// A record's name holds its number alone (its kind is inside), so that of any two processes
+// writing one number of a run, whatever they write, one gets ErrRunConflict. Earlier versions
+// named records <seq:08d>-<kind>.json, which guarded a number only against a record of the
+// same kind: such names are still read, and a run that holds two records under one number is
+// read by the wedge rule (see Replay).
 type Remote struct {
 	b     storage.Backend
 	put   storage.Putter
@@ -49,8 +55,9 @@ func OpenRemote(b storage.Backend) (*Remote, error) {
 // Location implements Store.
 func (j *Remote) Location() string { return j.b.Location() }
 
-func recordKey(tableID, run string, seq int, kind Kind) string {
-	return fmt.Sprintf("%s/runs/%s/%08d-%s.json", tableID, run, seq, kind)
+// recordKey is where record seq of a run is written.
+func recordKey(tableID, run string, seq int) string {
+	return fmt.Sprintf("%s/runs/%s/%08d.json", tableID, run, seq)
 }
 
 // Append implements Store with a create-only Put: of two processes writing the same record
@@ -62,7 +69,7 @@ func (j *Remote) Append(ctx context.Context, r Record) error {
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
-	key := recordKey(r.TableID, r.Run, r.Seq, r.Kind)
+	key := recordKey(r.TableID, r.Run, r.Seq)
 	_, err = j.put.Put(ctx, key, bytes.NewReader(line), int64(len(line)), storage.PutOptions{CreateOnly: true})
 	if errors.Is(err, storage.ErrExist) {
 		if have, rerr := storage.ReadAll(ctx, j.b, key, 0, -1); rerr == nil && bytes.Equal(have, line) {
@@ -76,12 +83,21 @@ func (j *Remote) Append(ctx context.Context, r Record) error {
 	return nil
 }
 
-// parseRecordName splits "<seq:08d>-<kind>.json".
+// parseRecordName reads a record's name: "<seq:08d>.json", or "<seq:08d>-<kind>.json" as
+// earlier versions wrote it (kind is "" for the first).
 func parseRecordName(name string) (int, Kind, bool) {
 	base, ok := strings.CutSuffix(name, ".json")
-	seqText, kind, ok2 := strings.Cut(base, "-")
-	if !ok || !ok2 || len(seqText) < 8 || kind == "" {
+	if !ok {
 		return 0, "", false
+	}
+	seqText, kind, old := strings.Cut(base, "-")
+	if len(seqText) < 8 || (old && kind == "") {
+		return 0, "", false
+	}
+	for _, c := range seqText {
+		if c < '0' || c > '9' {
+			return 0, "", false
+		}
 	}
 	seq, err := strconv.Atoi(seqText)
 	if err != nil || seq < 1 {
@@ -133,7 +149,7 @@ func (j *Remote) Read(ctx context.Context, tableID, run string) (*Log, error) {
 func (j *Remote) readRecord(ctx context.Context, key, run, name string) (Record, error) {
 	seq, kind, ok := parseRecordName(name)
 	if !ok {
-		return Record{}, fmt.Errorf("journal: %s is not a record name (<seq>-<kind>.json)", key)
+		return Record{}, fmt.Errorf("journal: %s is not a record name (<seq>.json)", key)
 	}
 	data, err := storage.ReadAll(ctx, j.b, key, 0, -1)
 	if err != nil {
@@ -143,7 +159,7 @@ func (j *Remote) readRecord(ctx context.Context, key, run, name string) (Record,
 	if err != nil {
 		return Record{}, fmt.Errorf("journal: %s: %w", key, err)
 	}
-	if r.Run != run || r.Seq != seq || r.Kind != kind {
+	if r.Run != run || r.Seq != seq || (kind != "" && r.Kind != kind) {
 		return Record{}, fmt.Errorf("journal: %s holds record %d (%s) of run %s", key, r.Seq, r.Kind, r.Run)
 	}
 	return r, nil
@@ -191,9 +207,11 @@ func (j *Remote) Tables(ctx context.Context) ([]string, error) {
 
 // Lock implements Store with a create-only lock object <table_id>/lock.json holding the
 // owner and the time. Object stores have no lease and no way to tell that a holder died, so
-// a lock stays until its holder deletes it: a lock older than o.TTL is broken (deleted with
-// its version as precondition, then taken) only when o.Force is set, because breaking the
-// lock of a process that is still working would let two runs overlap.
+// a lock stays until its holder deletes it. A lock is broken (deleted with its version as
+// precondition, then taken) only as LockedError.Rule allows, because breaking the lock of a
+// process that is still working would let two runs overlap: never when its holder ran on
+// this host and its pid is running; when o.Break confirms it otherwise; without asking only
+// when it is older than o.TTL and o.Force is set.
 func (j *Remote) Lock(ctx context.Context, tableID string, o LockOptions) (Lock, error) {
 	if err := checkName("table id", tableID); err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
@@ -224,10 +242,9 @@ func (j *Remote) Lock(ctx context.Context, tableID string, o LockOptions) (Lock,
 		if info.ModTime.After(since) {
 			since = info.ModTime // the store's clock, when it is later than the holder's
 		}
-		le := &LockedError{TableID: tableID, Where: j.b.Location() + "/" + key, Holder: held, TTL: ttl,
-			Stale: !since.IsZero() && j.now().Sub(since) > ttl}
-		le.describe(j.now())
-		if attempt > 0 {
+		le := &LockedError{TableID: tableID, Where: j.b.Location() + "/" + key, Holder: held, TTL: ttl}
+		le.describe(j.now(), since)
+		if attempt > 0 || le.Rule() == BreakNever {
 			return nil, le
 		}
 		if !(le.Stale && o.Force) && (o.Break == nil || !o.Break(le)) {

@@ -141,14 +141,9 @@ func remoteOpener(newBackend func(t *testing.T) ObjectStore) openStore {
 			}))
 			return all
 		}
-		plant := func(r Record) error {
-			data, err := json.Marshal(r)
-			if err != nil {
-				return err
-			}
-			_, err = be.Put(context.Background(), recordKey(r.TableID, r.Run, r.Seq, r.Kind), bytes.NewReader(data), int64(len(data)), storage.PutOptions{})
-			return err
-		}
+		// Planted records are named as earlier versions named them (<seq>-<kind>.json), so
+		// that the suite reads journals of both namings, and one number can be held twice.
+		plant := func(r Record) error { return plantOld(be, r) }
 		fresh := func() Store {
 			j, err := OpenRemote(be)
 			must(t, err)
@@ -168,9 +163,7 @@ func remoteOpener(newBackend func(t *testing.T) ObjectStore) openStore {
 			must(t, err)
 		}
 		editRecord := func(tableID, run string, seq int, edit func([]byte) []byte) {
-			prefix := fmt.Sprintf("%s/runs/%s/%08d-", tableID, run, seq)
-			var key string
-			must(t, be.List(ctx, prefix, func(o storage.ObjectInfo) error { key = o.Key; return nil }))
+			key := recordKey(tableID, run, seq)
 			data, err := storage.ReadAll(ctx, be, key, 0, -1)
 			must(t, err)
 			must(t, be.Delete(ctx, key, storage.Precondition{}))
@@ -180,6 +173,18 @@ func remoteOpener(newBackend func(t *testing.T) ObjectStore) openStore {
 		}
 		return testStore{a: a, b: b, raw: raw, plant: plant, fresh: fresh, snapshot: snapshot, setSnapshot: setSnapshot, editRecord: editRecord}
 	}
+}
+
+// plantOld stores r as earlier versions named records: <seq:08d>-<kind>.json.
+func plantOld(be storage.Backend, r Record) error {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	p, _ := storage.AsPutter(be)
+	key := fmt.Sprintf("%s/runs/%s/%08d-%s.json", r.TableID, r.Run, r.Seq, r.Kind)
+	_, err = p.Put(context.Background(), key, bytes.NewReader(data), int64(len(data)), storage.PutOptions{})
+	return err
 }
 
 // runRemoteSuite runs the store suite and the object-store tests on fresh backends from
@@ -198,8 +203,8 @@ func runRemoteSuite(t *testing.T, newBackend func(t *testing.T) ObjectStore) {
 		defer l.Close()
 		var ks []string
 		must(t, be.List(ctx, "", func(o storage.ObjectInfo) error { ks = append(ks, o.Key); return nil }))
-		want := []string{"lock.json", "runs/run-1/00000001-run.json", "runs/run-1/00000002-plan.json",
-			"runs/run-1/00000003-intent.json", "runs/run-1/00000004-result.json", "runs/run-1/00000005-outcome.json", "runs/run-1/00000006-end.json",
+		want := []string{"lock.json", "runs/run-1/00000001.json", "runs/run-1/00000002.json",
+			"runs/run-1/00000003.json", "runs/run-1/00000004.json", "runs/run-1/00000005.json", "runs/run-1/00000006.json",
 			"snapshots/run-1.snapshot"}
 		for i := range want {
 			want[i] = target.TableID + "/" + want[i]
@@ -209,13 +214,62 @@ func runRemoteSuite(t *testing.T, newBackend func(t *testing.T) ObjectStore) {
 		}
 	})
 
+	t.Run("a journal of an earlier version is read, and continued under the new names", func(t *testing.T) {
+		be := newBackend(t)
+		j, err := OpenRemote(be)
+		must(t, err)
+		// An earlier version wrote a run whose batch 2 was never sent.
+		for _, r := range newRun("r1").plan(batch(1, "a", "b"), batch(2, "c")).load(1).records() {
+			must(t, plantOld(be, r))
+		}
+		st, err := LatestUnfinished(ctx, j, "tbl-1", "s3://bucket/t/_zerobus/table_rejected_parquets")
+		must(t, err)
+		if st == nil || st.Run != "r1" || st.Batch(1).Status != BatchVerified || st.Batch(2).Status != BatchPlanned || st.Wedge != nil {
+			t.Fatalf("latest unfinished of an old-format journal: %+v", st)
+		}
+		w, err := Continue(ctx, j, st, Header{Command: "zbrecover reload t"})
+		must(t, err)
+		pb := batch(2, "c")
+		must(t, w.Append(ctx, Record{Kind: KindIntent, Intent: &Intent{Batch: 2, Files: pb.Files, ExpectedRows: 10, SQL: pb.SQL}}))
+		must(t, w.Append(ctx, Record{Kind: KindResult, Result: &Result{Batch: 2, Inserted: Int64(10)}}))
+		must(t, w.Append(ctx, Record{Kind: KindOutcome, Outcome: &Outcome{Batch: 2, Status: BatchVerified, Evidence: EvidenceAnswer}}))
+		must(t, w.Append(ctx, Record{Kind: KindEnd, End: &End{State: RunVerified}}))
+		var names []string
+		must(t, be.List(ctx, "tbl-1/runs/r1/", func(o storage.ObjectInfo) error {
+			names = append(names, strings.TrimPrefix(o.Key, "tbl-1/runs/r1/"))
+			return nil
+		}))
+		want := "00000001-run.json 00000002-plan.json 00000003-intent.json 00000004-result.json 00000005-outcome.json " +
+			"00000006.json 00000007.json 00000008.json 00000009.json 00000010.json"
+		if strings.Join(names, " ") != want {
+			t.Errorf("record objects:\n%s\nwant:\n%s", strings.Join(names, " "), want)
+		}
+		fresh, err := OpenRemote(be)
+		must(t, err)
+		sums, err := Runs(ctx, fresh, "tbl-1")
+		must(t, err)
+		if len(sums) != 1 || sums[0].Status != RunVerified || sums[0].Problem != "" {
+			t.Errorf("history of the mixed run: %+v", sums)
+		}
+		if data, err := storage.ReadAll(ctx, be, snapshotKey("tbl-1", "r1"), 0, -1); err != nil || len(data) == 0 {
+			t.Errorf("no snapshot of the mixed run: %v", err)
+		}
+		// An old name that disagrees with its record's kind is still an error.
+		data := []byte(`{"v":1,"run":"r2","seq":1,"kind":"end","table_id":"tbl-1","end":{"state":"failed"}}`)
+		_, err = be.Put(ctx, "tbl-1/runs/r2/00000001-run.json", bytes.NewReader(data), int64(len(data)), storage.PutOptions{CreateOnly: true})
+		must(t, err)
+		if _, err := fresh.Read(ctx, "tbl-1", "r2"); err == nil || !strings.Contains(err.Error(), "holds record 1 (end)") {
+			t.Errorf("read of a record under another kind's name: %v", err)
+		}
+	})
+
 	t.Run("a record under the wrong name is an error", func(t *testing.T) {
 		be := newBackend(t)
 		j, err := OpenRemote(be)
 		must(t, err)
 		writeRun(t, j, target, "run-1", t0, [][]string{{"a"}}, 0)
 		data := []byte(`{"v":1,"run":"run-1","seq":3,"kind":"end","table_id":"x","end":{"state":"failed"}}`)
-		_, err = be.Put(ctx, target.TableID+"/runs/run-1/00000004-end.json", bytes.NewReader(data), int64(len(data)), storage.PutOptions{CreateOnly: true})
+		_, err = be.Put(ctx, target.TableID+"/runs/run-1/00000004.json", bytes.NewReader(data), int64(len(data)), storage.PutOptions{CreateOnly: true})
 		must(t, err)
 		if _, err := j.Read(ctx, target.TableID, "run-1"); err == nil || !strings.Contains(err.Error(), "holds record 3") {
 			t.Errorf("read: %v", err)
@@ -226,7 +280,8 @@ func runRemoteSuite(t *testing.T, newBackend func(t *testing.T) ObjectStore) {
 		be := newBackend(t)
 		j, err := OpenRemote(be)
 		must(t, err)
-		old, err := j.Lock(ctx, target.TableID, LockOptions{Owner: Holder{User: "gone"}})
+		// A holder on another host, whose process cannot be looked up from here.
+		old, err := j.Lock(ctx, target.TableID, LockOptions{Owner: Holder{User: "gone", Host: "build-7.example", PID: 4242}})
 		must(t, err)
 		later := time.Now().Add(2 * time.Hour)
 		j2, err := OpenRemote(be)

@@ -138,8 +138,11 @@ type State struct {
 	LastVerify     *Verification
 	LastVerifyTime time.Time
 	Unknown        []Record // records of kinds this version does not know
-	Warnings       []string // unknown kinds, torn lines, … (never fatal)
-	Status         RunStatus
+	Warnings       []string // unknown kinds, torn lines, a wedge, … (never fatal)
+	// Wedge is set when two processes wrote the run at once (some seqs are held twice): the
+	// run was read by the wedge rule.
+	Wedge  *Wedge
+	Status RunStatus
 
 	files []*FileState // in batch order, then the batch's file order
 	byKey map[string]*FileState
@@ -181,7 +184,9 @@ func (s *State) merged(b *BatchState) bool {
 // Replay turns a run's records into its state. It is pure: no I/O, no clock.
 //
 // Records are taken in seq order; they must all belong to one run and one table, with seqs
-// 1, 2, … without gap or duplicate, and start with a run record. An intent names a planned
+// 1, 2, … without gap, and start with a run record. A run some of whose seqs are held by two
+// records (two processes wrote it at once: a journal of an earlier version) is read by the
+// wedge rule, reported in State.Wedge and State.Warnings (see Wedge). An intent names a planned
 // batch in a state that allows a (new) statement: planned, failed, unknown, or open with an
 // error result. A result follows its batch's intent; an outcome needs an intent; a delete
 // intent names files of verified batches with the verified version; a deleted record names
@@ -193,13 +198,25 @@ func Replay(recs []Record) (*State, error) {
 	}
 	rs := append([]Record(nil), recs...)
 	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Seq < rs[j].Seq })
-	p := newReplayer()
-	for _, r := range rs {
-		if err := p.add(r); err != nil {
-			return nil, err
+	seqs, rs, warns := heldTwice(rs)
+	var st *State
+	var err error
+	if len(seqs) > 0 {
+		st, err = replayWedged(rs, seqs)
+	} else {
+		p := newReplayer()
+		for _, r := range rs {
+			if err := p.add(r); err != nil {
+				return nil, err
+			}
 		}
+		st, err = p.finish()
 	}
-	return p.finish()
+	if err != nil {
+		return nil, err
+	}
+	st.Warnings = append(warns, st.Warnings...)
+	return st, nil
 }
 
 // replayer replays a run's records one at a time, in seq order, so that a run is replayed

@@ -319,14 +319,6 @@ func TestReplay(t *testing.T) {
 			wantErr: "run r1: seq 3 follows seq 0",
 		},
 		{
-			name: "duplicate seq",
-			recs: func(*testing.T) []Record {
-				rs := twoBatches().load(1).records()
-				return append(rs, rs[3])
-			},
-			wantErr: "run r1: seq 4 appears twice",
-		},
-		{
 			name:    "classification without an intent",
 			recs:    func(*testing.T) []Record { return twoBatches().outcome(1, BatchVerified).records() },
 			wantErr: "run r1 seq 3 (outcome): classification of batch 1 without an intent",

@@ -93,6 +93,9 @@ func infoOf(st *State, fp fingerprint) *runInfo {
 	if len(st.Processes) > 0 {
 		in.sum.Command, in.sum.User = st.Processes[0].Command, st.Processes[0].User
 	}
+	if st.Wedge != nil { // never in a snapshot: a wedged run is not read as a stream
+		in.sum.Wedged = st.Wedge.Message(st.Run)
+	}
 	for _, f := range st.VerifiedFiles() {
 		if f.Staged != "" && !f.StagedRemoved {
 			in.sum.StagedLeft++

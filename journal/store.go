@@ -63,21 +63,24 @@ type Lock interface {
 	Close() error
 }
 
-// DefaultLockTTL is how old an object-store lock must be before Force may break it.
+// DefaultLockTTL is the lease of a lock that cannot tell whether its holder is alive (an
+// object-store lock, held by a process of another host): younger than this, the holder may
+// still be working.
 const DefaultLockTTL = 24 * time.Hour
 
-// LockOptions say who takes a lock and how to treat a stale one.
+// LockOptions say who takes a lock and how to treat one another process holds.
 type LockOptions struct {
 	Owner Holder // zero fields are filled in: user, host, pid, time
-	// TTL and Force apply to locks that cannot detect a dead holder (object stores, and the
-	// local directory on systems without flock): a lock older than TTL (DefaultLockTTL when
-	// zero) is broken when Force is set, and never otherwise.
+	// TTL is the lease of locks that cannot detect a dead holder (object stores, and the
+	// local directory on systems without flock), DefaultLockTTL when zero. Force breaks a
+	// lock older than TTL without asking, unless its holder is a live process of this host.
 	TTL   time.Duration
 	Force bool
 	// Break, when set, is asked about a lock another holder has (the operator's
-	// --break-lock: shown the holder, it confirms); when it returns true the lock is broken
-	// (deleted with its version as precondition) and taken. A local lock held with flock is
-	// held by a live process and is never broken.
+	// --break-lock: shown the holder, it confirms, as LockedError.Rule allows); when it
+	// returns true the lock is broken (deleted with its version as precondition) and taken.
+	// It is never asked about a lock whose holder is a live process (a local flock, or the
+	// holder's pid running on this host): such a lock is not broken.
 	Break func(*LockedError) bool
 }
 
@@ -89,6 +92,11 @@ type Holder struct {
 	Command string    `json:"command,omitempty"`
 	Since   time.Time `json:"since"`
 	Token   string    `json:"token,omitempty"` // tells the holder its own lock from a successor's
+	// PIDSpace names where PID means a process: the boot and the pid namespace of the
+	// holder's system (Linux; "" elsewhere and in locks of earlier versions). Two machines
+	// or containers that share a host name differ here, so that a pid is looked up only
+	// where it is the holder's.
+	PIDSpace string `json:"pid_space,omitempty"`
 }
 
 func (h Holder) String() string {
@@ -111,20 +119,65 @@ func (h Holder) String() string {
 	return who
 }
 
+// BreakRule is what --break-lock may do with a lock another process holds (LockedError.Rule).
+type BreakRule int
+
+const (
+	// BreakNever: the holder is a live process (a local flock, or its pid running on this
+	// host): the lock is not broken.
+	BreakNever BreakRule = iota + 1
+	// BreakIfConfirmed: the holder cannot be checked from here (it ran on another host, or
+	// this system cannot look up a pid) and the lock is younger than its lease (TTL), or
+	// of unknown age: the holder may still be working. Only an operator who confirms at a
+	// terminal breaks it; --yes alone does not.
+	BreakIfConfirmed
+	// BreakWithYes: the holder ran on this host and is gone, or the lock is older than its
+	// lease: --yes breaks it, as a confirmation does.
+	BreakWithYes
+)
+
 // LockedError says who holds a table's lock. It wraps ErrLocked.
 type LockedError struct {
 	TableID string
 	Where   string // the lock file or object
 	Holder  Holder // zero when the holder could not be read
-	Stale   bool   // older than the TTL: Force would break it
-	TTL     time.Duration
-	// Dead is set when the holder ran on this host and its process is gone.
+	// Since is when the lock was taken, as far as can be told (the later of the holder's
+	// time and the store's, so that a skewed clock makes a lock look younger, never older);
+	// zero when unknown. Age is how long it has been held (0 when Since is unknown).
+	Since time.Time
+	Age   time.Duration
+	// TTL is the lock's lease; Stale is set when the lock is older than it.
+	TTL   time.Duration
+	Stale bool
+	// Here is set when the holder ran on this host, in this pid space.
+	Here bool
+	// Dead is set when the holder ran here and its process is gone.
 	Dead bool
-	// Live is set when the lock is held by a live process (a local flock): it cannot be
-	// broken.
+	// Live is set when the lock is held by a live process: a local flock, or a holder that
+	// ran here whose pid is running. It is never broken.
 	Live bool
-	// Age is how long the lock has been held, when known.
-	Age time.Duration
+	// byPID is set when Live was told from the holder's pid (which the system may have
+	// given another process since), not from a flock.
+	byPID bool
+}
+
+// Rule says what --break-lock may do with the lock.
+func (e *LockedError) Rule() BreakRule {
+	switch {
+	case e.Live:
+		return BreakNever
+	case e.Dead || e.Stale:
+		return BreakWithYes
+	}
+	return BreakIfConfirmed
+}
+
+// LeaseEnds is when the lock becomes older than its lease (zero when its age is unknown).
+func (e *LockedError) LeaseEnds() time.Time {
+	if e.Since.IsZero() || e.TTL <= 0 {
+		return time.Time{}
+	}
+	return e.Since.Add(e.TTL)
 }
 
 func (e *LockedError) Error() string {
@@ -135,23 +188,44 @@ func (e *LockedError) Error() string {
 	switch {
 	case e.Dead:
 		msg += fmt.Sprintf(": its holder, pid %d on this host, is no longer running; run the command again with --break-lock to remove the lock", e.Holder.PID)
+	case e.Live && e.byPID:
+		msg += fmt.Sprintf(": another reload, verify or cleanup of this table is running (pid %d on this host); wait for it to finish. "+
+			"--break-lock never breaks the lock of a running process (if pid %d is another program, its number reused, delete %s by hand)",
+			e.Holder.PID, e.Holder.PID, e.Where)
 	case e.Live:
 		msg += ": another reload, verify or cleanup of this table is running; wait for it to finish"
+	case e.Stale:
+		msg += fmt.Sprintf(": another reload, verify or cleanup of this table is running, or one was killed and left its lock, older than its lease (%s); "+
+			"if that process is gone, run the command again with --break-lock (it shows the holder and asks; --yes breaks it without asking)", e.TTL)
 	default:
 		msg += ": another reload, verify or cleanup of this table is running, or one was killed and left its lock; " +
-			"if that process is gone, run the command again with --break-lock (it shows the holder and asks)"
+			"if that process is gone, run the command again with --break-lock at a terminal (it shows the holder and asks; " +
+			"the lock is younger than its lease"
+		if t := e.LeaseEnds(); !t.IsZero() {
+			msg += fmt.Sprintf(", which ends %s", t.UTC().Format(time.RFC3339))
+		}
+		msg += ", so --yes alone does not break it)"
 	}
 	return redact.String(msg)
 }
 
-// describe fills in what can be said of the holder: its age, and whether it ran here and
-// is gone.
-func (e *LockedError) describe(now time.Time) {
-	if !e.Holder.Since.IsZero() {
-		e.Age = now.Sub(e.Holder.Since)
+// describe fills in what can be said of the holder at now, the lock taken at since (zero
+// when unknown): its age, whether it is older than its lease, and whether it ran here and is
+// running or gone.
+func (e *LockedError) describe(now, since time.Time) {
+	e.Since = since
+	if !since.IsZero() {
+		e.Age = now.Sub(since)
+		e.Stale = e.TTL > 0 && e.Age > e.TTL
 	}
-	if host, _ := os.Hostname(); e.Holder.PID > 0 && host != "" && e.Holder.Host == host && !e.Live {
-		e.Dead = !processAlive(e.Holder.PID)
+	host, _ := os.Hostname()
+	space := pidSpace()
+	e.Here = e.Holder.PID > 0 && host != "" && e.Holder.Host == host &&
+		(e.Holder.PIDSpace == "" || space == "" || e.Holder.PIDSpace == space)
+	if e.Here && !e.Live {
+		if alive, known := processAlive(e.Holder.PID); known {
+			e.Live, e.Dead, e.byPID = alive, !alive, alive
+		}
 	}
 }
 
@@ -167,6 +241,7 @@ func (h Holder) filled(now time.Time) Holder {
 	}
 	if h.PID == 0 {
 		h.PID = os.Getpid()
+		h.PIDSpace = pidSpace()
 	}
 	if h.Since.IsZero() {
 		h.Since = now.UTC()
@@ -316,6 +391,9 @@ type RunSummary struct {
 	ExpectedRows int64     `json:"expected_rows"`
 	InsertedRows int64     `json:"inserted_rows"`
 	Problem      string    `json:"problem,omitempty"` // why the run could not be read or replayed; Status is then ""
+	// Wedged says, when two processes wrote the run at once, how it was read and what to do
+	// (Wedge.Message); "" otherwise.
+	Wedged string `json:"wedged,omitempty"`
 	// StagedLeft counts the verified files whose staged copy is still there: a cleaned run
 	// with none has nothing left for cleanup. History does not show it.
 	StagedLeft int `json:"-"`

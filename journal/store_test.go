@@ -219,6 +219,89 @@ func runStoreSuite(t *testing.T, open openStore) {
 		}
 	})
 
+	t.Run("two writers of one record number conflict, whatever they write", func(t *testing.T) {
+		ts := open(t)
+		w := writeRun(t, ts.a, target, "run-1", t0, [][]string{{"a"}}, 0)
+		stB, err := ReadState(ctx, ts.b, target.TableID, "run-1")
+		must(t, err)
+		// The holder sends batch 1 (record 3, an intent); a second process that read the run
+		// before it continues the run (its record 3, a run record): it must fail.
+		pb := batch(1, "a")
+		must(t, w.Append(ctx, Record{Kind: KindIntent, Intent: &Intent{Batch: 1, Files: pb.Files, ExpectedRows: 10, SQL: pb.SQL}}))
+		if _, err := Continue(ctx, ts.b, stB, Header{Command: "process B"}); !errors.Is(err, ErrRunConflict) {
+			t.Fatalf("a run record under the holder's intent's number: %v, want ErrRunConflict", err)
+		}
+		// Nor may any other kind take a number the holder wrote.
+		for _, r := range []Record{
+			{V: 1, Run: "run-1", Seq: 3, TableID: target.TableID, Kind: KindResult, Result: &Result{Batch: 1, Inserted: Int64(10)}},
+			{V: 1, Run: "run-1", Seq: 3, TableID: target.TableID, Kind: KindEnd, End: &End{State: RunFailed}},
+		} {
+			if err := ts.fresh().Append(ctx, r); !errors.Is(err, ErrRunConflict) {
+				t.Errorf("a %s record under the holder's intent's number: %v, want ErrRunConflict", r.Kind, err)
+			}
+		}
+		st, err := ReadState(ctx, ts.fresh(), target.TableID, "run-1")
+		must(t, err)
+		if st.Wedge != nil || st.LastSeq != 3 || len(st.Processes) != 1 || st.Batch(1).Status != BatchOpen {
+			t.Errorf("run after the refused writers: wedge %v, last seq %d, %d processes, batch 1 %s", st.Wedge, st.LastSeq, len(st.Processes), st.Batch(1).Status)
+		}
+	})
+
+	t.Run("a run two processes wrote at once is read by the wedge rule, and goes on", func(t *testing.T) {
+		ts := open(t)
+		const root = "s3://bucket/t/_zerobus/table_rejected_parquets"
+		// Record 4 is held twice: the holder's result of batch 1 and the run record of a
+		// process that broke its lock (whose next record, an outcome, met the holder's).
+		recs := forkRun(newRun("r1").plan(batch(1, "a", "b"), batch(2, "c")).intent(1),
+			func(a *runBuilder) { a.result(1, nil, "connection reset").proved(1, BatchVerified, EvidenceHistory, 7) },
+			func(b *runBuilder) { b.process("zbrecover reload t --break-lock --yes") }, nil)
+		for _, r := range recs {
+			must(t, ts.plant(r))
+		}
+		b := ts.fresh()
+		if w := Wedges(b, "tbl-1"); len(w) != 0 {
+			t.Errorf("wedges before any read: %q", w)
+		}
+		sums, err := Runs(ctx, b, "tbl-1")
+		must(t, err)
+		if len(sums) != 1 || sums[0].Problem != "" || sums[0].Status != RunLoading || !strings.Contains(sums[0].Wedged, "written by two processes at once") {
+			t.Fatalf("history of the wedged run: %+v", sums)
+		}
+		if w := Wedges(b, "tbl-1"); len(w) != 1 || w[0] != sums[0].Wedged || len(Wedges(b, "tbl-2")) != 0 {
+			t.Errorf("wedges the reads found: %q", w)
+		}
+		facts, err := Facts(ctx, b, "tbl-1")
+		must(t, err)
+		var loaded []string
+		for _, f := range facts.Loaded {
+			loaded = append(loaded, f.Key+":"+string(f.Status))
+		}
+		if strings.Join(loaded, " ") != "a:unknown b:unknown" || facts.Claimed[7].Batch != 1 {
+			t.Errorf("facts of the wedged run: loaded %v, claimed %v", loaded, facts.Claimed)
+		}
+		st, err := LatestUnfinished(ctx, b, "tbl-1", root)
+		must(t, err)
+		if st == nil || st.Wedge == nil || st.LastSeq != 5 || batchNums(st.Remaining()) == nil || batchNums(st.Remaining())[0] != 2 {
+			t.Fatalf("latest unfinished: %+v", st)
+		}
+		// A re-run continues after the last record; its records are read as always.
+		w, err := Continue(ctx, b, st, Header{Command: "zbrecover reload t"})
+		must(t, err)
+		pb := batch(2, "c")
+		must(t, w.Append(ctx, Record{Kind: KindIntent, Intent: &Intent{Batch: 2, Files: pb.Files, ExpectedRows: 10, SQL: pb.SQL}}))
+		must(t, w.Append(ctx, Record{Kind: KindResult, Result: &Result{Batch: 2, Inserted: Int64(10)}}))
+		must(t, w.Append(ctx, Record{Kind: KindOutcome, Outcome: &Outcome{Batch: 2, Status: BatchVerified, Evidence: EvidenceAnswer}}))
+		must(t, w.Append(ctx, Record{Kind: KindEnd, End: &End{State: RunUnknown}}))
+		st, err = ReadState(ctx, ts.fresh(), "tbl-1", "r1")
+		must(t, err)
+		if st.Wedge == nil || st.Wedge.To != 5 || st.LastSeq != 10 || st.Batch(1).Status != BatchUnknown || st.Batch(2).Status != BatchVerified || st.Status != RunUnknown {
+			t.Errorf("after the re-run: wedge %+v, last seq %d, batches %s %s, run %s", st.Wedge, st.LastSeq, st.Batch(1).Status, st.Batch(2).Status, st.Status)
+		}
+		if f := keys(st.VerifiedFiles()); strings.Join(f, " ") != "c" {
+			t.Errorf("verified files after the re-run: %v", f)
+		}
+	})
+
 	t.Run("lock held, then released", func(t *testing.T) {
 		ts := open(t)
 		a, b := ts.a, ts.b

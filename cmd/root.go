@@ -74,6 +74,14 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	if strings.HasPrefix(err.Error(), "unknown command ") {
 		err = &FlagError{Err: err}
 	}
+	printError(f, err, code)
+	return code
+}
+
+// printError writes the error a command ended with, the one way the process ends: as JSON
+// with -o json, with the stack of a contained panic, and with the usage hint after a
+// command-line error.
+func printError(f *Factory, err error, code int) {
 	msg := redact.String(err.Error())
 	switch {
 	case code == ExitInterrupted && !strings.HasPrefix(msg, "interrupted"):
@@ -93,28 +101,27 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 			Code          int    `json:"code"`
 		}{jsonout.SchemaVersion, msg, code})
 		f.IO.ErrOut.Write(b.Bytes())
-		return code
+		return
 	}
 	var pe *panicError
 	if errors.As(err, &pe) {
 		fmt.Fprintln(f.IO.ErrOut, "Error: "+msg)
 		fmt.Fprintln(f.IO.ErrOut, "Stack trace, for the report:")
 		fmt.Fprint(f.IO.ErrOut, redact.String(string(pe.stack)))
-		return code
+		return
 	}
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		if ee.Msg != "" {
 			fmt.Fprintln(f.IO.ErrOut, msg)
 		}
-		return code
+		return
 	}
 	fmt.Fprintln(f.IO.ErrOut, "Error: "+msg)
 	var fe *FlagError
 	if errors.As(err, &fe) {
 		fmt.Fprintln(f.IO.ErrOut, "Run with --help for usage.")
 	}
-	return code
 }
 
 // exitStatus is the process exit status for a command's outcome err under ctx. An unknown

@@ -205,6 +205,12 @@ func printSchemaText(f *Factory, table *schemadiff.Table, ts *schemaDoc) error {
 			return err
 		}
 	}
+	fmt.Fprintln(f.IO.ErrOut, schemaFooter(table, ts))
+	return nil
+}
+
+// schemaFooter is the line under the schema: how many columns, from where, which version.
+func schemaFooter(table *schemadiff.Table, ts *schemaDoc) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d columns from the %s", len(ts.Columns), sourceDesc(table))
 	if ts.Version != nil {
@@ -223,8 +229,7 @@ func printSchemaText(f *Factory, table *schemadiff.Table, ts *schemaDoc) error {
 	if ts.ColumnMappingMode != "" && ts.ColumnMappingMode != "none" {
 		fmt.Fprintf(&b, "; column mapping mode %s: data files use the physical names", ts.ColumnMappingMode)
 	}
-	fmt.Fprintln(f.IO.ErrOut, b.String())
-	return nil
+	return b.String()
 }
 
 // sourceDesc names where the schema came from, without the version (printed after it).

@@ -1,0 +1,130 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zbrecover/zbrecover/history"
+	"github.com/zbrecover/zbrecover/internal/textsafe"
+	"github.com/zbrecover/zbrecover/tableref"
+)
+
+// HistoryOptions are the inputs of `zbrecover history`.
+type HistoryOptions struct {
+	F       *Factory
+	Target  TargetOptions
+	Run     string
+	Journal string
+}
+
+// NewCmdHistory returns `zbrecover history`. runF replaces the run function in tests.
+func NewCmdHistory(f *Factory, runF func(context.Context, *HistoryOptions) error) *cobra.Command {
+	o := &HistoryOptions{F: f}
+	c := &cobra.Command{
+		Use:   "history [TARGET]",
+		Short: "The journal: what ran, when, what it loaded, verified and deleted",
+		Long: `History lists the runs the journal holds, newest first, with their state (planned, loading,
+verified, unknown, failed, mismatch, cleaned, partially_cleaned), files and rows. With TARGET,
+the runs of that table; without it, of every table in the journal.
+
+With --run ID it lists every file of the run with its expected rows (from its footer), its
+batch, the batch's state, the table version that settled it (when one did) and its deletion.
+
+` + targetHelp + `
+` + exitHelp(),
+		Example: `  zbrecover history
+  zbrecover history main.sales.orders
+  zbrecover history main.sales.orders --run 20261201T101500Z-1a2b3c4d -o json`,
+		Args: maxArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 || o.Target.Table != "" || o.Target.Root != "" {
+				if err := parseTarget(&o.Target, args); err != nil {
+					return err
+				}
+			}
+			if runF != nil {
+				return runF(c.Context(), o)
+			}
+			return historyRun(c.Context(), o)
+		},
+	}
+	addTargetFlags(c, &o.Target)
+	c.Flags().StringVar(&o.Run, "run", "", "list the files of this run")
+	c.Flags().StringVar(&o.Journal, "journal", "", "the journal's storage URL (default: the local state directory)")
+	return c
+}
+
+func historyRun(ctx context.Context, o *HistoryOptions) error {
+	f := o.F
+	store, err := f.openJournal(ctx, o.Journal)
+	if err != nil {
+		return err
+	}
+	defer closeJournal(store)
+	var tables []string // nil: every table of the journal
+	if o.Target.Table != "" || o.Target.Root != "" {
+		tgt, err := f.openTarget(ctx, &o.Target, tableref.Read)
+		if err != nil {
+			return err
+		}
+		if err := tableref.Identify(ctx, tgt); err != nil {
+			return err
+		}
+		tables = []string{tgt.TableID}
+	}
+	if o.Run != "" {
+		run, err := history.ReadRun(ctx, store, tables, o.Run)
+		if err != nil {
+			return err
+		}
+		return printRunFiles(f, run)
+	}
+	runs, err := history.ListRuns(ctx, store, tables)
+	if err != nil {
+		return err
+	}
+	if f.Global.JSON() {
+		return printJSON(f, runs)
+	}
+	all := runs.Runs
+	if len(all) == 0 {
+		fmt.Fprintf(f.IO.ErrOut, "No runs in the journal at %s.\n", store.Location())
+		return nil
+	}
+	out := f.IO.Out
+	for _, r := range all {
+		if r.Problem != "" {
+			fmt.Fprintf(out, "%s  %s  cannot be read: %s\n", r.Run, r.TableID, r.Problem)
+			continue
+		}
+		if r.Wedged != "" {
+			fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", textsafe.Escape(r.Wedged))
+		}
+		fmt.Fprintf(out, "%s  %-17s  %s  %d batches, %d files, %d rows expected, %d inserted  %s\n",
+			r.Run, r.Status, r.Table, r.Batches, r.Files, r.ExpectedRows, r.InsertedRows, r.Started.Format("2006-01-02T15:04:05Z"))
+	}
+	fmt.Fprintf(f.IO.ErrOut, "%d runs in the journal at %s\n", len(all), store.Location())
+	return nil
+}
+
+func printRunFiles(f *Factory, run *history.Run) error {
+	if f.Global.JSON() {
+		return printJSON(f, run)
+	}
+	out := f.IO.Out
+	fmt.Fprintf(out, "Run %s on %s (%s), root %s\n", run.Run, run.Table, run.Status, run.Root)
+	for _, hf := range run.Files {
+		extra := ""
+		if hf.Version != nil {
+			extra = fmt.Sprintf("  version %d", *hf.Version)
+		}
+		if hf.Deleted != "" {
+			extra += "  " + strings.TrimSpace(hf.Deleted+" "+hf.Reason)
+		}
+		fmt.Fprintf(out, "  %s\t%d rows\tbatch %d\t%s%s\n", textKey(hf.Key), hf.Rows, hf.Batch, hf.State, extra)
+	}
+	return nil
+}

@@ -58,7 +58,7 @@ var importRules = []importRule{
 	{dir: "storage/azure/azuretest", only: []string{"storage", "storage/storagetest"}},
 	{dir: "storage/gcs/gcstest", only: []string{"storage", "storage/storagetest"}},
 	{dir: "storage/s3/s3test", only: []string{"storage", "storage/storagetest"}},
-	{dir: "inspect", only: []string{"schemadiff", "storage", "internal/jsonout", "internal/textsafe"}},
+	{dir: "inspect", only: []string{"schemadiff", "storage", "internal/jsonout", "internal/textsafe", "internal/fallback"}},
 	{dir: "delta", only: []string{"schemadiff", "storage"}},
 	{dir: "delta/deltatest", only: []string{"schemadiff"}},
 	{dir: "databricks", only: []string{"schemadiff", "sqlstmt", "storage", "internal/redact"}},
@@ -76,15 +76,15 @@ var importRules = []importRule{
 	{dir: "scan", only: []string{"databricks", "storage", "tableref", "internal/fallback", "internal/jsonout", "internal/redact", "internal/textsafe"}},
 	// history reads the journal for zbrecover history, and writes nothing.
 	{dir: "history", only: []string{"journal"}},
-	{dir: "doctor", only: []string{"databricks", "inspect", "reload", "schemadiff", "sqlstmt", "storage", "tableref", "internal/jsonout", "internal/redact"}},
+	{dir: "doctor", only: []string{"databricks", "inspect", "reload", "schemadiff", "sqlstmt", "storage", "tableref", "internal/jsonout", "internal/redact", "internal/fallback"}},
 	{dir: "internal/fake/warehouse", only: []string{"delta", "inspect", "schemadiff", "storage", "storage/local", "internal/fake/warehouse/tcli"}},
 	{dir: "internal/fake/warehouse/tcli", only: []string{}},
 	{dir: "internal/fake/workspace", only: []string{"internal/fake/warehouse", "databricks/uctest"}},
-	{dir: "internal/demo", only: []string{"delta/deltatest", "inspect", "internal/pqgen", "schemadiff"}},
+	{dir: "internal/demo", only: []string{"delta/deltatest", "inspect", "internal/pqgen", "schemadiff", "internal/fallback"}},
 	// e2e holds only its package doc; its packages are tests.
 	{dir: "e2e", only: []string{}},
 	// The end-to-end tests' helpers drive built binaries and a served workspace from outside.
-	{dir: "e2e/e2etest", only: []string{"databricks", "inspect", "schemadiff", "delta/deltatest", "internal/pqgen"}},
+	{dir: "e2e/e2etest", only: []string{"databricks", "inspect", "schemadiff", "delta/deltatest", "internal/pqgen", "internal/fallback"}},
 }
 
 // testSupport are the packages that exist for tests and the demo: the local warehouse and

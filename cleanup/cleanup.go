@@ -278,7 +278,7 @@ func (p *Plan) Survey(ctx context.Context, b storage.Backend, st *journal.State,
 		idx[t.Key] = i
 	}
 	return b.List(ctx, prefix, func(o storage.ObjectInfo) error {
-		if hidden(strings.TrimPrefix(o.Key, prefix)) {
+		if fallback.HiddenPath(strings.TrimPrefix(o.Key, prefix)) {
 			return nil
 		}
 		if i, ok := idx[o.Key]; ok {
@@ -318,15 +318,6 @@ func version[T storage.ObjectInfo | storage.Precondition](v T) string {
 		s += ", modified " + mod.UTC().Format(time.RFC3339Nano)
 	}
 	return s
-}
-
-func hidden(rel string) bool {
-	for _, el := range strings.Split(rel, "/") {
-		if strings.HasPrefix(el, "_") || strings.HasPrefix(el, ".") {
-			return true
-		}
-	}
-	return false
 }
 
 // Journal is where Run records what it does: a *journal.Writer continuing the run.

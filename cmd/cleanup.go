@@ -13,7 +13,6 @@ import (
 
 	"github.com/zbrecover/zbrecover/cleanup"
 	"github.com/zbrecover/zbrecover/databricks"
-	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 	"github.com/zbrecover/zbrecover/place"
@@ -135,7 +134,7 @@ listed with the reason), 130 when interrupted.`,
 	fl.StringVar(&o.ArchiveTo, "archive-to", "", "copy each file to this storage URL (same key) and check it before deleting the original")
 	fl.DurationVar(&o.MinAge, "min-age", 0, "only files whose batch was verified at least this long ago (e.g. 72h)")
 	fl.StringVar(&o.Journal, "journal", "", "the journal's storage URL (default: the local state directory)")
-	fl.StringVar(&o.Prefix, "prefix", inspect.FallbackPrefix, "the fallback folder under the table root (a folder under _zerobus/): cleanup deletes nothing outside it")
+	fl.StringVar(&o.Prefix, "prefix", fallback.Prefix, "the fallback folder under the table root (a folder under _zerobus/): cleanup deletes nothing outside it")
 	addSummaryFlag(c, &o.Summary)
 	addBreakLockFlag(c, &o.BreakLock)
 	return c

@@ -18,6 +18,7 @@ import (
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/demo"
 	"github.com/zbrecover/zbrecover/internal/fake/workspace"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
 )
 
@@ -50,7 +51,7 @@ the command line, showing their real output. It needs no cloud account.
 
 The example is the storage root of the managed Delta table ` + demo.Table + ` (column
 mapping on) and the fallback Parquet files Zerobus Ingest parked under
-` + inspect.FallbackPrefix + ` in two producer schemas over three date folders, with one
+` + fallback.Prefix + ` in two producer schemas over three date folders, with one
 corrupt file and two hidden objects, generated from a fixed seed. The demo serves a local
 Databricks workspace on 127.0.0.1 (SQL warehouse, Unity Catalog, volumes; what
 ` + "`zbrecover demo serve`" + ` starts), registers the table in it, makes the breaking change

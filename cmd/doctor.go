@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zbrecover/zbrecover/doctor"
-	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 	"github.com/zbrecover/zbrecover/place"
 )
@@ -92,7 +92,7 @@ report is printed first, the failed checks named on stderr), 2 on a usage error.
 	}
 	addTargetFlags(c, &o.Target)
 	fl := c.Flags()
-	fl.StringVar(&o.Prefix, "prefix", inspect.FallbackPrefix, "the fallback folder under the table root")
+	fl.StringVar(&o.Prefix, "prefix", fallback.Prefix, "the fallback folder under the table root")
 	fl.StringVar(&o.StageTo, "stage-to", "", "the --stage-to reload will use: check READ VOLUME and WRITE VOLUME on that volume")
 	fl.BoolVar(&o.NoWriteProbe, "no-write-probe", false, "skip the delete check (it writes and deletes one probe object of its own under _zerobus/)")
 	return c

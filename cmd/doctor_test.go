@@ -15,9 +15,9 @@ import (
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/doctor"
-	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fake/warehouse"
 	"github.com/zbrecover/zbrecover/internal/fake/workspace"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 	sd "github.com/zbrecover/zbrecover/schemadiff"
 )
@@ -41,7 +41,7 @@ func doctorWorkspace(t *testing.T) (*workspace.Workspace, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := pqgen.WriteFile(filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix+"2026/01/part-1.parquet")), data); err != nil {
+	if err := pqgen.WriteFile(filepath.Join(root, filepath.FromSlash(fallback.Prefix+"2026/01/part-1.parquet")), data); err != nil {
 		t.Fatal(err)
 	}
 	ws, err := workspace.Start(workspace.Options{})

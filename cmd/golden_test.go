@@ -15,6 +15,7 @@ import (
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/history"
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
 	"github.com/zbrecover/zbrecover/internal/jsonout"
 	"github.com/zbrecover/zbrecover/reload"
@@ -52,7 +53,7 @@ func TestPlanTextGolden(t *testing.T) {
 	cur := sd.NewSchema().Col("id", sd.LongType, sd.NotNull).Col("qty", sd.LongType)
 	narrow := sd.NewSchema().Col("id", sd.LongType, sd.NotNull).Col("qty", sd.IntegerType)
 	extra := cur.Col("gift", sd.BooleanType)
-	rep := &inspect.Report{Root: "s3://lake/orders", Prefix: inspect.FallbackPrefix,
+	rep := &inspect.Report{Root: "s3://lake/orders", Prefix: fallback.Prefix,
 		Groups: []inspect.Group{{SchemaID: "aaa111", Schema: cur}, {SchemaID: "bbb222", Schema: narrow}, {SchemaID: "ccc333", Schema: extra}}}
 	for _, f := range [][2]string{{"2024/05/01/a.parquet", "aaa111"}, {"2024/05/01/b.parquet", "aaa111"}, {"2024/05/02/c.parquet", "aaa111"},
 		{"2024/05/01/n.parquet", "bbb222"}, {"2024/05/01/part-[1].parquet", "aaa111"}, {"2024/05/03/x.parquet", "ccc333"}, {"old.parquet", "aaa111"}} {
@@ -64,7 +65,7 @@ func TestPlanTextGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := databricks.TableName{Catalog: "main", Schema: "sales", Table: "orders"}
-	p, err := reload.NewPlan(rep, &sd.Table{Source: sd.SourceUC, Schema: cur}, name, loc.Join(inspect.FallbackPrefix),
+	p, err := reload.NewPlan(rep, &sd.Table{Source: sd.SourceUC, Schema: cur}, name, loc.Join(fallback.Prefix),
 		reload.PlanOptions{Skip: map[string]string{"old.parquet": "loaded by run r-1"}})
 	if !errors.Is(err, reload.ErrBlocked) {
 		t.Fatalf("plan: %v", err)

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/zbrecover/zbrecover/tableref"
 	"io"
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/zbrecover/zbrecover/internal/fallback"
+	"github.com/zbrecover/zbrecover/tableref"
 
 	"github.com/spf13/cobra"
 
@@ -54,7 +56,7 @@ func NewCmdInspect(f *Factory, runF func(context.Context, *InspectOptions) error
 		Use:   "inspect [TARGET]",
 		Short: "List the fallback files, group them by schema and diff each group against the table",
 		Long: `Inspect lists the Parquet files Zerobus parked under the table root's fallback folder
-(` + inspect.FallbackPrefix + `), reads each file's footer with one ranged
+(` + fallback.Prefix + `), reads each file's footer with one ranged
 request (no download), and reports files, rows and bytes, the schema groups (files that share
 a schema, with their Spark types), and the files that cannot be read.
 
@@ -169,7 +171,7 @@ are the report's "keys" member.
 		},
 	}
 	addTargetFlags(c, &o.Target)
-	c.Flags().StringVar(&o.Prefix, "prefix", inspect.FallbackPrefix, "the fallback folder under the table root")
+	c.Flags().StringVar(&o.Prefix, "prefix", fallback.Prefix, "the fallback folder under the table root")
 	c.Flags().StringVar(&o.From, "from", "delta", "where to read the table schema: delta (the log at the root), warehouse or uc")
 	c.Flags().StringVar(&o.Key, "key", "", "measure the records already in the table and the duplicates by these key columns (COL[,COL]; needs a warehouse)")
 	c.Flags().StringVar(&o.StageTo, "stage-to", "", "with --key: put the keys file here, where the warehouse may read it (/Volumes/<catalog>/<schema>/<volume>/<dir> or an external location); needed on a managed table")
@@ -440,7 +442,7 @@ func readSchemaFile(f *Factory, path string) (*inspect.Table, error) {
 
 func ensureSlash(p string) string {
 	if p == "" {
-		p = inspect.FallbackPrefix
+		p = fallback.Prefix
 	}
 	if !strings.HasSuffix(p, "/") {
 		p += "/"
@@ -452,7 +454,7 @@ func ensureSlash(p string) string {
 // fallback folder itself given as the root gets the root it lies in as a suggestion.
 func mistypedRoot(root, note string) string {
 	trimmed := strings.TrimSuffix(root, "/")
-	for _, tail := range []string{"/" + strings.TrimSuffix(inspect.FallbackPrefix, "/"), "/_zerobus"} {
+	for _, tail := range []string{"/" + strings.TrimSuffix(fallback.Prefix, "/"), "/_zerobus"} {
 		if strings.HasSuffix(trimmed, tail) {
 			return fmt.Sprintf("%s is the fallback folder, not the table's root: did you mean %s ?",
 				root, strings.TrimSuffix(trimmed, tail))

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/zbrecover/zbrecover/tableref"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,10 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zbrecover/zbrecover/tableref"
+
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 	sd "github.com/zbrecover/zbrecover/schemadiff"
@@ -67,12 +69,12 @@ func TestInspectFlags(t *testing.T) {
 		want      InspectOptions
 		wantUsage string
 	}{
-		{args: []string{"s3://b/t"}, want: InspectOptions{Target: TargetOptions{Arg: "s3://b/t", Root: "s3://b/t"}, Prefix: inspect.FallbackPrefix, From: "delta"}},
+		{args: []string{"s3://b/t"}, want: InspectOptions{Target: TargetOptions{Arg: "s3://b/t", Root: "s3://b/t"}, Prefix: fallback.Prefix, From: "delta"}},
 		{args: []string{"--root", "gs://b/t", "--prefix", "other/"}, want: InspectOptions{Target: TargetOptions{Root: "gs://b/t"}, Prefix: "other/", From: "delta"}},
-		{args: []string{"--root", "./t", "--table", "main.sales.orders", "--from", "warehouse"}, want: InspectOptions{Target: TargetOptions{Root: "./t", Table: "main.sales.orders"}, Prefix: inspect.FallbackPrefix, From: "warehouse"}},
-		{args: []string{"main.sales.orders", "--from", "uc"}, want: InspectOptions{Target: TargetOptions{Arg: "main.sales.orders", Table: "main.sales.orders"}, Prefix: inspect.FallbackPrefix, From: "uc"}},
-		{args: []string{"./t", "--schema-file", "orders.ddl"}, want: InspectOptions{Target: TargetOptions{Arg: "./t", Root: "./t"}, Prefix: inspect.FallbackPrefix, From: "delta", SchemaFile: "orders.ddl"}},
-		{args: []string{"./t", "--all-changes"}, want: InspectOptions{Target: TargetOptions{Arg: "./t", Root: "./t"}, Prefix: inspect.FallbackPrefix, From: "delta", AllChanges: true}},
+		{args: []string{"--root", "./t", "--table", "main.sales.orders", "--from", "warehouse"}, want: InspectOptions{Target: TargetOptions{Root: "./t", Table: "main.sales.orders"}, Prefix: fallback.Prefix, From: "warehouse"}},
+		{args: []string{"main.sales.orders", "--from", "uc"}, want: InspectOptions{Target: TargetOptions{Arg: "main.sales.orders", Table: "main.sales.orders"}, Prefix: fallback.Prefix, From: "uc"}},
+		{args: []string{"./t", "--schema-file", "orders.ddl"}, want: InspectOptions{Target: TargetOptions{Arg: "./t", Root: "./t"}, Prefix: fallback.Prefix, From: "delta", SchemaFile: "orders.ddl"}},
+		{args: []string{"./t", "--all-changes"}, want: InspectOptions{Target: TargetOptions{Arg: "./t", Root: "./t"}, Prefix: fallback.Prefix, From: "delta", AllChanges: true}},
 		{args: []string{}, wantUsage: "name the target"},
 		{args: []string{"a", "b"}, wantUsage: "accepts at most 1 arg"},
 		{args: []string{"./t", "--from", "hive"}, wantUsage: "--from must be one of delta, warehouse, uc"},

@@ -4,15 +4,17 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/zbrecover/zbrecover/tableref"
 	"io"
 	"os"
 	"strconv"
 	"strings"
 
+	"github.com/zbrecover/zbrecover/tableref"
+
 	"github.com/spf13/cobra"
 
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 )
 
@@ -102,7 +104,7 @@ binary as base64, timestamps in RFC3339 (UTC with "Z"; timestamp_ntz without a z
 	}
 	addTargetFlags(c, &o.Target)
 	fl := c.Flags()
-	fl.StringVar(&o.Prefix, "prefix", inspect.FallbackPrefix, "the fallback folder under the table root")
+	fl.StringVar(&o.Prefix, "prefix", fallback.Prefix, "the fallback folder under the table root")
 	fl.StringVar(&o.File, "file", "", "preview this file (key under the fallback folder)")
 	fl.StringVar(&o.Group, "group", "", "preview this schema group (schema id or a unique prefix; shell completion offers the ids of --from-report)")
 	fl.IntVarP(&o.Rows, "rows", "n", inspect.DefaultPreviewRows, "rows to show per file or group")

@@ -8,11 +8,12 @@ import (
 	"testing"
 
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
 )
 
 func TestPreviewFlags(t *testing.T) {
-	base := PreviewOptions{Target: TargetOptions{Arg: "r", Root: "r"}, Prefix: inspect.FallbackPrefix, Rows: 20, MaxBytes: 64 << 20}
+	base := PreviewOptions{Target: TargetOptions{Arg: "r", Root: "r"}, Prefix: fallback.Prefix, Rows: 20, MaxBytes: 64 << 20}
 	with := func(mut func(*PreviewOptions)) PreviewOptions { o := base; mut(&o); return o }
 	cases := []struct {
 		args []string

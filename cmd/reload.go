@@ -197,7 +197,7 @@ The journal is kept in ` + "`$XDG_STATE_HOME/zbrecover`" + ` (or ~/.local/state/
 	}
 	addTargetFlags(c, &o.Target)
 	fl := c.Flags()
-	fl.StringVar(&o.Prefix, "prefix", inspect.FallbackPrefix, "the fallback folder under the table root (a folder under _zerobus/)")
+	fl.StringVar(&o.Prefix, "prefix", fallback.Prefix, "the fallback folder under the table root (a folder under _zerobus/)")
 	addBreakLockFlag(c, &o.BreakLock)
 	fl.StringVar(&o.From, "from", "warehouse", "where to read the table schema: warehouse, uc or delta")
 	fl.StringVar(&o.SchemaFile, "schema-file", "", "read the table schema from this file instead (as inspect)")

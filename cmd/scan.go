@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zbrecover/zbrecover/databricks"
-	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/scan"
 	"github.com/zbrecover/zbrecover/storage"
@@ -42,7 +41,7 @@ func NewCmdScan(f *Factory, runF func(context.Context, *ScanOptions) error) *cob
 tables hold records Zerobus parked? It lists the Unity Catalog tables the identity can see
 in a schema (CATALOG.SCHEMA), in every schema of a catalog (CATALOG), or, without an argument,
 in every catalog, and for each managed Delta table lists the fallback folder under its
-storage root (` + inspect.FallbackPrefix + `): files, bytes, the oldest and newest
+storage root (` + fallback.Prefix + `): files, bytes, the oldest and newest
 file, and the date folders they are in. No footer is read (inspect reads them): a table
 whose folder is empty costs one list request, one with N objects ⌈N/1,000⌉ on S3 and GCS.
 
@@ -108,7 +107,7 @@ else 0. Without --exit-code, a scan that ran exits 0 whatever it found.
 	}
 	fl := c.Flags()
 	fl.StringVar(&o.TablePattern, "table-pattern", "", "scan only the tables whose name matches `GLOB` (*, ?, [a-z]; any case)")
-	fl.StringVar(&o.Prefix, "prefix", inspect.FallbackPrefix, "the fallback folder under each table root (a folder under _zerobus/)")
+	fl.StringVar(&o.Prefix, "prefix", fallback.Prefix, "the fallback folder under each table root (a folder under _zerobus/)")
 	fl.DurationVar(&o.MinAge, "min-age", 0, "leave out files modified less than `DURATION` ago (a producer may be writing them): 15m, 1h")
 	fl.BoolVar(&o.ExitCode, "exit-code", false, "exit 6 when some table holds parked files (5 when some could not be read): for a scheduled check")
 	addSummaryFlag(c, &o.Summary)
@@ -283,7 +282,7 @@ func scanNextArgs(f *Factory, o *ScanOptions) []string {
 	if mode, err := databricks.ParseStorageAuth(d.StorageAuth); err == nil && mode != databricks.StorageAuthAuto {
 		add("storage-auth", string(mode))
 	}
-	if o.Prefix != inspect.FallbackPrefix {
+	if o.Prefix != fallback.Prefix {
 		add("prefix", o.Prefix)
 	}
 	g := f.Global

@@ -21,6 +21,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/jsonout"
 	"github.com/zbrecover/zbrecover/internal/redact"
 	"github.com/zbrecover/zbrecover/reload"
@@ -132,7 +133,7 @@ var stepNeeds = []struct {
 type Options struct {
 	// Spec names the table (a name is required) and, optionally, its root.
 	Spec tableref.Spec
-	// Prefix is the fallback folder under the root ("" means inspect.FallbackPrefix).
+	// Prefix is the fallback folder under the root ("" means fallback.Prefix).
 	Prefix string
 	// StageTo is reload's --stage-to, when the recovery will stage the files.
 	StageTo string
@@ -173,7 +174,7 @@ func Run(ctx context.Context, o Options) *Report {
 		r.ws = o.Resolver.Workspace
 	}
 	if r.o.Prefix == "" {
-		r.o.Prefix = inspect.FallbackPrefix
+		r.o.Prefix = fallback.Prefix
 	}
 	r.o.Prefix = strings.TrimPrefix(strings.TrimSuffix(r.o.Prefix, "/")+"/", "/")
 	for _, c := range []struct {

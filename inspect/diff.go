@@ -384,7 +384,7 @@ func suggest(changes []schemadiff.Change, file schemadiff.Schema, table, source 
 		qt := unplace(schemadiff.QuoteName(name))
 		for _, b := range bs {
 			out.Statements = append(out.Statements, schemadiff.CopyInto{
-				Table: qt, Folder: joinFolder(source, b.Folder), Select: out.Select, Files: b.Names,
+				Table: qt, Folder: schemadiff.JoinFolder(source, b.Folder), Select: out.Select, Files: b.Names,
 			}.SQL())
 		}
 	default:
@@ -441,12 +441,6 @@ func (r *Report) countBatches(id string) int {
 }
 
 // joinFolder joins a folder URL and a relative folder ("" or "a/b/").
-func joinFolder(base, rel string) string {
-	if rel == "" {
-		return base
-	}
-	return strings.TrimSuffix(base, "/") + "/" + rel
-}
 
 // Blocks reports whether the group's files cannot be loaded into the table as they are.
 func (g *Group) Blocks() bool { return g.Verdict != nil && *g.Verdict == schemadiff.Blocks }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/memstat"
 	sd "github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/storage"
@@ -19,7 +20,7 @@ func twoGroups() *inspect.Report {
 	old := sd.NewSchema().Col("id", sd.LongType, sd.NotNull).Col("qty", sd.IntegerType).Col("legacy", sd.BooleanType)
 	cur := sd.NewSchema().Col("id", sd.LongType, sd.NotNull).Col("qty", sd.LongType)
 	return &inspect.Report{
-		Root: "s3://bucket/orders", Prefix: inspect.FallbackPrefix,
+		Root: "s3://bucket/orders", Prefix: fallback.Prefix,
 		Groups: []inspect.Group{{SchemaID: "aaa", Files: 1, Schema: old}, {SchemaID: "bbb", Files: 1, Schema: cur}},
 		Totals: inspect.Totals{Files: 2, Groups: 2},
 	}
@@ -118,7 +119,7 @@ func twoGroupsWithFiles() (*inspect.Report, *inspect.Table) {
 	old := sd.NewSchema().Col("id", sd.LongType, sd.NotNull).Col("qty", sd.IntegerType)
 	cur := sd.NewSchema().Col("id", sd.LongType, sd.NotNull).Col("qty", sd.LongType).Col("note", sd.StringType)
 	rep := &inspect.Report{
-		Root: "abfss://lake@acct.dfs.core.windows.net/orders?sig=REDACTED&sv=2024", Prefix: inspect.FallbackPrefix,
+		Root: "abfss://lake@acct.dfs.core.windows.net/orders?sig=REDACTED&sv=2024", Prefix: fallback.Prefix,
 		Files: []inspect.File{
 			{Key: "2024-05-01/a.parquet", SchemaID: "aaa", Rows: 1},
 			{Key: "2024-05-01/b.parquet", SchemaID: "bbb", Rows: 1},
@@ -141,7 +142,7 @@ func TestSuggestionScopedToGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep.Diff(table, inspect.DiffOptions{TableName: "main.sales.orders", Dir: loc.Join(inspect.FallbackPrefix)})
+	rep.Diff(table, inspect.DiffOptions{TableName: "main.sales.orders", Dir: loc.Join(fallback.Prefix)})
 	want := map[string][]string{
 		"aaa": {"'a.parquet'", "'c.parquet'"},
 		"bbb": {"'b.parquet'", `'d\'s.parquet'`},
@@ -189,7 +190,7 @@ func TestSuggestionSQLHasNoSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep.Diff(table, inspect.DiffOptions{Dir: loc.Join(inspect.FallbackPrefix)})
+	rep.Diff(table, inspect.DiffOptions{Dir: loc.Join(fallback.Prefix)})
 	for _, g := range rep.Groups {
 		s := g.Suggestion
 		sql := s.Source + "\n" + strings.Join(s.Statements, "\n")
@@ -251,7 +252,7 @@ func sharedGroups() (*inspect.Report, *inspect.Table) {
 		}
 		return out
 	}
-	rep := &inspect.Report{Root: "s3://bucket/orders", Prefix: inspect.FallbackPrefix, Totals: inspect.Totals{Files: 6, Groups: 6}}
+	rep := &inspect.Report{Root: "s3://bucket/orders", Prefix: fallback.Prefix, Totals: inspect.Totals{Files: 6, Groups: 6}}
 	for _, g := range []struct {
 		id     string
 		schema sd.Schema
@@ -371,7 +372,7 @@ func TestReportDiffCountsOKChanges(t *testing.T) {
 func TestReportDiffRetainsNoChangePerTableColumn(t *testing.T) {
 	const n = 2000
 	table := sd.NewSchema().Col("id", sd.LongType, sd.NotNull)
-	rep := &inspect.Report{Root: "s3://bucket/orders", Prefix: inspect.FallbackPrefix, Totals: inspect.Totals{Files: n, Groups: n}}
+	rep := &inspect.Report{Root: "s3://bucket/orders", Prefix: fallback.Prefix, Totals: inspect.Totals{Files: n, Groups: n}}
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("c_%04d", i)
 		table = table.Col(name, sd.StringType)
@@ -402,7 +403,7 @@ func TestReportDiffRetainsNoChangePerTableColumn(t *testing.T) {
 // and says how many more each group lists; --all-changes shows them all.
 func TestAcrossGroupsIsBounded(t *testing.T) {
 	table := sd.NewSchema().Col("id", sd.LongType, sd.NotNull)
-	rep := &inspect.Report{Root: "s3://bucket/orders", Prefix: inspect.FallbackPrefix, Totals: inspect.Totals{Files: 25, Groups: 25}}
+	rep := &inspect.Report{Root: "s3://bucket/orders", Prefix: fallback.Prefix, Totals: inspect.Totals{Files: 25, Groups: 25}}
 	for i := 0; i < 25; i++ {
 		rep.Groups = append(rep.Groups, inspect.Group{SchemaID: fmt.Sprintf("g%02d", i), Files: 1,
 			Schema: sd.NewSchema().Col("id", sd.LongType, sd.NotNull).Col(fmt.Sprintf("x%02d", i), sd.StringType)})

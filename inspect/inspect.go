@@ -19,13 +19,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/storage"
 )
-
-// FallbackPrefix is where Zerobus writes the Parquet files it could not commit, relative to
-// the table's storage root.
-const FallbackPrefix = "_zerobus/table_rejected_parquets/"
 
 // DefaultConcurrency is the default number of footers read at once.
 const DefaultConcurrency = 64
@@ -34,7 +31,7 @@ const DefaultConcurrency = 64
 type Options struct {
 	// Concurrency is the most footer reads in flight; 0 means DefaultConcurrency.
 	Concurrency int
-	// Prefix is the fallback folder relative to the backend root; "" means FallbackPrefix.
+	// Prefix is the fallback folder relative to the backend root; "" means fallback.Prefix.
 	Prefix string
 	// TailSize is how many bytes the footer read fetches from the end of each file; 0 means
 	// DefaultTailSize.
@@ -50,7 +47,7 @@ type Options struct {
 func (o Options) prefix() string {
 	p := o.Prefix
 	if p == "" {
-		p = FallbackPrefix
+		p = fallback.Prefix
 	}
 	if !strings.HasSuffix(p, "/") {
 		p += "/"
@@ -286,7 +283,7 @@ func (r *Report) Unreadable() []File {
 // starting with "_" unless they hold "=", as a partition folder such as "_p=1" does).
 func Classify(rel string) string {
 	for _, part := range strings.Split(rel, "/") {
-		if Hidden(part) {
+		if fallback.Hidden(part) {
 			return "other"
 		}
 	}
@@ -294,13 +291,6 @@ func Classify(rel string) string {
 		return "parquet"
 	}
 	return "other"
-}
-
-// Hidden reports whether Spark's file listing (and so COPY INTO) skips a file or folder of this
-// name: names starting with ".", and names starting with "_" unless they hold "=" (a partition
-// folder such as "_p=1").
-func Hidden(name string) bool {
-	return strings.HasPrefix(name, ".") || (strings.HasPrefix(name, "_") && !strings.Contains(name, "="))
 }
 
 // Stream lists the fallback folder and reads the footer of every Parquet file with bounded

@@ -37,7 +37,7 @@ type PreviewOptions struct {
 	// MaxDecoded caps the uncompressed bytes decoded per row group, from the page headers,
 	// before any page is decompressed; 0 means DefaultPreviewMaxDecoded.
 	MaxDecoded int64
-	// Prefix is the fallback folder relative to the backend root; "" means FallbackPrefix.
+	// Prefix is the fallback folder relative to the backend root; "" means fallback.Prefix.
 	Prefix string
 	// TailSize is the footer read size; 0 means DefaultTailSize.
 	TailSize int64

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zbrecover/zbrecover/databricks"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 
 	"github.com/zbrecover/zbrecover/inspect"
 	sd "github.com/zbrecover/zbrecover/schemadiff"
@@ -20,7 +21,7 @@ import (
 func BenchmarkPlan10k(b *testing.B) {
 	cur := sd.NewSchema().Col("id", sd.LongType, sd.NotNull).Col("customer_key", sd.StringType).Col("amount", sd.DecimalType(18, 4))
 	old := sd.NewSchema().Col("id", sd.LongType, sd.NotNull).Col("customer_id", sd.StringType).Col("amount", sd.DecimalType(10, 2))
-	rep := &inspect.Report{Root: "s3://lake/orders", Prefix: inspect.FallbackPrefix,
+	rep := &inspect.Report{Root: "s3://lake/orders", Prefix: fallback.Prefix,
 		Groups: []inspect.Group{{SchemaID: "aaa", Schema: old}, {SchemaID: "bbb", Schema: cur}}}
 	for i := 0; i < 10_000; i++ {
 		g := "aaa"
@@ -30,7 +31,7 @@ func BenchmarkPlan10k(b *testing.B) {
 		rep.Files = append(rep.Files, inspect.File{Key: fmt.Sprintf("2026/01/%02d/part-%05d-c000.snappy.parquet", i%10, i), SchemaID: g, Rows: 100, Size: 4096})
 	}
 	loc, _ := storage.Parse("s3://lake/orders")
-	dir := loc.Join(inspect.FallbackPrefix)
+	dir := loc.Join(fallback.Prefix)
 	b.ReportAllocs()
 	for b.Loop() {
 		p, err := NewPlan(rep, &sd.Table{Source: sd.SourceDelta, Schema: cur}, orders, dir, PlanOptions{Renames: map[string]string{"customer_id": "customer_key"}})

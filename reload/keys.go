@@ -179,7 +179,7 @@ func OverlapSources(rep *inspect.Report, table schemadiff.Schema, keys Keys, dir
 			}
 		}
 		for _, b := range inspect.Batches(files, 1<<30) {
-			out = append(out, KeySource{Label: g.SchemaID, Folder: joinFolder(base, b.Folder), Files: b.Names, Exprs: exprs})
+			out = append(out, KeySource{Label: g.SchemaID, Folder: schemadiff.JoinFolder(base, b.Folder), Files: b.Names, Exprs: exprs})
 		}
 	}
 	return out, nil

@@ -217,23 +217,16 @@ func (p *Plan) groupFiles(rep *inspect.Report, g *inspect.Group, prefix string, 
 	return files
 }
 
-func joinFolder(base, rel string) string {
-	if rel == "" {
-		return base
-	}
-	return strings.TrimSuffix(base, "/") + "/" + rel
-}
-
 // CopySQL renders the COPY INTO of one batch: the files names (bare, relative to folder,
 // which is relative to source, the folder URL the statements read) loaded with the projection
 // sel ("" for none); validate renders its VALIDATE ALL form.
 func CopySQL(t databricks.TableName, source, folder, sel string, names []string, validate bool) string {
-	return sqlstmt.CopyInto(t, joinFolder(source, folder), sel, names, validate)
+	return sqlstmt.CopyInto(t, schemadiff.JoinFolder(source, folder), sel, names, validate)
 }
 
 // stagingCopySQL is CopySQL into a load by key's staging table, the batch number a column.
 func stagingCopySQL(staging databricks.TableName, batch int, source, folder, sel string, names []string, validate bool) string {
-	return sqlstmt.CopyIntoStaging(staging, batch, joinFolder(source, folder), sel, names, validate)
+	return sqlstmt.CopyIntoStaging(staging, batch, schemadiff.JoinFolder(source, folder), sel, names, validate)
 }
 
 // journalFiles are listed files (keys relative to prefix) as the journal records them.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	sd "github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/storage"
 )
@@ -18,7 +19,7 @@ func table(s sd.Schema) *sd.Table { return &sd.Table{Source: sd.SourceDelta, Sch
 
 // report builds an inspect report of files in groups: key → group.
 func report(groups map[string]sd.Schema, files [][2]string) *inspect.Report {
-	rep := &inspect.Report{Root: "s3://lake/orders", Prefix: inspect.FallbackPrefix}
+	rep := &inspect.Report{Root: "s3://lake/orders", Prefix: fallback.Prefix}
 	for id, s := range groups {
 		rep.Groups = append(rep.Groups, inspect.Group{SchemaID: id, Schema: s})
 	}
@@ -42,7 +43,7 @@ func dir(t *testing.T, raw string) storage.Location {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return loc.Join(inspect.FallbackPrefix)
+	return loc.Join(fallback.Prefix)
 }
 
 func TestPlanOneGroupAndFolderPerStatement(t *testing.T) {

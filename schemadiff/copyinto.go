@@ -67,3 +67,12 @@ func (c CopyInto) SQL() string {
 	b.WriteString(" COPY_OPTIONS ('mergeSchema' = 'false')")
 	return b.String()
 }
+
+// JoinFolder returns the folder URL rel (a folder relative to base, "" or ending in "/")
+// under base, the folder a statement reads.
+func JoinFolder(base, rel string) string {
+	if rel == "" {
+		return base
+	}
+	return strings.TrimSuffix(base, "/") + "/" + rel
+}

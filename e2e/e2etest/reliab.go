@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
-	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 )
 
@@ -27,7 +27,7 @@ func WriteOneRowFiles(t *testing.T, root string, first, n int) []string {
 			t.Fatal(err)
 		}
 	}
-	fallback := filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix))
+	fallbackDir := filepath.Join(root, filepath.FromSlash(fallback.Prefix))
 	keys := make([]string, 0, n)
 	for i := 0; i < n; i++ {
 		id := first + i + 1
@@ -36,7 +36,7 @@ func WriteOneRowFiles(t *testing.T, root string, first, n int) []string {
 			t.Fatal(err)
 		}
 		key := fmt.Sprintf("2026/01/%02d/f-%06d.parquet", 1+i%4, id)
-		if err := pqgen.WriteFile(filepath.Join(fallback, filepath.FromSlash(key)), data); err != nil {
+		if err := pqgen.WriteFile(filepath.Join(fallbackDir, filepath.FromSlash(key)), data); err != nil {
 			t.Fatal(err)
 		}
 		keys = append(keys, key)

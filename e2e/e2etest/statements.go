@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 )
 
 // ServedStatement is one line of the statement log of `zbrecover demo serve --log`.
@@ -129,7 +129,7 @@ func PutVolumeFile(t *testing.T, host, token, vpath string, data []byte) {
 func FallbackLeft(t *testing.T, root string) int {
 	t.Helper()
 	n := 0
-	_ = filepath.WalkDir(filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix)), func(p string, d os.DirEntry, err error) error {
+	_ = filepath.WalkDir(filepath.Join(root, filepath.FromSlash(fallback.Prefix)), func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".parquet") {
 			n++
 		}

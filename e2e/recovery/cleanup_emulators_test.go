@@ -17,9 +17,9 @@ import (
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/e2e/e2etest"
-	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fake/warehouse"
 	"github.com/zbrecover/zbrecover/internal/fake/workspace"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/storage"
@@ -116,7 +116,7 @@ func newRemoteRecovery(t *testing.T, root remoteRoot) *recovery {
 		if err != nil {
 			t.Fatal(err)
 		}
-		key := fmt.Sprintf("%s2026/01/%02d/old-%05d.parquet", inspect.FallbackPrefix, 1+i%3, i)
+		key := fmt.Sprintf("%s2026/01/%02d/old-%05d.parquet", fallback.Prefix, 1+i%3, i)
 		if err := root.put(key, data); err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +140,7 @@ func listFallback(t *testing.T, root remoteRoot) map[string]bool {
 		defer c.Close()
 	}
 	out := map[string]bool{}
-	if err := b.List(ctx, inspect.FallbackPrefix, func(o storage.ObjectInfo) error {
+	if err := b.List(ctx, fallback.Prefix, func(o storage.ObjectInfo) error {
 		out[o.Key] = true
 		return nil
 	}); err != nil {
@@ -215,7 +215,7 @@ func TestCleanupOnEmulators(t *testing.T) {
 			sort.Strings(verified)
 
 			// After verification: a new file arrives, a verified one is overwritten.
-			late := inspect.FallbackPrefix + "2026/01/02/late-00001.parquet"
+			late := fallback.Prefix + "2026/01/02/late-00001.parquet"
 			if err := root.put(late, []byte("arrived after verification")); err != nil {
 				t.Fatal(err)
 			}

@@ -16,9 +16,9 @@ import (
 	"github.com/zbrecover/zbrecover/cmd"
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/e2e/e2etest"
-	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fake/warehouse"
 	"github.com/zbrecover/zbrecover/internal/fake/workspace"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
 	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/storage"
@@ -58,7 +58,7 @@ type left struct {
 func (r *recovery) fallbackFiles(t *testing.T) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
-	base := filepath.Join(r.root, filepath.FromSlash(inspect.FallbackPrefix))
+	base := filepath.Join(r.root, filepath.FromSlash(fallback.Prefix))
 	err := filepath.WalkDir(base, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -191,7 +191,7 @@ func checkPartialCleanup(t *testing.T, out string, after map[string]bool, change
 // deletes exactly the verified, unchanged files, keeps the rest with reasons, and exits 5.
 func TestCleanupDeletesExactlyTheVerifiedFiles(t *testing.T) {
 	r, verified, unknown := reloadWithUnknownBatch(t)
-	late := inspect.FallbackPrefix + "2026/01/02/late-00001.parquet"
+	late := fallback.Prefix + "2026/01/02/late-00001.parquet"
 	if err := os.WriteFile(filepath.Join(r.root, filepath.FromSlash(late)), []byte("arrived after verification"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +377,7 @@ func TestCleanupS3SlowDownVerbose(t *testing.T) {
 	const n = 2500
 	var keys []string
 	for i := 0; i < n; i++ {
-		k := fmt.Sprintf("%s2026/01/01/f-%05d.parquet", inspect.FallbackPrefix, i)
+		k := fmt.Sprintf("%s2026/01/01/f-%05d.parquet", fallback.Prefix, i)
 		if err := srv.Put("orders/"+k, []byte("parquet bytes of "+k)); err != nil {
 			t.Fatal(err)
 		}
@@ -409,7 +409,7 @@ func TestCleanupS3SlowDownVerbose(t *testing.T) {
 	}
 	base := int64(-1)
 	for _, r := range []journal.Record{
-		{Kind: journal.KindPlan, Plan: &journal.Plan{Batches: []journal.PlanBatch{{Batch: 1, Folder: inspect.FallbackPrefix + "2026/01/01/", Files: files, ExpectedRows: 2 * n}}}},
+		{Kind: journal.KindPlan, Plan: &journal.Plan{Batches: []journal.PlanBatch{{Batch: 1, Folder: fallback.Prefix + "2026/01/01/", Files: files, ExpectedRows: 2 * n}}}},
 		{Kind: journal.KindIntent, Intent: &journal.Intent{Batch: 1, Files: files, ExpectedRows: 2 * n, BaseVersion: &base}},
 		{Kind: journal.KindResult, Result: &journal.Result{Batch: 1, Inserted: journal.Int64(2 * n)}},
 		{Kind: journal.KindOutcome, Outcome: &journal.Outcome{Batch: 1, Status: journal.BatchVerified, Evidence: journal.EvidenceAnswer}},
@@ -445,7 +445,7 @@ func TestCleanupS3SlowDownVerbose(t *testing.T) {
 		t.Errorf("emulator: %s", c)
 	}
 	var left int
-	_ = b.List(ctx, inspect.FallbackPrefix, func(storage.ObjectInfo) error { left++; return nil })
+	_ = b.List(ctx, fallback.Prefix, func(storage.ObjectInfo) error { left++; return nil })
 	if left != 0 {
 		t.Errorf("%d files left", left)
 	}

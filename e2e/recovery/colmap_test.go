@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/zbrecover/zbrecover/cmd"
-	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fake/warehouse"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
 )
 
@@ -51,11 +51,11 @@ func TestColumnMappedTableFromTheWarehouse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fallback := filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix), "2026", "part-0.parquet")
-	if err := os.MkdirAll(filepath.Dir(fallback), 0o755); err != nil {
+	fallbackDir := filepath.Join(root, filepath.FromSlash(fallback.Prefix), "2026", "part-0.parquet")
+	if err := os.MkdirAll(filepath.Dir(fallbackDir), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(fallback, b, 0o644); err != nil {
+	if err := os.WriteFile(fallbackDir, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.Exec(ctx, "ALTER TABLE main.default.orders RENAME COLUMN customer TO customer_name"); err != nil {

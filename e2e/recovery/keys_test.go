@@ -16,9 +16,9 @@ import (
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/e2e/e2etest"
-	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fake/warehouse"
 	"github.com/zbrecover/zbrecover/internal/fake/workspace"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/schemadiff"
@@ -61,7 +61,7 @@ func newKeyed(t *testing.T) *keyed {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := pqgen.WriteFile(filepath.Join(r.root, filepath.FromSlash(inspect.FallbackPrefix+"2026/01/02/"), name), data); err != nil {
+		if err := pqgen.WriteFile(filepath.Join(r.root, filepath.FromSlash(fallback.Prefix+"2026/01/02/"), name), data); err != nil {
 			t.Fatal(err)
 		}
 		r.rows += len(ids)
@@ -404,7 +404,7 @@ func TestKeysComposite(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := pqgen.WriteFile(filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix), fmt.Sprintf("part-%d.parquet", i)), data); err != nil {
+		if err := pqgen.WriteFile(filepath.Join(root, filepath.FromSlash(fallback.Prefix), fmt.Sprintf("part-%d.parquet", i)), data); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -495,7 +495,7 @@ func keysBench(b *testing.B) (*workspace.Workspace, []reload.KeySource, databric
 			b.Fatal(err)
 		}
 		name := fmt.Sprintf("part-%05d.parquet", i)
-		if err := pqgen.WriteFile(filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix), name), data); err != nil {
+		if err := pqgen.WriteFile(filepath.Join(root, filepath.FromSlash(fallback.Prefix), name), data); err != nil {
 			b.Fatal(err)
 		}
 		names = append(names, name)
@@ -515,7 +515,7 @@ func keysBench(b *testing.B) (*workspace.Workspace, []reload.KeySource, databric
 		"INSERT INTO main.sales.orders SELECT range, 'zb', 1.0 FROM range(1, 300001)"); err != nil {
 		b.Fatal(err)
 	}
-	dir := "file://" + filepath.ToSlash(filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix)))
+	dir := "file://" + filepath.ToSlash(filepath.Join(root, filepath.FromSlash(fallback.Prefix)))
 	srcs := []reload.KeySource{{Label: "g", Folder: dir, Files: names, Exprs: []string{"CAST(`id` AS BIGINT)"}}}
 	return ws, srcs, databricks.TableName{Catalog: "main", Schema: "sales", Table: "orders"}
 }

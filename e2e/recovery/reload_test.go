@@ -18,9 +18,9 @@ import (
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/e2e/e2etest"
-	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fake/warehouse"
 	"github.com/zbrecover/zbrecover/internal/fake/workspace"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 )
 
@@ -65,7 +65,7 @@ func newRecovery(t *testing.T, nOld, nNew int) *recovery {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix+folder), fmt.Sprintf("%s-%05d.parquet", kind, i))
+		p := filepath.Join(root, filepath.FromSlash(fallback.Prefix+folder), fmt.Sprintf("%s-%05d.parquet", kind, i))
 		if err := pqgen.WriteFile(p, data); err != nil {
 			t.Fatal(err)
 		}
@@ -463,7 +463,7 @@ func TestReload503(t *testing.T) {
 // never calls them verified (they may as well never have been read), verify fails (exit 4).
 func TestReloadLoadedOutsideIsUnknown(t *testing.T) {
 	r := reloadSmall(t)
-	dir := "file://" + filepath.ToSlash(filepath.Join(r.root, filepath.FromSlash(inspect.FallbackPrefix)))
+	dir := "file://" + filepath.ToSlash(filepath.Join(r.root, filepath.FromSlash(fallback.Prefix)))
 	r.exec(t, "COPY INTO main.sales.orders FROM (SELECT id, customer_id AS customer_key, CAST(amount AS DECIMAL(18,4)) AS amount FROM '"+
 		dir+"/2026/01/01/') FILEFORMAT = PARQUET")
 	code, out, errOut := runZbrecover(t, reloadArgs(r)...)
@@ -509,7 +509,7 @@ func TestReloadVerifyAndHistory(t *testing.T) {
 	}
 
 	// A verified file overwritten since is flagged, neither loaded again nor skipped silently.
-	p := filepath.Join(r.root, filepath.FromSlash(inspect.FallbackPrefix), "2026/01/01/old-00000.parquet")
+	p := filepath.Join(r.root, filepath.FromSlash(fallback.Prefix), "2026/01/01/old-00000.parquet")
 	data, err := pqgen.Bytes(e2etest.OldFiles, `[{"id":1,"customer_id":"changed","amount":"1.00"},{"id":2,"customer_id":"x","amount":"2.00"},{"id":3,"customer_id":"y","amount":"3.00"}]`, pqgen.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -555,7 +555,7 @@ func TestReloadHostileNames(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := pqgen.WriteFile(filepath.Join(r.root, filepath.FromSlash(inspect.FallbackPrefix), "d'ir", n), data); err != nil {
+		if err := pqgen.WriteFile(filepath.Join(r.root, filepath.FromSlash(fallback.Prefix), "d'ir", n), data); err != nil {
 			t.Fatal(err)
 		}
 		r.rows++

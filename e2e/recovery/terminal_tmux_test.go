@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/zbrecover/zbrecover/e2e/e2etest"
-	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fake/warehouse"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/storage/s3/s3test"
 )
 
@@ -135,8 +135,8 @@ func TestTerminalInTmux(t *testing.T) {
 	// The same 5,000 files on an S3 emulator answering each request after 3 ms: the footer
 	// bar is on the screen while inspect runs, counting up.
 	s3 := s3test.NewServer(t, s3test.WithLatency(3*time.Millisecond))
-	fallback := filepath.Join(r.root, filepath.FromSlash(inspect.FallbackPrefix))
-	if err := filepath.WalkDir(fallback, func(path string, d os.DirEntry, err error) error {
+	fallbackDir := filepath.Join(r.root, filepath.FromSlash(fallback.Prefix))
+	if err := filepath.WalkDir(fallbackDir, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}

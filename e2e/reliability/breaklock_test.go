@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/zbrecover/zbrecover/e2e/e2etest"
-	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/storage/s3/s3test"
 )
 
@@ -32,7 +32,7 @@ func TestReliabBreakLockOfALiveRun(t *testing.T) {
 	const table = "main.sales.orders"
 	root := filepath.Join(t.TempDir(), "orders")
 	e2etest.WriteOneRowFiles(t, root, 0, n)
-	fallback := filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix))
+	fallbackDir := filepath.Join(root, filepath.FromSlash(fallback.Prefix))
 	srv := s3test.NewServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -111,8 +111,8 @@ func TestReliabBreakLockOfALiveRun(t *testing.T) {
 		t.Errorf("verify: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 	code, out, errOut = s.Within(time.Minute, with("cleanup", table, "--yes")...)
-	if code != 0 || countFiles(t, fallback, ".parquet") != 0 || strings.Contains(errOut, "two processes") {
-		t.Errorf("cleanup: exit %d, %d fallback files left\nstdout: %s\nstderr: %s", code, countFiles(t, fallback, ".parquet"), out, errOut)
+	if code != 0 || countFiles(t, fallbackDir, ".parquet") != 0 || strings.Contains(errOut, "two processes") {
+		t.Errorf("cleanup: exit %d, %d fallback files left\nstdout: %s\nstderr: %s", code, countFiles(t, fallbackDir, ".parquet"), out, errOut)
 	}
 	code, out, errOut = s.Within(time.Minute, with("-o", "json", "history", table)...)
 	var hist struct {
@@ -160,7 +160,7 @@ func TestReliabWedgedJournalGoesOn(t *testing.T) {
 	const table = "main.sales.orders"
 	root := filepath.Join(t.TempDir(), "orders")
 	e2etest.WriteOneRowFiles(t, root, 0, n)
-	fallback := filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix))
+	fallbackDir := filepath.Join(root, filepath.FromSlash(fallback.Prefix))
 	srv := s3test.NewServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -219,8 +219,8 @@ func TestReliabWedgedJournalGoesOn(t *testing.T) {
 		t.Errorf("verify of the wedged run: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 	code, out, errOut = s.Within(time.Minute, with("cleanup", table, "--yes")...)
-	if code != 0 || countFiles(t, fallback, ".parquet") != 0 || !strings.Contains(errOut, said) {
-		t.Errorf("cleanup of the wedged run: exit %d, %d fallback files left\nstdout: %s\nstderr: %s", code, countFiles(t, fallback, ".parquet"), out, errOut)
+	if code != 0 || countFiles(t, fallbackDir, ".parquet") != 0 || !strings.Contains(errOut, said) {
+		t.Errorf("cleanup of the wedged run: exit %d, %d fallback files left\nstdout: %s\nstderr: %s", code, countFiles(t, fallbackDir, ".parquet"), out, errOut)
 	}
 	if rows, distinct := s.FileRows(table); rows != n || distinct != n {
 		t.Errorf("%s holds %d rows (%d distinct ids), want %d once each", table, rows, distinct, n)

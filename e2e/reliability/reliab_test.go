@@ -16,7 +16,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/e2e/e2etest"
-	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 	"github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/storage/s3/s3test"
@@ -123,7 +123,7 @@ func TestReliabConcurrency(t *testing.T) {
 			if got := countFiles(t, archive, ".parquet"); got != n {
 				t.Errorf("%d files archived in %s, want %d", got, archive, n)
 			}
-			if left := countFiles(t, filepath.Join(roots[c], filepath.FromSlash(inspect.FallbackPrefix)), ".parquet"); left != 0 {
+			if left := countFiles(t, filepath.Join(roots[c], filepath.FromSlash(fallback.Prefix)), ".parquet"); left != 0 {
 				t.Errorf("%d fallback files left after cleanup", left)
 			}
 		})
@@ -509,7 +509,7 @@ func TestReliabCleanupWhileReloadRuns(t *testing.T) {
 	const n = 20
 	root := filepath.Join(t.TempDir(), "orders")
 	e2etest.WriteOneRowFiles(t, root, 0, n)
-	fallback := filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix))
+	fallbackDir := filepath.Join(root, filepath.FromSlash(fallback.Prefix))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	w := e2etest.StartDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
@@ -526,7 +526,7 @@ func TestReliabCleanupWhileReloadRuns(t *testing.T) {
 				t.Errorf("%s while the reload %s: exit %d\nstdout: %s\nstderr: %s", c[0], when, code, out, errOut)
 			}
 		}
-		if left := countFiles(t, fallback, ".parquet"); left != n {
+		if left := countFiles(t, fallbackDir, ".parquet"); left != n {
 			t.Errorf("%d fallback files left, want %d", left, n)
 		}
 	}
@@ -569,7 +569,7 @@ func TestReliabCleanupWhileReloadRuns(t *testing.T) {
 	if rows, distinct := s.FileRows(table); rows != n || distinct != n {
 		t.Errorf("%s holds %d rows (%d distinct ids), want %d once each", table, rows, distinct, n)
 	}
-	if code, out, errOut := s.Within(time.Minute, "cleanup", table, "--yes"); code != 0 || countFiles(t, fallback, ".parquet") != 0 {
+	if code, out, errOut := s.Within(time.Minute, "cleanup", table, "--yes"); code != 0 || countFiles(t, fallbackDir, ".parquet") != 0 {
 		t.Errorf("cleanup after the reload: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 	w.Stop()
@@ -599,7 +599,7 @@ func writeSpaced(t *testing.T, root string, n int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix), fmt.Sprintf("2026/01/01/s-%03d.parquet", i))
+		p := filepath.Join(root, filepath.FromSlash(fallback.Prefix), fmt.Sprintf("2026/01/01/s-%03d.parquet", i))
 		if err := pqgen.WriteFile(p, data); err != nil {
 			t.Fatal(err)
 		}
@@ -646,7 +646,7 @@ func TestReliabQuotedNames(t *testing.T) {
 			t.Errorf("%s %s: exit %d\nstdout: %s\nstderr: %s", c[0], tableA, code, out, errOut)
 		}
 	}
-	if left := countFiles(t, filepath.Join(rootA, filepath.FromSlash(inspect.FallbackPrefix)), ".parquet"); left != 0 {
+	if left := countFiles(t, filepath.Join(rootA, filepath.FromSlash(fallback.Prefix)), ".parquet"); left != 0 {
 		t.Errorf("%d fallback files of %s left after cleanup", left, tableA)
 	}
 

@@ -14,9 +14,9 @@ import (
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/e2e/e2etest"
-	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fake/warehouse"
 	"github.com/zbrecover/zbrecover/internal/fake/workspace"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 	"github.com/zbrecover/zbrecover/storage/all"
 	"github.com/zbrecover/zbrecover/storage/s3/s3test"
@@ -123,7 +123,7 @@ func TestReliabStagePerformance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := srv.Put(fmt.Sprintf("orders/%s2026/01/%02d/f-%06d.parquet", inspect.FallbackPrefix, 1+i%4, i+1), data); err != nil {
+			if err := srv.Put(fmt.Sprintf("orders/%s2026/01/%02d/f-%06d.parquet", fallback.Prefix, 1+i%4, i+1), data); err != nil {
 				t.Fatal(err)
 			}
 		}

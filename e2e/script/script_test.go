@@ -16,7 +16,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/cmd"
 	"github.com/zbrecover/zbrecover/delta/deltatest"
-	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 	"github.com/zbrecover/zbrecover/schemadiff"
 )
@@ -93,7 +93,7 @@ func cmdMkfallback(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	data, err := pqgen.Bytes(sc, ts.ReadFile(args[3]), pqgen.Options{})
 	ts.Check(err)
-	path := filepath.Join(ts.MkAbs(args[0]), filepath.FromSlash(inspect.FallbackPrefix+args[1]))
+	path := filepath.Join(ts.MkAbs(args[0]), filepath.FromSlash(fallback.Prefix+args[1]))
 	ts.Check(pqgen.WriteFile(path, data))
 }
 

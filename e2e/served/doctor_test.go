@@ -17,7 +17,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/e2e/e2etest"
-	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 )
 
@@ -58,7 +58,7 @@ func TestDemoServeDoctor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := pqgen.WriteFile(filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix+"2026/01/01/old-1.parquet")), data); err != nil {
+	if err := pqgen.WriteFile(filepath.Join(root, filepath.FromSlash(fallback.Prefix+"2026/01/01/old-1.parquet")), data); err != nil {
 		t.Fatal(err)
 	}
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/e2e/e2etest"
-	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 )
 
@@ -37,7 +37,7 @@ func writeIDFiles(t *testing.T, root string, first, n, rows int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix), fmt.Sprintf("2026/01/%02d/part-%05d.parquet", 1+i%2, i))
+		p := filepath.Join(root, filepath.FromSlash(fallback.Prefix), fmt.Sprintf("2026/01/%02d/part-%05d.parquet", 1+i%2, i))
 		if err := pqgen.WriteFile(p, data); err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +128,7 @@ func TestIdentityTwoJournals(t *testing.T) {
 		{"one folder", place{vol + "/shared", ""}, place{vol + "/shared", ""}},
 		{"two folders", place{vol + "/a", ""}, place{vol + "/b", ""}},
 		{"two volumes", place{vol + "/a", ""}, place{vol2 + "/b", ""}},
-		{"one folder, a narrower prefix", place{vol + "/shared", ""}, place{vol + "/shared", inspect.FallbackPrefix + "2026/01/01"}},
+		{"one folder, a narrower prefix", place{vol + "/shared", ""}, place{vol + "/shared", fallback.Prefix + "2026/01/01"}},
 	}
 	const n, rows = 8, 2
 	for _, l := range layouts {
@@ -228,7 +228,7 @@ func TestIdentityStagedCopyReplaced(t *testing.T) {
 	// Another file's bytes under the copy's name: what the warehouse would read instead.
 	other := filepath.Join(t.TempDir(), "other")
 	writeIDFiles(t, other, 5000, 2, rows)
-	data, err := os.ReadFile(filepath.Join(other, filepath.FromSlash(inspect.FallbackPrefix), "2026/01/02/part-00001.parquet"))
+	data, err := os.ReadFile(filepath.Join(other, filepath.FromSlash(fallback.Prefix), "2026/01/02/part-00001.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestIdentityStagedCopyReplaced(t *testing.T) {
 	if code, _, errOut := s.Within(time.Minute, "cleanup", "main.sales.orders", "--yes"); code != 4 && code != 0 {
 		t.Errorf("cleanup of the stopped run: exit %d\n%s", code, errOut)
 	}
-	if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix), "2026/01/02/part-00001.parquet")); err != nil {
+	if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(fallback.Prefix), "2026/01/02/part-00001.parquet")); err != nil {
 		t.Fatalf("the file whose copy was replaced is gone: %v", err)
 	}
 	// The re-run copies the file again over the replacing bytes and loads it.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/e2e/e2etest"
-	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 )
 
@@ -42,7 +42,7 @@ func writeKeysRecovery(t *testing.T, root string, nOld, per int) []int64 {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix), fmt.Sprintf("2026/01/%02d/old-%05d.parquet", 1+i%2, i))
+		p := filepath.Join(root, filepath.FromSlash(fallback.Prefix), fmt.Sprintf("2026/01/%02d/old-%05d.parquet", 1+i%2, i))
 		if err := pqgen.WriteFile(p, data); err != nil {
 			t.Fatal(err)
 		}
@@ -168,7 +168,7 @@ func TestDemoServeKeysOnAManagedTable(t *testing.T) {
 		t.Fatalf("cleanup: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 	left := 0
-	_ = filepath.WalkDir(filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix)), func(p string, d os.DirEntry, err error) error {
+	_ = filepath.WalkDir(filepath.Join(root, filepath.FromSlash(fallback.Prefix)), func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			left++
 		}

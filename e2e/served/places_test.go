@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/zbrecover/zbrecover/e2e/e2etest"
-	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 )
 
 // placesBed is demo serve with the managed tables main.sales.orders and main.sales.returns
@@ -94,8 +94,8 @@ func TestPlacesArchiveToTheStagingVolumeInOtherCase(t *testing.T) {
 	if code, out, errOut := b.Run("verify", table); code != 0 {
 		t.Fatalf("verify: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
-	fallback := filepath.Join(b.orders, filepath.FromSlash(inspect.FallbackPrefix))
-	before, staged := files(t, fallback), e2etest.ListVolume(t, b.host, b.token, stage)
+	fallbackDir := filepath.Join(b.orders, filepath.FromSlash(fallback.Prefix))
+	before, staged := files(t, fallbackDir), e2etest.ListVolume(t, b.host, b.token, stage)
 	if len(before) != 6 || len(staged) < 6 {
 		t.Fatalf("before cleanup: %d fallback files, %d staged files", len(before), len(staged))
 	}
@@ -116,7 +116,7 @@ func TestPlacesArchiveToTheStagingVolumeInOtherCase(t *testing.T) {
 			!strings.Contains(errOut, stage) || !strings.Contains(errOut, "archive to a folder outside") || strings.Contains(out+errOut, "archived to") {
 			t.Errorf("cleanup --archive-to %s: exit %d, want 2 and %q\nstdout: %s\nstderr: %s", tc.to, code, tc.why, out, errOut)
 		}
-		if got := files(t, fallback); strings.Join(got, " ") != strings.Join(before, " ") {
+		if got := files(t, fallbackDir); strings.Join(got, " ") != strings.Join(before, " ") {
 			t.Fatalf("cleanup --archive-to %s deleted fallback files: %v left of %v", tc.to, got, before)
 		}
 		if got := e2etest.ListVolume(t, b.host, b.token, stage); len(got) != len(staged) {
@@ -135,11 +135,11 @@ func TestPlacesArchiveToTheStagingVolumeInOtherCase(t *testing.T) {
 	}
 	archived := e2etest.ListVolume(t, b.host, b.token, archive)
 	for _, k := range before {
-		if _, ok := archived[inspect.FallbackPrefix+k]; !ok {
+		if _, ok := archived[fallback.Prefix+k]; !ok {
 			t.Errorf("%s is not in the archive: %v", k, archived)
 		}
 	}
-	if got := files(t, fallback); len(got) != 0 {
+	if got := files(t, fallbackDir); len(got) != 0 {
 		t.Errorf("fallback files left: %v", got)
 	}
 }
@@ -156,7 +156,7 @@ func TestPlacesStageIntoAnotherTablesFallbackFolder(t *testing.T) {
 	defer cancel()
 	b := newPlacesBed(t, ctx)
 	const table = "main.sales.orders"
-	returnsFallback := filepath.Join(b.returns, filepath.FromSlash(inspect.FallbackPrefix))
+	returnsFallback := filepath.Join(b.returns, filepath.FromSlash(fallback.Prefix))
 	returnsBefore, rootBefore := files(t, returnsFallback), files(t, b.orders)
 	for _, tc := range []struct {
 		args []string

@@ -14,7 +14,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/e2e/e2etest"
-	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 )
 
@@ -37,7 +37,7 @@ func proofTable(t *testing.T, n, rows int) (root string, total int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix), fmt.Sprintf("2026/01/01/old-%05d.parquet", i))
+		p := filepath.Join(root, filepath.FromSlash(fallback.Prefix), fmt.Sprintf("2026/01/01/old-%05d.parquet", i))
 		if err := pqgen.WriteFile(p, data); err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func TestProofLostStatementAmongEqualNeighbours(t *testing.T) {
 			}})
 			reload := []string{"-o", "json", "reload", "main.sales.orders", "--rename", "customer_id=customer_key",
 				"--stage-to", "/Volumes/main/sales/staging/proof", "--batch-files", "1", "--yes"}
-			batch4 := inspect.FallbackPrefix + "2026/01/01/old-00003.parquet"
+			batch4 := fallback.Prefix + "2026/01/01/old-00003.parquet"
 			var run string
 			for i := 0; i < 3; i++ {
 				code, out, errOut := s.Run(reload...)
@@ -302,7 +302,7 @@ func TestProofHostileWarehouse(t *testing.T) {
 			_, _, _ = s.Run("verify", "main.sales.orders")
 			code, out, errOut := s.Run("cleanup", "main.sales.orders", "--yes")
 			left := e2etest.FallbackLeft(t, root)
-			batch2 := filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix), "2026/01/01/old-00001.parquet")
+			batch2 := filepath.Join(root, filepath.FromSlash(fallback.Prefix), "2026/01/01/old-00001.parquet")
 			_, statErr := os.Stat(batch2)
 			switch {
 			case c.proved && (left != 0 || code != 0):

@@ -13,7 +13,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/e2e/e2etest"
-	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 )
 
@@ -35,7 +35,7 @@ func TestDemoServeStaged(t *testing.T) {
 	if _, err := deltatest.Write(root, deltatest.Table{Schema: e2etest.TableSchema}); err != nil {
 		t.Fatal(err)
 	}
-	fallback := filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix))
+	fallbackDir := filepath.Join(root, filepath.FromSlash(fallback.Prefix))
 	const nFiles = 30
 	originals := map[string]int64{} // key under the fallback folder → size
 	for i, id := 0, int64(0); i < nFiles; i++ {
@@ -49,7 +49,7 @@ func TestDemoServeStaged(t *testing.T) {
 			t.Fatal(err)
 		}
 		key := fmt.Sprintf("2026/01/%02d/old-%05d.parquet", 1+i%3, i)
-		if err := pqgen.WriteFile(filepath.Join(fallback, filepath.FromSlash(key)), data); err != nil {
+		if err := pqgen.WriteFile(filepath.Join(fallbackDir, filepath.FromSlash(key)), data); err != nil {
 			t.Fatal(err)
 		}
 		originals[key] = int64(len(data))
@@ -176,7 +176,7 @@ func TestDemoServeStaged(t *testing.T) {
 
 	// (3) Cleanup deletes the staged copies and the originals, and nothing else: not a marker
 	// in the fallback folder, not another file in the volume.
-	marker := filepath.Join(fallback, "_SUCCESS")
+	marker := filepath.Join(fallbackDir, "_SUCCESS")
 	if err := os.WriteFile(marker, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -186,9 +186,9 @@ func TestDemoServeStaged(t *testing.T) {
 		t.Fatalf("cleanup: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 	var left []string
-	_ = filepath.WalkDir(fallback, func(p string, d os.DirEntry, err error) error {
+	_ = filepath.WalkDir(fallbackDir, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
-			rel, _ := filepath.Rel(fallback, p)
+			rel, _ := filepath.Rel(fallbackDir, p)
 			left = append(left, filepath.ToSlash(rel))
 		}
 		return nil

@@ -24,7 +24,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/e2e/e2etest"
-	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 	"github.com/zbrecover/zbrecover/keyfile"
 	sd "github.com/zbrecover/zbrecover/schemadiff"
@@ -78,7 +78,7 @@ func newCleanupBed(ctx context.Context, t *testing.T, bins cleanupBins, layout m
 	if _, err := deltatest.Write(root, deltatest.Table{Schema: ordersSchema}); err != nil {
 		t.Fatal(err)
 	}
-	b := &cleanupBed{root: root, fallback: filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix)),
+	b := &cleanupBed{root: root, fallback: filepath.Join(root, filepath.FromSlash(fallback.Prefix)),
 		data: map[string][]byte{}, ids: map[string][]int64{}}
 	keys := make([]string, 0, len(layout))
 	for k := range layout {
@@ -464,7 +464,7 @@ func TestCleanupSafetyArchiveLocations(t *testing.T) {
 	// An archive folder holding, under the names of two files, other bytes of the same size,
 	// and under a third the same bytes (a copy an interrupted cleanup made).
 	archive := filepath.Join(dir, "archive")
-	prefix := filepath.FromSlash(inspect.FallbackPrefix)
+	prefix := filepath.FromSlash(fallback.Prefix)
 	keys := make([]string, 0, len(b.data))
 	for k := range b.data {
 		keys = append(keys, k)
@@ -513,7 +513,7 @@ func TestCleanupSafetyArchiveLocations(t *testing.T) {
 		t.Errorf("fallback files left: %v", got)
 	}
 	for _, k := range keys[:2] {
-		if got := b.volumeFile(stagingVol + "/archive/" + inspect.FallbackPrefix + k); !bytes.Equal(got, b.data[k]) {
+		if got := b.volumeFile(stagingVol + "/archive/" + fallback.Prefix + k); !bytes.Equal(got, b.data[k]) {
 			t.Errorf("the volume's archive of %s holds other bytes", k)
 		}
 	}
@@ -581,7 +581,7 @@ func TestCleanupSafetyPrefixAndEditedJournal(t *testing.T) {
 	}
 	before, stagedBefore := b.fallbackLeft(), b.staged("run1")
 	const victim = "2026/01/01/part-00000.parquet"
-	victimKey := inspect.FallbackPrefix + victim
+	victimKey := fallback.Prefix + victim
 	deltaLog, err := filepath.Glob(filepath.Join(b.root, "_delta_log", "*.json"))
 	if err != nil || len(deltaLog) == 0 {
 		t.Fatalf("Delta log %v (%v)", deltaLog, err)
@@ -610,10 +610,10 @@ func TestCleanupSafetyPrefixAndEditedJournal(t *testing.T) {
 		fileKey(filepath.ToSlash(logEntry)),
 		fileKey("part-00000-data.snappy.parquet"),
 		fileKey("_zerobus/other_folder/2026/01/01/part-00000.parquet"),
-		fileKey(inspect.FallbackPrefix + "_tmp/part-00000.parquet"),
-		fileKey(inspect.FallbackPrefix + ".hidden/part-00000.parquet"),
-		fileKey(inspect.FallbackPrefix + "2026/../../../_delta_log/x.json"),
-		fileKey(inspect.FallbackPrefix + "2026/01/_delta_log/00000000000000000000.json"),
+		fileKey(fallback.Prefix + "_tmp/part-00000.parquet"),
+		fileKey(fallback.Prefix + ".hidden/part-00000.parquet"),
+		fileKey(fallback.Prefix + "2026/../../../_delta_log/x.json"),
+		fileKey(fallback.Prefix + "2026/01/_delta_log/00000000000000000000.json"),
 		// The staged copies at the table's root, or a copy's key out of its folder.
 		{old: `"location":"` + stagingVol + `/run1"`, new: `"location":"file://` + filepath.ToSlash(b.root) + `"`},
 		{old: `"key":"` + stagedVictim + `"`, new: `"key":"../run2/` + victim + `"`},
@@ -916,7 +916,7 @@ func TestCleanupSafetySecretLikeNames(t *testing.T) {
 	}
 	folders := map[string]bool{}
 	for _, k := range names {
-		folders[inspect.FallbackPrefix+k[:strings.LastIndex(k, "/")+1]] = true
+		folders[fallback.Prefix+k[:strings.LastIndex(k, "/")+1]] = true
 	}
 	var batchFolders []string
 	for f := range folders {
@@ -1041,7 +1041,7 @@ func TestCleanupSafetyTamperedKeysFile(t *testing.T) {
 	}
 	kept, skipped := 0, 0
 	err = kr.Scan(ctx, func(r keyfile.Row) error {
-		if r.File == inspect.FallbackPrefix+dropped {
+		if r.File == fallback.Prefix+dropped {
 			skipped++
 			return nil
 		}
@@ -1082,7 +1082,7 @@ func TestCleanupSafetyTamperedKeysFile(t *testing.T) {
 		t.Errorf("cleanup with a tampered keys file:\nstdout: %s\nstderr: %s", out, errOut)
 	}
 	out, errOut = b.must(4, "verify", ordersTable, "--key", "order_id")
-	if !strings.Contains(out, "the keys files hold 0 rows of "+inspect.FallbackPrefix+dropped+", whose footer holds 3") {
+	if !strings.Contains(out, "the keys files hold 0 rows of "+fallback.Prefix+dropped+", whose footer holds 3") {
 		t.Errorf("verify --key with a tampered keys file:\nstdout: %s\nstderr: %s", out, errOut)
 	}
 	b.must(4, "cleanup", ordersTable, "--yes")

@@ -29,7 +29,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
-	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 	"github.com/zbrecover/zbrecover/schemadiff"
 )
@@ -147,7 +147,7 @@ func Build(ctx context.Context, root string, opts Options) (*Example, error) {
 	}
 
 	specs := plan(n, seed)
-	ex := &Example{Root: root, Table: Table, Prefix: inspect.FallbackPrefix, TableVersion: version, Files: n, specs: specs}
+	ex := &Example{Root: root, Table: Table, Prefix: fallback.Prefix, TableVersion: version, Files: n, specs: specs}
 	days := map[string]bool{}
 	for _, s := range specs {
 		days[path.Dir(s.key)] = true
@@ -163,7 +163,7 @@ func Build(ctx context.Context, root string, opts Options) (*Example, error) {
 		}
 	}
 	ex.Days = len(days)
-	fallback := filepath.Join(root, filepath.FromSlash(inspect.FallbackPrefix))
+	fallback := filepath.Join(root, filepath.FromSlash(fallback.Prefix))
 	for d := range days {
 		if err := os.MkdirAll(filepath.Join(fallback, d), 0o755); err != nil {
 			return nil, err

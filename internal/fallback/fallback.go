@@ -44,6 +44,17 @@ func Hidden(el string) bool {
 	return strings.HasPrefix(el, ".") || (strings.HasPrefix(el, "_") && !strings.Contains(el, "="))
 }
 
+// HiddenPath reports whether a "/"-separated path relative to a listed folder has an element
+// Spark's file listing skips (Hidden).
+func HiddenPath(rel string) bool {
+	for _, el := range strings.Split(rel, "/") {
+		if Hidden(el) {
+			return true
+		}
+	}
+	return false
+}
+
 // CheckKey checks that key (relative to the table's storage root) is a file inside the
 // fallback folder prefix (checked with CheckPrefix): under it, not the folder itself, with
 // no empty, ".", ".." or hidden element below it, nothing under a _delta_log folder.

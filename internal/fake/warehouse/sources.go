@@ -16,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/storage"
 )
 
@@ -130,11 +129,19 @@ func (e *DuckDB) openSource(ctx context.Context, url string) (*sourceDir, error)
 // hidden reports whether a relative path has a component Spark treats as hidden.
 func hidden(rel string) bool {
 	for _, part := range strings.Split(rel, "/") {
-		if inspect.Hidden(part) {
+		if sparkHidden(part) {
 			return true
 		}
 	}
 	return false
+}
+
+// sparkHidden is Spark's rule for a file or folder its listing skips (PartitioningAwareFileIndex:
+// a name starting with "." or "_", unless it holds "=", a partition folder such as "_p=1"). The
+// local warehouse keeps its own copy of the rule on purpose, as the oracle zbrecover's own
+// rule (internal/fallback.Hidden) is tested against, never calling it.
+func sparkHidden(name string) bool {
+	return strings.HasPrefix(name, ".") || (strings.HasPrefix(name, "_") && !strings.Contains(name, "="))
 }
 
 // list returns the visible files under the directory, recursively, sorted by path. The
@@ -163,7 +170,7 @@ func (s *sourceDir) walk(ctx context.Context, withHidden bool) ([]srcFile, bool,
 			}
 			rel := filepath.ToSlash(strings.TrimPrefix(p, s.local+string(filepath.Separator)))
 			name := d.Name()
-			if !withHidden && inspect.Hidden(name) {
+			if !withHidden && sparkHidden(name) {
 				if d.IsDir() {
 					return filepath.SkipDir
 				}

@@ -512,8 +512,7 @@ func reloadNothing(f *Factory, s *runSummary, prep *reload.Prepared, rep *inspec
 	s.RunStatus = "nothing to load: " + why
 	fmt.Fprintf(f.IO.ErrOut, "Nothing to load: %s\n", why)
 	if f.Global.JSON() {
-		if err := printJSON(f, &reload.Report{TableID: tgt.TableID, Table: tgt.TableName(), Root: tgt.Display(),
-			Batches: []reload.BatchReport{}, Warnings: []string{}, Status: "nothing_to_load", Tagging: reload.Untagged, Guarantee: reload.Guarantee}); err != nil {
+		if err := printJSON(f, prep.NothingReport()); err != nil {
 			return err
 		}
 	}

@@ -150,6 +150,12 @@ type work struct {
 	answerless bool
 }
 
+// NothingReport is the report of a reload with nothing to do (Nothing): no run, no batch.
+func (p *Prepared) NothingReport() *Report {
+	return &Report{TableID: p.tgt.TableID, Table: p.tgt.TableName(), Root: p.tgt.Display(), Batches: []BatchReport{}, Warnings: []string{},
+		Status: "nothing_to_load", Tagging: Untagged, Guarantee: Guarantee}
+}
+
 // RunOptions are what Execute needs beyond the plan, known once the operator confirmed it.
 type RunOptions struct {
 	// Identity is current_user() of the warehouse the statements run as ("" when unknown:
@@ -192,9 +198,7 @@ func (p *Prepared) Execute(ctx context.Context, ro RunOptions) (*Report, error) 
 	st := p.Continues
 	newBatches := p.Plan.Batches
 	if st == nil && len(newBatches) == 0 {
-		r.rep.Status = "nothing_to_load"
-		r.rep.Warnings = []string{}
-		return r.rep, nil
+		return p.NothingReport(), nil
 	}
 	// Preflight: every statement this process may send, before anything is written.
 	var toSend []string // their VALIDATE ALL forms

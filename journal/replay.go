@@ -134,12 +134,15 @@ type State struct {
 	VerificationTime time.Time
 	KeyCheck         *Verification
 	// LastVerify is the latest verification by verify (not cleanup's re-check), and
-	// LastVerifyTime when it was written: cleanup refuses a run whose latest verify failed.
+	// LastVerifyTime when it was written: cleanup keeps the batches whose latest verify failed.
 	LastVerify     *Verification
 	LastVerifyTime time.Time
-	Unknown        []Record // records of kinds this version does not know
-	Warnings       []string // unknown kinds, torn lines, … (never fatal)
-	Status         RunStatus
+	// KeyVerify is the latest verification by verify that checked keys (verify --key): a batch
+	// its key check failed stays failed until a later verify --key passes for it.
+	KeyVerify *Verification
+	Unknown   []Record // records of kinds this version does not know
+	Warnings  []string // unknown kinds, torn lines, … (never fatal)
+	Status    RunStatus
 
 	files []*FileState // in batch order, then the batch's file order
 	byKey map[string]*FileState
@@ -381,6 +384,9 @@ func (s *State) apply(r Record, batches map[int]*BatchState, owned bool) error {
 		}
 		if v.By != "cleanup" {
 			s.LastVerify, s.LastVerifyTime = &v, r.Time
+			if v.Keys != nil {
+				s.KeyVerify = &v
+			}
 		}
 	case KindStaging:
 		if r.Staging.Removing && r.Staging.Removed {

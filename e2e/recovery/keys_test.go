@@ -526,7 +526,7 @@ func keysBench(b *testing.B) (*workspace.Workspace, []reload.KeySource, databric
 func BenchmarkKeysQueries1M(b *testing.B) {
 	ws, srcs, table := keysBench(b)
 	keys := reload.Keys{"id"}
-	for name, sql := range map[string]string{"overlap": sqlstmt.Overlap(table, keys, srcs), "reconcile": sqlstmt.Reconcile(table, keys, srcs)} {
+	for name, sql := range map[string]string{"overlap": sqlstmt.Overlap(table, keys, srcs), "reconcile": sqlstmt.ReconcileByLabel(table, keys, srcs)} {
 		b.Run(name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				res, err := ws.Warehouse().Engine().Exec(context.Background(), sql)

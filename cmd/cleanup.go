@@ -634,6 +634,12 @@ func keptExit(p *cleanup.Plan, partial *ExitError) error {
 	if partial != nil {
 		msg, code = append(msg, partial.Msg), partial.Code
 	}
+	if n := len(p.VerifyFailed); n > 0 {
+		msg = append(msg, fmt.Sprintf("the run's latest verification failed for %s of run %s: nothing of %s is deleted (their files and staged copies "+
+			"are kept, the reasons listed above) until zbrecover verify passes for %s",
+			batchList(p.VerifyFailed), p.Run, either(n, "it", "them"), either(n, "it", "them")))
+		code = MostUrgent(code, ExitVerify)
+	}
 	if n := len(p.CheckFailed); n > 0 {
 		msg = append(msg, fmt.Sprintf("%s of run %s %s not check against the table now (their rows may have left it): "+
 			"their files and staged copies are kept; zbrecover verify shows why", batchList(p.CheckFailed), p.Run, either(n, "does", "do")))

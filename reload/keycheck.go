@@ -18,11 +18,12 @@ import (
 //     were not read whole and as recorded (a keys file changed, gone or not a keys file; rows read
 //     other than its files' footers hold). Whatever else proves the batch (its statement's answer,
 //     a tagged commit), its files are kept until a later verify --key passes for it.
-//   - unproved: every key read is in the table, but some rows have a NULL key column. A NULL key
-//     identifies nothing, so such rows prove nothing: the batch keeps whatever other evidence it
-//     has, and is never proved by key. A file whose rows all have a NULL key cannot be proved by
-//     key at all.
-//   - proved: every row of its files read, none with a NULL key column, every key in the table.
+//   - unproved: every key read is in the table, but some rows have a NULL key column (a NULL key
+//     identifies nothing, so such rows prove nothing; a file whose rows all have one cannot be
+//     proved by key at all), or the same check failed another batch (a failing check proves
+//     nothing). The batch keeps whatever other evidence it has.
+//   - proved: every row of its files read, none with a NULL key column, every key in the table,
+//     and no batch of the check failed.
 //
 // A file of 0 rows (a footer only) is covered by 0 rows.
 
@@ -202,16 +203,50 @@ func nullFile(key string, nulls, rows int64) string {
 }
 
 // finish sets the check's verdict (no batch failed) and says which batches failed or are
-// unproved.
+// unproved, batches with the same note named together. A check that failed a batch proves no
+// batch: the others whose keys are all there are unproved.
 func finish(kc *KeyCheck) {
 	kc.OK = true
+	var failed []string
 	for _, kb := range kc.Batches {
-		switch kb.Verdict {
-		case journal.KeyFailed:
+		if kb.Verdict == journal.KeyFailed {
+			failed = append(failed, fmt.Sprint(kb.Batch))
+		}
+	}
+	if len(failed) > 0 {
+		for i := range kc.Batches {
+			if kb := &kc.Batches[i]; kb.Verdict == journal.KeyProved {
+				kb.Verdict = journal.KeyUnproved
+				kb.Note = fmt.Sprintf("every key of its files is in the table, but the same check failed batch %s, so it proves nothing", strings.Join(failed, ", "))
+			}
+		}
+	}
+	type finding struct{ verdict, note string }
+	var order []finding
+	batches := map[finding][]string{}
+	for _, kb := range kc.Batches {
+		if kb.Verdict != journal.KeyFailed && kb.Verdict != journal.KeyUnproved {
+			continue
+		}
+		if kb.Verdict == journal.KeyFailed {
 			kc.OK = false
-			kc.Problems = append(kc.Problems, fmt.Sprintf("batch %d: %s", kb.Batch, kb.Note))
-		case journal.KeyUnproved:
-			kc.Problems = append(kc.Problems, fmt.Sprintf("batch %d is not proved by key: %s", kb.Batch, kb.Note))
+		}
+		f := finding{kb.Verdict, kb.Note}
+		if _, ok := batches[f]; !ok {
+			order = append(order, f)
+		}
+		batches[f] = append(batches[f], fmt.Sprint(kb.Batch))
+	}
+	for _, f := range order {
+		bs := batches[f]
+		name := "batch " + bs[0]
+		if len(bs) > 1 {
+			name = "batches " + strings.Join(bs, ", ")
+		}
+		if f.verdict == journal.KeyFailed {
+			kc.Problems = append(kc.Problems, name+": "+f.note)
+		} else {
+			kc.Problems = append(kc.Problems, name+" not proved by key: "+f.note)
 		}
 	}
 }

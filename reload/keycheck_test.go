@@ -1,6 +1,8 @@
 package reload
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -39,8 +41,8 @@ func kb(batch int, verdict, note string) journal.KeyBatch {
 // TestJudgeKeyEvidence: what a key check does to a batch's verdict. A check that failed the
 // batch keeps it whatever its answer and commit say, including when it is only the latest
 // verify --key (a later passing check by cleanup does not lift it); a check that failed
-// another batch leaves it alone; one that proves it proves it by key even after a removal
-// before the check; rows with a NULL key column never prove it; a check of an earlier
+// another batch leaves its own evidence alone and proves nothing; one that proves it proves
+// it by key even after a removal before the check; rows with a NULL key column never prove it; a check of an earlier
 // version (NULL keys compared as equal) proves nothing; a batch settled by key needs a check
 // that still proves it.
 func TestJudgeKeyEvidence(t *testing.T) {
@@ -55,14 +57,19 @@ func TestJudgeKeyEvidence(t *testing.T) {
 		{"answer alone", func(*journal.State, *commits) *journal.Verification { return nil }, true, journal.EvidenceAnswer, nil},
 		{"failing key check vetoes the answer", func(*journal.State, *commits) *journal.Verification {
 			return keyResult(12, "cleanup", kb(1, journal.KeyFailed, missing), kb(2, journal.KeyProved, ""))
-		}, false, "", []string{"the key check by order_id at version 12 failed it: " + missing, "until zbrecover verify --key order_id passes"}},
-		{"a key check failing another batch only", func(*journal.State, *commits) *journal.Verification {
+		}, false, "", []string{"the key check by order_id at version 12 failed it (" + missing + ")", "until zbrecover verify --key order_id passes"}},
+		{"a key check failing another batch only: its answer stands, no key proof", func(*journal.State, *commits) *journal.Verification {
 			return keyResult(12, "verify", kb(1, journal.KeyProved, ""), kb(2, journal.KeyFailed, missing))
-		}, true, EvidenceKey, []string{"every key of its files was in the table at version 12"}},
+		}, true, journal.EvidenceAnswer, []string{"not proved by key: every key of its files is in the table, but the same check failed batch 2"}},
+		{"a key check failing another batch only, after a removal", func(st *journal.State, cs *commits) *journal.Verification {
+			cs.List = append(cs.List, Commit{Version: 13, Operation: "DELETE", User: "owner", Metrics: map[string]string{"numDeletedRows": "1"}})
+			cs.Latest = 13
+			return keyResult(13, "verify", kb(1, journal.KeyProved, ""), kb(2, journal.KeyFailed, "1 of its 4 keys are missing from the table"))
+		}, false, "", []string{"version 13 (DELETE by owner) may have removed its rows", "the same check failed batch 2, so it proves nothing"}},
 		{"latest verify --key failed, cleanup's later check passes", func(st *journal.State, _ *commits) *journal.Verification {
 			st.KeyVerify = keyResult(12, "verify", kb(1, journal.KeyFailed, missing))
 			return keyResult(12, "cleanup", kb(1, journal.KeyProved, ""), kb(2, journal.KeyProved, ""))
-		}, false, "", []string{"failed it: " + missing}},
+		}, false, "", []string{"failed it (" + missing + ")"}},
 		{"keys file changed", func(*journal.State, *commits) *journal.Verification {
 			return keyResult(12, "cleanup", kb(1, journal.KeyFailed, "its keys file /Volumes/x/k.parquet is not the one reload recorded (gone): it proves nothing"))
 		}, false, "", []string{"not the one reload recorded"}},
@@ -140,15 +147,109 @@ func TestKeyVerdicts(t *testing.T) {
 			}
 		})
 	}
-	kc := &KeyCheck{Batches: []journal.KeyBatch{{Batch: 1, Verdict: journal.KeyProved}, {Batch: 2, Verdict: journal.KeyUnproved, Note: "n"}}}
+	kc := &KeyCheck{Batches: []journal.KeyBatch{{Batch: 1, Verdict: journal.KeyProved}, {Batch: 2, Verdict: journal.KeyUnproved, Note: "n"},
+		{Batch: 4, Verdict: journal.KeyUnproved, Note: "n"}}}
 	finish(kc)
-	if !kc.OK || len(kc.Problems) != 1 || kc.Result().Batches[0] != 1 || len(kc.Result().Batches) != 1 {
+	if r := kc.Result(); !kc.OK || len(kc.Problems) != 1 || kc.Problems[0] != "batches 2, 4 not proved by key: n" || len(r.Batches) != 1 || r.Batches[0] != 1 {
 		t.Errorf("unproved only: %+v", kc)
 	}
+	// A failed batch: the check proves nothing.
 	kc.Batches = append(kc.Batches, journal.KeyBatch{Batch: 3, Verdict: journal.KeyFailed, Note: "x"})
 	kc.Problems = nil
 	finish(kc)
-	if r := kc.Result(); kc.OK || len(r.Failed) != 1 || r.Failed[0] != 3 || !strings.Contains(r.Note, "batch 3: x") {
-		t.Errorf("a failed batch: %+v", r)
+	if r := kc.Result(); kc.OK || len(r.Failed) != 1 || r.Failed[0] != 3 || !strings.Contains(r.Note, "batch 3: x") || len(r.Batches) != 0 ||
+		kc.Batches[0].Verdict != journal.KeyUnproved || !strings.Contains(kc.Batches[0].Note, "failed batch 3") {
+		t.Errorf("a failed batch: %+v %+v", r, kc.Batches)
+	}
+}
+
+// TestSettleByKey: verify --key records an unknown or open batch as verified by key when its
+// key check proves it (every row read, none NULL-keyed, every key in the table, no batch of the
+// check failed), and nothing else: not a batch its check leaves unproved or failed, not one
+// already settled otherwise, not a batch of a load by key (its MERGE settles it).
+func TestSettleByKey(t *testing.T) {
+	ctx := context.Background()
+	store, err := journal.OpenDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	w, err := journal.Start(ctx, store, journal.Target{TableID: "tbl", Table: "main.s.t", Root: "file:///t"}, "", journal.Header{Command: "reload"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Batches 1–4: 1 verified by its answer, 2 unknown, 3 open (no answer), 4 unknown.
+	var recs []journal.Record
+	var plan []journal.PlanBatch
+	for n := 1; n <= 4; n++ {
+		f := []journal.File{{Key: fmt.Sprintf("_zerobus/table_rejected_parquets/f%d.parquet", n), Size: 10, Rows: 2}}
+		plan = append(plan, journal.PlanBatch{Batch: n, Folder: "_zerobus/table_rejected_parquets/", Files: f, ExpectedRows: 2, SQL: "COPY INTO"})
+	}
+	recs = append(recs, journal.Record{Kind: journal.KindPlan, Plan: &journal.Plan{Batches: plan}})
+	for _, pb := range plan {
+		recs = append(recs, journal.Record{Kind: journal.KindIntent, Intent: &journal.Intent{Batch: pb.Batch, Files: pb.Files, ExpectedRows: 2, SQL: pb.SQL}})
+		switch pb.Batch {
+		case 1:
+			recs = append(recs, journal.Record{Kind: journal.KindResult, Result: &journal.Result{Batch: 1, Inserted: journal.Int64(2)}},
+				journal.Record{Kind: journal.KindOutcome, Outcome: &journal.Outcome{Batch: 1, Status: journal.BatchVerified, Evidence: journal.EvidenceAnswer}})
+		case 2, 4:
+			recs = append(recs, journal.Record{Kind: journal.KindResult, Result: &journal.Result{Batch: pb.Batch, Inserted: journal.Int64(0)}},
+				journal.Record{Kind: journal.KindOutcome, Outcome: &journal.Outcome{Batch: pb.Batch, Status: journal.BatchUnknown, Reason: "0 rows for files no journal shows loading"}})
+		}
+	}
+	for _, r := range recs {
+		if err := w.Append(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func() *journal.State {
+		t.Helper()
+		st, err := journal.ReadState(ctx, store, "tbl", w.Run())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	st := read()
+	if st.Batch(3).Status != journal.BatchOpen {
+		t.Fatalf("batch 3 is %s", st.Batch(3).Status)
+	}
+	check := func(per ...journal.KeyBatch) *KeyCheck {
+		kc := &KeyCheck{Key: Keys{"id"}, Batches: per}
+		finish(kc)
+		return kc
+	}
+	row := func(n int, verdict string) journal.KeyBatch {
+		return journal.KeyBatch{Batch: n, Rows: 2, Expected: 2, Keys: 2, Verdict: verdict}
+	}
+
+	// A check that fails batch 4 proves nothing: nothing is settled.
+	if n, err := settleByKey(ctx, w, st, check(row(1, journal.KeyProved), row(2, journal.KeyProved), row(3, journal.KeyProved), row(4, journal.KeyFailed)), 9); err != nil || n != 0 {
+		t.Fatalf("a failing check settled %d batches (%v)", n, err)
+	}
+	// Batch 4 NULL-keyed (unproved), the others proved: 2 and 3 are settled, 1 and 4 are not.
+	n, err := settleByKey(ctx, w, st, check(row(1, journal.KeyProved), row(2, journal.KeyProved), row(3, journal.KeyProved), row(4, journal.KeyUnproved)), 9)
+	if err != nil || n != 2 {
+		t.Fatalf("settled %d batches (%v), want 2", n, err)
+	}
+	st = read()
+	for _, c := range []struct {
+		batch    int
+		status   journal.BatchStatus
+		evidence journal.Evidence
+	}{{1, journal.BatchVerified, journal.EvidenceAnswer}, {2, journal.BatchVerified, EvidenceKey}, {3, journal.BatchVerified, EvidenceKey}, {4, journal.BatchUnknown, ""}} {
+		b := st.Batch(c.batch)
+		if b.Status != c.status || b.Evidence() != c.evidence {
+			t.Errorf("batch %d: %s by %q, want %s by %q", c.batch, b.Status, b.Evidence(), c.status, c.evidence)
+		}
+	}
+	if r := st.Batch(2).Outcome.Reason; !strings.Contains(r, "settled by verify --key id") || !strings.Contains(r, "at version 9") || !strings.Contains(r, "it was unknown") {
+		t.Errorf("batch 2's reason: %s", r)
+	}
+	// A load by key's batches are settled by its MERGE only.
+	st.Merge = &journal.MergeState{}
+	st.Batch(4).Status = journal.BatchUnknown
+	if n, err := settleByKey(ctx, w, st, check(row(4, journal.KeyProved)), 9); err != nil || n != 0 {
+		t.Errorf("a load by key: settled %d (%v)", n, err)
 	}
 }

@@ -685,7 +685,7 @@ func keyVeto(n int, checks ...*journal.Verification) string {
 		if v.TableVersion != nil {
 			at = fmt.Sprintf(" at version %d", *v.TableVersion)
 		}
-		return fmt.Sprintf("the key check by %s%s failed it: %s; whatever else proves it, its files are kept until zbrecover verify --key %s passes for it",
+		return fmt.Sprintf("the key check by %s%s failed it (%s), which no other evidence overrides: its files are kept until zbrecover verify --key %s passes for it",
 			Keys(v.Keys.Key), at, kb.Note, Keys(v.Keys.Key))
 	}
 	return ""

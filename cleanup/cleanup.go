@@ -214,8 +214,10 @@ func NewPlan(st *journal.State, o PlanOptions) (*Plan, error) {
 		why, verifyFailed := o.VerifyFailed[t.Batch]
 		switch {
 		case verifyFailed:
-			p.Kept = append(p.Kept, Left{Key: t.Key, Size: t.Size, Batch: t.Batch,
-				Reason: why + "; kept until zbrecover verify passes for it"})
+			if !strings.Contains(why, "until zbrecover verify") {
+				why += "; kept until zbrecover verify passes for it"
+			}
+			p.Kept = append(p.Kept, Left{Key: t.Key, Size: t.Size, Batch: t.Batch, Reason: why})
 			p.Review++
 			note(&p.VerifyFailed, t.Batch)
 			continue

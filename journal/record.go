@@ -234,8 +234,8 @@ type KeyResult struct {
 	Missing int64    `json:"missing"` // keys the table does not hold
 	OK      bool     `json:"ok"`
 	// Batches are the batches the check proves in the table by key: every row of their files
-	// read, none with a NULL key column, and every key in the table. (In journals of earlier
-	// versions: the batches covered, each proved when OK.)
+	// read, none with a NULL key column, every key in the table, and no batch of the check
+	// failed. (In journals of earlier versions: the batches covered, each proved when OK.)
 	Batches []int `json:"batches,omitempty"`
 	// Failed are the batches the check found wanting: a key of their files missing from the
 	// table, or their keys not read whole and as recorded (a keys file changed or gone, rows
@@ -254,9 +254,9 @@ type KeyResult struct {
 
 // Verdicts of a key check on one batch.
 const (
-	KeyProved   = "proved"   // every row read, no NULL key, every key in the table
+	KeyProved   = "proved"   // every row read, no NULL key, every key in the table, no batch of the check failed
 	KeyFailed   = "failed"   // a key missing, or the keys not read whole and as recorded
-	KeyUnproved = "unproved" // every key read is in the table, but some rows have a NULL key
+	KeyUnproved = "unproved" // every key read is in the table, but some rows have a NULL key, or the check failed another batch
 )
 
 // KeyBatch is a key check of one batch's files.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
-	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/tableref"
@@ -225,9 +224,9 @@ func printKeyCheck(w io.Writer, rep *reload.VerifyReport) {
 	}
 	for _, b := range kc.Batches {
 		switch b.Verdict {
-		case journal.KeyFailed:
+		case reload.KeyFailed:
 			fmt.Fprintf(w, "  batch %d  FAIL by key: %s\n", b.Batch, textsafe.Escape(b.Note))
-		case journal.KeyUnproved:
+		case reload.KeyUnproved:
 			fmt.Fprintf(w, "  batch %d  not proved by key: %s\n", b.Batch, textsafe.Escape(b.Note))
 		}
 	}

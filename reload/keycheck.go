@@ -27,6 +27,17 @@ import (
 //
 // A file of 0 rows (a footer only) is covered by 0 rows.
 
+// KeyBatch is a key check of one batch's files, with its verdict (KeyProved, KeyUnproved,
+// KeyFailed).
+type KeyBatch = journal.KeyBatch
+
+// The verdicts of a key check on one batch.
+const (
+	KeyProved   = journal.KeyProved
+	KeyUnproved = journal.KeyUnproved
+	KeyFailed   = journal.KeyFailed
+)
+
 // keysFilesOf returns the run's keys files of key (the columns compared case-insensitively).
 func keysFilesOf(st *journal.State, keys Keys) []journal.KeysFile {
 	var out []journal.KeysFile

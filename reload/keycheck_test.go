@@ -1,12 +1,25 @@
 package reload
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/zbrecover/zbrecover/journal"
+	"github.com/zbrecover/zbrecover/keyfile"
+	sd "github.com/zbrecover/zbrecover/schemadiff"
+	"github.com/zbrecover/zbrecover/storage"
+	"github.com/zbrecover/zbrecover/storage/mem"
 )
 
 // keyScene is one run of two batches, each verified by its own answer and commit (versions 11
@@ -251,5 +264,76 @@ func TestSettleByKey(t *testing.T) {
 	st.Batch(4).Status = journal.BatchUnknown
 	if n, err := settleByKey(ctx, w, st, check(row(4, journal.KeyProved)), 9); err != nil || n != 0 {
 		t.Errorf("a load by key: settled %d (%v)", n, err)
+	}
+}
+
+// TestKeysFileNotAsRecorded: a keys file whose bytes are not the ones the journal recorded
+// (other bytes, or gone) proves nothing and fails every batch it covers, saying which file
+// and why, with no statement sent; one whose location cannot be opened is an error (nothing is
+// known of it), not a verdict.
+func TestKeysFileNotAsRecorded(t *testing.T) {
+	ctx := context.Background()
+	var buf bytes.Buffer
+	kw, err := keyfile.NewWriter(&buf, []keyfile.Column{{Name: "id", Type: sd.LongType}}, keyfile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ib := array.NewInt64Builder(memory.DefaultAllocator)
+	ib.AppendValues([]int64{1, 2}, nil)
+	a := ib.NewArray()
+	if err := kw.Add("1", "_zerobus/table_rejected_parquets/f1.parquet", 0, []arrow.Array{a}); err != nil {
+		t.Fatal(err)
+	}
+	a.Release()
+	if err := kw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.Bytes()
+	sum := sha256.Sum256(good)
+	vol := mem.New()
+	kf := journal.KeysFile{Location: "/Volumes/main/s/v", Key: "_zbrecover/keys/k.parquet", Columns: []string{"id"}, Size: int64(len(good)),
+		SHA256: hex.EncodeToString(sum[:]), Rows: 2, Batches: []int{1, 2}}
+	st := &journal.State{}
+	for n := 1; n <= 2; n++ {
+		st.Batches = append(st.Batches, &journal.BatchState{Batch: n, Status: journal.BatchVerified,
+			Files: []journal.File{{Key: fmt.Sprintf("_zerobus/table_rejected_parquets/f%d.parquet", n), Rows: 2}}})
+	}
+	open := func(context.Context, string) (storage.Backend, error) { return vol, nil }
+	other := bytes.Clone(good)
+	other[len(other)/3] ^= 1
+	for _, c := range []struct {
+		name string
+		data []byte // nil: gone
+		why  string
+	}{
+		{"other bytes", other, "its " + fmt.Sprint(len(good)) + " bytes have SHA-256 "},
+		{"gone", nil, "it is gone"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_ = vol.Delete(ctx, kf.Key, storage.Precondition{})
+			if c.data != nil {
+				vol.Set(kf.Key, c.data, time.Now())
+			}
+			// No intact keys file: no statement is sent (the warehouse is nil).
+			kc, err := checkKeysFiles(ctx, nil, orders, st, Keys{"id"}, []journal.KeysFile{kf}, open)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := kc.Result()
+			if kc.OK || len(r.Failed) != 2 || len(r.Batches) != 0 || kc.Statements != 0 {
+				t.Fatalf("check %+v", r)
+			}
+			for _, kb := range kc.Batches {
+				if !strings.Contains(kb.Note, KeysFileURL(kf)+" is not the one reload recorded") || !strings.Contains(kb.Note, c.why) ||
+					!strings.Contains(kb.Note, "it proves nothing") {
+					t.Errorf("batch %d: %s", kb.Batch, kb.Note)
+				}
+			}
+		})
+	}
+	boom := errors.New("volume unreachable")
+	if _, err := checkKeysFiles(ctx, nil, orders, st, Keys{"id"}, []journal.KeysFile{kf},
+		func(context.Context, string) (storage.Backend, error) { return nil, boom }); !errors.Is(err, boom) {
+		t.Errorf("unopenable location: %v", err)
 	}
 }

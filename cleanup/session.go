@@ -217,13 +217,17 @@ func stagedPending(st *journal.State) bool {
 }
 
 // stagedLeft returns the verified files whose staged copies cleanup deletes now: those with
-// a copy left whose batch the re-check proves (their original is deleted now or was before).
+// a copy left whose batch the re-check proves and the run's latest verify did not fail (their
+// original is deleted now or was before).
 func stagedLeft(st *journal.State, p *Plan, checks *journal.Verification) []journal.FileState {
 	proved := map[int]bool{}
 	if checks != nil {
 		for _, c := range checks.Checks {
 			proved[c.Batch] = c.OK && c.Evidence != ""
 		}
+	}
+	for _, n := range p.VerifyFailed {
+		proved[n] = false
 	}
 	var out []journal.FileState
 	for _, f := range st.VerifiedFiles() {

@@ -110,21 +110,24 @@ func (k Keys) String() string {
 type KeyCounts struct {
 	// Group is the schema group; "" for the total over every group.
 	Group string `json:"group,omitempty"`
-	// Records are the fallback records; Keys the distinct keys among them.
+	// Records are the fallback records; Keys the distinct keys without a NULL column among
+	// them (a key with a NULL column identifies nothing: it is no key).
 	Records int64 `json:"records"`
 	Keys    int64 `json:"keys"`
-	// InTable are the records whose key the table already holds.
+	// InTable are the records whose key the table already holds (never a NULL-keyed one).
 	InTable int64 `json:"records_key_in_table"`
 	// DuplicateKeys are keys more than one fallback record holds; DuplicateRecords the
-	// records beyond the first of each.
+	// records beyond the first of each (NULL-keyed records duplicate nothing).
 	DuplicateKeys    int64 `json:"keys_duplicated_in_files"`
 	DuplicateRecords int64 `json:"records_duplicated_in_files"`
-	// New are the keys the table lacks: the records a load by key inserts (one per key).
+	// New are the records a load by key inserts: one per key the table lacks, and every
+	// NULL-keyed record.
 	New int64 `json:"records_new"`
 	// WouldDuplicate are the rows a load without --dedupe-key adds whose key is then in the
 	// table more than once: Records − New.
 	WouldDuplicate int64 `json:"rows_duplicated_by_a_plain_reload"`
-	// NullKeyRecords are records with a NULL key column (a NULL key is one key value).
+	// NullKeyRecords are records with a NULL key column: counted in Records and New, never in
+	// Keys or InTable.
 	NullKeyRecords int64 `json:"records_null_key"`
 }
 
@@ -144,7 +147,8 @@ type OverlapReport struct {
 const OverlapNote = "Computed on the warehouse from the fallback files' key columns and the table's. " +
 	"COPY INTO deduplicates files, not rows: a plain reload inserts every record, so records whose key is " +
 	"already in the table, and records duplicated in the files, end up in the table more than once. " +
-	"reload --dedupe-key inserts only records_new (one record per key the table lacks)."
+	"reload --dedupe-key inserts only records_new (one record per key the table lacks, and every record with a NULL key " +
+	"column: such a key identifies nothing)."
 
 // ErrKeyColumn: a key column is missing from the table or from a schema group's files.
 var ErrKeyColumn = errors.New("key column not found")
@@ -270,7 +274,7 @@ type KeyCheck struct {
 	// for (must be 0).
 	Keys    int64 `json:"keys"`
 	Missing int64 `json:"missing"`
-	// Rows is the histogram of table rows per key; Duplicated the keys with 2 or more rows;
+	// RowsPerKey is the histogram of table rows per key; Duplicated the keys with 2 or more rows;
 	// MaxRows the most rows one key has.
 	RowsPerKey Histogram `json:"rows_per_key"`
 	Duplicated int64     `json:"duplicated_keys"`

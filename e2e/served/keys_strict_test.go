@@ -336,7 +336,7 @@ func TestKeysStrictReplacedCopy(t *testing.T) {
 			t.Fatalf("no staged copy of %s in %v", second, e2etest.ListVolume(t, host, token, vol))
 		}
 		other := strictFile(t, []strictRecord{{105, "x"}, {106, "x"}, {107, "x"}, {108, "x"}})
-		e2etest.PutVolumeFile(t, host, token, vol+"/"+copyKey+"?overwrite=true", other)
+		volumeOverwrite(t, host, token, vol+"/"+copyKey, other)
 		replaced = true
 	}
 	r := <-done
@@ -416,4 +416,19 @@ func volumeGet(t *testing.T, host, token, vpath string) []byte {
 		t.Fatalf("GET %s: %s %v", vpath, resp.Status, err)
 	}
 	return data
+}
+
+// volumeOverwrite replaces a volume file through the Files API (overwrite=true).
+func volumeOverwrite(t *testing.T, host, token, vpath string, data []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPut, host+"/api/2.0/fs/files"+vpath+"?overwrite=true", bytes.NewReader(data))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("PUT %s: %s", vpath, resp.Status)
+	}
 }

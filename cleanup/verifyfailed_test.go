@@ -14,7 +14,9 @@ import (
 // checkerFunc is a re-check given as a function.
 type checkerFunc func(st *journal.State) *journal.Verification
 
-func (f checkerFunc) Check(_ context.Context, st *journal.State) (*journal.Verification, error) { return f(st), nil }
+func (f checkerFunc) Check(_ context.Context, st *journal.State) (*journal.Verification, error) {
+	return f(st), nil
+}
 
 // TestFailedVerifyKeepsOnlyItsBatches: the run's latest verify failed some batches: cleanup
 // keeps exactly those (saying why, until a verify passes for them) and deletes the batches the

@@ -162,6 +162,9 @@ type PlanOptions struct {
 	// batches it proves in the table (OK, with evidence) are deleted; the others are kept
 	// with its note. Without it nothing is deleted.
 	Checks *journal.Verification
+	// VerifyFailed are the batches the run's latest verify failed, with why (VerifyFailed):
+	// their files are kept whatever the re-check says, until a verify passes for them.
+	VerifyFailed map[int]string
 }
 
 // Plan is what a cleanup of one run will do.
@@ -191,6 +194,9 @@ type Plan struct {
 	// weaker evidence only (verify --key would prove them). The files of both are kept.
 	CheckFailed   []int `json:"check_failed_batches"`
 	ReviewBatches []int `json:"review_batches"`
+	// VerifyFailed are the verified batches the run's latest verify failed: their files are
+	// kept until a verify passes for them.
+	VerifyFailed []int `json:"verify_failed_batches"`
 	// Staged counts the staged copies the run still holds (deleted with its originals).
 	Staged int `json:"staged_copies"`
 }
@@ -206,7 +212,7 @@ func NewPlan(st *journal.State, o PlanOptions) (*Plan, error) {
 		now = time.Now()
 	}
 	p := &Plan{Run: st.Run, TableID: st.TableID, Table: st.Table, Root: st.Root, Status: st.Status, Kept: []Left{}, Untracked: []Left{},
-		CheckFailed: []int{}, ReviewBatches: []int{}}
+		CheckFailed: []int{}, ReviewBatches: []int{}, VerifyFailed: []int{}}
 	note := func(list *[]int, batch int) {
 		if !slices.Contains(*list, batch) {
 			*list = append(*list, batch)
@@ -220,7 +226,16 @@ func NewPlan(st *journal.State, o PlanOptions) (*Plan, error) {
 	}
 	for _, t := range ts {
 		c, checked := checks[t.Batch]
+		why, verifyFailed := o.VerifyFailed[t.Batch]
 		switch {
+		case verifyFailed:
+			if !strings.Contains(why, "until zbrecover verify") {
+				why += "; kept until zbrecover verify passes for it"
+			}
+			p.Kept = append(p.Kept, Left{Key: t.Key, Size: t.Size, Batch: t.Batch, Reason: why})
+			p.Review++
+			note(&p.VerifyFailed, t.Batch)
+			continue
 		case !checked:
 			p.Kept = append(p.Kept, Left{Key: t.Key, Size: t.Size, Batch: t.Batch,
 				Reason: fmt.Sprintf("batch %d was not re-checked against the table: kept", t.Batch)})
@@ -258,7 +273,7 @@ func NewPlan(st *journal.State, o PlanOptions) (*Plan, error) {
 	for _, f := range st.Files() {
 		if f.Status != journal.BatchVerified {
 			p.Kept = append(p.Kept, Left{Key: f.Key, Size: f.Size, Batch: f.Batch,
-				Reason: fmt.Sprintf("batch %d is %s: its rows may not be in the table, so it is never deleted (zbrecover verify may settle it)", f.Batch, f.Status)})
+				Reason: fmt.Sprintf("batch %d is %s: its rows may not be in the table, so it is kept (zbrecover verify --key COL settles it when every key of its files is in the table)", f.Batch, f.Status)})
 		}
 	}
 	return p, nil

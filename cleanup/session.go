@@ -61,7 +61,8 @@ var ErrNothing = errors.New("no verified run of the table on this root in the jo
 var ErrStagedLeft = errors.New("staged copies left")
 
 // ErrVerifyFailed is returned (wrapped, with ErrNotCleanable) when the run's latest verify
-// failed: cleanup deletes nothing until a verify passes.
+// failed without naming a batch it failed: cleanup deletes nothing of the run until a verify
+// passes. A verify that failed some batches keeps only those (Plan.VerifyFailed).
 var ErrVerifyFailed = errors.New("the run's latest verification failed")
 
 // Prepared is a cleanup ready to run: the table's lock held, the run re-read under it, its
@@ -86,10 +87,11 @@ func (p *Prepared) Close() error {
 }
 
 // Prepare takes the table's lock, picks the run, checks that every key its journal names is
-// one cleanup may touch (Confined), refuses a run whose latest verify failed, re-checks every
-// batch against the table with cfg.Checker and plans: only files of batches the re-check
-// proves in the table are to be deleted, each at its verified version; the others are kept
-// with the reason and what would settle them.
+// one cleanup may touch (Confined), re-checks every batch against the table with cfg.Checker
+// and plans: only files of batches the re-check proves in the table, and the run's latest
+// verify did not fail, are to be deleted, each at its verified version; the others are kept
+// with the reason and what would settle them. A run whose latest verify failed without naming
+// a batch is refused whole (ErrVerifyFailed).
 func Prepare(ctx context.Context, cfg Config, req Request) (*Prepared, error) {
 	if cfg.Checker == nil {
 		return nil, errors.New("cleanup: no way to check the table (a warehouse is needed)")
@@ -110,7 +112,8 @@ func Prepare(ctx context.Context, cfg Config, req Request) (*Prepared, error) {
 	if err := Confined(st, cfg.Prefix, cfg.Root); err != nil {
 		return fail(err)
 	}
-	if v := st.LastVerify; v != nil && !v.Passed() {
+	failed, whole := VerifyFailed(st)
+	if whole {
 		return fail(fmt.Errorf("run %s: %w (%w at %s): nothing is deleted; zbrecover verify says why, and a passing verify lets cleanup go on",
 			st.Run, ErrNotCleanable, ErrVerifyFailed, st.LastVerifyTime.UTC().Format(time.RFC3339)))
 	}
@@ -118,13 +121,39 @@ func Prepare(ctx context.Context, cfg Config, req Request) (*Prepared, error) {
 	if err != nil {
 		return fail(fmt.Errorf("re-check run %s against the table before deleting (nothing was deleted): %w", st.Run, err))
 	}
-	plan, err := NewPlan(st, PlanOptions{MinAge: req.MinAge, Now: req.Now, Checks: checks})
+	plan, err := NewPlan(st, PlanOptions{MinAge: req.MinAge, Now: req.Now, Checks: checks, VerifyFailed: failed})
 	if err != nil {
 		return fail(err)
 	}
 	plan.Staged = len(stagedLeft(st, plan, checks))
 	p.State, p.Plan, p.Checks = st, plan, checks
 	return p, nil
+}
+
+// VerifyFailed returns the batches the run's latest verify failed, each with the verify's
+// note: cleanup keeps their files until a later verify passes for them. whole is set when
+// that verify failed without failing any batch (the run is then refused whole).
+func VerifyFailed(st *journal.State) (failed map[int]string, whole bool) {
+	v := st.LastVerify
+	if v == nil || v.Passed() {
+		return nil, false
+	}
+	at := st.LastVerifyTime.UTC().Format(time.RFC3339)
+	failed = map[int]string{}
+	for _, c := range v.Checks {
+		if !c.OK {
+			failed[c.Batch] = fmt.Sprintf("the run's latest verification (%s) failed batch %d: %s", at, c.Batch, c.Note)
+		}
+	}
+	if v.Keys != nil {
+		for _, n := range v.Keys.Failed {
+			if _, ok := failed[n]; !ok {
+				kb, _ := v.Keys.Batch(n)
+				failed[n] = fmt.Sprintf("the run's latest verification (%s) failed batch %d by key: %s", at, n, kb.Note)
+			}
+		}
+	}
+	return failed, len(failed) == 0
 }
 
 // Select returns the run to clean: run, else the newest run of the table on root that has
@@ -188,13 +217,17 @@ func stagedPending(st *journal.State) bool {
 }
 
 // stagedLeft returns the verified files whose staged copies cleanup deletes now: those with
-// a copy left whose batch the re-check proves (their original is deleted now or was before).
+// a copy left whose batch the re-check proves and the run's latest verify did not fail (their
+// original is deleted now or was before).
 func stagedLeft(st *journal.State, p *Plan, checks *journal.Verification) []journal.FileState {
 	proved := map[int]bool{}
 	if checks != nil {
 		for _, c := range checks.Checks {
 			proved[c.Batch] = c.OK && c.Evidence != ""
 		}
+	}
+	for _, n := range p.VerifyFailed {
+		proved[n] = false
 	}
 	var out []journal.FileState
 	for _, f := range st.VerifiedFiles() {

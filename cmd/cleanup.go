@@ -47,10 +47,13 @@ func NewCmdCleanup(f *Factory, runF func(context.Context, *CleanupOptions) error
 		Long: `Cleanup deletes the fallback files whose rows are provably in the table, and nothing
 else. It takes the table's lock and picks the run; it refuses a run whose journal names any key
 outside the fallback folder (--prefix, a folder under _zerobus/; hidden names, "..", the Delta
-log) and a run whose latest verify failed. Then it re-checks the table, through the warehouse:
-for each batch its own commit in the history as the journal recorded it and no later commit
-that removed rows, or, when the run has a keys file (reload --key), every key of its files in
-the table. Only the files of batches the re-check proves are deleted, each only if it is still
+log), and keeps the batches the run's latest verify failed (until a verify passes for them).
+Then it re-checks the table, through the warehouse: for each batch its own commit in the
+history as the journal recorded it and no later commit that removed rows, or, when the run has
+a keys file (reload --key, checked against its recorded SHA-256), every key of its files in the
+table. A key check that finds a key of a batch's files missing keeps that batch whatever else
+proves it; a key with a NULL column proves nothing. Only the files of batches the re-check
+proves are deleted, each only if it is still
 the version that was verified (its ETag, generation, or size and modification time; a
 conditional delete where the store has one). Everything else is kept and listed with the
 reason and what would settle it: batches proved only by weaker evidence ("needs review": run
@@ -64,9 +67,9 @@ it exit 5 until zbrecover verify --key COL proves its rows by key.
 
 Without --run, cleanup takes the newest run of the table on this root that has files left to
 delete (or staged copies left). A run whose loading is not settled (a batch in flight, failed,
-or with another row count than its files), whose latest verify failed, or whose journal names
-a file outside the fallback folder (--prefix) is refused with exit 4, and nothing of it is
-deleted.
+or with another row count than its files), whose latest verify failed without naming a batch,
+or whose journal names a file outside the fallback folder (--prefix) is refused with exit 4, and
+nothing of it is deleted.
 
 Without --yes, cleanup prints the plan (files and bytes per run) and deletes nothing; without
 a terminal, that is a usage error (exit 2). --dry-run prints every delete it would send.
@@ -502,7 +505,8 @@ func cleanupNext(o *CleanupOptions, s *runSummary, code int) []string {
 	case code == ExitOK:
 		return []string{"nothing more to do for this run; " + mdCmd("zbrecover history "+tgt+run) + " lists each file's deletion"}
 	case code == ExitVerify:
-		return []string{"the run is not verified: " + mdCmd("zbrecover verify "+tgt+run) + " shows why; nothing was deleted"}
+		return []string{"batches of the run do not check against the table (or the run is not settled): " + mdCmd("zbrecover verify "+tgt+run) +
+			" shows why; their files are kept (the cleanup's output lists them), and a verify that passes for them lets cleanup delete them"}
 	case code == ExitUsage:
 		return []string{"fix the command line (" + mdCmd("zbrecover cleanup --help") + ")"}
 	}
@@ -588,6 +592,12 @@ func keptExit(p *cleanup.Plan, partial *ExitError) error {
 	code := 0
 	if partial != nil {
 		msg, code = append(msg, partial.Msg), partial.Code
+	}
+	if n := len(p.VerifyFailed); n > 0 {
+		msg = append(msg, fmt.Sprintf("the run's latest verification failed for %s of run %s: nothing of %s is deleted (their files and staged copies "+
+			"are kept, the reasons listed above) until zbrecover verify passes for %s",
+			batchList(p.VerifyFailed), p.Run, either(n, "it", "them"), either(n, "it", "them")))
+		code = MostUrgent(code, ExitVerify)
 	}
 	if n := len(p.CheckFailed); n > 0 {
 		msg = append(msg, fmt.Sprintf("%s of run %s %s not check against the table now (their rows may have left it): "+

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/textsafe"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/tableref"
@@ -18,7 +19,9 @@ const keysHelp = `Keys: COPY INTO deduplicates files, not rows. Zerobus delivery
 record can be both in the table and in a fallback file (and in two fallback files). A key
 (--key / --dedupe-key COL[,COL…]; names with spaces or commas in backquotes, ` + "``" + ` for a
 backquote) names the columns that identify a record, with the same names in the files and
-the table; keys are compared null-safe (a NULL key is one key value).`
+the table. A key with a NULL column identifies nothing: it matches no row of the table and no
+other record, so it never shows a record present (verify --key counts such rows apart, and a
+batch holding one is not proved by key) and a load by key inserts every such record.`
 
 // parseKeyFlag reads a --key style flag; "" gives nil.
 func parseKeyFlag(flag, s string) (reload.Keys, error) {
@@ -214,9 +217,18 @@ func printKeyCheck(w io.Writer, rep *reload.VerifyReport) {
 		mark = "FAIL"
 	}
 	fmt.Fprintf(w, "Keys %s of the run's %s (%s): %s, %d missing from the table  %s\n", kc.Key, plural(kc.Files, "file"), plural(kc.Statements, "statement"), plural(kc.Keys, "key"), kc.Missing, mark)
-	fmt.Fprintf(w, "  table rows per key: 1: %d, 2: %d, 3+: %d (most: %d); %d keys duplicated in the table\n", kc.Rows.Once, kc.Rows.Twice, kc.Rows.More, kc.MaxRows, kc.Duplicated)
-	if kc.NullKeys > 0 {
-		fmt.Fprintf(w, "  %d keys have a NULL column (compared null-safe)\n", kc.NullKeys)
+	fmt.Fprintf(w, "  table rows per key: 1: %d, 2: %d, 3+: %d (most: %d); %d keys duplicated in the table\n", kc.RowsPerKey.Once, kc.RowsPerKey.Twice, kc.RowsPerKey.More, kc.MaxRows, kc.Duplicated)
+	if kc.NullRows > 0 {
+		fmt.Fprintf(w, "  %d of %d rows read have a NULL key column (%s): a NULL key identifies nothing, so they are not looked up and prove nothing\n",
+			kc.NullRows, kc.Rows, plural(kc.NullKeys, "distinct key"))
+	}
+	for _, b := range kc.Batches {
+		switch b.Verdict {
+		case reload.KeyFailed:
+			fmt.Fprintf(w, "  batch %d  FAIL by key: %s\n", b.Batch, textsafe.Escape(b.Note))
+		case reload.KeyUnproved:
+			fmt.Fprintf(w, "  batch %d  not proved by key: %s\n", b.Batch, textsafe.Escape(b.Note))
+		}
 	}
 	fmt.Fprintf(w, "  %s\n", kc.Note)
 }
@@ -234,19 +246,12 @@ func verifyFailure(rep *reload.VerifyReport) string {
 		if k.Missing > 0 {
 			msgs = append(msgs, fmt.Sprintf("%s of run %s's files %s missing from the table", plural(k.Missing, "key"), rep.Run, are(k.Missing)))
 		} else {
-			// Every key read is there, but the check did not read every row.
-			msgs = append(msgs, fmt.Sprintf("the key check of run %s proves nothing: %s", rep.Run, strings.TrimSuffix(firstNote(k.Note), ".")))
+			// Every key read is there, but the check did not read every row as recorded.
+			msgs = append(msgs, fmt.Sprintf("the key check of run %s failed: %s", rep.Run, strings.Join(k.Problems, "; ")))
 		}
 	}
 	if len(msgs) == 0 {
 		msgs = append(msgs, "run "+rep.Run+" does not verify")
 	}
 	return strings.Join(msgs, "; ")
-}
-
-// firstNote is a key check's own note: what it found, before the general one that follows
-// it ("…; Keys are read from…").
-func firstNote(note string) string {
-	first, _, _ := strings.Cut(note, "; ")
-	return first
 }

@@ -123,16 +123,18 @@ delivery is at-least-once, so records Zerobus also published may now be in the t
 With --dedupe-key COL[,COL…] reload loads by key: the same batches (same files, checks and
 journal) load a staging table of the run, <table>__zbrecover_<run>, created with the table's
 columns; then one statement,
-  MERGE INTO <table> USING (<staging rows, the first per key by the rule>) ON <key null-safe>
+  MERGE INTO <table> USING (<staging rows, the first per key by the rule>) ON <key =>
     WHEN NOT MATCHED THEN INSERT (<the table's columns>) VALUES (…)
-inserts the records whose key the table does not hold, one per key; then the staging table is
+inserts the records whose key the table does not hold, one per key, and every record whose key
+has a NULL column (such a key identifies nothing: it matches no row); then the staging table is
 dropped. Of several records of one key it keeps the one of the earliest batch, or, with
 --dedupe-order COL, the one with the highest COL (the lowest with --dedupe-ascending; NULLs
 last), then the earliest batch. What is then guaranteed: every key of the loaded files is in
-the table, and the load added no second row for any key. Rows the table already held more than
+the table, and the load added no second row for any key without a NULL column. Rows the table already held more than
 once stay so, and Zerobus appends committed while the MERGE runs are not seen by it (verify
 --key shows both). A crash between the statements converges on a re-run: loaded batches are
-not sent again, and the MERGE, idempotent by key, is sent again (never taken from the table's history). The
+not sent again, and the MERGE, idempotent by key, is sent again (never taken from the table's history;
+records with a NULL key column are then inserted again). The
 MERGE names the table's columns, so no column of its source can reach the table. A re-run
 continues a load by key as it was started. Cleanup deletes a file of a load by
 key only once the MERGE that follows its batch committed.

@@ -44,7 +44,7 @@ but "needs review": cleanup keeps its files until a key check proves them. Batch
 version the journal lacks are looked up (by tag, or as the only candidate) and recorded.
 
 Without --run it checks the table's newest run. The check is recorded in the journal; cleanup
-refuses a run whose latest verify failed.
+keeps the files of the batches the run's latest verify failed.
 
 What is guaranteed: each file was loaded at most once. Rows are not deduplicated: records
 Zerobus also published may be in the table twice. For a load by key (reload --dedupe-key),
@@ -53,10 +53,19 @@ verify also checks that the MERGE from the staging table committed after the las
 With --key COL[,COL…], verify reads the keys of the run's files from the keys files reload
 recorded (reload --key; each file's rows counted against its footer), so it works after cleanup;
 without them it reads the fallback files (while they exist, where the warehouse may read them).
-With one statement it counts the table's rows for each distinct key:
+A keys file is used only when its bytes are the ones recorded (its SHA-256). With one statement
+it counts, per batch, the rows read (which must be the footers' rows, a 0-row file covered by 0
+rows), the rows with a NULL key column, and the table's rows for each distinct key without one:
 keys missing from the table (must be 0), and a histogram of rows per key (1, 2, 3+). Keys with
 2 or more rows are duplicates, whoever wrote them: a plain reload creates them for records
 Zerobus also published; a load by key does not.
+
+A batch with a key missing, or whose rows were not all read as recorded, fails: whatever its
+statement's answer or commit says, cleanup keeps its files until a later verify --key passes
+for it (a plain verify does not lift that). A batch with a row whose key has a NULL column is
+not proved by key (a NULL key identifies nothing); one whose every key is in the table, with
+no such row and no failed batch in the check, is proved by key, and an unknown or open batch
+so proved is recorded as verified by key.
 
 ` + keysHelp + `
 
@@ -169,6 +178,10 @@ func printVerify(f *Factory, rep *reload.VerifyReport) error {
 	for _, r := range rep.Removals {
 		fmt.Fprintf(out, "  version %d: %s by %s removed or rewrote rows\n", r.Version, textsafe.Escape(r.Operation), textsafe.Escape(orUnknown(r.User)))
 	}
+	if rep.Settled > 0 {
+		fmt.Fprintf(out, "  %d %s settled by key: every key of %s files is in the table (recorded as verified by key)\n",
+			rep.Settled, either(rep.Settled, "unknown or open batch", "unknown or open batches"), either(rep.Settled, "its", "their"))
+	}
 	fmt.Fprintf(out, "%d batches, %d failed, %d need review; %d rows expected, %d inserted\n", len(rep.Checks), rep.Failed, rep.Review, rep.Expected, rep.Inserted)
 	fmt.Fprintf(out, "Checked: %s.\n%s\n", strings.Join(rep.Checked, "; "), rep.Guarantee)
 	return nil
@@ -205,7 +218,8 @@ func verifyNext(o *VerifyOptions, s *runSummary, code int) []string {
 	case ExitOK:
 		return []string{"see the plan of the deletion: " + mdCmd("zbrecover cleanup "+table+run) + ", then delete with " + mdCmd("zbrecover cleanup "+table+run+" --yes")}
 	case ExitVerify:
-		return []string{"do not run cleanup; an unknown or interrupted batch is settled by running the same reload again, then verify again",
+		return []string{"cleanup keeps the files of the batches that failed; an interrupted batch is settled by running the same reload again, " +
+			"an unknown one by " + mdCmd("zbrecover verify "+table+run+" --key COL") + " when every key of its files is in the table",
 			"the batches: " + mdCmd("zbrecover history "+table+run)}
 	case ExitUsage:
 		return []string{"fix the command line (" + mdCmd("zbrecover verify --help") + ")"}

@@ -243,10 +243,55 @@ type KeyResult struct {
 	Keys    int64    `json:"keys"`    // distinct keys among them
 	Missing int64    `json:"missing"` // keys the table does not hold
 	OK      bool     `json:"ok"`
-	// Batches are the batches whose files the check covered; with OK, each of them is
-	// proved in the table by key.
-	Batches []int  `json:"batches,omitempty"`
-	Note    string `json:"note,omitempty" redact:"yes"`
+	// Batches are the batches the check proves in the table by key: every row of their files
+	// read, none with a NULL key column, every key in the table, and no batch of the check
+	// failed. (In journals of earlier versions: the batches covered, each proved when OK.)
+	Batches []int `json:"batches,omitempty"`
+	// Failed are the batches the check found wanting: a key of their files missing from the
+	// table, or their keys not read whole and as recorded (a keys file changed or gone, rows
+	// not counted). Whatever else says of them, their files are kept until a later key check
+	// passes for them.
+	Failed []int `json:"failed_batches,omitempty"`
+	// NullRows are the rows read with a NULL in a key column, NullKeys their distinct keys: a
+	// NULL key identifies nothing, so such rows prove nothing and a batch holding one is never
+	// proved by key.
+	NullRows int64 `json:"null_rows,omitempty"`
+	NullKeys int64 `json:"null_keys,omitempty"`
+	// PerBatch is the check of each batch it read.
+	PerBatch []KeyBatch `json:"per_batch,omitempty"`
+	Note     string     `json:"note,omitempty" redact:"yes"`
+}
+
+// Verdicts of a key check on one batch.
+const (
+	KeyProved   = "proved"   // every row read, no NULL key, every key in the table, no batch of the check failed
+	KeyFailed   = "failed"   // a key missing, or the keys not read whole and as recorded
+	KeyUnproved = "unproved" // every key read is in the table, but some rows have a NULL key, or the check failed another batch
+)
+
+// KeyBatch is a key check of one batch's files.
+type KeyBatch struct {
+	Batch int `json:"batch"`
+	// Rows are the rows read of its files; Expected those their footers hold.
+	Rows     int64 `json:"rows"`
+	Expected int64 `json:"expected_rows"`
+	// NullRows are the rows with a NULL key column; Keys the distinct keys without one, and
+	// Missing those of them the table does not hold.
+	NullRows int64  `json:"null_rows"`
+	Keys     int64  `json:"keys"`
+	Missing  int64  `json:"missing"`
+	Verdict  string `json:"verdict"`
+	Note     string `json:"note,omitempty" redact:"yes"`
+}
+
+// Batch returns the check of batch n, if the check read it.
+func (k *KeyResult) Batch(n int) (KeyBatch, bool) {
+	for _, b := range k.PerBatch {
+		if b.Batch == n {
+			return b, true
+		}
+	}
+	return KeyBatch{}, false
 }
 
 // Passed reports the verdict of v: OK when set, else every check's.

@@ -134,11 +134,14 @@ type State struct {
 	VerificationTime time.Time
 	KeyCheck         *Verification
 	// LastVerify is the latest verification by verify (not cleanup's re-check), and
-	// LastVerifyTime when it was written: cleanup refuses a run whose latest verify failed.
+	// LastVerifyTime when it was written: cleanup keeps the batches whose latest verify failed.
 	LastVerify     *Verification
 	LastVerifyTime time.Time
-	Unknown        []Record // records of kinds this version does not know
-	Warnings       []string // unknown kinds, torn lines, a wedge, … (never fatal)
+	// KeyVerify is the latest verification by verify that checked keys (verify --key): a batch
+	// its key check failed stays failed until a later verify --key passes for it.
+	KeyVerify *Verification
+	Unknown   []Record // records of kinds this version does not know
+	Warnings  []string // unknown kinds, torn lines, a wedge, … (never fatal)
 	// Wedge is set when two processes wrote the run at once (some seqs are held twice): the
 	// run was read by the wedge rule.
 	Wedge  *Wedge
@@ -398,6 +401,9 @@ func (s *State) apply(r Record, batches map[int]*BatchState, owned bool) error {
 		}
 		if v.By != "cleanup" {
 			s.LastVerify, s.LastVerifyTime = &v, r.Time
+			if v.Keys != nil {
+				s.KeyVerify = &v
+			}
 		}
 	case KindStaging:
 		if r.Staging.Removing && r.Staging.Removed {

@@ -38,8 +38,8 @@
 // of the same or a larger scale (those of scale 0 to integers), dates to timestamp_ntz,
 // strings and binaries to each other. A value that does not fit the table's type is an error
 // (as ANSI CAST makes it); a cast that would round, or need a session time zone, is refused
-// before any column data of the file is read. A NULL key stays NULL: downstream, a NULL key
-// is one key value (null-safe comparison).
+// before any column data of the file is read. A NULL key stays NULL: downstream, a key with a
+// NULL column matches nothing and proves nothing (Counts counts such rows per file).
 //
 // # What is guaranteed
 //
@@ -69,6 +69,9 @@
 // of a source are contiguous and in row order, and the row groups of different sources
 // interleave in the order they were read (OrderByFile). Row groups of the keys file hold
 // Options.RowGroupRows rows (1,048,576 by default). Open reads a keys file back (Scan, and
-// Counts per file), and Upload stores one create-only on a storage.Putter and returns its
-// size and SHA-256 for the journal.
+// Counts per file, with the rows that have a NULL key column), and Upload stores one
+// create-only on a storage.Putter and returns its size and SHA-256 for the journal.
+// OpenChecked reads a stored keys file back whole and opens it only when its size and SHA-256
+// are the recorded ones (ErrChanged otherwise): a keys file that changed since it was stored
+// proves nothing.
 package keyfile

@@ -215,42 +215,71 @@ func (r *Reader) records(ctx context.Context, cols []int, fn func(arrow.RecordBa
 	return nil
 }
 
-// FileCount is the number of rows a keys file holds for one file of one schema group.
+// FileCount is the number of rows a keys file holds for one file of one schema group, and
+// how many of them have a NULL key column (such a row identifies nothing).
 type FileCount struct {
 	Group, File string
 	Rows        int64
+	NullRows    int64
 }
 
-// Counts returns the rows per file, sorted by group then file, reading only the group and
-// file columns.
+// Counts returns the rows per file, sorted by group then file, with the rows that have a NULL
+// in any key column: it reads the group and file columns and the key columns' definition
+// levels (their values are decoded, not kept).
 func (r *Reader) Counts(ctx context.Context) ([]FileCount, error) {
 	type gf struct{ g, f string }
-	counts := map[gf]int64{}
-	err := r.records(ctx, []int{r.groupIx, r.fileIx}, func(rec arrow.RecordBatch) error {
+	type n struct{ rows, nulls int64 }
+	counts := map[gf]n{}
+	first := 2
+	if r.meta.RowOrdinals {
+		first = 3
+	}
+	cols := []int{r.groupIx, r.fileIx}
+	for i := range r.cols {
+		cols = append(cols, first+i)
+	}
+	err := r.records(ctx, cols, func(rec arrow.RecordBatch) error {
 		g := rec.Column(0).(*array.String)
 		f := rec.Column(1).(*array.String)
+		keys := make([]arrow.Array, len(r.cols))
+		for i := range keys {
+			keys[i] = rec.Column(2 + i)
+		}
 		var last gf
-		var run int64
+		var run n
+		flush := func() {
+			if run.rows > 0 {
+				k := gf{strings.Clone(last.g), strings.Clone(last.f)}
+				c := counts[k]
+				c.rows += run.rows
+				c.nulls += run.nulls
+				counts[k] = c
+			}
+			run = n{}
+		}
 		for i := 0; i < int(rec.NumRows()); i++ {
 			k := gf{g.Value(i), f.Value(i)}
-			if run > 0 && k != last {
-				counts[gf{strings.Clone(last.g), strings.Clone(last.f)}] += run
-				run = 0
+			if run.rows > 0 && k != last {
+				flush()
 			}
 			last = k
-			run++
+			run.rows++
+			for _, a := range keys {
+				if a.IsNull(i) {
+					run.nulls++
+					break
+				}
+			}
 		}
-		if run > 0 {
-			counts[gf{strings.Clone(last.g), strings.Clone(last.f)}] += run
-		}
+		flush()
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	out := make([]FileCount, 0, len(counts))
-	for k, n := range counts {
-		out = append(out, FileCount{Group: k.g, File: k.f, Rows: n})
+	for k, c := range counts {
+		out = append(out, FileCount{Group: k.g, File: k.f, Rows: c.rows, NullRows: c.nulls})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Group != out[j].Group {

@@ -127,7 +127,16 @@ func TestWriteRoundTrip(t *testing.T) {
 			}
 			var wantCounts []keyfile.FileCount
 			for _, s := range f.srcs {
-				wantCounts = append(wantCounts, keyfile.FileCount{Group: s.Group, File: s.Key, Rows: int64(len(want[s.Key]))})
+				nulls := int64(0)
+				for _, r := range want[s.Key] {
+					if slices.Contains(r.Keys, nil) {
+						nulls++
+					}
+				}
+				if nulls == 0 {
+					t.Fatalf("%s: the fixture has no row with a NULL key column", s.Key)
+				}
+				wantCounts = append(wantCounts, keyfile.FileCount{Group: s.Group, File: s.Key, Rows: int64(len(want[s.Key])), NullRows: nulls})
 			}
 			sort.Slice(wantCounts, func(i, j int) bool {
 				return wantCounts[i].Group < wantCounts[j].Group || wantCounts[i].Group == wantCounts[j].Group && wantCounts[i].File < wantCounts[j].File

@@ -46,7 +46,8 @@ func (d Dedupe) Rule() string {
 const GuaranteeDedupe = "Each file is loaded at most once into the run's staging table (COPY INTO skips files " +
 	"it already loaded; the journal records every batch and the MERGE). The MERGE inserts only records whose key " +
 	"the table does not hold, one per key: afterwards every key of the loaded files is in the table, and this " +
-	"load added no second row for any key. Keys are compared null-safe (a NULL key is one key). Rows the table " +
+	"load added no second row for any key. A key with a NULL column identifies nothing: such records are all inserted, " +
+	"as a plain reload inserts them. Rows the table " +
 	"already held more than once stay so, and Zerobus appends committed while the MERGE runs are not seen by it; " +
 	"check with zbrecover verify --key COL."
 

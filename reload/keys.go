@@ -110,21 +110,24 @@ func (k Keys) String() string {
 type KeyCounts struct {
 	// Group is the schema group; "" for the total over every group.
 	Group string `json:"group,omitempty"`
-	// Records are the fallback records; Keys the distinct keys among them.
+	// Records are the fallback records; Keys the distinct keys without a NULL column among
+	// them (a key with a NULL column identifies nothing: it is no key).
 	Records int64 `json:"records"`
 	Keys    int64 `json:"keys"`
-	// InTable are the records whose key the table already holds.
+	// InTable are the records whose key the table already holds (never a NULL-keyed one).
 	InTable int64 `json:"records_key_in_table"`
 	// DuplicateKeys are keys more than one fallback record holds; DuplicateRecords the
-	// records beyond the first of each.
+	// records beyond the first of each (NULL-keyed records duplicate nothing).
 	DuplicateKeys    int64 `json:"keys_duplicated_in_files"`
 	DuplicateRecords int64 `json:"records_duplicated_in_files"`
-	// New are the keys the table lacks: the records a load by key inserts (one per key).
+	// New are the records a load by key inserts: one per key the table lacks, and every
+	// NULL-keyed record.
 	New int64 `json:"records_new"`
 	// WouldDuplicate are the rows a load without --dedupe-key adds whose key is then in the
 	// table more than once: Records − New.
 	WouldDuplicate int64 `json:"rows_duplicated_by_a_plain_reload"`
-	// NullKeyRecords are records with a NULL key column (a NULL key is one key value).
+	// NullKeyRecords are records with a NULL key column: counted in Records and New, never in
+	// Keys or InTable.
 	NullKeyRecords int64 `json:"records_null_key"`
 }
 
@@ -144,7 +147,8 @@ type OverlapReport struct {
 const OverlapNote = "Computed on the warehouse from the fallback files' key columns and the table's. " +
 	"COPY INTO deduplicates files, not rows: a plain reload inserts every record, so records whose key is " +
 	"already in the table, and records duplicated in the files, end up in the table more than once. " +
-	"reload --dedupe-key inserts only records_new (one record per key the table lacks)."
+	"reload --dedupe-key inserts only records_new (one record per key the table lacks, and every record with a NULL key " +
+	"column: such a key identifies nothing)."
 
 // ErrKeyColumn: a key column is missing from the table or from a schema group's files.
 var ErrKeyColumn = errors.New("key column not found")
@@ -260,26 +264,60 @@ type Histogram struct {
 // KeyCheck is verify --key: every key of the run's files against the table.
 type KeyCheck struct {
 	Key Keys `json:"key"`
-	// Keys are the distinct keys of the run's files; Missing those the table has no row for
-	// (must be 0).
+	// Rows are the rows read of the run's files; NullRows those with a NULL key column and
+	// NullKeys their distinct keys: a key with a NULL column identifies nothing, so it is
+	// never looked up in the table, and a batch with such a row is never proved by key.
+	Rows     int64 `json:"rows"`
+	NullRows int64 `json:"null_rows"`
+	NullKeys int64 `json:"null_keys"`
+	// Keys are the distinct keys without a NULL column; Missing those the table has no row
+	// for (must be 0).
 	Keys    int64 `json:"keys"`
 	Missing int64 `json:"missing"`
-	// Rows is the histogram of table rows per key; Duplicated the keys with 2 or more rows;
+	// RowsPerKey is the histogram of table rows per key; Duplicated the keys with 2 or more rows;
 	// MaxRows the most rows one key has.
-	Rows       Histogram `json:"rows_per_key"`
+	RowsPerKey Histogram `json:"rows_per_key"`
 	Duplicated int64     `json:"duplicated_keys"`
 	MaxRows    int64     `json:"max_rows_per_key"`
-	NullKeys   int64     `json:"null_keys"`
+	// Batches is the check of each batch read: proved, failed or unproved, and why.
+	Batches []journal.KeyBatch `json:"batches"`
 	// Files are the run's files read; Statements the statements the check took.
-	Files      int    `json:"files"`
-	Statements int    `json:"statements"`
-	OK         bool   `json:"ok"`
-	Note       string `json:"note"`
+	Files      int  `json:"files"`
+	Statements int  `json:"statements"`
+	OK         bool `json:"ok"`
+	// Problems say what the check found wanting, or could not prove (NULL keys); Note what
+	// the check shows.
+	Problems []string `json:"problems"`
+	Note     string   `json:"note"`
+}
+
+// Proved returns the batches the check proves in the table by key.
+func (kc *KeyCheck) Proved() []int { return verdicts(kc.Batches, journal.KeyProved) }
+
+// FailedBatches returns the batches the check failed.
+func (kc *KeyCheck) FailedBatches() []int { return verdicts(kc.Batches, journal.KeyFailed) }
+
+func verdicts(bs []journal.KeyBatch, v string) []int {
+	var out []int
+	for _, b := range bs {
+		if b.Verdict == v {
+			out = append(out, b.Batch)
+		}
+	}
+	return out
+}
+
+// Result is the journal's record of the check.
+func (kc *KeyCheck) Result() *journal.KeyResult {
+	return &journal.KeyResult{Key: kc.Key, Files: kc.Files, Rows: kc.Rows, Keys: kc.Keys, Missing: kc.Missing, OK: kc.OK,
+		Batches: kc.Proved(), Failed: kc.FailedBatches(), NullRows: kc.NullRows, NullKeys: kc.NullKeys, PerBatch: kc.Batches,
+		Note: strings.Join(kc.Problems, "; ")}
 }
 
 // ReconcileNote says what the key check shows.
 const ReconcileNote = "Keys are read from the run's fallback files (run verify --key before cleanup deletes them) and " +
 	"counted in the table, whoever wrote the rows (Zerobus, this reload, others). Missing keys must be 0. " +
+	"A key with a NULL column identifies nothing: it is never looked up, and a batch with such a row is not proved by key. " +
 	"Keys with 2 or more rows are duplicates: a plain reload (without --dedupe-key) creates them for records " +
 	"Zerobus also published."
 
@@ -329,37 +367,55 @@ func RunSources(st *journal.State, keys Keys, root storage.Location) []KeySource
 	return out
 }
 
-// Reconcile counts, with one statement, the table's rows per key of the sources.
-func Reconcile(ctx context.Context, wh Warehouse, table databricks.TableName, keys Keys, srcs []KeySource) (*KeyCheck, error) {
-	kc := &KeyCheck{Key: keys, Note: ReconcileNote}
+// LabelCounts is what a key check read of one label of its sources (a batch).
+type LabelCounts struct {
+	// Rows are the rows read, NullRows those with a NULL key column, NullKeys their
+	// distinct keys; Keys the distinct keys without one, Missing those the table lacks.
+	Rows, NullRows, NullKeys, Keys, Missing int64
+}
+
+// Reconcile checks, with one statement, every key of the sources against the table: the
+// totals and histogram (a KeyCheck with no verdict yet) and the counts per label. Keys with a
+// NULL column are counted apart, never looked up.
+func Reconcile(ctx context.Context, wh Warehouse, table databricks.TableName, keys Keys, srcs []KeySource) (*KeyCheck, map[string]LabelCounts, error) {
+	kc := &KeyCheck{Key: keys, Batches: []journal.KeyBatch{}, Problems: []string{}}
 	for _, s := range srcs {
 		kc.Files += len(s.Files)
 	}
+	per := map[string]LabelCounts{}
 	if len(srcs) == 0 {
-		kc.OK = true
-		return kc, nil
+		return kc, per, nil
 	}
-	res, err := wh.QueryAll(ctx, sqlstmt.Reconcile(table, keys, srcs))
+	res, err := wh.QueryAll(ctx, sqlstmt.ReconcileByLabel(table, keys, srcs))
 	kc.Statements = 1
 	if err != nil {
 		if isLocationOverlap(err) {
-			return nil, fmt.Errorf("reconcile by key: %w", ErrLocationOverlap)
+			return nil, nil, fmt.Errorf("reconcile by key: %w", ErrLocationOverlap)
 		}
-		return nil, fmt.Errorf("reconcile by key: %w", err)
+		return nil, nil, fmt.Errorf("reconcile by key: %w", err)
 	}
-	if len(res.Rows) != 1 {
-		return nil, fmt.Errorf("reconcile by key: %d result rows, want 1", len(res.Rows))
+	col := columns(res)
+	total := false
+	for _, row := range res.Rows {
+		get := func(name string) int64 {
+			n, _ := asInt(row[col[name]])
+			return n
+		}
+		lc := LabelCounts{Rows: get("nrows"), NullRows: get("null_rows"), NullKeys: get("null_keys"), Keys: get("keys"), Missing: get("missing")}
+		if g := asString(row[col["g"]]); g != "" {
+			per[g] = lc
+			continue
+		}
+		total = true
+		kc.Rows, kc.NullRows, kc.NullKeys, kc.Keys, kc.Missing = lc.Rows, lc.NullRows, lc.NullKeys, lc.Keys, lc.Missing
+		kc.MaxRows = get("max_rows")
+		kc.RowsPerKey = Histogram{Once: get("once"), Twice: get("twice"), More: get("more")}
+		kc.Duplicated = kc.RowsPerKey.Twice + kc.RowsPerKey.More
 	}
-	col, row := columns(res), res.Rows[0]
-	get := func(name string) int64 {
-		n, _ := asInt(row[col[name]])
-		return n
+	if !total {
+		return nil, nil, fmt.Errorf("reconcile by key: no total row in the answer (%d rows)", len(res.Rows))
 	}
-	kc.Keys, kc.Missing, kc.MaxRows, kc.NullKeys = get("keys"), get("missing"), get("max_rows"), get("null_keys")
-	kc.Rows = Histogram{Once: get("once"), Twice: get("twice"), More: get("more")}
-	kc.Duplicated = kc.Rows.Twice + kc.Rows.More
-	kc.OK = kc.Missing == 0
-	return kc, nil
+	return kc, per, nil
 }
 
 // OverlapByKeys measures inspect --key without the warehouse reading the fallback files: the
@@ -392,52 +448,9 @@ func OverlapByKeys(ctx context.Context, wh Warehouse, table databricks.TableName
 	return rep2, kf, nil
 }
 
-// LabelKeys is the key check of one label (a batch) of a keys file.
-type LabelKeys struct {
-	Label   string
-	Keys    int64
-	Missing int64
-}
-
-// ReconcileKeysFiles checks, with one statement, every key of the run's keys files against
-// the table: per batch (the keys files' group column) and in total. It returns the total
-// check and the per-batch counts.
-func ReconcileKeysFiles(ctx context.Context, wh Warehouse, table databricks.TableName, keys Keys, files []journal.KeysFile) (*KeyCheck, []LabelKeys, error) {
-	kc := &KeyCheck{Key: keys, Note: ReconcileKeysNote}
-	var srcs []KeySource
-	for _, f := range files {
-		srcs = append(srcs, keysFileSource(KeysFileURL(f), len(keys)))
-	}
-	if len(srcs) == 0 {
-		kc.OK = true
-		return kc, nil, nil
-	}
-	res, err := wh.QueryAll(ctx, sqlstmt.ReconcileByLabel(table, keys, srcs))
-	kc.Statements = 1
-	if err != nil {
-		return nil, nil, fmt.Errorf("reconcile by key: %w", err)
-	}
-	col := columns(res)
-	var per []LabelKeys
-	for _, row := range res.Rows {
-		get := func(name string) int64 {
-			n, _ := asInt(row[col[name]])
-			return n
-		}
-		g := asString(row[col["g"]])
-		if g != "" {
-			per = append(per, LabelKeys{Label: g, Keys: get("keys"), Missing: get("missing")})
-			continue
-		}
-		kc.Keys, kc.Missing, kc.MaxRows, kc.NullKeys = get("keys"), get("missing"), get("max_rows"), get("null_keys")
-		kc.Rows = Histogram{Once: get("once"), Twice: get("twice"), More: get("more")}
-		kc.Duplicated = kc.Rows.Twice + kc.Rows.More
-	}
-	kc.OK = kc.Missing == 0
-	return kc, per, nil
-}
-
 // ReconcileKeysNote says what the key check from keys files shows.
 const ReconcileKeysNote = "Keys are read from the keys files recorded in the journal (zbrecover read the key columns of the run's " +
-	"files itself, every row of every file, and stored them where the warehouse reads them), so the check works after cleanup. " +
-	"They are counted in the table, whoever wrote the rows. Missing keys must be 0. Keys with 2 or more rows are duplicates."
+	"files itself, every row of every file, and stored them where the warehouse reads them; each keys file is checked against " +
+	"its recorded SHA-256 before it is used), so the check works after cleanup. They are counted in the table, whoever wrote the rows. " +
+	"Missing keys must be 0. A key with a NULL column identifies nothing: it is never looked up, and a batch with such a row is not " +
+	"proved by key. Keys with 2 or more rows are duplicates."

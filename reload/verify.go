@@ -9,8 +9,6 @@ import (
 
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/journal"
-	"github.com/zbrecover/zbrecover/keyfile"
-	"github.com/zbrecover/zbrecover/sqlstmt"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/tableref"
 )
@@ -38,8 +36,10 @@ type VerifyReport struct {
 	Removals []journal.Removal `json:"removals"`
 	Expected int64             `json:"expected_rows"`
 	Inserted int64             `json:"inserted_rows"`
-	// Pinned counts the batches whose commit version this check found and recorded.
+	// Pinned counts the batches whose commit version this check found and recorded; Settled
+	// the unknown or open batches its key check proved and recorded as verified by key.
 	Pinned    int    `json:"pinned_batches,omitempty"`
+	Settled   int    `json:"settled_by_key_batches,omitempty"`
 	Guarantee string `json:"guarantee"`
 	// Merge is the state of a load by key's MERGE; Keys the key check (verify --key).
 	Merge *MergeCheck `json:"merge,omitempty"`
@@ -122,45 +122,27 @@ func (c Checker) Check(ctx context.Context, st *journal.State) (*journal.Verific
 	return out, nil
 }
 
-// keysNow checks the run's keys files against the table now: nil when the run has none.
+// keysNow checks the run's keys files against the table now (checkKeysFiles): nil when the
+// run has none.
 func (c Checker) keysNow(ctx context.Context, st *journal.State) (*journal.Verification, error) {
 	if len(st.KeysFiles) == 0 {
 		return nil, nil
 	}
 	keys := Keys(st.KeysFiles[len(st.KeysFiles)-1].Columns)
-	var files []journal.KeysFile
-	for _, kf := range st.KeysFiles {
-		if sameKey(kf.Columns, keys) {
-			files = append(files, kf)
-		}
-	}
+	files := keysFilesOf(st, keys)
 	latest, err := c.history(c.Table).latest(ctx)
 	if err != nil {
 		return nil, err
 	}
-	kc, per, err := ReconcileKeysFiles(ctx, c.Warehouse, c.Table, keys, files)
+	if c.OpenKeys == nil {
+		return &journal.Verification{TableVersion: &latest, Keys: &journal.KeyResult{Key: keys,
+			Note: "the keys files could not be opened to check them: no batch is proved by key"}}, nil
+	}
+	kc, err := checkKeysFiles(ctx, c.Warehouse, c.Table, st, keys, files, c.OpenKeys)
 	if err != nil {
 		return nil, err
 	}
-	res := &journal.KeyResult{Key: keys, Keys: kc.Keys, Missing: kc.Missing, OK: kc.OK}
-	if c.OpenKeys == nil {
-		res.OK, res.Note = false, "the keys files could not be opened to count each file's rows"
-	} else {
-		rows, note := countKeysFiles(ctx, st, files, c.OpenKeys)
-		res.Rows = rows
-		if note != "" {
-			res.OK, res.Note = false, note
-		}
-	}
-	if res.OK {
-		for _, p := range per {
-			var n int
-			if _, err := fmt.Sscan(p.Label, &n); err == nil && p.Missing == 0 {
-				res.Batches = append(res.Batches, n)
-			}
-		}
-	}
-	return &journal.Verification{Keys: res, TableVersion: &latest}, nil
+	return &journal.Verification{Keys: kc.Result(), TableVersion: &latest}, nil
 }
 
 func (c Checker) history(table databricks.TableName) *history {
@@ -356,8 +338,13 @@ func judge(st *journal.State, b *journal.BatchState, cs *commits, keys *journal.
 			}
 		}
 	}
-	// A passing key check that covers the batch, with no removal since, proves it by key.
-	if k := keys; k != nil && k.Keys != nil && k.Keys.OK && slices.Contains(k.Keys.Batches, b.Batch) && k.TableVersion != nil {
+	// A key check that failed the batch keeps it, whatever else proves it, until a later
+	// verify --key passes for it; one that proves it, with no removal since, proves it by key.
+	if why := keyVeto(b.Batch, keys, st.KeyVerify); why != "" {
+		c.OK = false
+		notes = append(notes, why)
+		ev = ""
+	} else if k := keys; keyProves(k, b.Batch) {
 		removed := false
 		if cs != nil {
 			for _, cm := range cs.List {
@@ -370,6 +357,18 @@ func judge(st *journal.State, b *journal.BatchState, cs *commits, keys *journal.
 			ev = EvidenceKey
 			c.OK = true
 			notes = append(notes, fmt.Sprintf("every key of its files was in the table at version %d (verify --key %s)", *k.TableVersion, strings.Join(k.Keys.Key, ",")))
+		} else if ev == EvidenceKey {
+			ev = ""
+		}
+	} else {
+		if ev == EvidenceKey {
+			ev = ""
+			notes = append(notes, "it was settled by key, and the latest key check does not prove it")
+		}
+		if k != nil && k.Keys != nil {
+			if kb, ok := k.Keys.Batch(b.Batch); ok && kb.Verdict == journal.KeyUnproved {
+				notes = append(notes, "not proved by key: "+kb.Note)
+			}
 		}
 	}
 	if ev == "" && c.OK {
@@ -459,6 +458,7 @@ func VerifyRun(ctx context.Context, d Deps, tgt *tableref.Ref, o VerifyOptions) 
 	var keyRes *journal.KeyResult
 	var kc *KeyCheck
 	var tableVersion *int64
+	settled := 0
 	if len(o.Keys) > 0 {
 		h := ck.history(tgt.Name)
 		v, err := h.latest(ctx)
@@ -466,17 +466,27 @@ func VerifyRun(ctx context.Context, d Deps, tgt *tableref.Ref, o VerifyOptions) 
 			return nil, err
 		}
 		tableVersion = &v
-		if kc, keyRes, err = verifyKeys(ctx, d, tgt, st, o); err != nil {
+		if kc, err = verifyKeys(ctx, d, tgt, st, o); err != nil {
 			return nil, err
 		}
-		// Judged with this key check as the latest.
+		keyRes = kc.Result()
+		if settled, err = settleByKey(ctx, w, st, kc, v); err != nil {
+			return nil, err
+		}
+		if settled > 0 {
+			if st, err = journal.ReadState(ctx, d.Journal, tgt.TableID, run); err != nil {
+				return nil, err
+			}
+		}
+		// Judged with this key check as the latest, and as the latest verify --key.
 		st.KeyCheck = &journal.Verification{Keys: keyRes, TableVersion: tableVersion}
+		st.KeyVerify = st.KeyCheck
 	}
 	rep, _, err := recheck(ctx, ck, st)
 	if err != nil {
 		return nil, err
 	}
-	rep.Pinned = pinned
+	rep.Pinned, rep.Settled = pinned, settled
 	rep.Files, rep.BatchStates = runTotals(st)
 	if kc != nil {
 		rep.Keys = kc
@@ -553,17 +563,14 @@ func pinAnswered(ctx context.Context, ck Checker, d Deps, w *journal.Writer, st 
 }
 
 // verifyKeys checks the run's files by key: from the run's keys files when they hold every
-// batch (each file's rows counted against its footer), else by reading the files through the
-// warehouse (o.KeySources), which works only while they exist where it may read them.
-func verifyKeys(ctx context.Context, d Deps, tgt *tableref.Ref, st *journal.State, o VerifyOptions) (*KeyCheck, *journal.KeyResult, error) {
-	var files []journal.KeysFile
+// batch (checkKeysFiles), else by reading the files through the warehouse (o.KeySources;
+// checkSources), which works only while they exist where it may read them.
+func verifyKeys(ctx context.Context, d Deps, tgt *tableref.Ref, st *journal.State, o VerifyOptions) (*KeyCheck, error) {
+	files := keysFilesOf(st, o.Keys)
 	covered := map[int]bool{}
-	for _, kf := range st.KeysFiles {
-		if sameKey(kf.Columns, o.Keys) {
-			files = append(files, kf)
-			for _, b := range kf.Batches {
-				covered[b] = true
-			}
+	for _, kf := range files {
+		for _, b := range kf.Batches {
+			covered[b] = true
 		}
 	}
 	all := len(files) > 0
@@ -575,29 +582,15 @@ func verifyKeys(ctx context.Context, d Deps, tgt *tableref.Ref, st *journal.Stat
 		}
 	}
 	if all {
-		kc, per, err := ReconcileKeysFiles(ctx, d.Warehouse, tgt.Name, o.Keys, files)
+		if o.OpenKeys == nil {
+			return nil, fmt.Errorf("verify --key: the run's keys files cannot be opened here")
+		}
+		kc, err := checkKeysFiles(ctx, d.Warehouse, tgt.Name, st, o.Keys, files, o.OpenKeys)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		kc.Files = nfiles
-		res := &journal.KeyResult{Key: o.Keys, Files: nfiles, Keys: kc.Keys, Missing: kc.Missing, OK: kc.OK}
-		for _, p := range per {
-			var n int
-			if _, err := fmt.Sscan(p.Label, &n); err == nil && p.Missing == 0 {
-				res.Batches = append(res.Batches, n)
-			}
-		}
-		if o.OpenKeys != nil {
-			rows, note := countKeysFiles(ctx, st, files, o.OpenKeys)
-			res.Rows = rows
-			if note != "" {
-				kc.OK, res.OK = false, false
-				kc.Note = note + "; " + kc.Note
-				res.Note = note
-				res.Batches = nil
-			}
-		}
-		return kc, res, nil
+		return kc, nil
 	}
 	// The batches cleanup removed every file of were proved before and cannot be read again:
 	// the check reads the others.
@@ -608,100 +601,63 @@ func verifyKeys(ctx context.Context, d Deps, tgt *tableref.Ref, st *journal.Stat
 	} else {
 		srcs = RunSources(live, o.Keys, tgt.Loc)
 	}
-	kc, err := Reconcile(ctx, d.Warehouse, tgt.Name, o.Keys, srcs)
-	if err != nil {
-		return nil, nil, err
-	}
-	res := &journal.KeyResult{Key: o.Keys, Files: kc.Files, Keys: kc.Keys, Missing: kc.Missing, OK: kc.OK}
-	// A name the statement does not find reads as no rows, not as an error: the rows read
-	// must be the rows the footers hold, batch by batch, or the check proves nothing.
-	if len(srcs) > 0 {
-		rows, note, err := countSourceRows(ctx, d.Warehouse, live, srcs)
-		if err != nil {
-			return nil, nil, err
-		}
-		kc.Statements++
-		res.Rows = rows
-		if note != "" {
-			kc.OK, res.OK = false, false
-			kc.Note = note + "; " + kc.Note
-			res.Note = note
-		}
-	}
-	if res.OK {
-		for _, s := range srcs {
-			var n int
-			if _, err := fmt.Sscan(s.Label, &n); err == nil {
-				res.Batches = append(res.Batches, n)
-			}
-		}
-	}
-	return kc, res, nil
+	return checkSources(ctx, d.Warehouse, tgt.Name, live, o.Keys, srcs)
 }
 
-// countKeysFiles counts each keys file's rows per file and compares them with the rows the
-// journal records for the file (its footer's): a file missing or with another count fails
-// the check, with a note saying which.
-func countKeysFiles(ctx context.Context, st *journal.State, files []journal.KeysFile, open func(ctx context.Context, location string) (storage.Backend, error)) (int64, string) {
-	got := map[string]int64{}
-	var total int64
-	for _, kf := range files {
-		b, err := open(ctx, kf.Location)
-		if err != nil {
-			return 0, fmt.Sprintf("the keys file %s cannot be opened: %v", KeysFileURL(kf), err)
-		}
-		kr, err := keyfile.OpenObject(ctx, b, kf.Key)
-		if err != nil {
-			return 0, fmt.Sprintf("the keys file %s cannot be read: %v", KeysFileURL(kf), err)
-		}
-		counts, err := kr.Counts(ctx)
-		if err != nil {
-			return 0, fmt.Sprintf("the keys file %s cannot be read: %v", KeysFileURL(kf), err)
-		}
-		for _, c := range counts {
-			got[c.File] += c.Rows
-			total += c.Rows
-		}
+// settleByKey records as verified, by key, the unknown and open batches of st that the key
+// check kc (at table version v) proves: every row of their files read, none with a NULL key
+// column, every key in the table. A load by key's batches are not settled so (the MERGE
+// settles them). It returns how many it settled.
+func settleByKey(ctx context.Context, w *journal.Writer, st *journal.State, kc *KeyCheck, v int64) (int, error) {
+	if st.Merge != nil {
+		return 0, nil
 	}
-	for _, f := range st.Files() {
-		if g, ok := got[f.Key]; !ok || g != f.Rows {
-			return total, fmt.Sprintf("the keys files hold %d rows of %s, whose footer holds %d: the key check does not cover every row", g, f.Key, f.Rows)
-		}
+	proved := map[int]bool{}
+	for _, n := range kc.Proved() {
+		proved[n] = true
 	}
-	return total, ""
-}
-
-// countSourceRows counts, with one statement, the rows the key check's sources read per batch
-// (their label) and compares them with the rows the journal records for the batch's files
-// (their footers'): a batch with another count, or none, fails the check, with a note saying
-// which.
-func countSourceRows(ctx context.Context, wh Warehouse, st *journal.State, srcs []KeySource) (int64, string, error) {
-	res, err := wh.QueryAll(ctx, sqlstmt.SourceRows(srcs))
-	if err != nil {
-		return 0, "", fmt.Errorf("count the rows the key check reads: %w", err)
-	}
-	col := columns(res)
-	got := map[string]int64{}
-	var total int64
-	for _, row := range res.Rows {
-		n, _ := asInt(row[col["n"]])
-		got[asString(row[col["g"]])] += n
-		total += n
-	}
+	n := 0
 	for _, b := range st.Batches {
-		if len(b.Files) == 0 {
+		if !proved[b.Batch] || (b.Status != journal.BatchUnknown && b.Status != journal.BatchOpen) {
 			continue
 		}
-		var want int64
-		for _, f := range b.Files {
-			want += f.Rows
+		kb, _ := kc.result(b.Batch)
+		why := fmt.Sprintf("settled by verify --key %s: every key of its files (%d, in %d rows, none with a NULL key column) was in the table at version %d; it was %s",
+			kc.Key, kb.Keys, kb.Rows, v, b.Status)
+		if b.Outcome != nil && b.Outcome.Reason != "" {
+			why += " (" + b.Outcome.Reason + ")"
 		}
-		if g := got[fmt.Sprint(b.Batch)]; g != want {
-			return total, fmt.Sprintf("the key check read %d rows of batch %d's files, whose footers hold %d: not every row was read "+
-				"(a file missing or under another name where the warehouse reads it), so it proves nothing", g, b.Batch, want), nil
+		if err := w.Append(ctx, journal.Record{Kind: journal.KindOutcome, Outcome: &journal.Outcome{Batch: b.Batch, Status: journal.BatchVerified,
+			Reason: why, Evidence: EvidenceKey}}); err != nil {
+			return n, err
 		}
+		n++
 	}
-	return total, "", nil
+	return n, nil
+}
+
+// keyVeto says why a key check among checks failed batch n ("" when none did): its files are
+// then kept, whatever else proves it, until a later verify --key passes for it.
+func keyVeto(n int, checks ...*journal.Verification) string {
+	for _, v := range checks {
+		if v == nil || v.Keys == nil || !slices.Contains(v.Keys.Failed, n) {
+			continue
+		}
+		kb, _ := v.Keys.Batch(n)
+		at := ""
+		if v.TableVersion != nil {
+			at = fmt.Sprintf(" at version %d", *v.TableVersion)
+		}
+		return fmt.Sprintf("the key check by %s%s failed it (%s), which no other evidence overrides: its files are kept until zbrecover verify --key %s passes for it",
+			Keys(v.Keys.Key), at, kb.Note, Keys(v.Keys.Key))
+	}
+	return ""
+}
+
+// keyProves reports whether the key check v proves batch n (a check of this version: one of
+// an earlier version compared NULL keys as equal, so it proves nothing).
+func keyProves(v *journal.Verification, n int) bool {
+	return v != nil && v.Keys != nil && v.TableVersion != nil && v.Keys.PerBatch != nil && slices.Contains(v.Keys.Batches, n)
 }
 
 // unremoved returns st with only the batches that still have a file cleanup did not delete

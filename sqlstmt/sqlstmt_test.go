@@ -78,11 +78,10 @@ func TestStatements(t *testing.T) {
 		{"key_source_files", files.SQL()},
 		{"key_source_keys_file", keysFile.SQL()},
 		{"overlap", Overlap(hostile, keys, []KeySource{files})},
-		{"reconcile", Reconcile(hostile, keys, []KeySource{files})},
-		{"source_rows", SourceRows([]KeySource{files, keysFile})},
 		{"reconcile_by_label", ReconcileByLabel(hostile, keys, []KeySource{keysFile})},
 		{"claim", Claim(hostile, schemadiff.NewSchema().Col("order id", schemadiff.LongType, schemadiff.NotNull).
 			Col("re`gion", schemadiff.StringType).Col("amount", schemadiff.DecimalType(18, 4)).Fields)},
+		{"reconcile_by_label_files", ReconcileByLabel(hostile, keys, []KeySource{files, keysFile})},
 	} {
 		golden(t, c.file, c.got)
 	}

@@ -369,7 +369,7 @@ func TestCleanupSafetyRowsLeftTheTable(t *testing.T) {
 			}
 
 			out, errOut = b.must(4, "cleanup", ordersTable, "--yes")
-			if !strings.Contains(errOut, "the run's latest verification failed") || !strings.Contains(errOut, "nothing is deleted") {
+			if !strings.Contains(errOut, "the run's latest verification failed for batches 1, 2, 3") || !strings.Contains(errOut, "nothing of them is deleted") {
 				t.Errorf("cleanup after a failed verify:\nstdout: %s\nstderr: %s", out, errOut)
 			}
 			nothingDeleted("cleanup after verify")
@@ -1009,9 +1009,9 @@ func TestCleanupSafetyCraftedNames(t *testing.T) {
 // TestCleanupSafetyTamperedKeysFile: the keys file reload --key recorded is replaced, through
 // the Files API, by one written with package keyfile that lacks the rows of one file, whose
 // orders are then deleted from the table. Every key the tampered file holds is in the table,
-// so only the per-file count (each file's rows in the keys files against its footer) can tell:
-// cleanup run straight after keeps every file, verify --key fails naming the file, and
-// cleanup then refuses the run.
+// so only its recorded SHA-256 (and behind it the per-file count, each file's rows in the keys
+// files against its footer) can tell: cleanup run straight after keeps every file, verify
+// --key fails naming the keys file, and cleanup then keeps every batch.
 func TestCleanupSafetyTamperedKeysFile(t *testing.T) {
 	bins := buildCleanupBins(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -1066,7 +1066,7 @@ func TestCleanupSafetyTamperedKeysFile(t *testing.T) {
 	if skipped != 3 || kept != 15 {
 		t.Fatalf("keys file: %d rows of %s, %d others", skipped, dropped, kept)
 	}
-	e2etest.PutVolumeFile(t, b.host, b.token, keysPath+"?overwrite=true", buf.Bytes())
+	e2etest.PutVolumeFile(t, b.host, b.token, keysPath, buf.Bytes())
 	if got := b.volumeFile(keysPath); !bytes.Equal(got, buf.Bytes()) {
 		t.Fatal("the keys file was not replaced")
 	}
@@ -1082,7 +1082,7 @@ func TestCleanupSafetyTamperedKeysFile(t *testing.T) {
 		t.Errorf("cleanup with a tampered keys file:\nstdout: %s\nstderr: %s", out, errOut)
 	}
 	out, errOut = b.must(4, "verify", ordersTable, "--key", "order_id")
-	if !strings.Contains(out, "the keys files hold 0 rows of "+fallback.Prefix+dropped+", whose footer holds 3") {
+	if !strings.Contains(out, keysPath+" is not the one reload recorded") || !strings.Contains(out, "3 batches, 3 failed") {
 		t.Errorf("verify --key with a tampered keys file:\nstdout: %s\nstderr: %s", out, errOut)
 	}
 	b.must(4, "cleanup", ordersTable, "--yes")

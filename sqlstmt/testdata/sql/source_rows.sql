@@ -1,1 +1,0 @@
-SELECT g, CAST(count(*) AS BIGINT) AS n FROM (SELECT 'g\'1' AS g, CAST(`order id` AS BIGINT) AS k0, `re``gion` AS k1 FROM read_files('file:///f/{a\\,b.parquet,c\\{1\\}.parquet,d\\\\e.parquet}', format => 'parquet') UNION ALL SELECT g, k0, k1 FROM read_files('/Volumes/main/sales/staging/run1/_zbrecover/keys/run-x\\[1\\].parquet', format => 'parquet')) GROUP BY g

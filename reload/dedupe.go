@@ -192,14 +192,29 @@ func (r *runner) dedupeFinish(ctx context.Context) error {
 	}
 	if st.MergePending() {
 		if st.Merge.Intent != nil && st.Merge.Result == nil {
-			// An earlier MERGE got no answer: it may have committed. It is sent again, never
-			// taken from the table's history (any MERGE by anyone could look like it): a
-			// MERGE inserts only keys the table lacks, so a second one adds nothing twice.
+			// An earlier MERGE got no answer: it may have committed. A commit carrying its
+			// tag settles it (a MERGE inserts every record of a NULL key, which a second MERGE
+			// would insert again); without one it is sent again: it inserts only the keys the
+			// table lacks, so no record of a key is added twice.
+			n, why, err := r.mergeByTag(ctx, st.Merge.Intent)
+			if err != nil {
+				return err
+			}
+			if n != nil {
+				if err := r.w.Append(ctx, journal.Record{Kind: journal.KindMerge, Merge: &journal.Merge{Step: journal.MergeResult, Staging: r.dd.staging.String(),
+					Inserted: n}}); err != nil {
+					return err
+				}
+				mr.Inserted += *n
+				mr.Settled = "an earlier MERGE got no answer: " + why
+				mr.Status = "merged"
+				return r.dropStaging(ctx)
+			}
 			if err := r.w.Append(ctx, journal.Record{Kind: journal.KindMerge, Merge: &journal.Merge{Step: journal.MergeResult, Staging: r.dd.staging.String(),
 				Err: "no answer was recorded: the process ended while the MERGE was in flight"}}); err != nil {
 				return err
 			}
-			mr.Settled = "an earlier MERGE got no answer: sent again (idempotent by key)"
+			mr.Settled = "an earlier MERGE got no answer: sent again (idempotent by key; records of a NULL key may be inserted twice)"
 		}
 		if err := r.sendMerge(ctx); err != nil {
 			return err
@@ -275,6 +290,39 @@ func (r *runner) dropStaging(ctx context.Context) error {
 	}
 	mr.Dropped = true
 	return r.w.Append(ctx, journal.Record{Kind: journal.KindMerge, Merge: &journal.Merge{Step: journal.MergeDropped, Staging: d.staging.String()}})
+}
+
+// mergeByTag looks, after the base of an unanswered MERGE, for the commits carrying the run's
+// MERGE tags: the rows they inserted (numTargetRowsInserted), or nil (and why) when none
+// does or the run is untagged.
+func (r *runner) mergeByTag(ctx context.Context, in *journal.Merge) (*int64, string, error) {
+	if !r.tagging || in == nil || in.BaseVersion == nil {
+		return nil, "", nil
+	}
+	target := &history{wh: r.d.Warehouse, table: r.dd.target, retries: r.o.HistoryRetries, backoff: r.o.Backoff}
+	cs, err := target.since(ctx, *in.BaseVersion)
+	if err != nil {
+		return nil, "", fmt.Errorf("read the table's history to settle the unanswered MERGE: %w", err)
+	}
+	prefix := "zbrecover:" + r.w.Run() + ":merge:"
+	var n int64
+	found := 0
+	for _, c := range cs.List {
+		if strings.EqualFold(c.Operation, "MERGE") && strings.HasPrefix(c.UserMetadata, prefix) {
+			rows, _ := c.metric("numTargetRowsInserted")
+			n += rows
+			found++
+		}
+	}
+	if found == 0 {
+		return nil, "", nil
+	}
+	why := fmt.Sprintf("settled from its tagged commit in the table's history (%d rows inserted)", n)
+	if found > 1 {
+		why += fmt.Sprintf("; %d MERGE commits carry the run's tags: records of a NULL key may be in the table twice", found)
+		r.rep.Warnings = append(r.rep.Warnings, why)
+	}
+	return &n, why, nil
 }
 
 // mergeTag is the tag of a MERGE attempt, "" when the run is untagged.

@@ -264,3 +264,115 @@ func TestIdentityStagedCopyReplaced(t *testing.T) {
 	}
 	s.idsOnce("main.sales.orders", 0, n*rows)
 }
+
+// TestIdentityUnknownBatchSettledByKey is case 7's second part: a run with one batch whose
+// files were loaded by hand, through the staged paths, before the reload (which then says so
+// and, told with --ignore-foreign-runs, sends it: 0 rows, unknown). verify fails that batch
+// only; cleanup deletes the batches proved by their own answer and keeps it, saying what
+// settles it; verify --key finds every key of its files and settles it; cleanup then deletes
+// it too. Every record is in the table exactly once throughout.
+func TestIdentityUnknownBatchSettledByKey(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two binaries")
+	}
+	demoBin, release := e2etest.Demo(t), e2etest.Release(t)
+	const n, rows = 4, 3
+	root := filepath.Join(t.TempDir(), "orders")
+	writeIDFiles(t, root, 0, n, rows) // two batches: one per date folder
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	w := e2etest.StartDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
+	s := &served{e2etest.NewServed(ctx, t, release, w.Env)}
+	const stageTo = "/Volumes/main/sales/staging/byhand"
+	reload := []string{"-o", "json", "reload", "main.sales.orders", "--rename", "customer_id=customer_key", "--key", "id", "--stage-to", stageTo, "--yes"}
+	code, out, errOut := s.Run(append(append([]string(nil), reload...), "--dry-run")...)
+	if code != 0 {
+		t.Fatalf("dry run: exit %d\n%s%s", code, out, errOut)
+	}
+	var plan struct {
+		Batches []struct {
+			Folder string `json:"folder"`
+			SQL    string `json:"sql"`
+		} `json:"batches"`
+	}
+	e2etest.DecodeInto(t, out, &plan)
+	if len(plan.Batches) != 2 {
+		t.Fatalf("plan of %d batches", len(plan.Batches))
+	}
+	// The operator stages and loads the first folder by hand, exactly as the plan says.
+	paths := e2etest.StagedPaths(t, out, stageTo)
+	for k, p := range paths {
+		if strings.HasPrefix(k, "2026/01/01/") {
+			data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(fallback.Prefix), filepath.FromSlash(k)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e2etest.PutVolumeFile(t, s.Env["DATABRICKS_HOST"], s.Env["DATABRICKS_TOKEN"], p, data)
+		}
+	}
+	byHand := plan.Batches[0].SQL
+	if plan.Batches[0].Folder != "2026/01/01/" {
+		byHand = plan.Batches[1].SQL
+	}
+	s.SQL(byHand)
+	code, _, errOut = s.Within(2*time.Minute, reload...)
+	if code != 5 || !strings.Contains(errOut, "a COPY INTO without a zbrecover tag") {
+		t.Fatalf("reload after a load by hand: exit %d, want 5 (its files refused)\n%s", code, errOut)
+	}
+	code, _, errOut = s.Within(2*time.Minute, append(reload, "--ignore-foreign-runs", "the load by hand read the very staged paths")...)
+	if code != 5 || !strings.Contains(errOut, "unknown") {
+		t.Fatalf("reload: exit %d, want 5 (one batch unknown)\n%s", code, errOut)
+	}
+	s.idsOnce("main.sales.orders", 0, n*rows)
+	if code, out, errOut := s.Within(time.Minute, "verify", "main.sales.orders"); code != 4 {
+		t.Fatalf("verify: exit %d\n%s%s", code, out, errOut)
+	}
+	fallbackDir := filepath.Join(root, filepath.FromSlash(fallback.Prefix))
+	code, out, errOut = s.Within(time.Minute, "cleanup", "main.sales.orders", "--yes")
+	if left := e2etest.FallbackLeft(t, root); left != n/2 || !strings.Contains(out+errOut, "verify --key") {
+		t.Fatalf("cleanup after a verify that failed the unknown batch: exit %d, %d files left in %s, want the %d of the unknown batch\n%s%s", code, left, fallbackDir, n/2, out, errOut)
+	}
+	if code, out, errOut := s.Within(time.Minute, "verify", "main.sales.orders", "--key", "id"); code != 0 {
+		t.Fatalf("verify --key: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := s.Within(time.Minute, "cleanup", "main.sales.orders", "--yes"); code != 0 || e2etest.FallbackLeft(t, root) != 0 {
+		t.Fatalf("cleanup after verify --key: exit %d, %d files left\n%s", code, e2etest.FallbackLeft(t, root), errOut)
+	}
+	s.idsOnce("main.sales.orders", 0, n*rows)
+}
+
+// TestIdentityCleanupWhileMergePending is case 7's last part: a load by key whose MERGE failed
+// holds its rows in the staging table only; cleanup exits 4 and says so, deleting nothing;
+// once reload sends the MERGE, cleanup deletes the files.
+func TestIdentityCleanupWhileMergePending(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two binaries")
+	}
+	demoBin, release := e2etest.Demo(t), e2etest.Release(t)
+	const n, rows = 2, 3
+	root := filepath.Join(t.TempDir(), "orders")
+	writeIDFiles(t, root, 0, n, rows)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	w := e2etest.StartDemoServe(ctx, t, demoBin, "--table", "main.sales.orders="+root)
+	s := &served{e2etest.NewServed(ctx, t, release, w.Env)}
+	reload := []string{"reload", "main.sales.orders", "--rename", "customer_id=customer_key", "--dedupe-key", "id",
+		"--stage-to", "/Volumes/main/sales/staging/merge", "--yes"}
+	s.Apply(map[string]any{"faults": []map[string]any{{"match": "^MERGE INTO", "times": -1, "action": "error",
+		"error": map[string]any{"class": "DELTA_MERGE_UNRESOLVED_EXPRESSION", "sqlstate": "42601", "message": "refused"}}}})
+	if code, _, errOut := s.Within(2*time.Minute, reload...); code == 0 {
+		t.Fatalf("reload with the MERGE refused: exit 0\n%s", errOut)
+	}
+	code, out, errOut := s.Within(time.Minute, "cleanup", "main.sales.orders", "--yes")
+	if code != 4 || !strings.Contains(out+errOut, "MERGE has not committed") || e2etest.FallbackLeft(t, root) != n {
+		t.Fatalf("cleanup while the MERGE is pending: exit %d, %d files left\n%s%s", code, e2etest.FallbackLeft(t, root), out, errOut)
+	}
+	s.ClearFaults()
+	if code, _, errOut := s.Within(2*time.Minute, reload...); code != 0 {
+		t.Fatalf("reload sending the MERGE: exit %d\n%s", code, errOut)
+	}
+	s.idsOnce("main.sales.orders", 0, n*rows)
+	if code, _, errOut := s.Within(time.Minute, "cleanup", "main.sales.orders", "--yes"); code != 0 || e2etest.FallbackLeft(t, root) != 0 {
+		t.Fatalf("cleanup after the MERGE: exit %d, %d files left\n%s", code, e2etest.FallbackLeft(t, root), errOut)
+	}
+}

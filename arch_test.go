@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -329,61 +330,124 @@ func copyTree(t *testing.T, src, dst string) {
 	}
 }
 
-// runFunctions are the functions that run a command: each parses nothing, decides nothing
-// of the recovery itself, calls its domain package (reload, cleanup, inspect) and renders
-// what came back, so that one command reads from its flags to the warehouse in one place.
-var runFunctions = []string{"reloadSteps", "cleanupSteps", "verifySteps", "inspectRun"}
+// maxCmdLines is the most lines a function of cmd may have: cmd parses, calls and renders,
+// so that one command reads from its flags to its domain package in one place. The cobra
+// command builders (their help text) and the demo, a script of the whole recovery, are the
+// exceptions.
+const maxCmdLines = 60
 
-// maxRunLines is the most lines a run function may have.
-const maxRunLines = 50
-
-// TestRunFunctionsAreShort measures the run functions in cmd.
-func TestRunFunctionsAreShort(t *testing.T) {
-	for _, v := range checkRunFunctions("cmd", runFunctions, maxRunLines) {
+// TestCmdFunctionsAreShort measures every function of cmd.
+func TestCmdFunctionsAreShort(t *testing.T) {
+	for _, v := range checkFunctionLengths("cmd", maxCmdLines) {
 		t.Error(v)
 	}
 }
 
-// checkRunFunctions returns, for each function of names in the package in dir, a violation
-// when it is longer than max lines or missing (a renamed function would escape the measure).
-func checkRunFunctions(dir string, names []string, max int) []string {
+// exemptFromLength reports whether a function of cmd may be long: a command builder, or any
+// function of the demo's files.
+func exemptFromLength(file, name string) bool {
+	base := filepath.Base(file)
+	return strings.HasPrefix(name, "NewCmd") || strings.HasPrefix(name, "newCmd") || name == "NewRootCmd" || strings.HasPrefix(base, "demo")
+}
+
+// checkFunctionLengths returns a violation for each function (or method) of the package in
+// dir longer than max lines, builders and the demo aside.
+func checkFunctionLengths(dir string, max int) []string {
 	fset := token.NewFileSet()
 	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
 	if err != nil {
 		return []string{err.Error()}
 	}
-	lines := map[string]int{}
+	var out []string
 	for _, p := range pkgs {
-		for _, f := range p.Files {
+		for file, f := range p.Files {
 			for _, d := range f.Decls {
-				if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
-					lines[fd.Name.Name] = fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1
+				fd, ok := d.(*ast.FuncDecl)
+				if !ok || exemptFromLength(file, fd.Name.Name) {
+					continue
+				}
+				if l := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1; l > max {
+					out = append(out, fmt.Sprintf("%s: %s has %d lines, more than %d: split what it gathers, decides and renders (decisions belong in the domain packages)",
+						filepath.Base(file), fd.Name.Name, l, max))
 				}
 			}
 		}
 	}
-	var out []string
-	for _, n := range names {
-		switch l, ok := lines[n]; {
-		case !ok:
-			out = append(out, fmt.Sprintf("%s: no function %s (renamed? update runFunctions)", dir, n))
-		case l > max:
-			out = append(out, fmt.Sprintf("%s.%s has %d lines, more than %d: move its decisions into its domain package", dir, n, l, max))
-		}
-	}
+	sort.Strings(out)
 	return out
 }
 
-// TestRunFunctionsCatchLongOnes is a test of the test: a long function and a missing one are
-// reported.
-func TestRunFunctionsCatchLongOnes(t *testing.T) {
+// TestFunctionLengthRuleCatches is a test of the test: a long function is reported, a long
+// builder and a long function of a demo file are not.
+func TestFunctionLengthRuleCatches(t *testing.T) {
 	dir := t.TempDir()
-	src := "package cmd\n\nfunc short() {}\n\nfunc long() {\n" + strings.Repeat("\t_ = 1\n", 60) + "}\n"
-	if err := os.WriteFile(filepath.Join(dir, "a.go"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
+	long := func(name string) string { return "func " + name + "() {\n" + strings.Repeat("\t_ = 1\n", 60) + "}\n" }
+	for file, src := range map[string]string{
+		"a.go":    "package cmd\n\nfunc short() {}\n\n" + long("long") + long("NewCmdThing"),
+		"demo.go": "package cmd\n\n" + long("demoScript"),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	got := checkRunFunctions(dir, []string{"short", "long", "gone"}, maxRunLines)
-	if len(got) != 2 || !strings.Contains(got[0], "long has 62 lines") || !strings.Contains(got[1], "no function gone") {
+	got := checkFunctionLengths(dir, maxCmdLines)
+	if len(got) != 1 || !strings.Contains(got[0], "long has 62 lines") {
+		t.Errorf("violations %q", got)
+	}
+}
+
+// decoratorFile is the one file of cmd that decorates storage backends (storage.With…): every
+// chain is built there from a policy value (storagePolicy).
+const decoratorFile = "factory.go"
+
+// TestCmdDecoratesStorageInOneFile: no other file of cmd calls a storage.With… decorator.
+func TestCmdDecoratesStorageInOneFile(t *testing.T) {
+	for _, v := range checkSelectorsIn("cmd", "storage", "With", decoratorFile) {
+		t.Error(v)
+	}
+}
+
+// checkSelectorsIn returns a violation for each use of pkg.<prefix…> in a non-test file of
+// dir other than allowed.
+func checkSelectorsIn(dir, pkg, prefix, allowed string) []string {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var out []string
+	for _, p := range pkgs {
+		for file, f := range p.Files {
+			if filepath.Base(file) == allowed {
+				continue
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				if se, ok := n.(*ast.SelectorExpr); ok {
+					if id, ok := se.X.(*ast.Ident); ok && id.Name == pkg && strings.HasPrefix(se.Sel.Name, prefix) {
+						out = append(out, fmt.Sprintf("%s: %s.%s outside %s", fset.Position(se.Pos()), pkg, se.Sel.Name, allowed))
+					}
+				}
+				return true
+			})
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestDecoratorRuleCatches is a test of the test.
+func TestDecoratorRuleCatches(t *testing.T) {
+	dir := t.TempDir()
+	for file, src := range map[string]string{
+		"factory.go": "package cmd\n\nimport \"x/storage\"\n\nvar _ = storage.WithRetry\n",
+		"other.go":   "package cmd\n\nimport \"x/storage\"\n\nvar _ = storage.WithLimit\nvar _ = storage.Parse\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := checkSelectorsIn(dir, "storage", "With", "factory.go")
+	if len(got) != 1 || !strings.Contains(got[0], "storage.WithLimit outside factory.go") {
 		t.Errorf("violations %q", got)
 	}
 }

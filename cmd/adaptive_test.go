@@ -36,7 +36,7 @@ func TestAdaptiveLimitAtVerbose(t *testing.T) {
 	f.Global.Verbose = 1
 	m := mem.New()
 	m.Set("k", []byte("x"), time.Time{})
-	b := f.adaptive(&throttled{Backend: m, n: 1})
+	b := storage.WithAdaptiveLimit(&throttled{Backend: m, n: 1}, f.defaultPolicy().Adaptive)
 	ctx := context.Background()
 	if _, err := storage.ReadAll(ctx, b, "k", 0, -1); err == nil {
 		t.Fatal("the throttled read succeeded")

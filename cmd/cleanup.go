@@ -237,27 +237,12 @@ func newDeleteStorage(f *Factory) *deleteStorage {
 
 func (d *deleteStorage) open(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
 	f := d.f
-	if err := checkLocalDir(loc); err != nil {
-		return nil, err
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = f.Logger
-	}
-	if cfg.MaxAttempts == 0 {
-		// Retries happen in WithRetry below, where the limiter hears of them and -v shows them.
-		cfg.MaxAttempts = 1
-	}
-	b, err := f.registry().OpenLocation(ctx, loc, cfg)
-	if err != nil {
-		return nil, err
-	}
-	counted, c := storage.WithCounting(b)
-	d.counters = append(d.counters, c)
 	p := storage.DefaultRetryPolicy()
 	p.OnRetry = d.lim.OnRetry(func(op string, attempt int, err error, wait time.Duration) {
 		f.Logger.Info("retry", "op", op, "attempt", attempt, "wait", wait.Round(time.Millisecond), "error", err, "concurrency", d.lim.Limit())
 	})
-	return storage.WithLimit(storage.WithRetry(counted, p), d.conc), nil
+	return f.openWith(ctx, loc, cfg, storagePolicy{Retry: p, Limit: d.conc, SDKAttempts: 1,
+		Counted: func(c *storage.Counter) { d.counters = append(d.counters, c) }})
 }
 
 // counts sums the requests of every backend opened.

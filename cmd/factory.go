@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -149,25 +150,79 @@ func (f *Factory) registry() *storage.Registry {
 }
 
 // openLocation opens a backend for a parsed location, any place (a volume included),
-// decorated with retry and the concurrency limit. A volume is not decorated: its Files API
-// client limits and retries its requests itself (databricks.Volume), and the decorators
-// would add a second layer.
+// decorated with the run's default storage policy (defaultPolicy).
 func (f *Factory) openLocation(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
+	return f.openWith(ctx, loc, cfg, f.defaultPolicy())
+}
+
+// storagePolicy says how the backends a run opens are decorated: every decorator chain of cmd
+// is built from one of these, by openWith.
+type storagePolicy struct {
+	// Adaptive is the AIMD limit the backend's requests go under: shared by every backend of
+	// the policy (scan's one limit over all tables); nil for none.
+	Adaptive *storage.Adaptive
+	// Retry is the retry policy.
+	Retry storage.RetryPolicy
+	// Limit caps the requests in flight (0: no cap beyond Adaptive).
+	Limit int
+	// Counted, when set, is given each backend's request counter.
+	Counted func(*storage.Counter)
+	// Transport, when set, carries every backend's HTTP requests (connections reused from
+	// table to table).
+	Transport http.RoundTripper
+	// SDKAttempts, when positive, caps the SDK's own attempts per request (1: the retries
+	// happen in Retry, where the limits hear of them and -v shows them).
+	SDKAttempts int
+	// Quiet opens without an "opened" line (scan opens a thousand tables' storage).
+	Quiet bool
+}
+
+// defaultPolicy is the policy of most places: a limit of its own that adapts to throttling,
+// retries logged, at most --concurrency requests in flight.
+func (f *Factory) defaultPolicy() storagePolicy {
+	return storagePolicy{Adaptive: f.newAdaptive(), Retry: f.retryPolicy(), Limit: f.Global.Concurrency}
+}
+
+// openWith opens a backend for loc and decorates it as pol says, innermost first: counted,
+// under the adaptive limit, retried, capped. A volume is not decorated: its Files API client
+// limits and retries its requests itself (databricks.Volume), and the decorators would add a
+// second layer.
+func (f *Factory) openWith(ctx context.Context, loc storage.Location, cfg storage.Config, pol storagePolicy) (storage.Backend, error) {
 	if err := checkLocalDir(loc); err != nil {
 		return nil, err
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = f.Logger
 	}
+	if cfg.Transport == nil {
+		cfg.Transport = pol.Transport
+	}
+	if pol.SDKAttempts > 0 && cfg.MaxAttempts == 0 {
+		cfg.MaxAttempts = pol.SDKAttempts
+	}
 	b, err := f.registry().OpenLocation(ctx, loc, cfg)
 	if err != nil {
 		return nil, err
 	}
-	f.Logger.Info("storage opened", "location", b.Location())
+	if !pol.Quiet {
+		f.Logger.Info("storage opened", "location", b.Location())
+	}
 	if loc.Scheme == storage.SchemeVolume {
 		return b, nil
 	}
-	return storage.WithLimit(storage.WithRetry(f.adaptive(b), f.retryPolicy()), f.Global.Concurrency), nil
+	if pol.Counted != nil {
+		var c *storage.Counter
+		b, c = storage.WithCounting(b)
+		pol.Counted(c)
+	}
+	if pol.Adaptive != nil {
+		b = storage.WithAdaptiveLimit(b, pol.Adaptive)
+	}
+	b = storage.WithRetry(b, pol.Retry)
+	if pol.Limit > 0 {
+		b = storage.WithLimit(b, pol.Limit)
+	}
+	return b, nil
 }
 
 // retryPolicy is the storage retry policy, with one warning line per retry.

@@ -180,14 +180,6 @@ func (w *statusWriter) detach() {
 	}
 }
 
-// adaptive puts b's requests under an AIMD concurrency limit of at most --concurrency
-// (storage.WithAdaptive): throttled answers halve it, answers without one raise it back.
-// Its changes are logged at -v: the first halving and the return to --concurrency always,
-// other changes at most once a second.
-func (f *Factory) adaptive(b storage.Backend) storage.Backend {
-	return storage.WithAdaptiveLimit(b, f.newAdaptive())
-}
-
 // newAdaptive returns an AIMD concurrency limit of at most --concurrency whose changes are
 // logged as adaptive says; scan shares one over every table's storage.
 func (f *Factory) newAdaptive() *storage.Adaptive {

@@ -162,6 +162,26 @@ var exitMeanings = map[int]string{
 
 // markdown writes the summary: a heading, one table, what went wrong and the next steps.
 func (s *runSummary) markdown(w io.Writer, code int, err error, next []string) {
+	fmt.Fprintf(w, "### %s\n\n", mdText(s.title()))
+	fmt.Fprintln(w, "| | |")
+	fmt.Fprintln(w, "|---|---|")
+	for _, r := range s.rows(code) {
+		if r[1] != "" {
+			fmt.Fprintf(w, "| %s | %s |\n", r[0], mdCell(r[1]))
+		}
+	}
+	if err != nil && err.Error() != "" {
+		fmt.Fprintf(w, "\n**Error:** %s\n", mdText(redact.String(err.Error())))
+	}
+	if s.Details != "" {
+		fmt.Fprintf(w, "\n%s", strings.TrimRight(s.Details, "\n")+"\n")
+	}
+	mdList(w, "Notes", s.Notes, mdText)
+	mdList(w, "Next", next, func(n string) string { return n })
+}
+
+// title is the summary's heading: the command and what it worked on.
+func (s *runSummary) title() string {
 	title := "zbrecover " + s.Command
 	switch {
 	case s.Table != "":
@@ -171,14 +191,11 @@ func (s *runSummary) markdown(w io.Writer, code int, err error, next []string) {
 	case s.Scope != "":
 		title += ": " + s.Scope
 	}
-	fmt.Fprintf(w, "### %s\n\n", mdText(title))
-	fmt.Fprintln(w, "| | |")
-	fmt.Fprintln(w, "|---|---|")
-	row := func(k, v string) {
-		if v != "" {
-			fmt.Fprintf(w, "| %s | %s |\n", k, mdCell(v))
-		}
-	}
+	return title
+}
+
+// rows are the summary's table: name and value, empty values left out when written.
+func (s *runSummary) rows(code int) [][2]string {
 	code1 := func(v string) string {
 		if v == "" {
 			return ""
@@ -191,68 +208,54 @@ func (s *runSummary) markdown(w io.Writer, code int, err error, next []string) {
 		}
 		return fmt.Sprint(n)
 	}
-	row("run", code1(s.Run))
-	row("table", code1(s.Table))
-	row("root", code1(s.Root))
-	row("scope", s.Scope)
-	row("run state", s.RunStatus)
-	row("started", s.Started.Format(time.RFC3339))
+	finished := ""
 	if !s.Finished.IsZero() {
-		row("finished", s.Finished.Format(time.RFC3339))
+		finished = s.Finished.Format(time.RFC3339)
 	}
 	who := s.OSUser
 	if s.Identity != "" {
 		who = strings.TrimSpace(who + " (warehouse identity " + s.Identity + ")")
 	}
-	row("operator", who)
-	row("machine", s.Machine)
-	row("workspace", s.Workspace)
-	row("command", code1(s.CommandLine))
-	row("version", s.Version)
-	row("journal", code1(s.Journal))
+	files := ""
 	if s.Files >= 0 {
-		files := fmt.Sprint(s.Files)
+		files = fmt.Sprint(s.Files)
 		if s.Bytes > 0 {
 			files += fmt.Sprintf(" (%d bytes)", s.Bytes)
 		}
-		row("files", files)
 	}
-	row("tables", s.Tables)
-	row("rows expected", num(s.Rows))
-	row("rows inserted", num(s.Inserted))
-	if len(s.Batches) > 0 {
-		states := make([]string, 0, len(s.Batches))
-		for st := range s.Batches {
-			states = append(states, st)
-		}
-		sort.Strings(states)
-		var parts []string
-		for _, st := range states {
-			parts = append(parts, fmt.Sprintf("%d %s", s.Batches[st], st))
-		}
-		row("batches", strings.Join(parts, ", "))
+	return [][2]string{
+		{"run", code1(s.Run)}, {"table", code1(s.Table)}, {"root", code1(s.Root)}, {"scope", s.Scope},
+		{"run state", s.RunStatus}, {"started", s.Started.Format(time.RFC3339)}, {"finished", finished},
+		{"operator", who}, {"machine", s.Machine}, {"workspace", s.Workspace}, {"command", code1(s.CommandLine)},
+		{"version", s.Version}, {"journal", code1(s.Journal)}, {"files", files}, {"tables", s.Tables},
+		{"rows expected", num(s.Rows)}, {"rows inserted", num(s.Inserted)}, {"batches", s.batchStates()},
+		{"staged", s.Staged}, {"verification", s.Verification}, {"deleted", s.Deleted},
+		{"exit status", fmt.Sprintf("%d (%s)", code, orDefault(exitMeanings[code], "error"))},
 	}
-	row("staged", s.Staged)
-	row("verification", s.Verification)
-	row("deleted", s.Deleted)
-	row("exit status", fmt.Sprintf("%d (%s)", code, orDefault(exitMeanings[code], "error")))
-	if err != nil && err.Error() != "" {
-		fmt.Fprintf(w, "\n**Error:** %s\n", mdText(redact.String(err.Error())))
+}
+
+// batchStates is the run's batches by state: "3 verified, 1 unknown".
+func (s *runSummary) batchStates() string {
+	states := make([]string, 0, len(s.Batches))
+	for st := range s.Batches {
+		states = append(states, st)
 	}
-	if s.Details != "" {
-		fmt.Fprintf(w, "\n%s", strings.TrimRight(s.Details, "\n")+"\n")
+	sort.Strings(states)
+	parts := make([]string, 0, len(states))
+	for _, st := range states {
+		parts = append(parts, fmt.Sprintf("%d %s", s.Batches[st], st))
 	}
-	if len(s.Notes) > 0 {
-		fmt.Fprintln(w, "\n**Notes:**")
-		for _, n := range s.Notes {
-			fmt.Fprintf(w, "- %s\n", mdText(n))
-		}
+	return strings.Join(parts, ", ")
+}
+
+// mdList writes a bold heading and a list of items, nothing when there are none.
+func mdList(w io.Writer, heading string, items []string, text func(string) string) {
+	if len(items) == 0 {
+		return
 	}
-	if len(next) > 0 {
-		fmt.Fprintln(w, "\n**Next:**")
-		for _, n := range next {
-			fmt.Fprintf(w, "- %s\n", n)
-		}
+	fmt.Fprintf(w, "\n**%s:**\n", heading)
+	for _, n := range items {
+		fmt.Fprintf(w, "- %s\n", text(n))
 	}
 }
 

@@ -243,25 +243,9 @@ func scanScopeText(o *ScanOptions) string {
 // does), every table's backend under one adaptive limit of --concurrency, under retry, and
 // over one HTTP transport.
 func (f *Factory) scanOpener(r *tableref.Resolver) scan.Opener {
-	lim := f.newAdaptive()
-	transport := storage.SharedTransport(f.Global.Concurrency)
+	pol := storagePolicy{Adaptive: f.newAdaptive(), Retry: f.retryPolicy(), Transport: storage.SharedTransport(f.Global.Concurrency), Quiet: true}
 	r.Open = func(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
-		if err := checkLocalDir(loc); err != nil {
-			return nil, err
-		}
-		if cfg.Logger == nil {
-			cfg.Logger = f.Logger
-		}
-		if cfg.Transport == nil {
-			// One transport for every table: the connections to a store are reused from
-			// table to table instead of opened (and TLS-negotiated) for each.
-			cfg.Transport = transport
-		}
-		b, err := f.registry().OpenLocation(ctx, loc, cfg)
-		if err != nil {
-			return nil, err
-		}
-		return storage.WithRetry(storage.WithAdaptiveLimit(b, lim), f.retryPolicy()), nil
+		return f.openWith(ctx, loc, cfg, pol)
 	}
 	return func(ctx context.Context, e databricks.TableEntry) (*tableref.Ref, error) {
 		return r.ResolveListed(ctx, e, tableref.Read)

@@ -5,14 +5,24 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
+	"go/ast"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/zbrecover/zbrecover/cleanup"
 	"github.com/zbrecover/zbrecover/databricks"
+	"github.com/zbrecover/zbrecover/doctor"
 	"github.com/zbrecover/zbrecover/history"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fallback"
@@ -104,7 +114,7 @@ func TestSummaryGolden(t *testing.T) {
 // TestEveryDocumentEncodes: each type cmd writes with -o json is a document jsonout encodes
 // (an embedded type with methods, as cleanup.Plan in cleanup's documents, included).
 func TestEveryDocumentEncodes(t *testing.T) {
-	for _, doc := range []any{
+	docs := []any{
 		cleanupPlanDoc{Plan: &cleanup.Plan{}, Keys: []string{}},
 		&cleanup.Report{Plan: &cleanup.Plan{}},
 		cleanupNothingDoc{},
@@ -113,14 +123,111 @@ func TestEveryDocumentEncodes(t *testing.T) {
 		&reload.VerifyReport{},
 		&history.Runs{},
 		&history.Run{},
-	} {
+		&doctor.Report{},
+		LsReport{Objects: []LsObject{}},
+		PreviewReport{},
+		&schemaDoc{},
+		readBuildInfo(),
+	}
+	listed := map[string]bool{}
+	for _, doc := range docs {
 		var b bytes.Buffer
 		if err := jsonout.Encode(&b, doc); err != nil {
 			t.Errorf("%T: %v", doc, err)
 		} else if !strings.HasPrefix(b.String(), "{\n  \"schema_version\": ") {
 			t.Errorf("%T: %s", doc, b.String())
 		}
+		rt := reflect.TypeOf(doc)
+		for rt.Kind() == reflect.Pointer {
+			rt = rt.Elem()
+		}
+		listed[rt.PkgPath()+"."+rt.Name()] = true
 	}
+	// Every document a command prints goes through printJSON: each of their types must be
+	// in the list above, so that a new document cannot escape this test.
+	for _, typ := range printedDocuments(t) {
+		if !listed[typ] {
+			t.Errorf("printJSON prints %s, which this test does not encode: add it to the list", typ)
+		}
+	}
+}
+
+// printedDocuments type-checks package cmd (against its dependencies' export data, as go list
+// gives it) and returns the type of every document passed to printJSON, package-qualified and
+// without pointers.
+func printedDocuments(t *testing.T) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -export: %v", err)
+	}
+	exports := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if path, file, ok := strings.Cut(line, "\t"); ok && file != "" {
+			exports[path] = file
+		}
+	}
+	fset := token.NewFileSet()
+	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+		f, ok := exports[path]
+		if !ok {
+			return nil, fmt.Errorf("no export data for %s", path)
+		}
+		return os.Open(f)
+	})
+	names, _ := filepath.Glob("*.go")
+	var files []*ast.File
+	for _, n := range names {
+		if strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, n, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
+	conf := types.Config{Importer: imp.(types.ImporterFrom), Error: func(error) {}}
+	if _, err := conf.Check("github.com/zbrecover/zbrecover/cmd", fset, files, info); err != nil {
+		t.Logf("type check (build tags aside): %v", err)
+	}
+	seen := map[string]bool{}
+	var docs []string
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || len(call.Args) != 2 {
+				return true
+			}
+			if id, ok := call.Fun.(*ast.Ident); !ok || id.Name != "printJSON" {
+				return true
+			}
+			typ := info.Types[call.Args[1]].Type
+			for {
+				p, ok := typ.(*types.Pointer)
+				if !ok {
+					break
+				}
+				typ = p.Elem()
+			}
+			named, ok := typ.(*types.Named)
+			if !ok {
+				t.Errorf("%s: printJSON of %v, not a named type", fset.Position(call.Pos()), typ)
+				return true
+			}
+			name := named.Obj().Pkg().Path() + "." + named.Obj().Name()
+			if !seen[name] {
+				seen[name] = true
+				docs = append(docs, name)
+			}
+			return true
+		})
+	}
+	if len(docs) < 10 {
+		t.Fatalf("found only %d document types passed to printJSON: %v", len(docs), docs)
+	}
+	return docs
 }
 
 // TestContinuedRunPromptGolden: the question before a reload that continues a run names all

@@ -369,7 +369,8 @@ func executeReload(ctx context.Context, f *Factory, s *runSummary, prep *reload.
 	if stage != nil {
 		stage.Progress = bars.counter("staged", "files")
 	}
-	prep.SetProgress(bars.counter("loaded", "batches"))
+	prep.SetProgress(reload.Progress{Validate: bars.counter("validated", "statements"), Keys: bars.counter("keys read", "files"),
+		Load: bars.counter("loaded", "batches")})
 	res, runErr := reload.Execute(ctx, prep)
 	bars.done(runErr == nil)
 	if res != nil {

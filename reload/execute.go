@@ -366,9 +366,7 @@ func (r *runner) execute(ctx context.Context, st *journal.State, newBatches []Ba
 		r.log.Warn("the keys file was not written; verify --key and cleanup cannot check the run by key without it", "error", err)
 		r.rep.Warnings = append(r.rep.Warnings, "the keys file of the run's files was not written ("+err.Error()+"): verify --key reads the files while they exist")
 	}
-	if r.o.Progress != nil {
-		r.o.Progress(0, len(todo))
-	}
+	tell(r.o.Progress.Load, 0, len(todo))
 	for i, w := range todo {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("%w before batch %d", ErrInterrupted, w.n)
@@ -376,9 +374,7 @@ func (r *runner) execute(ctx context.Context, st *journal.State, newBatches []Ba
 		if err := r.send(ctx, w); err != nil {
 			return err
 		}
-		if r.o.Progress != nil {
-			r.o.Progress(i+1, len(todo))
-		}
+		tell(r.o.Progress.Load, i+1, len(todo))
 	}
 	return nil
 }
@@ -743,12 +739,14 @@ func (r *runner) preflight(ctx context.Context, stmts []string) error {
 		return fmt.Errorf("%w: %v", ErrValidate, err)
 	}
 	if r.o.NoValidate {
-		return check(stmts[0])
+		stmts = stmts[:1]
 	}
-	for _, s := range stmts {
+	tell(r.o.Progress.Validate, 0, len(stmts))
+	for i, s := range stmts {
 		if err := check(s); err != nil {
 			return err
 		}
+		tell(r.o.Progress.Validate, i+1, len(stmts))
 	}
 	return nil
 }
@@ -893,7 +891,7 @@ func (r *runner) writeKeys(ctx context.Context, todo []work) error {
 	if len(srcs) == 0 {
 		return nil
 	}
-	kf, err := BuildKeys(ctx, r.p.tgt.Root, srcs, KeysSpec{Key: keys, Table: r.p.table.Schema, Groups: groups, Renames: r.o.Renames}, *place, r.w.Run(), nil)
+	kf, err := BuildKeys(ctx, r.p.tgt.Root, srcs, KeysSpec{Key: keys, Table: r.p.table.Schema, Groups: groups, Renames: r.o.Renames}, *place, r.w.Run(), r.o.Progress.Keys)
 	if err != nil {
 		return err
 	}

@@ -93,9 +93,29 @@ type Options struct {
 	IgnoreForeignRuns string
 	// Now is the clock (tests).
 	Now func() time.Time
-	// Progress is called before the first batch and after each batch with batches done and
-	// total.
-	Progress func(done, total int)
+	// Progress tells how far Execute's phases are (staging reports through Stage.Progress).
+	Progress Progress
+}
+
+// Progress are the callbacks Execute tells how far each of its phases is, any of them nil.
+// Each is called with the phase's work done and its total when the phase starts (done 0),
+// as it advances, and with done equal to total when it ends, so that a progress bar ends
+// with its phase; a phase that stops on an error ends without that last call.
+type Progress struct {
+	// Validate counts the VALIDATE ALL statements checked (the path probe alone, one
+	// statement, with NoValidate).
+	Validate func(done, total int)
+	// Keys counts the files whose key columns were read into the run's keys file.
+	Keys func(done, total int)
+	// Load counts the batches settled or sent.
+	Load func(done, total int)
+}
+
+// tell calls fn, when set, with done and total.
+func tell(fn func(done, total int), done, total int) {
+	if fn != nil {
+		fn(done, total)
+	}
 }
 
 func (o *Options) defaults() {
@@ -407,8 +427,8 @@ func sourceFlag(src string, tgt *tableref.Ref, prefix string) string {
 	return "--stage-to " + strings.TrimSuffix(src, "/")
 }
 
-// SetProgress sets the callback Execute tells the batches done and total.
-func (p *Prepared) SetProgress(fn func(done, total int)) { p.o.Progress = fn }
+// SetProgress sets the callbacks Execute tells how far its phases are.
+func (p *Prepared) SetProgress(pr Progress) { p.o.Progress = pr }
 
 // SetIdentity sets the warehouse identity statements run as (current_user()) and this
 // process's run record, once known (the plan needs neither).

@@ -407,6 +407,9 @@ type VerifyOptions struct {
 	// HistoryRetries and Backoff as in Options.
 	HistoryRetries int
 	Backoff        time.Duration
+	// KeyProgress, when set with Keys, is told the key check's statements done and their
+	// total, at the start and after each (as Progress's callbacks).
+	KeyProgress func(done, total int)
 }
 
 // ErrNoRun is returned (wrapped) when the journal holds no run of the table to verify.
@@ -575,10 +578,12 @@ func verifyKeys(ctx context.Context, d Deps, tgt *tableref.Ref, st *journal.Stat
 		}
 	}
 	if all {
+		tell(o.KeyProgress, 0, 1)
 		kc, per, err := ReconcileKeysFiles(ctx, d.Warehouse, tgt.Name, o.Keys, files)
 		if err != nil {
 			return nil, nil, err
 		}
+		tell(o.KeyProgress, 1, 1)
 		kc.Files = nfiles
 		res := &journal.KeyResult{Key: o.Keys, Files: nfiles, Keys: kc.Keys, Missing: kc.Missing, OK: kc.OK}
 		for _, p := range per {
@@ -608,10 +613,16 @@ func verifyKeys(ctx context.Context, d Deps, tgt *tableref.Ref, st *journal.Stat
 	} else {
 		srcs = RunSources(live, o.Keys, tgt.Loc)
 	}
+	stmts := 1
+	if len(srcs) > 0 {
+		stmts = 2 // the rows read per batch are counted too
+	}
+	tell(o.KeyProgress, 0, stmts)
 	kc, err := Reconcile(ctx, d.Warehouse, tgt.Name, o.Keys, srcs)
 	if err != nil {
 		return nil, nil, err
 	}
+	tell(o.KeyProgress, 1, stmts)
 	res := &journal.KeyResult{Key: o.Keys, Files: kc.Files, Keys: kc.Keys, Missing: kc.Missing, OK: kc.OK}
 	// A name the statement does not find reads as no rows, not as an error: the rows read
 	// must be the rows the footers hold, batch by batch, or the check proves nothing.
@@ -620,6 +631,7 @@ func verifyKeys(ctx context.Context, d Deps, tgt *tableref.Ref, st *journal.Stat
 		if err != nil {
 			return nil, nil, err
 		}
+		tell(o.KeyProgress, 2, stmts)
 		kc.Statements++
 		res.Rows = rows
 		if note != "" {

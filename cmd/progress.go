@@ -57,6 +57,7 @@ type progressBar struct {
 	// measured (the averages have a value); took is the phase's duration, in nanoseconds,
 	// once it ended. The decorators read them while set runs.
 	ended   atomic.Bool
+	stopped atomic.Bool // abandoned: the step failed before the phase ended
 	sampled atomic.Bool
 	took    atomic.Int64
 	// from is the first count: the work measured is what came after it.
@@ -168,9 +169,12 @@ func (b *progressBar) set(done, total int, final bool) {
 		b.done, b.last = done, now
 	}
 	if final && b.done >= total {
+		// The bar shows that its phase ended (its decorators read ended); mpb completes
+		// it only when the step ends (done): once every bar of a container is complete,
+		// mpb draws no more frames, and the status lines written after that would not be
+		// printed.
 		b.took.Store(int64(now.Sub(b.start)))
 		b.ended.Store(true)
-		b.bar.SetTotal(int64(total), true)
 	}
 }
 
@@ -190,11 +194,13 @@ func (pg *progress) done(ok bool) {
 		b.mu.Lock()
 		switch {
 		case b.ended.Load():
+			b.bar.SetTotal(-1, true)
 		case ok:
 			b.took.Store(int64(now.Sub(b.start)))
 			b.ended.Store(true)
 			b.bar.SetTotal(-1, true)
 		default:
+			b.stopped.Store(true)
 			b.ended.Store(true)
 			b.bar.Abort(false)
 		}
@@ -215,9 +221,9 @@ type phaseRate struct {
 
 func (d phaseRate) Decor(s decor.Statistics) (string, int) {
 	switch {
-	case s.Aborted || !d.b.sampled.Load() && !s.Completed:
+	case d.b.stopped.Load() || !d.b.sampled.Load() && !d.b.ended.Load():
 		return d.Format("")
-	case s.Completed:
+	case d.b.ended.Load():
 		took := time.Duration(d.b.took.Load())
 		if took <= 0 {
 			return d.Format("")
@@ -239,9 +245,9 @@ type phaseTime struct {
 
 func (d phaseTime) Decor(s decor.Statistics) (string, int) {
 	switch {
-	case s.Aborted:
+	case d.b.stopped.Load():
 		return d.Format("stopped")
-	case s.Completed:
+	case d.b.ended.Load():
 		return d.Format("in " + roundDuration(time.Duration(d.b.took.Load())))
 	case !d.b.sampled.Load():
 		return d.Format("")

@@ -237,6 +237,15 @@ func findBar(screen []string, name string) (string, int) {
 	return line, n
 }
 
+// words is what a bar line says: its words, without the bar itself, whose width, like the
+// columns', follows the other bars.
+func words(l string) string {
+	if i, j := strings.Index(l, "["), strings.LastIndex(l, "]"); i >= 0 && j > i {
+		l = l[:i] + l[j+1:]
+	}
+	return strings.Join(strings.Fields(l), " ")
+}
+
 // bar is findBar's line.
 func bar(screen []string, name string) string { l, _ := findBar(screen, name); return l }
 
@@ -281,7 +290,8 @@ func TestPhaseBarsEndWithTheirPhase(t *testing.T) {
 		return strings.Contains(bar(s, "loaded"), "ETA ") && strings.Contains(bar(s, "staged"), " in ") &&
 			strings.Contains(bar(s, "validated"), " in ")
 	})
-	stagedEnded, validatedEnded := barLine(t, s, "staged"), barLine(t, s, "validated")
+	// What an ended bar shows, its words (columns are aligned with the other bars).
+	stagedEnded, validatedEnded := words(barLine(t, s, "staged")), words(barLine(t, s, "validated"))
 	for _, l := range []string{stagedEnded, validatedEnded} {
 		if strings.Contains(l, "ETA") || !strings.Contains(l, "/s") {
 			t.Errorf("an ended phase shows its average rate and duration, no ETA: %q", l)
@@ -291,10 +301,10 @@ func TestPhaseBarsEndWithTheirPhase(t *testing.T) {
 	time.Sleep(400 * time.Millisecond)
 	loaded(2, 3)
 	s = waitScreen(t, errOut, "2 of 3 batches", func(s []string) bool { return strings.Contains(bar(s, "loaded"), "2 / 3 batches") })
-	if got := barLine(t, s, "staged"); got != stagedEnded {
+	if got := words(barLine(t, s, "staged")); got != stagedEnded {
 		t.Errorf("the staging bar moved after its phase:\n%q\n%q", stagedEnded, got)
 	}
-	if got := barLine(t, s, "validated"); got != validatedEnded {
+	if got := words(barLine(t, s, "validated")); got != validatedEnded {
 		t.Errorf("the VALIDATE bar moved after its phase:\n%q\n%q", validatedEnded, got)
 	}
 	bars.done(false)
@@ -303,7 +313,7 @@ func TestPhaseBarsEndWithTheirPhase(t *testing.T) {
 	if l := barLine(t, s, "loaded"); !strings.Contains(l, "2 / 3 batches") || !strings.Contains(l, "stopped") {
 		t.Errorf("the abandoned phase: %q", l)
 	}
-	if got := barLine(t, s, "staged"); got != stagedEnded {
+	if got := words(barLine(t, s, "staged")); got != stagedEnded {
 		t.Errorf("the staging bar changed at the end: %q", got)
 	}
 	if strings.Contains(strings.Join(s, "\n"), "keys read") {
@@ -356,5 +366,28 @@ func waitScreen(t *testing.T, s *syncBuffer, what string, cond func([]string) bo
 			t.Fatalf("no frame shows %s:\n%s", what, strings.Join(sc, "\n"))
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestStatusLineAfterEveryPhaseEnded: a line written once every bar's phase has ended, before
+// the step ends, is printed above the bars all the same.
+func TestStatusLineAfterEveryPhaseEnded(t *testing.T) {
+	t.Setenv("TERM", "xterm-256color")
+	io, _, _, _ := iostreams.Test()
+	errOut := &syncBuffer{}
+	io.ErrOut = errOut
+	io.SetStderrTTY(true)
+	f := NewFactory(io)
+	f.Global.Output = "text"
+	bars := newBars(f)
+	loaded := bars.counter("loaded", "batches")
+	loaded(0, 2)
+	loaded(2, 2)
+	errOut.waitFor(t, "2 / 2 batches")
+	f.notice("the MERGE moved the rows")
+	bars.done(true)
+	text := strings.Join(screen(errOut.String()), "\n")
+	if i, j := strings.Index(text, "the MERGE moved the rows"), strings.Index(text, "loaded "); i < 0 || j < i {
+		t.Errorf("the line is lost or below the bar:\n%s", text)
 	}
 }

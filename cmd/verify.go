@@ -229,6 +229,8 @@ type HistoryOptions struct {
 	Target  TargetOptions
 	Run     string
 	Journal string
+	// Watch follows the run (or the table's newest) until it ends (history_watch.go).
+	Watch bool
 }
 
 // NewCmdHistory returns `zbrecover history`. runF replaces the run function in tests.
@@ -244,17 +246,26 @@ the runs of that table; without it, of every table in the journal.
 With --run ID it lists every file of the run with its expected rows (from its footer), its
 batch, the batch's state, the table version that settled it (when one did) and its deletion.
 
+With --watch (-w) it follows a run another terminal is running (reload, cleanup), reading the
+journal every second: what changes (batches, files staged and deleted) as it happens, with
+the bars of the run's phases, until the run ends; it then exits as the run's end means (0
+verified or cleaned, 4 mismatch, 5 unknown or partly cleaned, 130 interrupted). Without --run
+it follows the table's newest run, waiting for one. Under -o json: one JSON line per change.
+
 ` + targetHelp + `
 ` + exitHelp(),
 		Example: `  zbrecover history
   zbrecover history main.sales.orders
-  zbrecover history main.sales.orders --run 20261201T101500Z-1a2b3c4d -o json`,
+  zbrecover history main.sales.orders --run 20261201T101500Z-1a2b3c4d -o json
+  zbrecover history main.sales.orders --watch`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 || o.Target.Table != "" || o.Target.Root != "" {
 				if err := parseTarget(&o.Target, args); err != nil {
 					return err
 				}
+			} else if o.Watch && o.Run == "" {
+				return FlagErrorf("--watch follows one run: give the table (TARGET), or --run ID")
 			}
 			if runF != nil {
 				return runF(c.Context(), o)
@@ -265,6 +276,7 @@ batch, the batch's state, the table version that settled it (when one did) and i
 	addTargetFlags(c, &o.Target)
 	c.Flags().StringVar(&o.Run, "run", "", "list the files of this run")
 	c.Flags().StringVar(&o.Journal, "journal", "", "the journal's storage URL (default: the local state directory)")
+	c.Flags().BoolVarP(&o.Watch, "watch", "w", false, "follow the run (or the table's newest) as it runs, until it ends")
 	return c
 }
 
@@ -285,6 +297,9 @@ func historyRun(ctx context.Context, o *HistoryOptions) error {
 			return err
 		}
 		tables = []string{tgt.TableID}
+	}
+	if o.Watch {
+		return watchRun(ctx, f, store, tables, o.Run)
 	}
 	if o.Run != "" {
 		run, err := history.ReadRun(ctx, store, tables, o.Run)

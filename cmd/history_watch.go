@@ -203,6 +203,9 @@ func changeLine(p *history.Progress, c history.Change) string {
 			s += fmt.Sprintf(" (pid %d)", pr.PID)
 		}
 		return s + " at " + pr.Started.Local().Format("15:04:05")
+	case c.Batch != nil && c.Batch.Status == "open":
+		// Sent, its answer awaited: the loading bar shows it; its new state follows.
+		return ""
 	case c.Batch != nil:
 		b := c.Batch
 		s := fmt.Sprintf("batch %d %s: %s, %s expected", b.Batch, batchWord(string(b.Status)), plural(b.Files, "file"), plural(b.Expected, "row"))
@@ -244,10 +247,7 @@ func changeLine(p *history.Progress, c history.Change) string {
 
 // batchWord says a batch state as a follower reads it.
 func batchWord(status string) string {
-	switch status {
-	case "open":
-		return "sent"
-	case "loaded":
+	if status == "loaded" {
 		return "answered"
 	}
 	return status

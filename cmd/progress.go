@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vbauerster/cupwriter"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
@@ -82,12 +84,15 @@ func (pg *progress) bar(name, unit string, restart bool) *progressBar {
 	b := &progressBar{start: time.Now()}
 	b.last = b.start
 	if pg.on && pg.p == nil {
-		// Lines are as wide as the terminal (mpb asks it); a writer mpb does not recognise
-		// as one (tests) is taken as 100 columns. Bars are at most 40.
-		pg.p = mpb.New(mpb.WithOutput(pg.f.IO.ErrOut), mpb.WithWidth(100),
-			// Refresh, and redraw in place, even when mpb does not recognise the writer
-			// as a terminal: the caller already decided stderr is one.
-			mpb.WithAutoRefresh(), mpb.ForceTTY())
+		// Lines are as wide as the terminal (mpb asks it); a writer that is no terminal
+		// (tests) is taken as 100 columns. Bars are at most 40. Frames are redrawn in place
+		// even when the writer is no terminal: the caller already decided stderr is one.
+		out := pg.f.IO.ErrOut
+		cw := cupwriter.New(lineStart{out}, true)
+		if f, ok := out.(*os.File); ok {
+			cw.SetTermFd(int(f.Fd()))
+		}
+		pg.p = mpb.New(mpb.WithConsoleWriter(cw), mpb.WithWidth(100), mpb.WithAutoRefresh())
 		pg.f.status.attach(pg.p)
 	}
 	if pg.p != nil {
@@ -213,7 +218,7 @@ func (pg *progress) done(ok bool) {
 
 // phaseRate shows the phase's rate in units per second: mpb's EWMA speed while it runs, its
 // average over the phase once it ended (over the part a follower saw), nothing before the
-// first measured count or once stopped.
+// first measured count (or when there was none) or once stopped.
 type phaseRate struct {
 	decor.Decorator
 	b *progressBar
@@ -221,7 +226,7 @@ type phaseRate struct {
 
 func (d phaseRate) Decor(s decor.Statistics) (string, int) {
 	switch {
-	case d.b.stopped.Load() || !d.b.sampled.Load() && !d.b.ended.Load():
+	case d.b.stopped.Load() || !d.b.sampled.Load():
 		return d.Format("")
 	case d.b.ended.Load():
 		took := time.Duration(d.b.took.Load())
@@ -237,7 +242,7 @@ func (d phaseRate) Decor(s decor.Statistics) (string, int) {
 func (d phaseRate) Unwrap() decor.Decorator { return d.Decorator }
 
 // phaseTime shows "ETA 12s" (mpb's EWMA ETA) while the phase runs, "in 3.4s" once it ended
-// and "stopped" when it was abandoned.
+// ("done" when the bar saw no count before the end) and "stopped" when it was abandoned.
 type phaseTime struct {
 	decor.Decorator
 	b *progressBar
@@ -247,6 +252,10 @@ func (d phaseTime) Decor(s decor.Statistics) (string, int) {
 	switch {
 	case d.b.stopped.Load():
 		return d.Format("stopped")
+	case d.b.ended.Load() && !d.b.sampled.Load():
+		// Seen only ended (a follower that read the whole phase at once): how long it
+		// took is not known.
+		return d.Format("done")
 	case d.b.ended.Load():
 		return d.Format("in " + roundDuration(time.Duration(d.b.took.Load())))
 	case !d.b.sampled.Load():
@@ -269,6 +278,23 @@ func roundDuration(d time.Duration) string {
 		return d.Round(100 * time.Millisecond).String()
 	}
 	return d.Round(time.Second).String()
+}
+
+// lineStart is stderr under the bars. Each frame starts by moving the cursor up to the bars'
+// first line and clearing from there (ESC[nA ESC[J); lineStart puts a carriage return
+// before it, so that the clearing starts at the line's start. The terminal echoes "^C" where
+// the cursor is when Ctrl-C is pressed, under the bars: without the carriage return, the
+// next frame would clear the bars' first line from the third column on, and its first two
+// letters would stay in front of the interrupt notice.
+type lineStart struct{ w io.Writer }
+
+func (l lineStart) Write(p []byte) (int, error) {
+	if bytes.HasPrefix(p, []byte("\x1b[")) {
+		if _, err := l.w.Write([]byte{'\r'}); err != nil {
+			return 0, err
+		}
+	}
+	return l.w.Write(p)
 }
 
 // footerProgress is a single bar of footers read over files listed (inspect.Progress).

@@ -343,9 +343,17 @@ func TestPhaseRunTwiceHasTwoBars(t *testing.T) {
 	errOut.waitFor(t, "3 / 3 tables")
 	tables(3, 7)
 	errOut.waitFor(t, "3 / 7 tables")
+	// A follower's bar first seen ended: nothing was measured.
+	removed := bars.counter("removed", "staged copies")
+	removed(4, 4)
+	errOut.waitFor(t, "4 / 4 staged copies")
 	bars.done(true)
-	text := strings.Join(screen(errOut.String()), "\n")
-	if !strings.Contains(text, "2 / 2 files") || !strings.Contains(text, "5 / 5 files") || strings.Count(text, "staged ") != 2 {
+	sc := screen(errOut.String())
+	if l := words(barLine(t, sc, "removed")); !strings.HasSuffix(l, "4 / 4 staged copies done") {
+		t.Errorf("a bar seen only ended: %q", l)
+	}
+	text := strings.Join(sc, "\n")
+	if _, n := findBar(sc, "staged"); !strings.Contains(text, "2 / 2 files") || !strings.Contains(text, "5 / 5 files") || n != 2 {
 		t.Errorf("want two staging bars:\n%s", text)
 	}
 	if !strings.Contains(text, "3 / 3 tables") || strings.Contains(text, "/ 7 tables") {
@@ -389,5 +397,32 @@ func TestStatusLineAfterEveryPhaseEnded(t *testing.T) {
 	text := strings.Join(screen(errOut.String()), "\n")
 	if i, j := strings.Index(text, "the MERGE moved the rows"), strings.Index(text, "loaded "); i < 0 || j < i {
 		t.Errorf("the line is lost or below the bar:\n%s", text)
+	}
+}
+
+// TestNoticeAfterTheEchoedCtrlC: the terminal echoes ^C under the bars when Ctrl-C is
+// pressed; the next frame still clears the bars from their first column, so that the notice
+// line starts with the notice, nothing of the old bar in front of it, and ^C is gone.
+func TestNoticeAfterTheEchoedCtrlC(t *testing.T) {
+	t.Setenv("TERM", "xterm-256color")
+	io, _, _, _ := iostreams.Test()
+	errOut := &syncBuffer{}
+	io.ErrOut = errOut
+	io.SetStderrTTY(true)
+	f := NewFactory(io)
+	f.Global.Output = "text"
+	bars := newBars(f)
+	staged := bars.counter("staged", "files")
+	staged(0, 10)
+	staged(3, 10)
+	errOut.waitFor(t, "3 / 10 files")
+	_, _ = errOut.Write([]byte("^C")) // the terminal's echo, where the cursor is
+	f.notice("interrupt received, stopping cleanly (send it again to exit at once)")
+	staged(4, 10)
+	errOut.waitFor(t, "4 / 10 files")
+	bars.done(false)
+	sc := screen(errOut.String())
+	if len(sc) != 2 || sc[0] != "interrupt received, stopping cleanly (send it again to exit at once)" || !strings.HasPrefix(sc[1], "staged ") {
+		t.Errorf("the screen after Ctrl-C:\n%s\n\nraw: %q", strings.Join(sc, "\n"), errOut.String())
 	}
 }

@@ -298,18 +298,21 @@ func commandName(line string) string {
 	return ""
 }
 
-// outcomeOf is what the end of st's latest process means.
+// outcomeOf is what the end of st's latest process means: a mismatch first, then an
+// interruption (a cleanup stopped before its first delete leaves the run verified, but did
+// not do its work), then the run's state.
 func outcomeOf(st *journal.State) Outcome {
-	switch st.Status {
-	case journal.RunVerified, journal.RunCleaned:
-		return OutcomeOK
-	case journal.RunMismatch:
+	if st.Status == journal.RunMismatch {
 		return OutcomeMismatch
 	}
-	if e := st.End.Err; strings.HasPrefix(e, "interrupted") || strings.Contains(e, context.Canceled.Error()) {
+	// The commands end an interrupted run with an error that says so ("batch 3:
+	// interrupted", cleanup's "context canceled").
+	if e := st.End.Err; strings.Contains(e, "interrupted") || strings.Contains(e, context.Canceled.Error()) {
 		return OutcomeInterrupted
 	}
 	switch st.Status {
+	case journal.RunVerified, journal.RunCleaned:
+		return OutcomeOK
 	case journal.RunUnknown:
 		return OutcomeUnknown
 	case journal.RunPartiallyCleaned:

@@ -172,6 +172,8 @@ func TestWatchOutcomes(t *testing.T) {
 		{"mismatch", journal.BatchMismatch, journal.End{State: journal.RunMismatch, Err: "rows inserted differ"}, history.OutcomeMismatch},
 		{"unknown", journal.BatchUnknown, journal.End{State: journal.RunUnknown, Err: "some batches could not be verified"}, history.OutcomeUnknown},
 		{"interrupted", "", journal.End{State: journal.RunFailed, Err: "interrupted before batch 1"}, history.OutcomeInterrupted},
+		{"interrupted statement", journal.BatchUnknown, journal.End{State: journal.RunUnknown, Err: "batch 1: interrupted"}, history.OutcomeInterrupted},
+		{"interrupted cleanup", journal.BatchVerified, journal.End{State: journal.RunPartiallyCleaned, Err: "context canceled"}, history.OutcomeInterrupted},
 		{"failed", "", journal.End{State: journal.RunFailed, Err: "VALIDATE refused a batch"}, history.OutcomeFailed},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -108,8 +108,8 @@ func (pg *progress) bar(name, unit string, restart bool) *progressBar {
 }
 
 // ewmaAge is the age of the bars' moving averages: mpb's (and VividCortex's) default, the one
-// that needs no warm-up samples, so that a phase of a few batches shows its rate after the
-// first.
+// that needs no warm-up samples, so that a phase of a few batches shows its rate from its
+// first measured count on.
 const ewmaAge = 30
 
 // counter is a (done, total) progress callback for the phase named name whose totals are

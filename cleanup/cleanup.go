@@ -8,7 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -364,11 +364,18 @@ type Options struct {
 	ChunkSize int
 	// Log receives per-chunk progress (with the current concurrency) at info level.
 	Log *slog.Logger
-	// Progress, when set, is told the files done so far and the total after each chunk.
+	// Progress, when set, is told the files done so far (a delete answered, or a file kept
+	// because its archive copy failed) and the total: at the start, as deletes are answered
+	// and after each chunk, the last time with done equal to the total unless the run
+	// stopped.
 	Progress func(done, total int)
-	// ArchiveProgress, when set with Archive, is told the archive copies made and checked so
-	// far (or found already there) and the total, after each file.
+	// ArchiveProgress, when set with Archive, is told the files whose archive copy was made
+	// and checked (or found already there), or failed (the file is then kept), and the
+	// total, after each file.
 	ArchiveProgress func(done, total int)
+	// StagedProgress, when set, is told the staged copies deleted (or found gone, or failed)
+	// and the total of copies to delete, at the start and as deletes are answered.
+	StagedProgress func(done, total int)
 }
 
 // FileResult is what happened to one file.
@@ -483,10 +490,16 @@ func RunPlan(ctx context.Context, b storage.Backend, st *journal.State, p *Plan,
 	}
 	defer func() { r.Limiter = lim.Stats() }()
 	done := 0
-	var archived atomic.Int64
+	var (
+		archiveMu sync.Mutex // the archive copies end on their goroutines: their count is told in order
+		archived  int
+	)
 	onArchived := func() {
 		if o.ArchiveProgress != nil {
-			o.ArchiveProgress(int(archived.Add(1)), len(p.Delete))
+			archiveMu.Lock()
+			archived++
+			o.ArchiveProgress(archived, len(p.Delete))
+			archiveMu.Unlock()
 		}
 	}
 	if o.Archive != nil && o.ArchiveProgress != nil {
@@ -511,7 +524,15 @@ func RunPlan(ctx context.Context, b storage.Backend, st *journal.State, p *Plan,
 			r.finish()
 			return r, fmt.Errorf("journal the delete intent (nothing of this chunk was deleted): %w", err)
 		}
-		res := deleteChunk(ctx, b, ts, lim, conc, o.Archive, onArchived)
+		base := done
+		sent := 0
+		onSent := func(n int) {
+			if o.Progress != nil {
+				sent += n
+				o.Progress(base+sent, len(p.Delete))
+			}
+		}
+		res := deleteChunk(ctx, b, ts, lim, conc, o.Archive, onArchived, onSent)
 		var recs []journal.DeletedResult
 		for i, fr := range res {
 			if fr.Status == "" {
@@ -583,7 +604,7 @@ func (r *Report) finish() {
 
 // deleteChunk archives (when asked) and deletes ts. A result with no status was interrupted
 // before its outcome was known.
-func deleteChunk(ctx context.Context, b storage.Backend, ts []Candidate, lim *storage.Adaptive, conc int, archive storage.Backend, onArchived func()) []FileResult {
+func deleteChunk(ctx context.Context, b storage.Backend, ts []Candidate, lim *storage.Adaptive, conc int, archive storage.Backend, onArchived func(), onSent func(keys int)) []FileResult {
 	out := make([]FileResult, len(ts))
 	for i, t := range ts {
 		out[i] = FileResult{Key: t.Key, Size: t.Size, Batch: t.Batch}
@@ -600,7 +621,7 @@ func deleteChunk(ctx context.Context, b storage.Backend, ts []Candidate, lim *st
 		for i := range ts {
 			g.Go(func() error {
 				ok[i] = archiveOne(ctx, b, archive, ts[i], &out[i])
-				if ok[i] {
+				if ctx.Err() == nil {
 					onArchived()
 				}
 				return nil
@@ -617,7 +638,7 @@ func deleteChunk(ctx context.Context, b storage.Backend, ts []Candidate, lim *st
 	for j, i := range send {
 		reqs[j] = storage.DeleteRequest{Key: ts[i].Key, Cond: ts[i].Cond()}
 	}
-	res := storage.DeleteAll(ctx, b, reqs, storage.DeleteAllOptions{Concurrency: conc, Limiter: lim})
+	res := storage.DeleteAll(ctx, b, reqs, storage.DeleteAllOptions{Concurrency: conc, Limiter: lim, Done: onSent})
 	for j, i := range send {
 		st, why := classify(res[j].Err)
 		out[i].Status, out[i].Reason = st, why

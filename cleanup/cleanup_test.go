@@ -258,10 +258,12 @@ func TestRunDeletesVerifiedOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	counted, c := storage.WithCounting(b)
-	rep, err := Run(ctx, counted, st, fx.cont(t, st), Options{Checks: passing(st)})
+	var prog progressCalls
+	rep, err := Run(ctx, counted, st, fx.cont(t, st), Options{Checks: passing(st), Progress: prog.add})
 	if err != nil {
 		t.Fatal(err)
 	}
+	prog.check(t, "deletes", 2500, 3)
 	if rep.Deleted != 2498 || rep.Skipped != 1 || rep.Gone != 1 || rep.Failed != 0 || !rep.Partial() || rep.After != journal.RunPartiallyCleaned {
 		t.Errorf("report: deleted %d skipped %d gone %d failed %d, %s", rep.Deleted, rep.Skipped, rep.Gone, rep.Failed, rep.After)
 	}
@@ -402,10 +404,14 @@ func TestArchiveBeforeDelete(t *testing.T) {
 		}
 		return nil
 	}}
-	rep, err := Run(ctx, dc, st, fx.cont(t, st), Options{Checks: passing(st), Archive: archive})
+	var archived, deleted progressCalls
+	rep, err := Run(ctx, dc, st, fx.cont(t, st), Options{Checks: passing(st), Archive: archive, ArchiveProgress: archived.add, Progress: deleted.add})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The file whose archive copy failed is kept: both phases still reach their total.
+	archived.check(t, "archive copies", 50, 50)
+	deleted.check(t, "deletes", 50, 49)
 	if rep.Deleted != 49 || rep.Failed != 1 || rep.Problems[0].Key != keys[1] || !strings.Contains(rep.Problems[0].Reason, "another object") {
 		t.Errorf("report: deleted %d failed %d %+v", rep.Deleted, rep.Failed, rep.Problems)
 	}
@@ -448,5 +454,36 @@ func TestRefusesPendingMerge(t *testing.T) {
 	st := fx.state(t, w.Run())
 	if err := Cleanable(st); !errors.Is(err, ErrNotCleanable) || !strings.Contains(err.Error(), "MERGE has not committed") {
 		t.Errorf("pending MERGE: %v", err)
+	}
+}
+
+// progressCalls records a phase's progress callbacks.
+type progressCalls struct {
+	mu    sync.Mutex
+	calls [][2]int
+}
+
+func (p *progressCalls) add(done, total int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls = append(p.calls, [2]int{done, total})
+}
+
+// check: the phase started at 0 of total, never went back, ended at total, and was told
+// at least minCalls times after its start (as the work was answered, not once at the end).
+func (p *progressCalls) check(t *testing.T, what string, total, minCalls int) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.calls
+	if len(c) < minCalls+1 || c[0] != [2]int{0, total} || c[len(c)-1] != [2]int{total, total} {
+		t.Errorf("%s progress: %d calls, first %v, last %v; want (0, %d) first, (%d, %d) last, %d calls at least",
+			what, len(c), c[0], c[len(c)-1], total, total, total, minCalls+1)
+	}
+	for i := 1; i < len(c); i++ {
+		if c[i][0] < c[i-1][0] || c[i][1] != total {
+			t.Errorf("%s progress went from %v to %v", what, c[i-1], c[i])
+			break
+		}
 	}
 }

@@ -393,11 +393,22 @@ func (p *Prepared) removeStaged(ctx context.Context, w *journal.Writer, rep *Rep
 		byLoc[f.StagedLocation] = append(byLoc[f.StagedLocation], f)
 	}
 	var errs []error
+	handled := 0 // copies whose delete was answered, or that cannot be reached
+	if o.StagedProgress != nil {
+		o.StagedProgress(0, len(left))
+	}
+	onSent := func(n int) {
+		if o.StagedProgress != nil {
+			handled += n
+			o.StagedProgress(handled, len(left))
+		}
+	}
 	for _, loc := range order {
 		files := byLoc[loc]
 		b, err := p.cfg.OpenStaged(ctx, loc)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("staged copies at %s: %w", loc, err))
+			onSent(len(files))
 			continue
 		}
 		res := StagedResult{Location: loc}
@@ -413,7 +424,7 @@ func (p *Prepared) removeStaged(ctx context.Context, w *journal.Writer, rep *Rep
 				return errors.Join(append(errs, err)...)
 			}
 			// A staging location has its own limit (a volume adapts to the Files API's answers).
-			out := storage.DeleteAll(ctx, b, reqs, storage.DeleteAllOptions{Concurrency: max(o.Concurrency, 16)})
+			out := storage.DeleteAll(ctx, b, reqs, storage.DeleteAllOptions{Concurrency: max(o.Concurrency, 16), Done: onSent})
 			var removed []journal.Staged
 			for i, r := range out {
 				switch {

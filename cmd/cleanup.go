@@ -370,6 +370,7 @@ func executeCleanup(ctx context.Context, f *Factory, s *runSummary, prep *cleanu
 		copts.ArchiveProgress = bars.counter("archived", "files")
 	}
 	copts.Progress = bars.counter("deleted", "files")
+	copts.StagedProgress = bars.counter("removed", "staged copies")
 	rep, runErr := prep.Execute(ctx, copts)
 	bars.done(runErr == nil)
 	if rep == nil {

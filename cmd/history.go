@@ -18,6 +18,8 @@ type HistoryOptions struct {
 	Target  TargetOptions
 	Run     string
 	Journal string
+	// Watch follows the run (or the table's newest) until it ends (history_watch.go).
+	Watch bool
 }
 
 // NewCmdHistory returns `zbrecover history`. runF replaces the run function in tests.
@@ -37,13 +39,16 @@ batch, the batch's state, the table version that settled it (when one did) and i
 ` + exitHelp(),
 		Example: `  zbrecover history
   zbrecover history main.sales.orders
-  zbrecover history main.sales.orders --run 20261201T101500Z-1a2b3c4d -o json`,
+  zbrecover history main.sales.orders --run 20261201T101500Z-1a2b3c4d -o json
+  zbrecover history main.sales.orders --watch`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 || o.Target.Table != "" || o.Target.Root != "" {
 				if err := parseTarget(&o.Target, args); err != nil {
 					return err
 				}
+			} else if o.Watch && o.Run == "" {
+				return FlagErrorf("--watch follows one run: give the table (TARGET), or --run ID")
 			}
 			if runF != nil {
 				return runF(c.Context(), o)
@@ -54,6 +59,7 @@ batch, the batch's state, the table version that settled it (when one did) and i
 	addTargetFlags(c, &o.Target)
 	c.Flags().StringVar(&o.Run, "run", "", "list the files of this run")
 	c.Flags().StringVar(&o.Journal, "journal", "", "the journal's storage URL (default: the local state directory)")
+	c.Flags().BoolVarP(&o.Watch, "watch", "w", false, "follow the run (or the table's newest) as it runs, until it ends")
 	return c
 }
 
@@ -74,6 +80,9 @@ func historyRun(ctx context.Context, o *HistoryOptions) error {
 			return err
 		}
 		tables = []string{tgt.TableID}
+	}
+	if o.Watch {
+		return watchRun(ctx, f, store, tables, o.Run)
 	}
 	if o.Run != "" {
 		run, err := history.ReadRun(ctx, store, tables, o.Run)

@@ -213,3 +213,216 @@ func (s *syncBuffer) waitFor(t *testing.T, want string) {
 		}
 	}
 }
+
+// barLine returns the one line of the screen that starts with the bar's name, failing when
+// there is not exactly one.
+func barLine(t *testing.T, screen []string, name string) string {
+	t.Helper()
+	l, n := findBar(screen, name)
+	if n != 1 {
+		t.Fatalf("%d lines of bar %q on the screen:\n%s", n, name, strings.Join(screen, "\n"))
+	}
+	return l
+}
+
+// findBar returns the last line of the screen that starts with the bar's name, and how many
+// do.
+func findBar(screen []string, name string) (string, int) {
+	line, n := "", 0
+	for _, l := range screen {
+		if strings.HasPrefix(l, name+" ") {
+			line, n = l, n+1
+		}
+	}
+	return line, n
+}
+
+// words is what a bar line says: its words, without the bar itself, whose width, like the
+// columns', follows the other bars.
+func words(l string) string {
+	if i, j := strings.Index(l, "["), strings.LastIndex(l, "]"); i >= 0 && j > i {
+		l = l[:i] + l[j+1:]
+	}
+	return strings.Join(strings.Fields(l), " ")
+}
+
+// bar is findBar's line.
+func bar(screen []string, name string) string { l, _ := findBar(screen, name); return l }
+
+// TestPhaseBarsEndWithTheirPhase: each phase has its own bar with its rate and time left
+// while it runs; a bar ends when its phase reaches its total, showing its average rate and
+// how long it took, and nothing on it moves while later phases run; at the end of the step
+// every phase is one line, and a phase abandoned by a failure says it stopped.
+func TestPhaseBarsEndWithTheirPhase(t *testing.T) {
+	t.Setenv("TERM", "xterm-256color")
+	io, _, _, _ := iostreams.Test()
+	errOut := &syncBuffer{}
+	io.ErrOut = errOut
+	io.SetStderrTTY(true)
+	f := NewFactory(io)
+	f.Global.Output = "text"
+	bars := newBars(f)
+	staged, validated, loaded := bars.counter("staged", "files"), bars.counter("validated", "statements"), bars.counter("loaded", "batches")
+	keys := bars.counter("keys read", "files")
+	keys(0, 0) // a phase with nothing to do draws no bar
+
+	staged(0, 4)
+	for i := 1; i <= 3; i++ {
+		time.Sleep(20 * time.Millisecond)
+		staged(i, 4)
+	}
+	staged(2, 4) // a count from a slower worker, out of order: the bar does not go back
+	errOut.waitFor(t, "3 / 4 files")
+	waitScreen(t, errOut, "the staging bar with its rate and ETA", func(s []string) bool {
+		l := bar(s, "staged")
+		return strings.Contains(l, "3 / 4 files") && strings.Contains(l, "/s") && strings.Contains(l, "ETA ")
+	})
+	time.Sleep(20 * time.Millisecond)
+	staged(4, 4)
+	validated(0, 2)
+	time.Sleep(10 * time.Millisecond)
+	validated(1, 2)
+	validated(2, 2)
+	loaded(0, 3)
+	time.Sleep(30 * time.Millisecond)
+	loaded(1, 3)
+	s := waitScreen(t, errOut, "the loading bar under way, the others ended", func(s []string) bool {
+		return strings.Contains(bar(s, "loaded"), "ETA ") && strings.Contains(bar(s, "staged"), " in ") &&
+			strings.Contains(bar(s, "validated"), " in ")
+	})
+	// What an ended bar shows, its words (columns are aligned with the other bars).
+	stagedEnded, validatedEnded := words(barLine(t, s, "staged")), words(barLine(t, s, "validated"))
+	for _, l := range []string{stagedEnded, validatedEnded} {
+		if strings.Contains(l, "ETA") || !strings.Contains(l, "/s") {
+			t.Errorf("an ended phase shows its average rate and duration, no ETA: %q", l)
+		}
+	}
+	// Later frames, while loading goes on: the ended bars do not change.
+	time.Sleep(400 * time.Millisecond)
+	loaded(2, 3)
+	s = waitScreen(t, errOut, "2 of 3 batches", func(s []string) bool { return strings.Contains(bar(s, "loaded"), "2 / 3 batches") })
+	if got := words(barLine(t, s, "staged")); got != stagedEnded {
+		t.Errorf("the staging bar moved after its phase:\n%q\n%q", stagedEnded, got)
+	}
+	if got := words(barLine(t, s, "validated")); got != validatedEnded {
+		t.Errorf("the VALIDATE bar moved after its phase:\n%q\n%q", validatedEnded, got)
+	}
+	bars.done(false)
+	s = screen(errOut.String())
+	t.Logf("the screen at the end:\n%s", strings.Join(s, "\n"))
+	if l := barLine(t, s, "loaded"); !strings.Contains(l, "2 / 3 batches") || !strings.Contains(l, "stopped") {
+		t.Errorf("the abandoned phase: %q", l)
+	}
+	if got := words(barLine(t, s, "staged")); got != stagedEnded {
+		t.Errorf("the staging bar changed at the end: %q", got)
+	}
+	if strings.Contains(strings.Join(s, "\n"), "keys read") {
+		t.Errorf("a phase with nothing to do drew a bar:\n%s", strings.Join(s, "\n"))
+	}
+}
+
+// TestPhaseRunTwiceHasTwoBars: a phase that starts again after its bar ended (staging the
+// open batches of a continued run, then the rest) gets a second bar; a total that grows
+// (tables found while listing) ends the bar only with the step.
+func TestPhaseRunTwiceHasTwoBars(t *testing.T) {
+	t.Setenv("TERM", "xterm-256color")
+	io, _, _, _ := iostreams.Test()
+	errOut := &syncBuffer{}
+	io.ErrOut = errOut
+	io.SetStderrTTY(true)
+	f := NewFactory(io)
+	f.Global.Output = "text"
+	bars := newBars(f)
+	staged, tables := bars.counter("staged", "files"), bars.growing("tables", "tables")
+	staged(0, 2)
+	staged(2, 2)
+	staged(0, 5)
+	staged(5, 5)
+	tables(0, 3)
+	tables(3, 3) // more may be listed: not the end
+	errOut.waitFor(t, "3 / 3 tables")
+	tables(3, 7)
+	errOut.waitFor(t, "3 / 7 tables")
+	// A follower's bar first seen ended: nothing was measured.
+	removed := bars.counter("removed", "staged copies")
+	removed(4, 4)
+	errOut.waitFor(t, "4 / 4 staged copies")
+	bars.done(true)
+	sc := screen(errOut.String())
+	if l := words(barLine(t, sc, "removed")); !strings.HasSuffix(l, "4 / 4 staged copies done") {
+		t.Errorf("a bar seen only ended: %q", l)
+	}
+	text := strings.Join(sc, "\n")
+	if _, n := findBar(sc, "staged"); !strings.Contains(text, "2 / 2 files") || !strings.Contains(text, "5 / 5 files") || n != 2 {
+		t.Errorf("want two staging bars:\n%s", text)
+	}
+	if !strings.Contains(text, "3 / 3 tables") || strings.Contains(text, "/ 7 tables") {
+		t.Errorf("the growing bar ends at its count with the step:\n%s", text)
+	}
+}
+
+// waitScreen waits until the replayed screen satisfies cond.
+func waitScreen(t *testing.T, s *syncBuffer, what string, cond func([]string) bool) []string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		sc := screen(s.String())
+		if cond(sc) {
+			return sc
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no frame shows %s:\n%s", what, strings.Join(sc, "\n"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestStatusLineAfterEveryPhaseEnded: a line written once every bar's phase has ended, before
+// the step ends, is printed above the bars all the same.
+func TestStatusLineAfterEveryPhaseEnded(t *testing.T) {
+	t.Setenv("TERM", "xterm-256color")
+	io, _, _, _ := iostreams.Test()
+	errOut := &syncBuffer{}
+	io.ErrOut = errOut
+	io.SetStderrTTY(true)
+	f := NewFactory(io)
+	f.Global.Output = "text"
+	bars := newBars(f)
+	loaded := bars.counter("loaded", "batches")
+	loaded(0, 2)
+	loaded(2, 2)
+	errOut.waitFor(t, "2 / 2 batches")
+	f.notice("the MERGE moved the rows")
+	bars.done(true)
+	text := strings.Join(screen(errOut.String()), "\n")
+	if i, j := strings.Index(text, "the MERGE moved the rows"), strings.Index(text, "loaded "); i < 0 || j < i {
+		t.Errorf("the line is lost or below the bar:\n%s", text)
+	}
+}
+
+// TestNoticeAfterTheEchoedCtrlC: the terminal echoes ^C under the bars when Ctrl-C is
+// pressed; the next frame still clears the bars from their first column, so that the notice
+// line starts with the notice, nothing of the old bar in front of it, and ^C is gone.
+func TestNoticeAfterTheEchoedCtrlC(t *testing.T) {
+	t.Setenv("TERM", "xterm-256color")
+	io, _, _, _ := iostreams.Test()
+	errOut := &syncBuffer{}
+	io.ErrOut = errOut
+	io.SetStderrTTY(true)
+	f := NewFactory(io)
+	f.Global.Output = "text"
+	bars := newBars(f)
+	staged := bars.counter("staged", "files")
+	staged(0, 10)
+	staged(3, 10)
+	errOut.waitFor(t, "3 / 10 files")
+	_, _ = errOut.Write([]byte("^C")) // the terminal's echo, where the cursor is
+	f.notice("interrupt received, stopping cleanly (send it again to exit at once)")
+	staged(4, 10)
+	errOut.waitFor(t, "4 / 10 files")
+	bars.done(false)
+	sc := screen(errOut.String())
+	if len(sc) != 2 || sc[0] != "interrupt received, stopping cleanly (send it again to exit at once)" || !strings.HasPrefix(sc[1], "staged ") {
+		t.Errorf("the screen after Ctrl-C:\n%s\n\nraw: %q", strings.Join(sc, "\n"), errOut.String())
+	}
+}

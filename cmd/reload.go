@@ -372,7 +372,8 @@ func executeReload(ctx context.Context, f *Factory, s *runSummary, prep *reload.
 	if stage != nil {
 		ro.StageProgress = bars.counter("staged", "files")
 	}
-	ro.Progress = bars.counter("loaded", "batches")
+	ro.Progress = reload.Progress{Validate: bars.counter("validated", "statements"), Keys: bars.counter("keys read", "files"),
+		Load: bars.counter("loaded", "batches")}
 	res, runErr := prep.Execute(ctx, ro)
 	bars.done(runErr == nil)
 	if res != nil {

@@ -151,7 +151,7 @@ func scanSteps(ctx context.Context, o *ScanOptions, s *runSummary) (*scan.Report
 
 	bars := newBars(f)
 	opts := scan.Options{Scope: o.Scope, TablePattern: o.TablePattern, Prefix: o.Prefix, MinAge: o.MinAge,
-		Concurrency: f.Global.Concurrency, NextArgs: scanNextArgs(f, o), Progress: bars.counter("tables", "tables")}
+		Concurrency: f.Global.Concurrency, NextArgs: scanNextArgs(f, o), Progress: bars.growing("tables", "tables")}
 	var jl *scan.JSONLines
 	if f.Global.Output == "jsonl" {
 		jl = scan.NewJSONLines(f.IO.Out)

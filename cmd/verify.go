@@ -137,8 +137,11 @@ func verifySteps(ctx context.Context, o *VerifyOptions, s *runSummary) error {
 	}
 	keys, _ := parseKeyFlag("key", o.Key)
 	s.Identity = currentUser(ctx, wh)
+	bars := newBars(f)
 	rep, err := reload.VerifyRun(ctx, reloadDeps(f, wh, store, s.Identity), tgt, reload.VerifyOptions{Run: o.Run,
-		Header: header(s.Identity), BreakLock: f.lockBreaker(o.BreakLock, o.Yes), Keys: keys, OpenKeys: f.openStagedLocation})
+		Header: header(s.Identity), BreakLock: f.lockBreaker(o.BreakLock, o.Yes), Keys: keys, OpenKeys: f.openStagedLocation,
+		KeyProgress: bars.counter("key check", "statements")})
+	bars.done(err == nil)
 	f.warnWedged(store, tgt.TableID, s)
 	if err != nil {
 		return err

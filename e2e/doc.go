@@ -9,7 +9,8 @@
 //     staging, cleanup on every storage emulator, the terminal in tmux).
 //   - script: testscript scenarios of the real binary (testdata/script).
 //   - served: the release binary against `demo serve` on managed tables, staged: proof of
-//     load, keys, staging, scan, doctor, places and identity.
+//     load, keys, staging, scan, doctor, places and identity; the terminal (a bar per phase,
+//     the interrupt notice, history --watch) in tmux panes of 60 and 120 columns.
 //   - servedcleanup: cleanup's safety cases against `demo serve`, every refusal end to end.
 //   - reliability: faults, throttling, concurrency, remote journals and locks, staging figures.
 //   - kill: kill -9 of a staged reload at random moments while Zerobus commits; every re-run

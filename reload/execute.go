@@ -164,9 +164,10 @@ type RunOptions struct {
 	Identity string
 	// Header is this process's run record; when its Command is empty, Options.Header is kept.
 	Header journal.Header
-	// Progress is told the batches done and their total, before the first and after each;
-	// StageProgress the files staged (copied or kept) and the total of the staging step.
-	Progress, StageProgress func(done, total int)
+	// Progress tells how far each phase is; StageProgress the files staged (copied or kept)
+	// and the total of the staging step.
+	Progress      Progress
+	StageProgress func(done, total int)
 }
 
 // Execute runs a prepared reload: it continues the run Prepare found (settling the batches
@@ -391,9 +392,7 @@ func (r *runner) execute(ctx context.Context, st *journal.State, newBatches []Ba
 		r.log.Warn("the keys file was not written; verify --key and cleanup cannot check the run by key without it", "error", err)
 		r.rep.Warnings = append(r.rep.Warnings, "the keys file of the run's files was not written ("+err.Error()+"): verify --key reads the files while they exist")
 	}
-	if r.run.Progress != nil {
-		r.run.Progress(0, len(todo))
-	}
+	tell(r.run.Progress.Load, 0, len(todo))
 	for i, w := range todo {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("%w before batch %d", ErrInterrupted, w.n)
@@ -401,9 +400,7 @@ func (r *runner) execute(ctx context.Context, st *journal.State, newBatches []Ba
 		if err := r.send(ctx, w); err != nil {
 			return err
 		}
-		if r.run.Progress != nil {
-			r.run.Progress(i+1, len(todo))
-		}
+		tell(r.run.Progress.Load, i+1, len(todo))
 	}
 	return nil
 }
@@ -768,12 +765,14 @@ func (r *runner) preflight(ctx context.Context, stmts []string) error {
 		return fmt.Errorf("%w: %v", ErrValidate, err)
 	}
 	if r.o.NoValidate {
-		return check(stmts[0])
+		stmts = stmts[:1]
 	}
-	for _, s := range stmts {
+	tell(r.run.Progress.Validate, 0, len(stmts))
+	for i, s := range stmts {
 		if err := check(s); err != nil {
 			return err
 		}
+		tell(r.run.Progress.Validate, i+1, len(stmts))
 	}
 	return nil
 }
@@ -918,7 +917,7 @@ func (r *runner) writeKeys(ctx context.Context, todo []work) error {
 	if len(srcs) == 0 {
 		return nil
 	}
-	kf, err := BuildKeys(ctx, r.p.tgt.Root, srcs, KeysSpec{Key: keys, Table: r.p.table.Schema, Groups: groups, Renames: r.o.Renames}, *place, r.w.Run(), nil)
+	kf, err := BuildKeys(ctx, r.p.tgt.Root, srcs, KeysSpec{Key: keys, Table: r.p.table.Schema, Groups: groups, Renames: r.o.Renames}, *place, r.w.Run(), r.run.Progress.Keys)
 	if err != nil {
 		return err
 	}

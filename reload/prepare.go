@@ -95,6 +95,27 @@ type Options struct {
 	Now func() time.Time
 }
 
+// Progress are the callbacks Execute tells how far each of its phases is, any of them nil.
+// Each is called with the phase's work done and its total when the phase starts (done 0),
+// as it advances, and with done equal to total when it ends, so that a progress bar ends
+// with its phase; a phase that stops on an error ends without that last call.
+type Progress struct {
+	// Validate counts the VALIDATE ALL statements checked (the path probe alone, one
+	// statement, with NoValidate).
+	Validate func(done, total int)
+	// Keys counts the files whose key columns were read into the run's keys file.
+	Keys func(done, total int)
+	// Load counts the batches settled or sent.
+	Load func(done, total int)
+}
+
+// tell calls fn, when set, with done and total.
+func tell(fn func(done, total int), done, total int) {
+	if fn != nil {
+		fn(done, total)
+	}
+}
+
 func (o *Options) defaults() {
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = 5

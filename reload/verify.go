@@ -406,6 +406,9 @@ type VerifyOptions struct {
 	// HistoryRetries and Backoff as in Options.
 	HistoryRetries int
 	Backoff        time.Duration
+	// KeyProgress, when set with Keys, is told the key check's statements done and their
+	// total, at the start and after each (as Progress's callbacks).
+	KeyProgress func(done, total int)
 }
 
 // ErrNoRun is returned (wrapped) when the journal holds no run of the table to verify.
@@ -585,10 +588,12 @@ func verifyKeys(ctx context.Context, d Deps, tgt *tableref.Ref, st *journal.Stat
 		if o.OpenKeys == nil {
 			return nil, fmt.Errorf("verify --key: the run's keys files cannot be opened here")
 		}
+		tell(o.KeyProgress, 0, 1)
 		kc, err := checkKeysFiles(ctx, d.Warehouse, tgt.Name, st, o.Keys, files, o.OpenKeys)
 		if err != nil {
 			return nil, err
 		}
+		tell(o.KeyProgress, 1, 1)
 		kc.Files = nfiles
 		return kc, nil
 	}
@@ -601,7 +606,13 @@ func verifyKeys(ctx context.Context, d Deps, tgt *tableref.Ref, st *journal.Stat
 	} else {
 		srcs = RunSources(live, o.Keys, tgt.Loc)
 	}
-	return checkSources(ctx, d.Warehouse, tgt.Name, live, o.Keys, srcs)
+	tell(o.KeyProgress, 0, 1)
+	kc, err := checkSources(ctx, d.Warehouse, tgt.Name, live, o.Keys, srcs)
+	if err != nil {
+		return nil, err
+	}
+	tell(o.KeyProgress, 1, 1)
+	return kc, nil
 }
 
 // settleByKey records as verified, by key, the unknown and open batches of st that the key

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -16,6 +17,10 @@ type DeleteAllOptions struct {
 	// holds one of its slots and releases it with its outcome: for a batch, its error or
 	// else the first throttled key's).
 	Limiter *Adaptive
+	// Done, when set, is called after each request that was sent, with the number of keys
+	// it covered, whatever its outcome: for progress. Calls come from the requests'
+	// goroutines, one at a time.
+	Done func(keys int)
 }
 
 // DeleteAll deletes every request's key with its precondition and returns one result per
@@ -42,6 +47,7 @@ func DeleteAll(ctx context.Context, b Backend, reqs []DeleteRequest, o DeleteAll
 	}
 	var g errgroup.Group
 	g.SetLimit(conc)
+	var doneMu sync.Mutex
 	// run sends one request for out[lo:hi], unless ctx is done.
 	run := func(lo, hi int, send func() error) {
 		g.Go(func() error {
@@ -58,6 +64,11 @@ func DeleteAll(ctx context.Context, b Backend, reqs []DeleteRequest, o DeleteAll
 			err := send()
 			if o.Limiter != nil {
 				o.Limiter.Release(err)
+			}
+			if o.Done != nil {
+				doneMu.Lock()
+				o.Done(hi - lo)
+				doneMu.Unlock()
 			}
 			return nil
 		})

@@ -128,3 +128,58 @@ func TestDeleteAllTellsTheLimiter(t *testing.T) {
 		t.Errorf("limiter %+v: want one throttle (k0 and k1 in one batch), the InternalError not one", s)
 	}
 }
+
+// TestDeleteAllCountsWhatWasAnswered: Done is told the keys of each request answered, batch
+// or single, failed or not, and nothing of the keys not sent; its calls never overlap.
+func TestDeleteAllCountsWhatWasAnswered(t *testing.T) {
+	ctx := context.Background()
+	m := mem.New()
+	var reqs []storage.DeleteRequest
+	for i := 0; i < 2500; i++ {
+		k := fmt.Sprintf("k%05d", i)
+		m.Set(k, []byte(k), time.Now())
+		reqs = append(reqs, storage.DeleteRequest{Key: k})
+	}
+	var calls []int
+	var busy atomic.Bool
+	done := func(n int) {
+		if !busy.CompareAndSwap(false, true) {
+			t.Error("Done called while another call runs")
+		}
+		calls = append(calls, n)
+		time.Sleep(time.Millisecond)
+		busy.Store(false)
+	}
+	storage.DeleteAll(ctx, m, reqs, storage.DeleteAllOptions{Concurrency: 3, Done: done})
+	if sum(calls) != 2500 || len(calls) != 3 {
+		t.Errorf("batched: Done told %v, want 3 batches of 2500 keys", calls)
+	}
+
+	calls = nil
+	b := &mock.Backend{DeleteFn: func(ctx context.Context, key string, cond storage.Precondition) error {
+		if key == "k00003" {
+			return errors.New("access denied")
+		}
+		return nil
+	}}
+	storage.DeleteAll(ctx, b, reqs[:10], storage.DeleteAllOptions{Concurrency: 4, Done: done})
+	if sum(calls) != 10 || len(calls) != 10 {
+		t.Errorf("single deletes: Done told %v, want 10 calls of 1 key", calls)
+	}
+
+	calls = nil
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	storage.DeleteAll(cctx, b, reqs[:10], storage.DeleteAllOptions{Done: done})
+	if len(calls) != 0 {
+		t.Errorf("nothing was sent, Done told %v", calls)
+	}
+}
+
+func sum(ns []int) int {
+	t := 0
+	for _, n := range ns {
+		t += n
+	}
+	return t
+}

@@ -18,63 +18,6 @@ import (
 	"github.com/zbrecover/zbrecover/storage/s3/s3test"
 )
 
-// tmuxPane is a detached tmux session on a private socket running one shell script.
-type tmuxPane struct {
-	t      *testing.T
-	socket string
-	name   string
-}
-
-func (p *tmuxPane) tmux(args ...string) string {
-	p.t.Helper()
-	out, err := exec.Command("tmux", append([]string{"-S", p.socket}, args...)...).CombinedOutput()
-	if err != nil {
-		p.t.Fatalf("tmux %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
-
-// capture is the pane's screen as text.
-func (p *tmuxPane) capture() string { return p.tmux("capture-pane", "-p", "-t", p.name) }
-
-// waitFor polls the screen until cond holds, or fails after d.
-func (p *tmuxPane) waitFor(d time.Duration, what string, cond func(screen string) bool) string {
-	p.t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		s := p.capture()
-		if cond(s) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("no %s on the screen within %s:\n%s", what, d, s)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// startPane runs script in a new 150×40 tmux pane; the pane stays after the script ends,
-// which prints EXIT:<status> last. raw, when set, receives every byte the pane's program
-// wrote (tmux pipe-pane).
-func startPane(t *testing.T, name, script, raw string) *tmuxPane {
-	t.Helper()
-	dir := t.TempDir()
-	file := filepath.Join(dir, name+".sh")
-	if raw != "" {
-		script = "sleep 0.5\n" + script // pipe-pane is attached once the pane runs
-	}
-	if err := os.WriteFile(file, []byte(script+"\necho EXIT:$?\nsleep 120\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	p := &tmuxPane{t: t, socket: filepath.Join(dir, "tmux.sock"), name: name}
-	p.tmux("-f", "/dev/null", "new-session", "-d", "-s", name, "-x", "150", "-y", "40", "sh "+file)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-S", p.socket, "kill-server").Run() })
-	if raw != "" {
-		p.tmux("pipe-pane", "-O", "-t", name, "cat > "+raw)
-	}
-	return p
-}
-
 // TestTerminalInTmux runs the release binary on a real terminal (a tmux pane) against the
 // local workspace: inspect of 5,000 files and reload show their bars while they run; the
 // first Ctrl-C prints the interrupt notice above the bar, and it is still on the screen once
@@ -84,9 +27,7 @@ func TestTerminalInTmux(t *testing.T) {
 	if testing.Short() {
 		t.Skip("5,000 files and a binary build")
 	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
+	e2etest.NeedTmux(t)
 	r := newRecovery(t, 5000, 0)
 	root, err := e2etest.ModuleRoot()
 	if err != nil {
@@ -119,9 +60,9 @@ func TestTerminalInTmux(t *testing.T) {
 	// inspect: the footer bar, complete, stays above the report. Reading 5,000 local footers
 	// takes about as long as the bar's first frame, so whether a frame is caught mid-run is
 	// only logged; reload below is held long enough to assert it.
-	p := startPane(t, "inspect", env.String()+inspectCmd, "")
+	p := e2etest.StartPane(t, "inspect", env.String()+inspectCmd, 150, 40, "")
 	sawBar := false
-	final := p.waitFor(2*time.Minute, "end of inspect", func(s string) bool {
+	final := p.WaitFor(2*time.Minute, "end of inspect", func(s string) bool {
 		if !strings.Contains(s, "EXIT:") && strings.Contains(s, "footers ") && strings.Contains(s, "/ 5000 files") {
 			sawBar = true
 		}
@@ -151,9 +92,9 @@ func TestTerminalInTmux(t *testing.T) {
 	}
 	s3Cmd := fmt.Sprintf("export AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=%s\n'%s' inspect %s --s3-endpoint %s --s3-region %s --concurrency 4",
 		s3test.AccessKeyID, s3test.SecretAccessKey, bin, s3.URLFor("orders"), s3.URL, s3test.Region)
-	p = startPane(t, "inspect-s3", env.String()+s3Cmd, "")
+	p = e2etest.StartPane(t, "inspect-s3", env.String()+s3Cmd, 150, 40, "")
 	midRun := ""
-	final = p.waitFor(2*time.Minute, "end of inspect on S3", func(s string) bool {
+	final = p.WaitFor(2*time.Minute, "end of inspect on S3", func(s string) bool {
 		if midRun == "" && !strings.Contains(s, "EXIT:") && strings.Contains(s, "footers ") && strings.Contains(s, "/ 5000 files") &&
 			!strings.Contains(s, "footers 5000 / 5000") {
 			midRun = s
@@ -168,15 +109,15 @@ func TestTerminalInTmux(t *testing.T) {
 	r.ws.Warehouse().Inject(warehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Times: -1, Delay: 400 * time.Millisecond})
 	// The script's shell survives the Ctrl-C (a trap, which its child does not inherit) to
 	// print the exit status.
-	p = startPane(t, "reload", env.String()+"trap 'true' INT\n"+reloadCmd, "")
-	p.waitFor(2*time.Minute, "reload's loading bar", func(s string) bool {
+	p = e2etest.StartPane(t, "reload", env.String()+"trap 'true' INT\n"+reloadCmd, 150, 40, "")
+	p.WaitFor(2*time.Minute, "reload's loading bar", func(s string) bool {
 		return strings.Contains(s, "loaded ") && strings.Contains(s, " batches") && !strings.Contains(s, "EXIT:")
 	})
-	p.tmux("send-keys", "-t", "reload", "C-c")
-	p.waitFor(10*time.Second, "the interrupt notice while the bar is live", func(s string) bool {
+	p.Keys("C-c")
+	p.WaitFor(10*time.Second, "the interrupt notice while the bar is live", func(s string) bool {
 		return strings.Contains(s, "interrupt received, stopping cleanly")
 	})
-	final = p.waitFor(time.Minute, "end of reload", func(s string) bool { return strings.Contains(s, "EXIT:") })
+	final = p.WaitFor(time.Minute, "end of reload", func(s string) bool { return strings.Contains(s, "EXIT:") })
 	for _, want := range []string{"interrupt received, stopping cleanly (send it again to exit at once)", "loaded ", "/ 21 batches", "EXIT:130"} {
 		if !strings.Contains(final, want) {
 			t.Errorf("after Ctrl-C the screen lacks %q:\n%s", want, final)
@@ -206,8 +147,8 @@ func TestTerminalInTmux(t *testing.T) {
 
 	// A terminal under TERM=dumb: no escape byte in what the program writes to it.
 	raw := filepath.Join(t.TempDir(), "dumb.raw")
-	p = startPane(t, "dumb", env.String()+"export TERM=dumb\n"+inspectCmd, raw)
-	p.waitFor(2*time.Minute, "end of inspect under TERM=dumb", func(s string) bool { return strings.Contains(s, "EXIT:") })
+	p = e2etest.StartPane(t, "dumb", env.String()+"export TERM=dumb\n"+inspectCmd, 150, 40, raw)
+	p.WaitFor(2*time.Minute, "end of inspect under TERM=dumb", func(s string) bool { return strings.Contains(s, "EXIT:") })
 	time.Sleep(200 * time.Millisecond)
 	data, err := os.ReadFile(raw)
 	if err != nil || !bytes.Contains(data, []byte("EXIT:")) {

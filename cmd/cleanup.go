@@ -489,7 +489,8 @@ func cleanupNext(o *CleanupOptions, s *runSummary, code int) []string {
 	case code == ExitOK && !o.Yes:
 		return []string{"delete the files of the plan: " + mdCmd(again+" --yes")}
 	case code == ExitOK:
-		return []string{"nothing more to do for this run; " + mdCmd("zbrecover history "+tgt+run) + " lists each file's deletion"}
+		return []string{"nothing more to do for this run; " + mdCmd("zbrecover history "+tgt+run) + " lists each file's deletion",
+			"the whole recovery, for the incident ticket: " + mdCmd("zbrecover history "+tgt+run+" --summary recovery.md")}
 	case code == ExitVerify:
 		return []string{"batches of the run do not check against the table (or the run is not settled): " + mdCmd("zbrecover verify "+tgt+run) +
 			" shows why; their files are kept (the cleanup's output lists them), and a verify that passes for them lets cleanup delete them"}

@@ -61,7 +61,8 @@ to the table, as at-least-once delivery does. Then it runs:
   scan (which tables of the catalog hold parked files); schema, inspect (the blocking
   diff, the table version each group matches, the fix) and preview; the fix (ALTER TABLE, printed as SQL); reload (the managed path refused with
   LOCATION_OVERLAP, then staged to a volume and verified); verify --key (the duplicate
-  report) with --summary (the incident ticket's Markdown); cleanup --dry-run, then cleanup --yes; history.
+  report); cleanup --dry-run, then cleanup --yes; history, and history --summary (the whole recovery in
+  Markdown, for the incident ticket).
 
 It exits 0 when every step answered as expected. Without --dir the example (table root and
 journal) goes to a new temporary directory that is removed at the end (unless --keep). With
@@ -272,8 +273,7 @@ func demoRun(ctx context.Context, o *DemoOptions) (err error) {
 	}
 
 	d.note("Verify again, by key: every key of the files must be in the table; keys twice are reported:")
-	summary := filepath.Join(dir, "incident-summary.md")
-	if _, err := d.step(nil, []int{ExitOK}, "verify", demo.Table, "--key", "order_id", "--summary", summary); err != nil {
+	if _, err := d.step(nil, []int{ExitOK}, "verify", demo.Table, "--key", "order_id"); err != nil {
 		return err
 	}
 	res, err := ws.Warehouse().Engine().Exec(ctx, "SELECT count(*), count(DISTINCT order_id) FROM "+demo.Table)
@@ -300,8 +300,12 @@ func demoRun(ctx context.Context, o *DemoOptions) (err error) {
 		return err
 	}
 
+	d.note("The whole recovery, from the journal, for the incident ticket:")
+	summary := filepath.Join(dir, "incident-summary.md")
+	if _, err := d.step(nil, []int{ExitOK}, "history", demo.Table, "--summary", summary); err != nil {
+		return err
+	}
 	if md, err := os.ReadFile(summary); err == nil {
-		d.note("verify --summary wrote " + summary + ", for the incident ticket:")
 		out.Write(md)
 	}
 

@@ -28,6 +28,7 @@ import (
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
 	"github.com/zbrecover/zbrecover/internal/jsonout"
+	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/reload"
 	sd "github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/storage"
@@ -238,4 +239,91 @@ func TestContinuedRunPromptGolden(t *testing.T) {
 		Batches: []reload.WorkBatch{{N: 2, Continued: true, Files: make([]string, 999), Rows: 23898},
 			{N: 3, Continued: true, Files: make([]string, 1000), Rows: 24002}, {N: 11, Files: make([]string, 4000), Rows: 95487}}}
 	golden(t, "continued_run_prompt.txt", []byte(workQuestion(w)+"\n"+workTotals(w)+"\n"))
+}
+
+// TestRecoverySummaryGolden: the whole recovery of a run as the journal tells it, replayed
+// from the records reload, verify --key and cleanup write, rendered for an incident ticket.
+func TestRecoverySummaryGolden(t *testing.T) {
+	golden(t, "recovery_summary.md", []byte(recoveryMarkdownOf(t)))
+}
+
+// recoveryMarkdownOf writes a run's records as reload (two batches, one settled from its
+// tagged commit, a file left behind), verify --key (keys twice in the table) and cleanup
+// (deleted files, one kept, the staged copies removed) write them, replays the run and
+// renders its whole recovery (times fixed for the golden).
+func recoveryMarkdownOf(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	store, err := journal.OpenDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	w, err := journal.Start(ctx, store, journal.Target{TableID: "tid-1", Table: "main.sales.orders", Root: "s3://lake/orders"}, "20261201T101500Z-1a2b3c4d",
+		journal.Header{User: "ana", Identity: "ana@example.com", Host: "ops-1", Command: "zbrecover reload main.sales.orders --stage-to /Volumes/main/sales/staging/r --key order_id --yes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := func(key string, rows int64) journal.File {
+		return journal.File{Key: "_zerobus/table_rejected_parquets/" + key, Size: 1000 + rows, ETag: `"e-` + key + `"`, Rows: rows}
+	}
+	b1 := []journal.File{file("2026/01/01/a.parquet", 3), file("2026/01/01/b.parquet", 4)}
+	b2 := []journal.File{file("2026/01/02/c.parquet", 5)}
+	v8, v9, v10, zero, seven, five := int64(8), int64(9), int64(10), int64(0), int64(7), int64(5)
+	ok := true
+	staged := func(fs []journal.File) []journal.Staged {
+		var out []journal.Staged
+		for _, f := range fs {
+			out = append(out, journal.Staged{Source: f.Key, Key: "tid-1/" + strings.TrimPrefix(f.Key, "_zerobus/table_rejected_parquets/"), Size: f.Size})
+		}
+		return out
+	}
+	recs := []journal.Record{
+		{Kind: journal.KindPlan, Plan: &journal.Plan{Source: "/Volumes/main/sales/staging/r/", Batches: []journal.PlanBatch{
+			{Batch: 1, Group: "aaa111", Folder: "_zerobus/table_rejected_parquets/2026/01/01/", Files: b1, ExpectedRows: 7, SQL: "COPY INTO 1",
+				Select: "`order_id`, `customer_id` AS `customer_key`"},
+			{Batch: 2, Group: "aaa111", Folder: "_zerobus/table_rejected_parquets/2026/01/02/", Files: b2, ExpectedRows: 5, SQL: "COPY INTO 2",
+				Select: "`order_id`, `customer_id` AS `customer_key`"}},
+			Left: []journal.LeftFile{{Key: "_zerobus/table_rejected_parquets/2026/01/02/broken.parquet", Reason: "unreadable: not a Parquet file: no PAR1 magic at the end"}}}},
+		{Kind: journal.KindStaging, Staging: &journal.Staging{Location: "/Volumes/main/sales/staging/r", Files: staged(append(append([]journal.File{}, b1...), b2...))}},
+		{Kind: journal.KindIntent, Intent: &journal.Intent{Batch: 1, Files: b1, ExpectedRows: 7, SQL: "COPY INTO 1", BaseVersion: &seven, Tag: "zbrecover:r:1:1:x"}},
+		{Kind: journal.KindResult, Result: &journal.Result{Batch: 1, Inserted: &seven}},
+		{Kind: journal.KindOutcome, Outcome: &journal.Outcome{Batch: 1, Status: journal.BatchVerified, Reason: "inserted 7 rows", Version: &v8, Evidence: journal.EvidenceAnswer}},
+		{Kind: journal.KindIntent, Intent: &journal.Intent{Batch: 2, Files: b2, ExpectedRows: 5, SQL: "COPY INTO 2", BaseVersion: &v8, Tag: "zbrecover:r:2:1:y"}},
+		{Kind: journal.KindResult, Result: &journal.Result{Batch: 2, Err: "connection reset"}},
+		{Kind: journal.KindIntent, Intent: &journal.Intent{Batch: 2, Files: b2, ExpectedRows: 5, SQL: "COPY INTO 2", BaseVersion: &v9, Tag: "zbrecover:r:2:2:y"}},
+		{Kind: journal.KindResult, Result: &journal.Result{Batch: 2, Inserted: &zero}},
+		{Kind: journal.KindOutcome, Outcome: &journal.Outcome{Batch: 2, Status: journal.BatchVerified, Reason: "0 rows now; an earlier send committed", Version: &v9, Evidence: journal.EvidenceTag}},
+		{Kind: journal.KindEnd, End: &journal.End{State: journal.RunVerified}},
+		{Kind: journal.KindRun, Header: &journal.Header{User: "ana", Identity: "ana@example.com", Host: "ops-1", Command: "zbrecover verify main.sales.orders --key order_id"}},
+		{Kind: journal.KindVerification, Verification: &journal.Verification{By: "verify", OK: &ok, TableVersion: &v10,
+			Keys: &journal.KeyResult{Key: []string{"order_id"}, Files: 3, Rows: 12, Keys: 12, OK: true, Batches: []int{1, 2}, Duplicated: 2, MaxRows: 2}}},
+		{Kind: journal.KindEnd, End: &journal.End{State: journal.RunVerified}},
+		{Kind: journal.KindRun, Header: &journal.Header{User: "ana", Host: "ops-1", Command: "zbrecover cleanup main.sales.orders --yes"}},
+		{Kind: journal.KindDeleteIntent, Deletion: &journal.Deletion{Files: append(append([]journal.File{}, b1...), b2...)}},
+		{Kind: journal.KindDeleted, Deletion: &journal.Deletion{Results: []journal.DeletedResult{{Key: b1[0].Key, Status: journal.Deleted},
+			{Key: b1[1].Key, Status: journal.Deleted}, {Key: b2[0].Key, Status: journal.DeleteSkip, Reason: "changed since it was verified: kept"}}}},
+		{Kind: journal.KindStaging, Staging: &journal.Staging{Location: "/Volumes/main/sales/staging/r", Files: staged(b1), Removing: true}},
+		{Kind: journal.KindStaging, Staging: &journal.Staging{Location: "/Volumes/main/sales/staging/r", Files: staged(b1), Removed: true}},
+		{Kind: journal.KindEnd, End: &journal.End{State: journal.RunPartiallyCleaned}},
+	}
+	for _, r := range recs {
+		if err := w.Append(ctx, r); err != nil {
+			t.Fatalf("%s: %v", r.Kind, err)
+		}
+	}
+	st, err := journal.ReadState(ctx, store, "tid-1", "20261201T101500Z-1a2b3c4d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := history.RecoveryOf(st)
+	at := time.Date(2026, 12, 1, 10, 15, 0, 0, time.UTC)
+	rec.Started, rec.Ended = at, at.Add(25*time.Minute)
+	for i := range rec.Commands {
+		rec.Commands[i].Time = at.Add(time.Duration(i*10) * time.Minute)
+	}
+	_ = five
+	var b strings.Builder
+	recoveryMarkdown(&b, rec)
+	return b.String()
 }

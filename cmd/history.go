@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zbrecover/zbrecover/history"
+	"github.com/zbrecover/zbrecover/internal/jsonout"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 	"github.com/zbrecover/zbrecover/tableref"
 )
@@ -20,6 +21,9 @@ type HistoryOptions struct {
 	Journal string
 	// Watch follows the run (or the table's newest) until it ends (history_watch.go).
 	Watch bool
+	// Summary is --summary: the whole recovery of the run (or the table's newest), Markdown
+	// (the Recovery document under -o json), to a file or "-" (stdout).
+	Summary string
 }
 
 // NewCmdHistory returns `zbrecover history`. runF replaces the run function in tests.
@@ -39,6 +43,7 @@ batch, the batch's state, the table version that settled it (when one did) and i
 ` + exitHelp(),
 		Example: `  zbrecover history
   zbrecover history main.sales.orders
+  zbrecover history main.sales.orders --summary incident-1234.md
   zbrecover history main.sales.orders --run 20261201T101500Z-1a2b3c4d -o json
   zbrecover history main.sales.orders --watch`,
 		Args: maxArgs(1),
@@ -60,6 +65,7 @@ batch, the batch's state, the table version that settled it (when one did) and i
 	c.Flags().StringVar(&o.Run, "run", "", "list the files of this run")
 	c.Flags().StringVar(&o.Journal, "journal", "", "the journal's storage URL (default: the local state directory)")
 	c.Flags().BoolVarP(&o.Watch, "watch", "w", false, "follow the run (or the table's newest) as it runs, until it ends")
+	c.Flags().StringVar(&o.Summary, "summary", "", "write the whole recovery of the run (or the table's newest) for an incident ticket to this file (- for stdout): Markdown, or JSON under -o json")
 	return c
 }
 
@@ -83,6 +89,9 @@ func historyRun(ctx context.Context, o *HistoryOptions) error {
 	}
 	if o.Watch {
 		return watchRun(ctx, f, store, tables, o.Run)
+	}
+	if o.Summary != "" {
+		return recoverySummary(ctx, f, store, tables, o.Run, o.Summary)
 	}
 	if o.Run != "" {
 		run, err := history.ReadRun(ctx, store, tables, o.Run)
@@ -134,6 +143,48 @@ func printRunFiles(f *Factory, run *history.Run) error {
 			extra += "  " + strings.TrimSpace(hf.Deleted+" "+hf.Reason)
 		}
 		fmt.Fprintf(out, "  %s\t%d rows\tbatch %d\t%s%s\n", textKey(hf.Key), hf.Rows, hf.Batch, hf.State, extra)
+	}
+	return nil
+}
+
+// recoverySummary writes the whole recovery of run (the newest run of tables when run is
+// empty) to path: Markdown, or the Recovery document under -o json.
+func recoverySummary(ctx context.Context, f *Factory, store journalStore, tables []string, run, path string) error {
+	if run == "" {
+		if len(tables) == 0 {
+			return FlagErrorf("--summary tells one recovery: give the table (TARGET), or --run ID")
+		}
+		runs, err := history.ListRuns(ctx, store, tables)
+		if err != nil {
+			return err
+		}
+		for _, r := range runs.Runs {
+			if r.Problem == "" {
+				run = r.Run
+				break
+			}
+		}
+		if run == "" {
+			return fmt.Errorf("no run of the table in the journal at %s: nothing to summarize", store.Location())
+		}
+	}
+	rec, err := history.ReadRecovery(ctx, store, tables, run)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	if f.Global.JSON() {
+		if err := jsonout.Encode(&b, rec); err != nil {
+			return err
+		}
+	} else {
+		recoveryMarkdown(&b, rec)
+	}
+	if err := writeSummary(f, path, b.String()); err != nil {
+		return err
+	}
+	if path != "-" {
+		fmt.Fprintf(f.IO.ErrOut, "The recovery of run %s is summarized in %s.\n", rec.Run, path)
 	}
 	return nil
 }

@@ -219,7 +219,8 @@ func verifyNext(o *VerifyOptions, s *runSummary, code int) []string {
 	}
 	switch code {
 	case ExitOK:
-		return []string{"see the plan of the deletion: " + mdCmd("zbrecover cleanup "+table+run) + ", then delete with " + mdCmd("zbrecover cleanup "+table+run+" --yes")}
+		return []string{"see the plan of the deletion: " + mdCmd("zbrecover cleanup "+table+run) + ", then delete with " + mdCmd("zbrecover cleanup "+table+run+" --yes"),
+			"the whole recovery so far, for the incident ticket: " + mdCmd("zbrecover history "+table+run+" --summary recovery.md")}
 	case ExitVerify:
 		return []string{"cleanup keeps the files of the batches that failed; an interrupted batch is settled by running the same reload again, " +
 			"an unknown one by " + mdCmd("zbrecover verify "+table+run+" --key COL") + " when every key of its files is in the table",

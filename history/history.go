@@ -68,6 +68,16 @@ type File struct {
 // ReadRun returns the run's files, looking for it among the tables with the given ids (every
 // table of the journal when ids is nil).
 func ReadRun(ctx context.Context, store journal.Store, ids []string, run string) (*Run, error) {
+	st, err := readState(ctx, store, ids, run)
+	if err != nil {
+		return nil, err
+	}
+	return runOf(st), nil
+}
+
+// readState replays the run, looking for it among the tables with the given ids (every
+// table of the journal when ids is nil).
+func readState(ctx context.Context, store journal.Store, ids []string, run string) (*journal.State, error) {
 	ids, err := tables(ctx, store, ids)
 	if err != nil {
 		return nil, err
@@ -77,7 +87,7 @@ func ReadRun(ctx context.Context, store journal.Store, ids []string, run string)
 		if err != nil {
 			continue
 		}
-		return runOf(st), nil
+		return st, nil
 	}
 	return nil, fmt.Errorf("no run %s in the journal at %s", run, store.Location())
 }

@@ -118,6 +118,15 @@ type Plan struct {
 	// IgnoredForeign records an operator's --ignore-foreign-runs: the reason given and the
 	// runs of other journals whose loads of the table were found and not refused.
 	IgnoredForeign *IgnoredForeign `json:"ignored_foreign_runs,omitempty"`
+	// Left are the listed files the plan leaves behind (unreadable, refused), with why: what
+	// an incident summary says was not recovered.
+	Left []LeftFile `json:"left,omitempty"`
+}
+
+// LeftFile is a file a plan leaves behind, and why.
+type LeftFile struct {
+	Key    string `json:"key"`
+	Reason string `json:"reason" redact:"yes"`
 }
 
 // IgnoredForeign is an operator's decision to load files that runs of other journals may
@@ -257,6 +266,10 @@ type KeyResult struct {
 	// proved by key.
 	NullRows int64 `json:"null_rows,omitempty"`
 	NullKeys int64 `json:"null_keys,omitempty"`
+	// Duplicated are the keys the table holds 2 or more rows of; MaxRows the most rows one
+	// key has (what at-least-once delivery, or a second load, left twice).
+	Duplicated int64 `json:"duplicated_keys,omitempty"`
+	MaxRows    int64 `json:"max_rows_per_key,omitempty"`
 	// PerBatch is the check of each batch it read.
 	PerBatch []KeyBatch `json:"per_batch,omitempty"`
 	Note     string     `json:"note,omitempty" redact:"yes"`

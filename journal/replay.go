@@ -128,6 +128,10 @@ type State struct {
 	Source string
 	// KeysFiles are the keys files of the run's files, in the order they were recorded.
 	KeysFiles []KeysFile
+	// Left are the files the latest plan left behind (unreadable, refused), with why;
+	// IgnoredForeign the operators' --ignore-foreign-runs, in order.
+	Left           []LeftFile
+	IgnoredForeign []IgnoredForeign
 	// Verification is the latest verification record, VerificationTime when it was written;
 	// KeyCheck the latest one that checked keys.
 	Verification     *Verification
@@ -322,6 +326,12 @@ func (s *State) apply(r Record, batches map[int]*BatchState, owned bool) error {
 			}
 		}
 		sort.Slice(s.Batches, func(i, j int) bool { return s.Batches[i].Batch < s.Batches[j].Batch })
+		if r.Plan.Left != nil {
+			s.Left = r.Plan.Left // the latest plan's: what the folder left behind then
+		}
+		if r.Plan.IgnoredForeign != nil {
+			s.IgnoredForeign = append(s.IgnoredForeign, *r.Plan.IgnoredForeign)
+		}
 		if r.Plan.Source != "" {
 			if s.Source != "" && r.Plan.Source != s.Source && s.anyIntent() {
 				return fmt.Errorf("plan reads %s, but the run's statements read %s", r.Plan.Source, s.Source)

@@ -261,7 +261,7 @@ func (p *Prepared) Execute(ctx context.Context, ro RunOptions) (*Report, error) 
 		return r.finish(ctx, err)
 	}
 	if len(newBatches) > 0 || st == nil {
-		pr := journal.Plan{Source: p.Source, IgnoredForeign: p.ignoredForeign()}
+		pr := journal.Plan{Source: p.Source, IgnoredForeign: p.ignoredForeign(), Left: p.left()}
 		for i := range newBatches {
 			b := &newBatches[i]
 			pr.Batches = append(pr.Batches, journal.PlanBatch{Batch: base + i + 1, Group: b.Group, Folder: p.Plan.Prefix + b.Folder,

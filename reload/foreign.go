@@ -203,6 +203,18 @@ func (p *Prepared) ignoredForeign() *journal.IgnoredForeign {
 	return out
 }
 
+// left is the journal's record of the files the plan leaves behind: unreadable, refused.
+func (p *Prepared) left() []journal.LeftFile {
+	out := []journal.LeftFile{}
+	for _, u := range p.Plan.Unreadable {
+		out = append(out, journal.LeftFile{Key: p.Plan.Prefix + u.Key, Reason: "unreadable: " + u.Error})
+	}
+	for _, f := range p.Plan.Refused {
+		out = append(out, journal.LeftFile{Key: p.Plan.Prefix + f.Key, Reason: f.Reason})
+	}
+	return out
+}
+
 // claimTable claims the table for this run before its first statement: an insert of no row
 // carrying the run's claim tag, then the history from the version read when planning up to
 // that claim. A claim of another journal's run, or a load by one, ordered before this run's

@@ -311,7 +311,7 @@ func verdicts(bs []journal.KeyBatch, v string) []int {
 func (kc *KeyCheck) Result() *journal.KeyResult {
 	return &journal.KeyResult{Key: kc.Key, Files: kc.Files, Rows: kc.Rows, Keys: kc.Keys, Missing: kc.Missing, OK: kc.OK,
 		Batches: kc.Proved(), Failed: kc.FailedBatches(), NullRows: kc.NullRows, NullKeys: kc.NullKeys, PerBatch: kc.Batches,
-		Note: strings.Join(kc.Problems, "; ")}
+		Duplicated: kc.Duplicated, MaxRows: kc.MaxRows, Note: strings.Join(kc.Problems, "; ")}
 }
 
 // ReconcileNote says what the key check shows.

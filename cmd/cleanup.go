@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/user"
 	"strings"
 	"sync"
@@ -516,34 +517,65 @@ func printCleanupPlan(f *Factory, p *cleanup.Plan, toOut bool) error {
 	if toOut {
 		w = f.IO.Out
 	}
-	table := p.Table
-	if table == "" {
-		table = p.TableID
-	}
-	fmt.Fprintf(w, "Cleanup plan for %s on %s\n", table, p.Root)
-	fmt.Fprintf(w, "  run %s (%s): %d files to delete, %d bytes; %d deleted earlier", p.Run, p.Status, p.Files, p.Bytes, p.Removed)
-	if p.Changed > 0 {
-		fmt.Fprintf(w, "; %d changed since verified, which the delete will keep", p.Changed)
-	}
-	fmt.Fprintln(w)
-	for _, t := range p.Delete {
-		switch {
-		case t.Changed != "":
-			fmt.Fprintf(w, "    keep %s: %s\n", textKey(t.Key), textsafe.Escape(t.Changed))
-		case toOut:
-			fmt.Fprintf(w, "    delete %s (%d bytes, batch %d)\n", textKey(t.Key), t.Size, t.Batch)
+	table := orDefault(p.Table, p.TableID)
+	fmt.Fprintf(w, "Cleanup plan for %s on %s, run %s (%s):\n", table, p.Root, p.Run, p.Status)
+	// Each file to delete only at -v (the dry run names each one as it would delete it): a
+	// plan of 6,000 files would scroll past what matters, the files kept and the totals.
+	if f.Global.Verbose > 0 {
+		for _, t := range p.Delete {
+			if t.Changed == "" {
+				fmt.Fprintf(w, "  delete %s (%d bytes, batch %d)\n", textKey(t.Key), t.Size, t.Batch)
+			}
 		}
 	}
-	for _, k := range p.Kept {
-		fmt.Fprintf(w, "    keep %s: %s\n", textKey(k.Key), textsafe.Escape(k.Reason))
+	var kept []reload.SkippedFile
+	for _, t := range p.Delete {
+		if t.Changed != "" {
+			kept = append(kept, reload.SkippedFile{Key: t.Key, Reason: t.Changed})
+		}
 	}
-	for _, k := range p.Untracked {
-		fmt.Fprintf(w, "    keep %s: %s\n", textKey(k.Key), textsafe.Escape(k.Reason))
+	for _, k := range append(append([]cleanup.Left{}, p.Kept...), p.Untracked...) {
+		kept = append(kept, reload.SkippedFile{Key: k.Key, Reason: k.Reason})
 	}
-	if p.Staged > 0 {
-		fmt.Fprintf(w, "  and %d staged copies of these files\n", p.Staged)
-	}
+	printGrouped(w, "keep", kept, f.Global.Verbose > 0)
+	fmt.Fprintln(w, cleanupTotals(p))
 	return nil
+}
+
+// printGrouped writes files grouped by reason, each group under "verb N files: reason",
+// naming at most refusedShown of a group unless all is set.
+func printGrouped(w io.Writer, verb string, files []reload.SkippedFile, all bool) {
+	for _, g := range groupRefused(files) {
+		fmt.Fprintf(w, "  %s %s: %s\n", verb, plural(len(g.keys), "file"), textsafe.Escape(g.reason))
+		for i, k := range g.keys {
+			if i == refusedShown && !all {
+				fmt.Fprintf(w, "    … and %d more (-v lists them all)\n", len(g.keys)-i)
+				break
+			}
+			fmt.Fprintf(w, "    %s\n", textKey(k))
+		}
+	}
+}
+
+// cleanupTotals is the plan's last line: what will be deleted and kept.
+func cleanupTotals(p *cleanup.Plan) string {
+	line := fmt.Sprintf("Plan: delete %s (%d bytes)", plural(p.Files-p.Changed, "file"), p.Bytes)
+	if p.Staged > 0 {
+		copies := fmt.Sprintf("%d staged copies", p.Staged)
+		if p.Staged == 1 {
+			copies = "1 staged copy"
+		}
+		line += " and " + copies
+	}
+	kept := p.Changed + len(p.Kept)
+	line += fmt.Sprintf("; keep %s", plural(kept, "file"))
+	if p.Removed > 0 {
+		line += fmt.Sprintf("; %d deleted earlier", p.Removed)
+	}
+	if n := len(p.Untracked); n > 0 {
+		line += fmt.Sprintf("; %s not of this run left alone", plural(n, "object"))
+	}
+	return line
 }
 
 func printCleanupReport(f *Factory, r *cleanup.Report) error {
@@ -562,12 +594,11 @@ func printCleanupReport(f *Factory, r *cleanup.Report) error {
 	for _, p := range r.Problems {
 		fmt.Fprintf(w, "  %s %s: %s\n", p.Status, textKey(p.Key), textsafe.Escape(p.Reason))
 	}
-	for _, k := range r.Kept {
-		fmt.Fprintf(w, "  kept %s: %s\n", textKey(k.Key), textsafe.Escape(k.Reason))
+	var kept []reload.SkippedFile
+	for _, k := range append(append([]cleanup.Left{}, r.Kept...), r.Untracked...) {
+		kept = append(kept, reload.SkippedFile{Key: k.Key, Reason: k.Reason})
 	}
-	for _, k := range r.Untracked {
-		fmt.Fprintf(w, "  kept %s: %s\n", textKey(k.Key), textsafe.Escape(k.Reason))
-	}
+	printGrouped(w, "kept", kept, f.Global.Verbose > 0)
 	return nil
 }
 

@@ -327,3 +327,67 @@ func recoveryMarkdownOf(t *testing.T) string {
 	recoveryMarkdown(&b, rec)
 	return b.String()
 }
+
+// TestCleanupPlanAndReportGolden pins what an operator reads before and after files are
+// deleted: the plan (short without -v: the files kept grouped by reason, the totals last)
+// and the report.
+func TestCleanupPlanAndReportGolden(t *testing.T) {
+	plan := &cleanup.Plan{Run: "20261201T101500Z-1a2b3c4d", TableID: "tid-1", Table: "main.sales.orders", Root: "s3://lake/orders",
+		Status: journal.RunVerified, Files: 6002, Bytes: 20971520, Removed: 2, Staged: 6000, Changed: 1}
+	for i := 0; i < 6002; i++ {
+		c := cleanup.Candidate{File: journal.File{Key: fmt.Sprintf("_zerobus/table_rejected_parquets/2026/01/%02d/part-%05d.parquet", 1+i%3, i), Size: 3495}, Batch: 1 + i/1000}
+		if i == 17 {
+			c.Changed = "changed since it was verified (ETag \"e2\", verified \"e1\"): the delete will keep it"
+		}
+		plan.Delete = append(plan.Delete, c)
+	}
+	for i := 0; i < 12; i++ {
+		plan.Kept = append(plan.Kept, cleanup.Left{Key: fmt.Sprintf("_zerobus/table_rejected_parquets/2026/01/04/late-%02d.parquet", i), Batch: 7,
+			Reason: "batch 7 is unknown: the table's history does not prove which commit loaded it; zbrecover verify --key COL settles it"})
+	}
+	plan.Untracked = []cleanup.Left{{Key: "_zerobus/table_rejected_parquets/2026/01/05/new.parquet", Reason: "not in this run's journal: never touched"}}
+	var b bytes.Buffer
+	for _, verbose := range []int{0, 1} {
+		io, _, out, _ := iostreams.Test()
+		f := NewFactory(io)
+		f.Global.Verbose = verbose
+		if err := printCleanupPlan(f, plan, true); err != nil {
+			t.Fatal(err)
+		}
+		if verbose == 0 {
+			b.Write(out.Bytes())
+			continue
+		}
+		if n := strings.Count(out.String(), "\n  delete "); n != 6001 {
+			t.Errorf("-v lists %d files to delete, want 6001", n)
+		}
+	}
+	rep := &cleanup.Report{Plan: plan, Deleted: 5999, DeletedBytes: 20964530, Gone: 1, Skipped: 1, Failed: 1, After: journal.RunPartiallyCleaned,
+		Problems: []cleanup.FileResult{{Key: plan.Delete[17].Key, Status: journal.DeleteSkip, Reason: "changed since it was verified: kept"},
+			{Key: plan.Delete[18].Key, Status: journal.DeleteFailed, Reason: "AccessDenied: the identity may not delete"}}}
+	io, _, out, _ := iostreams.Test()
+	if err := printCleanupReport(NewFactory(io), rep); err != nil {
+		t.Fatal(err)
+	}
+	b.WriteString("\n")
+	b.Write(out.Bytes())
+	golden(t, "cleanup_plan_report.txt", b.Bytes())
+}
+
+// TestVerifyReportGolden pins verify's report: a batch proved by its answer, one settled
+// from its tagged commit (its rows counted as loaded), one that fails, the key check.
+func TestVerifyReportGolden(t *testing.T) {
+	seven, five := int64(7), int64(5)
+	rep := &reload.VerifyReport{Run: "20261201T101500Z-1a2b3c4d", Table: "main.sales.orders", Status: "unknown",
+		Checks: []journal.Check{{Batch: 1, Expected: 7, Inserted: &seven, History: &seven, OK: true, Evidence: journal.EvidenceAnswer},
+			{Batch: 2, Expected: 5, History: &five, OK: true, Evidence: journal.EvidenceTag, Note: "settled from its tagged commit"},
+			{Batch: 3, Expected: 4, OK: false, Note: "batch is unknown: 0 rows inserted for files no journal record shows loading"}},
+		Failed: 1, Expected: 16, Inserted: 12, AnsweredRows: 7, HistoryRows: 5,
+		Checked:   []string{"the journal's records of run 20261201T101500Z-1a2b3c4d", "the table's history from its first version (9 commits, up to version 9)"},
+		Guarantee: reload.Guarantee}
+	io, _, out, _ := iostreams.Test()
+	if err := printVerify(NewFactory(io), rep); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "verify_report.txt", out.Bytes())
+}

@@ -121,7 +121,7 @@ func historyRun(ctx context.Context, o *HistoryOptions) error {
 		if r.Wedged != "" {
 			fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", textsafe.Escape(r.Wedged))
 		}
-		fmt.Fprintf(out, "%s  %-17s  %s  %d batches, %d files, %d rows expected, %d inserted  %s\n",
+		fmt.Fprintf(out, "%s  %-17s  %s  %d batches, %d files, %d rows expected, %d loaded  %s\n",
 			r.Run, r.Status, r.Table, r.Batches, r.Files, r.ExpectedRows, r.InsertedRows, r.Started.Format("2006-01-02T15:04:05Z"))
 	}
 	fmt.Fprintf(f.IO.ErrOut, "%d runs in the journal at %s\n", len(all), store.Location())

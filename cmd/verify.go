@@ -185,7 +185,7 @@ func printVerify(f *Factory, rep *reload.VerifyReport) error {
 		fmt.Fprintf(out, "  %d %s settled by key: every key of %s files is in the table (recorded as verified by key)\n",
 			rep.Settled, either(rep.Settled, "unknown or open batch", "unknown or open batches"), either(rep.Settled, "its", "their"))
 	}
-	fmt.Fprintf(out, "%d batches, %d failed, %d need review; %d rows expected, %d inserted\n", len(rep.Checks), rep.Failed, rep.Review, rep.Expected, rep.Inserted)
+	fmt.Fprintf(out, "%d batches, %d failed, %d need review; %s\n", len(rep.Checks), rep.Failed, rep.Review, rowsLine(rep.Expected, rep.Inserted, rep.HistoryRows))
 	fmt.Fprintf(out, "Checked: %s.\n%s\n", strings.Join(rep.Checked, "; "), rep.Guarantee)
 	return nil
 }
@@ -229,6 +229,16 @@ func verifyNext(o *VerifyOptions, s *runSummary, code int) []string {
 		return []string{"fix the command line (" + mdCmd("zbrecover verify --help") + ")"}
 	}
 	return []string{"run verify again once the error is fixed: " + mdCmd("zbrecover verify "+table+run)}
+}
+
+// rowsLine is one accounting of a run's rows in words: expected, loaded, and of them those
+// settled from the table's history (their answer lost), when any.
+func rowsLine(expected, loaded, fromHistory int64) string {
+	line := fmt.Sprintf("%d rows expected, %d loaded", expected, loaded)
+	if fromHistory > 0 {
+		line += fmt.Sprintf(" (%d of them by batches settled from the table's history)", fromHistory)
+	}
+	return line
 }
 
 func optInt(p *int64) string {

@@ -34,8 +34,13 @@ type VerifyReport struct {
 	// on, the keys.
 	Checked  []string          `json:"checked"`
 	Removals []journal.Removal `json:"removals"`
-	Expected int64             `json:"expected_rows"`
-	Inserted int64             `json:"inserted_rows"`
+	// Expected are the footer rows of the run's batches; Inserted the rows the run put in the
+	// table (journal.Rows.Loaded): AnsweredRows, the statements' answers, and HistoryRows,
+	// those of batches settled from the table's history.
+	Expected     int64 `json:"expected_rows"`
+	Inserted     int64 `json:"inserted_rows"`
+	AnsweredRows int64 `json:"answered_rows"`
+	HistoryRows  int64 `json:"history_rows"`
 	// Pinned counts the batches whose commit version this check found and recorded; Settled
 	// the unknown or open batches its key check proved and recorded as verified by key.
 	Pinned    int    `json:"pinned_batches,omitempty"`
@@ -178,7 +183,11 @@ func recheck(ctx context.Context, c Checker, st *journal.State) (*VerifyReport, 
 		if cs, err = c.history(c.Table).since(ctx, floor); err != nil {
 			return nil, nil, fmt.Errorf("read the table's history: %w", err)
 		}
-		rep.Checked = append(rep.Checked, fmt.Sprintf("the table's history after version %d (%d commits, up to version %d)", floor, len(cs.List), cs.Latest))
+		from := fmt.Sprintf("after version %d", floor)
+		if floor < 0 {
+			from = "from its first version"
+		}
+		rep.Checked = append(rep.Checked, fmt.Sprintf("the table's history %s (%d commits, up to version %d)", from, len(cs.List), cs.Latest))
 		for _, cm := range cs.List {
 			if cm.RemovesRows() {
 				rep.Removals = append(rep.Removals, journal.Removal{Version: cm.Version, Operation: cm.Operation, User: cm.User})
@@ -189,12 +198,10 @@ func recheck(ctx context.Context, c Checker, st *journal.State) (*VerifyReport, 
 	if keys != nil {
 		rep.Checked = append(rep.Checked, fmt.Sprintf("the key check of %s (%s)", strings.Join(keys.Keys.Key, ","), okWord(keys.Keys.OK)))
 	}
+	rows := st.Rows()
+	rep.Expected, rep.Inserted, rep.AnsweredRows, rep.HistoryRows = rows.Expected, rows.Loaded, rows.Answered, rows.FromHistory
 	for _, b := range st.Batches {
 		ch := judge(st, b, cs, keys)
-		rep.Expected += b.ExpectedRows
-		if ch.Inserted != nil {
-			rep.Inserted += *ch.Inserted
-		}
 		switch {
 		case !ch.OK:
 			rep.OK = false

@@ -208,14 +208,15 @@ func TestCleanupDeletesExactlyTheVerifiedFiles(t *testing.T) {
 
 	// No terminal, no --yes: refused, the plan printed, nothing deleted.
 	code, out, errOut := runZbrecover(t, "cleanup", r.table)
-	if code != 2 || !strings.Contains(errOut, "--yes") || !strings.Contains(out, "20 files to delete") ||
-		!strings.Contains(out, "keep "+changed+": changed since it was verified") {
+	if code != 2 || !strings.Contains(errOut, "--yes") || !strings.Contains(out, "Plan: delete 19 files") ||
+		!strings.Contains(out, "keep 1 file: changed since it was verified") || !strings.Contains(out, "    "+changed+"\n") {
 		t.Fatalf("no --yes: exit %d\n%s%s", code, out, errOut)
 	}
-	// On a terminal without --yes: the plan, exit 0, nothing deleted.
+	// On a terminal without --yes: the plan (the files kept, the totals; each file to delete
+	// only at -v), exit 0, nothing deleted.
 	code, out, errOut = runZbrecoverTTY(t, "cleanup", r.table)
-	if code != 0 || !strings.Contains(out, "delete "+verified[0]) || !strings.Contains(out, "keep "+late) ||
-		!strings.Contains(out, "keep "+unknown[0]) || !strings.Contains(errOut, "Nothing was deleted") {
+	if code != 0 || strings.Contains(out, "delete "+verified[0]) || !strings.Contains(out, "    "+late+"\n") ||
+		!strings.Contains(out, "    "+unknown[0]+"\n") || !strings.Contains(errOut, "Nothing was deleted") {
 		t.Fatalf("terminal, no --yes: exit %d\n%s%s", code, out, errOut)
 	}
 	// --dry-run prints the deletes and sends none.

@@ -1200,7 +1200,7 @@ func TestCleanupSafetyNeedsReview(t *testing.T) {
 		t.Errorf("verify:\nstdout: %s\nstderr: %s", out, errOut)
 	}
 	out, errOut = b.must(5, "cleanup", ordersTable, "--yes")
-	if strings.Count(out, "kept _zerobus/table_rejected_parquets/2026/01/02/") != 2 || !strings.Contains(out, "batch 2 needs review") ||
+	if strings.Count(out, "\n    _zerobus/table_rejected_parquets/2026/01/02/") != 2 || !strings.Contains(out, "kept 2 files: batch 2 needs review") ||
 		!strings.Contains(errOut, "batch 2 of run") || !strings.Contains(errOut, "zbrecover verify main.sales.orders --key COL") ||
 		!strings.Contains(errOut, "Deleted 4 staged copies") {
 		t.Errorf("cleanup:\nstdout: %s\nstderr: %s", out, errOut)

@@ -989,7 +989,7 @@ func TestCleanupSafetyCraftedNames(t *testing.T) {
 	}
 	out, errOut = b.must(0, "cleanup", ordersTable, "--dry-run")
 	clean("cleanup --dry-run", out+errOut)
-	code, out, errOut = b.Run("cleanup", ordersTable)
+	code, out, errOut = b.Run("cleanup", ordersTable, "-v") // -v lists each file to delete
 	clean("the plan", out+errOut)
 	for _, k := range []string{"clear\\x1b[2J\\x1b]0;owned\\a.parquet", `x.parquet\n    keep`, `late\x1b[31m\n    delete everything.parquet`} {
 		if !strings.Contains(out+errOut, k) {
@@ -998,7 +998,8 @@ func TestCleanupSafetyCraftedNames(t *testing.T) {
 	}
 	code, out, errOut = b.Run("cleanup", ordersTable, "--yes")
 	clean("cleanup", out+errOut)
-	if code != 0 || !strings.Contains(out, `kept "_zerobus/table_rejected_parquets/2026/01/02/late\x1b[31m\n    delete everything.parquet"`) {
+	if code != 0 || !strings.Contains(out, "kept 1 file: not in this run's journal") ||
+		!strings.Contains(out, `    "_zerobus/table_rejected_parquets/2026/01/02/late\x1b[31m\n    delete everything.parquet"`) {
 		t.Errorf("cleanup: exit %d\nstdout: %q\nstderr: %q", code, out, errOut)
 	}
 	if got := b.fallbackLeft(); len(got) != 1 {

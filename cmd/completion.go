@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/inspect"
 )
 
@@ -81,20 +81,13 @@ func completeProfiles(_ *cobra.Command, _ []string, toComplete string) ([]cobra.
 			path = filepath.Join(home, path[1:])
 		}
 	}
-	fh, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	defer fh.Close()
 	var out []cobra.Completion
-	sc := bufio.NewScanner(fh)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if !strings.HasPrefix(line, "[") || !strings.HasSuffix(line, "]") {
-			continue
-		}
-		name := strings.TrimSpace(line[1 : len(line)-1])
-		if name != "" && strings.HasPrefix(name, toComplete) {
+	for _, name := range databricks.ConfigProfiles(data) {
+		if strings.HasPrefix(name, toComplete) {
 			out = append(out, name)
 		}
 	}

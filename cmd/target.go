@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -75,8 +77,10 @@ func checkLocalDir(loc storage.Location) error {
 	}
 	fi, err := os.Stat(loc.Path)
 	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("local path %s does not exist (a table's storage root is the directory that holds _delta_log/ and _zerobus/)", loc.Path)
 	case err != nil:
-		return fmt.Errorf("local path %s: %w", loc.Path, err)
+		return fmt.Errorf("local path %s cannot be read: %w", loc.Path, err)
 	case !fi.IsDir():
 		return fmt.Errorf("local path %s is a file, not a directory", loc.Path)
 	}

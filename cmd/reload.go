@@ -685,10 +685,32 @@ func (f *Factory) openStage(ctx context.Context, role place.Role, to string, tgt
 		return nil, err
 	}
 	name := loc.Catalog + "." + loc.Schema + "." + loc.Volume
+	if err := c.CheckVolume(ctx, loc.Catalog, loc.Schema, loc.Volume); err != nil {
+		var me *databricks.MissingVolumeError
+		if errors.As(err, &me) {
+			return nil, missingVolume(role, to, loc, me)
+		}
+		// Another answer (a refusal, an unreachable workspace): the write probe decides.
+		f.Logger.Info("the volume could not be looked up; the write probe decides", "volume", name, "error", err.Error())
+	}
 	stage.ClaimsLocation = claimsLoc.URL()
 	stage.Describe = fmt.Sprintf("volume %s (it must exist, and the workspace identity needs READ VOLUME and WRITE VOLUME on it; CREATE VOLUME %s creates it)", name, name)
 	stage.DstIdentity = "the workspace identity (" + c.AuthType() + " auth, Files API)"
 	return stage, nil
+}
+
+// missingVolume is the error for a --stage-to or --keys-to volume Unity Catalog does not know:
+// what was given, the volumes of its schema with the one probably meant, and the two ways on
+// (name an existing volume, or create this one).
+func missingVolume(role place.Role, to string, loc storage.Location, me *databricks.MissingVolumeError) error {
+	name := loc.Catalog + "." + loc.Schema + "." + loc.Volume
+	next := fmt.Sprintf("create it (CREATE VOLUME %s) or name an existing volume", name)
+	if close := me.Closest(); len(close) > 0 {
+		alt := loc
+		alt.Volume = close[0]
+		next = fmt.Sprintf("name an existing volume, such as %s %s, or create this one (CREATE VOLUME %s)", role.Flag(), alt.String(), name)
+	}
+	return fmt.Errorf("%w: %s %s: %v. Nothing was staged or journaled: %s, then run again", reload.ErrStageLocation, role.Flag(), to, me, next)
 }
 
 // checkPathElements refuses a path or URL with an empty, "." or ".." element (after the

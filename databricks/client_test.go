@@ -286,6 +286,36 @@ func TestTableErrors(t *testing.T) {
 	}
 }
 
+// TestTableNotFoundSuggests: a table Unity Catalog does not know gets the names the identity
+// can see near it, from one list of its schema (of its catalog when the schema is not found,
+// of the catalogs when the catalog is not found), the closest first.
+func TestTableNotFoundSuggests(t *testing.T) {
+	cleanEnv(t)
+	srv := newFake(t)
+	ordersTable(srv)
+	srv.AddTable(uctest.Table{Catalog: "main", Schema: "sales", Name: "customers", StorageLocation: "s3://lake/customers"})
+	srv.AddTable(uctest.Table{Catalog: "main", Schema: "sales", Name: "refunds", StorageLocation: "s3://lake/refunds"})
+	t.Setenv("DATABRICKS_TOKEN", goodToken)
+	c, err := NewClient(context.Background(), Options{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, tc := range []struct{ name, want string }{
+		{"main.sales.ordres", "get table main.sales.ordres: not found (HTTP 404 TABLE_DOES_NOT_EXIST): Table 'main.sales.ordres' does not exist; " +
+			"did you mean main.sales.orders? (tables of main.sales the identity can see: 3)"},
+		{"main.sales.invoices", "; no table of main.sales has a name close to invoices; its tables: customers, orders, refunds"},
+		{"main.salse.orders", "; the schema main.salse is not found either (Unity Catalog also answers not found when the identity lacks " +
+			"USE CATALOG or USE SCHEMA); did you mean main.sales?"},
+		{"mian.sales.orders", "; the catalog mian is not found either (Unity Catalog also answers not found when the identity lacks USE CATALOG); did you mean main?"},
+	} {
+		_, err := c.Table(ctx, tc.name)
+		if !errors.Is(err, ErrNotFound) || !strings.HasSuffix(err.Error(), tc.want) {
+			t.Errorf("%s:\ngot  %v\nwant …%s", tc.name, err, tc.want)
+		}
+	}
+}
+
 func TestBadHost(t *testing.T) {
 	cleanEnv(t)
 	t.Run("not a workspace", func(t *testing.T) {

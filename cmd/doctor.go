@@ -141,7 +141,7 @@ func writeDoctorText(out io.Writer, rep *doctor.Report) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CHECK\tSTATUS\tDETAIL")
 	for _, c := range rep.Checks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.ID, c.Status, textsafe.Escape(c.Detail))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.ID, c.Status.Text(), textsafe.Escape(c.Detail))
 		for i, line := range strings.Split(c.Fix, "\n") {
 			if c.Fix == "" {
 				break

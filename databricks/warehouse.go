@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"github.com/databricks/databricks-sql-go/driverctx"
 	"github.com/zbrecover/zbrecover/internal/redact"
@@ -36,6 +37,9 @@ func (c *Client) Warehouse(ctx context.Context) (*Warehouse, error) {
 	}
 	path, err := c.HTTPPath()
 	if err != nil {
+		if choices := c.WarehouseChoices(ctx, ""); choices != "" {
+			return nil, fmt.Errorf("%w; %s", err, choices)
+		}
 		return nil, err
 	}
 	u, err := url.Parse(c.cfg.CanonicalHostName())
@@ -84,6 +88,18 @@ func (c *Client) Warehouse(ctx context.Context) (*Warehouse, error) {
 	if ue := failed(); ue != nil {
 		return nil, fmt.Errorf("connect to sql warehouse %s%s: %w", redact.String(c.cfg.Host), path,
 			&SQLError{Class: ClassConnection, Message: redact.String(ue.Error()), Hint: unreachableHint, Err: ue})
+	}
+	// A warehouse id the workspace does not know fails as a connection error: say so instead,
+	// with the warehouses the identity can see.
+	if id, idErr := c.WarehouseID(); idErr == nil && ctx.Err() == nil {
+		if _, infoErr := c.WarehouseInfo(ctx); errors.Is(infoErr, ErrNotFound) {
+			msg := fmt.Sprintf("SQL warehouse %s does not exist in %s, or the identity may not see it (--warehouse-id, DATABRICKS_WAREHOUSE_ID, --http-path or the profile's warehouse_id names it)",
+				id, redact.String(c.cfg.Host))
+			if choices := c.WarehouseChoices(ctx, id); choices != "" {
+				msg += "; " + choices
+			}
+			return nil, fmt.Errorf("%w: %s", ErrNotFound, msg)
+		}
 	}
 	return nil, err
 }

@@ -76,7 +76,7 @@ var importRules = []importRule{
 	// reaches what loads, records or deletes.
 	{dir: "scan", only: []string{"databricks", "storage", "tableref", "internal/fallback", "internal/jsonout", "internal/redact", "internal/textsafe"}},
 	// history reads the journal for zbrecover history, and writes nothing.
-	{dir: "history", only: []string{"journal"}},
+	{dir: "history", only: []string{"journal", "internal/suggest"}},
 	{dir: "doctor", only: []string{"databricks", "inspect", "reload", "schemadiff", "sqlstmt", "storage", "tableref", "internal/jsonout", "internal/redact", "internal/suggest"}},
 	{dir: "internal/fake/warehouse", only: []string{"delta", "inspect", "schemadiff", "storage", "storage/local", "internal/fake/warehouse/tcli"}},
 	{dir: "internal/fake/warehouse/tcli", only: []string{}},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/cleanup"
 	"github.com/zbrecover/zbrecover/databricks"
+	"github.com/zbrecover/zbrecover/history"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
@@ -286,6 +287,12 @@ func prepareCleanup(ctx context.Context, o *CleanupOptions, s *runSummary, ds *d
 	store, err := f.openTableJournal(ctx, o.Journal, tgt, s)
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if o.Run != "" {
+		if err := history.MissingRun(ctx, store, []string{tgt.TableID}, tgt.TableName(), o.Run); err != nil {
+			closeJournal(store)
+			return nil, nil, nil, err
+		}
 	}
 	checker := reload.LazyChecker{Table: s.Table, Connect: f.checkWarehouse(s), OpenKeys: f.openStagedLocation}
 	prep, err := cleanup.Prepare(ctx, cleanup.Config{Journal: store, TableID: tgt.TableID, Root: tgt.Display(), Backend: tgt.Root,

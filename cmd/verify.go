@@ -123,6 +123,11 @@ func verifySteps(ctx context.Context, o *VerifyOptions, s *runSummary) error {
 		return err
 	}
 	defer closeJournal(store)
+	if o.Run != "" {
+		if err := history.MissingRun(ctx, store, []string{tgt.TableID}, tgt.TableName(), o.Run); err != nil {
+			return err
+		}
+	}
 	wh, err := ws.Warehouse(ctx)
 	if err != nil {
 		return err
@@ -273,6 +278,7 @@ func historyRun(ctx context.Context, o *HistoryOptions) error {
 	}
 	defer closeJournal(store)
 	var tables []string // nil: every table of the journal
+	name := ""          // the table's name, for a missing run
 	if o.Target.Table != "" || o.Target.Root != "" {
 		tgt, err := f.openTarget(ctx, &o.Target, tableref.Read)
 		if err != nil {
@@ -281,10 +287,10 @@ func historyRun(ctx context.Context, o *HistoryOptions) error {
 		if err := tableref.Identify(ctx, tgt); err != nil {
 			return err
 		}
-		tables = []string{tgt.TableID}
+		tables, name = []string{tgt.TableID}, tgt.TableName()
 	}
 	if o.Run != "" {
-		run, err := history.ReadRun(ctx, store, tables, o.Run)
+		run, err := history.ReadRun(ctx, store, tables, name, o.Run)
 		if err != nil {
 			return err
 		}

@@ -173,7 +173,7 @@ func demoRun(ctx context.Context, o *DemoOptions) (err error) {
 	fmt.Fprintf(out, "%s is registered in it as a MANAGED table at the table root: Unity Catalog refuses\n", demo.Table)
 	fmt.Fprintf(out, "path reads inside managed storage (LOCATION_OVERLAP), as it may in a real workspace.\n")
 
-	d := &demoSession{o: o, ctx: ctx}
+	d := &demoSession{o: o, ctx: ctx, dir: dir, keep: keep}
 	exec := func(stmt string) error {
 		fmt.Fprintf(out, "sql> %s;\n", demoSQLShort(stmt))
 		if _, err := ws.Warehouse().Engine().Exec(ctx, stmt); err != nil {
@@ -406,6 +406,9 @@ func writeDemoEnd(w io.Writer, ex *demo.Example, sum *demo.Summary, state string
 type demoSession struct {
 	o   *DemoOptions
 	ctx context.Context
+	// dir holds the example; keep says whether it stays there after the demo.
+	dir  string
+	keep bool
 }
 
 func (d *demoSession) note(s string) {
@@ -425,7 +428,7 @@ func (d *demoSession) step(capture *bytes.Buffer, want []int, args ...string) (i
 	}
 	code := Run(d.ctx, d.child(out), args)
 	if d.ctx.Err() != nil {
-		return code, d.ctx.Err()
+		return code, d.stopped(args, code)
 	}
 	for _, w := range want {
 		if code == w {
@@ -443,7 +446,7 @@ func (d *demoSession) quiet(capture *bytes.Buffer, want []int, args ...string) (
 	c.IO.ErrOut = io.Discard
 	code := Run(d.ctx, c, args)
 	if d.ctx.Err() != nil {
-		return code, d.ctx.Err()
+		return code, d.stopped(args, code)
 	}
 	if slices.Contains(want, code) {
 		return code, nil
@@ -451,8 +454,23 @@ func (d *demoSession) quiet(capture *bytes.Buffer, want []int, args ...string) (
 	return code, fmt.Errorf("`zbrecover %s` exited with %d (%s); the demo stops here", shellJoin(args), code, exitMeaning(code))
 }
 
+// stopped is the demo's one line when a signal cut a step short (the step prints none of its
+// own): which step, and what is left of the example. Its code is the step's (130 or 143).
+func (d *demoSession) stopped(args []string, code int) error {
+	if code != ExitTerminated {
+		code = ExitInterrupted
+	}
+	how := map[int]string{ExitInterrupted: "interrupted", ExitTerminated: "terminated"}[code]
+	left := "the example is removed and nothing is left running"
+	if d.keep {
+		left = "the example stays in " + d.dir + " and nothing is left running"
+	}
+	return WithCode(code, fmt.Sprintf("%s: the demo stopped during `zbrecover %s`; %s. Run the demo again to see it whole.", how, shellJoin(args), left))
+}
+
 // child returns a factory for one command run: the demo's streams (stdout replaced by out)
-// and backends, with fresh global options.
+// and backends, with fresh global options; a step cut short by a signal prints no error of
+// its own (stopped says it once).
 func (d *demoSession) child(out io.Writer) *Factory {
 	f := d.o.F
 	ios := &iostreams.IOStreams{In: f.IO.In, Out: out, ErrOut: f.IO.ErrOut}
@@ -463,6 +481,7 @@ func (d *demoSession) child(out io.Writer) *Factory {
 	c := NewFactory(ios)
 	c.Registry = f.Registry
 	c.NoDatabricks = f.NoDatabricks
+	c.quietStop = true
 	return c
 }
 

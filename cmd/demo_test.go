@@ -187,3 +187,37 @@ func TestShellQuote(t *testing.T) {
 		}
 	}
 }
+
+// cancelOn is stdout that cancels the run (as the first SIGINT does) once it has printed want.
+type cancelOn struct {
+	strings.Builder
+	want   string
+	cancel context.CancelCauseFunc
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	n, err := c.Builder.Write(p)
+	if strings.Contains(c.String(), c.want) {
+		c.cancel(&signalError{sig: os.Interrupt})
+	}
+	return n, err
+}
+
+// TestDemoInterrupted: Ctrl-C during a step of the demo prints one line, which says the demo
+// was interrupted during that step and what is left, with no Go error chain; exit 130.
+func TestDemoInterrupted(t *testing.T) {
+	isolateEnv(t)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	io, _, _, errOut := iostreams.Test()
+	out := &cancelOn{want: "$ zbrecover inspect main.sales.orders", cancel: cancel}
+	io.Out = out
+	code := Run(ctx, NewFactory(io), []string{"demo", "--files", "8", "--no-progress"})
+	if code != ExitInterrupted {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut)
+	}
+	want := "interrupted: the demo stopped during `zbrecover inspect main.sales.orders --no-progress`; the example is removed and nothing is left running. Run the demo again to see it whole.\n"
+	if got := errOut.String(); strings.Count(got, "interrupted") != 1 || !strings.HasSuffix(got, want) || strings.Contains(got, "context canceled") {
+		t.Errorf("stderr:\n%s\nwant one interrupted line, ending with:\n%s", got, want)
+	}
+}

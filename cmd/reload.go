@@ -991,7 +991,8 @@ func reloadExit(err error, rep *inspect.Report, prep *reload.Prepared, tgt *tabl
 	case errors.Is(err, reload.ErrMismatch):
 		return WithCode(ExitVerify, err.Error())
 	case errors.Is(err, reload.ErrInterrupted):
-		return WithCode(ExitInterrupted, err.Error()+": the statement in flight was cancelled; run reload again to settle it and continue")
+		return WithCode(ExitInterrupted, err.Error()+": reload stopped cleanly and journaled what it did; run the same command again "+
+			"to continue the run (a statement that was in flight is settled from the table's history; no file is loaded twice)")
 	case errors.Is(err, reload.ErrLocationOverlap):
 		cmdline := "zbrecover reload " + shellArg(tgt.TableName())
 		for _, r := range o.Renames {

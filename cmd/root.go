@@ -74,8 +74,16 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	if strings.HasPrefix(err.Error(), "unknown command ") {
 		err = &FlagError{Err: err}
 	}
+	if f.quietStop && (code == ExitInterrupted || code == ExitTerminated) {
+		return code
+	}
 	msg := redact.String(err.Error())
 	switch {
+	case (code == ExitInterrupted || code == ExitTerminated) && errors.Is(err, context.Canceled):
+		// "…: context canceled" says only that the work was cut: say what stopped and what
+		// to do. The chain stays in the log (-v, --log-file).
+		f.Logger.Info("stopped by the signal", "during", msg)
+		msg = stoppedMessage(code, commandPath(root, args))
 	case code == ExitInterrupted && !strings.HasPrefix(msg, "interrupted"):
 		msg = "interrupted: " + msg
 	case code == ExitTerminated && !strings.HasPrefix(msg, "terminated"):
@@ -140,6 +148,43 @@ func exitStatus(ctx context.Context, f *Factory, args []string, err error) int {
 		code = signalExitCode(se.sig)
 	}
 	return code
+}
+
+// commandPath is the command args run, without the program's name ("reload", "demo serve"),
+// or "zbrecover" when args name none.
+func commandPath(root *cobra.Command, args []string) string {
+	c, _, err := root.Find(args)
+	if err != nil || c == nil || c == root {
+		return root.Name()
+	}
+	return strings.TrimPrefix(c.CommandPath(), root.Name()+" ")
+}
+
+// stoppedMessage is the one line printed when a signal cut a command short (code 130 or 143):
+// what stopped, that it stopped cleanly, and what running it again does. reload and cleanup
+// journal what they did, so a re-run continues; verify records only what it proved; the other
+// commands change nothing.
+func stoppedMessage(code int, command string) string {
+	how := "interrupted"
+	if code == ExitTerminated {
+		how = "terminated"
+	}
+	var again string
+	switch command {
+	case "reload":
+		again = "every statement sent and every copy staged is journaled: run the same command again to continue the run (it loads no file twice)"
+	case "cleanup":
+		again = "every delete done is journaled: run the same command again to finish (it re-checks every file)"
+	case "verify":
+		again = "what it proved so far is journaled: run it again for the whole check"
+	case "demo":
+		again = "nothing is left running; run the demo again to see it whole"
+	case "doctor":
+		again = "it wrote nothing but its delete probe's own object under _zerobus/ (.zbrecover-doctor-probe-…), which a cut delete check may leave: run it again for the whole report"
+	default:
+		again = "it changed nothing: run it again for the whole answer"
+	}
+	return fmt.Sprintf("%s: %s stopped before it finished; %s", how, command, again)
 }
 
 // wantsJSON reports whether args ask for JSON output (-o json, --output json, --output=json),

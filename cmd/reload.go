@@ -51,6 +51,10 @@ type ReloadOptions struct {
 	// IgnoreForeignRuns is --ignore-foreign-runs: the operator's reason to load files that
 	// runs of other journals may have loaded.
 	IgnoreForeignRuns string
+
+	// renameGuesses are the --rename values of the likely renames that blocked the plan, for
+	// the summary's next step.
+	renameGuesses []string
 }
 
 // NewCmdReload returns `zbrecover reload`. runF replaces the run function in tests.
@@ -494,6 +498,7 @@ func showReloadPlan(f *Factory, o *ReloadOptions, s *runSummary, prep *reload.Pr
 	if planErr != nil {
 		if errors.Is(planErr, reload.ErrBlocked) {
 			s.RunStatus = "blocked: nothing was loaded"
+			o.renameGuesses = plan.RenameGuesses()
 			return WithCode(ExitSchema, planErr.Error())
 		}
 		return planErr
@@ -639,6 +644,14 @@ func reloadNext(o *ReloadOptions, s *runSummary, code int) []string {
 		return []string{"re-check the counts: " + mdCmd("zbrecover verify "+table+run),
 			"see the plan of the deletion: " + mdCmd("zbrecover cleanup "+table+run) + ", then delete with " + mdCmd("zbrecover cleanup "+table+run+" --yes")}
 	case ExitSchema:
+		if len(o.renameGuesses) > 0 {
+			confirmed := strings.TrimSuffix(again, " --yes")
+			for _, r := range o.renameGuesses {
+				confirmed += " --rename " + shellArg(r)
+			}
+			return []string{"if the columns were renamed as guessed, confirm it: " + mdCmd(confirmed+" --yes") +
+				" (the plan printed the ALTER TABLE statements any other change needs)"}
+		}
 		return []string{"change the table (the plan printed the ALTER TABLE statements) or confirm renames with --rename OLD=NEW, then " + mdCmd(again)}
 	case ExitVerify:
 		return []string{"the table holds another number of rows than the files: " + mdCmd("zbrecover verify "+table+run) + " shows the batches; do not run cleanup"}

@@ -67,6 +67,16 @@ func TestDemoEndToEnd(t *testing.T) {
 			t.Errorf("stdout lacks %q", want)
 		}
 	}
+	// The at-least-once note is said once, by the reload that loaded the rows; not by verify
+	// --key, which measured the duplicates, nor by its summary.
+	note := "Rows are not deduplicated: Zerobus delivery is at-least-once"
+	if i, v := strings.Index(out, note), strings.Index(out, "$ zbrecover verify "); strings.Count(out, note) != 1 || i < 0 || v < i {
+		t.Errorf("the at-least-once note appears %d times (at %d; verify at %d), want once, in reload's report", strings.Count(out, note), i, v)
+	}
+	// Reload's deletion-vector warning comes only with a change of the property.
+	if strings.Contains(errOut, "does not set delta.enableDeletionVectors") {
+		t.Errorf("a deletion-vector warning without a change:\n%s", errOut)
+	}
 	// The table holds every readable row once, plus the published records a second time.
 	rows := regexp.MustCompile(`(?m)^(\d+) rows, (\d+) distinct order_id$`).FindStringSubmatch(out)
 	loaded := regexp.MustCompile(`(?m)^(\d+) readable files were loaded once each \((\d+) rows\)`).FindStringSubmatch(out)

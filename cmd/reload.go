@@ -616,9 +616,17 @@ func summarizeReload(s *runSummary, r *reload.Report) {
 	s.Verification = fmt.Sprintf("%d of %d batches verified (inserted rows = footer rows); %d unknown, %d failed, %d mismatch; %d load statements sent",
 		r.Verified, len(r.Batches), r.Unknown, r.Failed, r.Mismatch, r.Statements)
 	s.Notes = append(s.Notes, r.Warnings...)
-	if r.Guarantee != "" {
+	if guaranteeApplies(r) {
 		s.Notes = append(s.Notes, r.Guarantee)
 	}
+}
+
+// guaranteeApplies says whether the report states its guarantee: a load by key always (what
+// its MERGE guarantees), a plain load only when the run put rows in the table. The at-least-
+// once note is said once, where it applies: not for a run that loaded nothing, and never by
+// verify, whose key check measures the duplicates it warns of.
+func guaranteeApplies(r *reload.Report) bool {
+	return r.Guarantee != "" && (r.Guarantee != reload.Guarantee || r.Inserted > 0)
 }
 
 // reloadNext is what to do after a reload that exited with code.
@@ -975,7 +983,9 @@ func printReloadReport(f *Factory, r *reload.Report) error {
 		fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", textsafe.Escape(warn))
 	}
 	printMergeReport(w, r.Merge)
-	fmt.Fprintf(w, "%s\n", r.Guarantee)
+	if guaranteeApplies(r) {
+		fmt.Fprintf(w, "%s\n", r.Guarantee)
+	}
 	return nil
 }
 

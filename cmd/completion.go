@@ -12,14 +12,6 @@ import (
 	"github.com/zbrecover/zbrecover/inspect"
 )
 
-// completionHelp is the root help's paragraph on shell completion.
-const completionHelp = `Shell completion (zbrecover completion bash|zsh|fish|powershell) completes command and flag
-names, the values of the enum flags (--output, --from, --format, --storage-auth), the profiles
-of ~/.databrickscfg (or DATABRICKS_CONFIG_FILE) for --profile, and for preview --group and
---file the schema ids and keys of the --from-report file given before them. Completion never
-lists storage or reads footers, so it stays instant: without --from-report, --group completes
-nothing.`
-
 // registerCompletions adds the value completions of the flags of root's tree.
 func registerCompletions(root *cobra.Command) {
 	_ = root.RegisterFlagCompletionFunc("output", fixedValues("text\tfor people", "json\tone JSON document", "jsonl\tinspect: one JSON object per line"))

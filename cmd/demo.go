@@ -45,31 +45,21 @@ func NewCmdDemo(f *Factory, runF func(context.Context, *DemoOptions) error) *cob
 	c := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the recovery on a generated local example (no cloud account needed)",
-		Long: `Demo runs the whole recovery on a generated local example, exactly as the commands run from
-the command line, showing their real output. It needs no cloud account.
+		Long: `Demo runs the whole recovery on a generated local example, with the real commands and their
+real output, and no cloud account: a managed Delta table with column mapping and 3000
+fallback files in two producer schemas (one corrupt), in a local Databricks workspace on
+127.0.0.1 (what zbrecover demo serve starts). It makes the breaking change, then runs scan,
+schema, inspect, preview, the fix, doctor, reload (refused, then staged to a volume),
+verify --key, cleanup and history. Nothing is left running; the example is removed at the
+end unless --dir or --keep.
 
-The example is the storage root of the managed Delta table ` + demo.Table + ` (column
-mapping on) and the fallback Parquet files Zerobus Ingest parked under
-` + inspect.FallbackPrefix + ` in two producer schemas over three date folders, with one
-corrupt file and two hidden objects, generated from a fixed seed. The demo serves a local
-Databricks workspace on 127.0.0.1 (SQL warehouse, Unity Catalog, volumes; what
-` + "`zbrecover demo serve`" + ` starts), registers the table in it, makes the breaking change
-there (a rename, a dropped column, a wider decimal) and publishes a few of the parked records
-to the table, as at-least-once delivery does. Then it runs:
-
-  scan (which tables of the catalog hold parked files); schema, inspect (the blocking
-  diff, the table version each group matches, the fix) and preview; the fix (ALTER TABLE, printed as SQL); reload (the managed path refused with
-  LOCATION_OVERLAP, then staged to a volume and verified); verify --key (the duplicate
-  report) with --summary (the incident ticket's Markdown); cleanup --dry-run, then cleanup --yes; history.
-
-It exits 0 when every step answered as expected. Without --dir the example (table root and
-journal) goes to a new temporary directory that is removed at the end (unless --keep). With
---dir it is written to DIR/orders (which must not exist or be empty) and kept. The local
-workspace stops at the end: nothing is left running.
 ` + exitHelp(exitLine{ExitFailure, "a step did not answer as expected (the demo says which)"}),
-		Example: `  zbrecover demo
-  zbrecover demo --files 500 --keep
-  zbrecover demo --dir ./example`,
+		Example: `  # The whole recovery, in about a minute
+  $ zbrecover demo
+  # A smaller example, kept in ./demo-example
+  $ zbrecover demo --files 300 --dir ./demo-example
+  # Then practise by hand on the kept table
+  $ zbrecover demo serve --table main.sales.orders=./demo-example/orders`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if f.Global.JSON() {

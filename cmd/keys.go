@@ -13,13 +13,6 @@ import (
 	"github.com/zbrecover/zbrecover/tableref"
 )
 
-// keysHelp is what the help texts say about keys.
-const keysHelp = `Keys: COPY INTO deduplicates files, not rows. Zerobus delivery is at-least-once, so a
-record can be both in the table and in a fallback file (and in two fallback files). A key
-(--key / --dedupe-key COL[,COL…]; names with spaces or commas in backquotes, ` + "``" + ` for a
-backquote) names the columns that identify a record, with the same names in the files and
-the table; keys are compared null-safe (a NULL key is one key value).`
-
 // parseKeyFlag reads a --key style flag; "" gives nil.
 func parseKeyFlag(flag, s string) (reload.Keys, error) {
 	if s == "" {

@@ -250,36 +250,18 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "zbrecover",
 		Short: "Recover Zerobus Ingest fallback Parquet files into their Delta table",
-		Long: `zbrecover recovers the records that Databricks Zerobus Ingest could not publish to a Delta
-table after a breaking schema change, and parked as Parquet files under
-<table storage root>/_zerobus/table_rejected_parquets/.
+		Long: `zbrecover recovers the records Databricks Zerobus Ingest parked as Parquet files under
+<table root>/_zerobus/table_rejected_parquets/ after a breaking schema change: scan finds the
+tables, doctor checks access, inspect says what blocks the load, reload loads the files with
+COPY INTO and checks each batch, verify re-checks, cleanup deletes what was proved loaded.
+Every step is journaled: after a crash or Ctrl-C, run the same command again. The runbook
+(docs/runbook.md) tells the recovery; zbrecover help environment lists the settings.
 
-The recovery, in order (docs/runbook.md tells it step by step):
-  zbrecover scan [CATALOG]    which tables hold parked files, across a catalog or the workspace
-  zbrecover doctor TARGET     check identity, warehouse, privileges and storage access for
-                              every step of the recovery
-  zbrecover inspect TARGET    what is parked: files, rows, schema variants, unreadable files,
-                              and what blocks a load into the table as it is now (and the fix)
-  zbrecover preview TARGET    the first rows, per file or per schema group
-  zbrecover schema TARGET     the table's schema (Delta log, SQL warehouse or Unity Catalog)
-  zbrecover reload TARGET     COPY INTO in journaled FILES batches, each checked by its rows;
-                              --stage-to a volume when Unity Catalog refuses the path
-  zbrecover verify TARGET     re-check the run's counts against the table history (--key: by key)
-  zbrecover cleanup TARGET    delete exactly the files of verified batches (--yes)
-  zbrecover history [TARGET]  the journal: runs, batches, every file's fate
-  zbrecover ls URL            check that the storage is reachable with the credentials at hand
-Run it again after any crash or Ctrl-C: a re-run continues and never loads a file twice.
-
-TARGET is a table name catalog.schema.table resolved through Unity Catalog (reload and verify
-need one), or a storage root URL (s3://, gs://, abfss://, wasbs://, file:// or a local path).
-
-` + databricksFlagsHelp + `
-
-COPY INTO's guarantee is at-least-once: it skips files it already loaded, never rows, so a
-record that Zerobus both published and parked can end up twice.
-
-` + completionHelp + `
 ` + exitCodesHelp,
+		Example: `  $ zbrecover scan main --exit-code
+  $ zbrecover doctor main.sales.orders --stage-to /Volumes/main/sales/staging/orders
+  $ zbrecover inspect main.sales.orders
+  $ zbrecover reload main.sales.orders --stage-to /Volumes/main/sales/staging/orders --dry-run`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       readBuildInfo().String(),

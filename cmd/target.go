@@ -24,10 +24,6 @@ func addTargetFlags(c *cobra.Command, t *TargetOptions) {
 	c.Flags().StringVar(&t.Root, "root", "", "the table's storage root URL (overrides the location Unity Catalog reports)")
 }
 
-const targetHelp = `TARGET is the table's storage root (s3://, gs://, abfss://, wasbs://, file:// or a local path),
-whose fallback files are under <root>/_zerobus/table_rejected_parquets/, or a table name
-catalog.schema.table resolved through Unity Catalog. --table and --root name them explicitly.`
-
 // IsTableName reports whether s reads as a three-part table name rather than a path.
 func IsTableName(s string) bool { return tableref.IsTableName(s) }
 

@@ -34,38 +34,25 @@ func NewCmdVerify(f *Factory, runF func(context.Context, *VerifyOptions) error) 
 	c := &cobra.Command{
 		Use:   "verify TARGET",
 		Short: "Re-check a past reload: footer rows vs inserted rows vs the table's history, per batch",
-		Long: `Verify re-checks a reload run against the table, batch by batch, and says what it read:
-the journal's records, then the table's history from the run's first load on: each batch's own
-commit (the version the journal recorded, a COPY INTO of its rows, carrying its tag when it was
-tagged), and every commit since that removed or rewrote rows (DELETE, TRUNCATE, RESTORE, an
-overwrite, a MERGE or UPDATE that changed rows, an operation it does not know). A batch fails
-when it is not verified, when its commit is not what the journal says, or when rows may have
-left the table since. A batch proved only by weaker evidence (a commit without its tag) passes
-but "needs review": cleanup keeps its files until a key check proves them. Batches whose commit
-version the journal lacks are looked up (by tag, or as the only candidate) and recorded.
+		Long: `Verify re-checks a reload run against the table, batch by batch: the journal's records, each
+batch's own commit in the table's history, and every later commit that removed or rewrote
+rows. With --key it also checks that every key of the run's files is in the table, and counts
+the rows per key (the duplicates at-least-once delivery may leave). The check is journaled:
+cleanup refuses a run whose latest verify failed. It loads and deletes nothing.
 
-Without --run it checks the table's newest run. The check is recorded in the journal; cleanup
-refuses a run whose latest verify failed.
+It needs the SQL warehouse and SELECT on the table; --key reads the run's keys files (reload
+--key), or its fallback files while they exist. Without --run it checks the newest run.
 
-What is guaranteed: each file was loaded at most once. Rows are not deduplicated: records
-Zerobus also published may be in the table twice. For a load by key (reload --dedupe-key),
-verify also checks that the MERGE from the staging table committed after the last batch.
+TARGET is catalog.schema.table, or the table's storage root (s3://, gs://, abfss://, wasbs://,
+file:// or a local directory).
 
-With --key COL[,COL…], verify reads the keys of the run's files from the keys files reload
-recorded (reload --key; each file's rows counted against its footer), so it works after cleanup;
-without them it reads the fallback files (while they exist, where the warehouse may read them).
-With one statement it counts the table's rows for each distinct key:
-keys missing from the table (must be 0), and a histogram of rows per key (1, 2, 3+). Keys with
-2 or more rows are duplicates, whoever wrote them: a plain reload creates them for records
-Zerobus also published; a load by key does not.
-
-` + keysHelp + `
-
-` + targetHelp + `
-` + exitHelp(exitLine{ExitVerify, "a batch's counts do not agree or are not known, or keys of the run's files are missing from the table"}),
-		Example: `  zbrecover verify main.sales.orders
-  zbrecover verify main.sales.orders --run 20261201T101500Z-1a2b3c4d -o json
-  zbrecover verify main.sales.orders --key id`,
+` + exitHelp(exitLine{ExitVerify, "a batch does not agree or is not known, or keys are missing from the table"}),
+		Example: `  # The newest run of the table
+  $ zbrecover verify main.sales.orders
+  # By key: keys missing from the table (must be 0), rows per key
+  $ zbrecover verify main.sales.orders --key order_id
+  # One run, with a Markdown summary for the incident ticket
+  $ zbrecover verify main.sales.orders --run 20261201T101500Z-1a2b3c4d --summary verify.md`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := parseTarget(&o.Target, args); err != nil {
@@ -253,17 +240,20 @@ func NewCmdHistory(f *Factory, runF func(context.Context, *HistoryOptions) error
 		Use:   "history [TARGET]",
 		Short: "The journal: what ran, when, what it loaded, verified and deleted",
 		Long: `History lists the runs the journal holds, newest first, with their state (planned, loading,
-verified, unknown, failed, mismatch, cleaned, partially_cleaned), files and rows. With TARGET,
-the runs of that table; without it, of every table in the journal.
+verified, unknown, failed, mismatch, cleaned, partially_cleaned), batches, files and rows: of
+the table given, or of every table. --run ID lists every file of one run with its rows, its
+batch, the batch's state, the table version that settled it, and its deletion. It reads the
+journal only.
 
-With --run ID it lists every file of the run with its expected rows (from its footer), its
-batch, the batch's state, the table version that settled it (when one did) and its deletion.
+TARGET (optional) is catalog.schema.table, or the table's storage root.
 
-` + targetHelp + `
-` + exitHelp(),
-		Example: `  zbrecover history
-  zbrecover history main.sales.orders
-  zbrecover history main.sales.orders --run 20261201T101500Z-1a2b3c4d -o json`,
+` + exitHelp(exitLine{ExitFailure, "error (--run names no run of the journal)"}),
+		Example: `  # Every run in the journal
+  $ zbrecover history
+  # The runs of one table
+  $ zbrecover history main.sales.orders
+  # Every file of one run, as JSON
+  $ zbrecover history main.sales.orders --run 20261201T101500Z-1a2b3c4d -o json`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 || o.Target.Table != "" || o.Target.Root != "" {

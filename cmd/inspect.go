@@ -367,7 +367,7 @@ func readSchemaFile(f *Factory, path string) (*inspect.Table, error) {
 		data, err = os.ReadFile(path)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("--schema-file: %w", err)
+		return nil, fileError("--schema-file", path, err, "save one with zbrecover schema TARGET -o json > FILE")
 	}
 	name := path
 	if path == "-" {

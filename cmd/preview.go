@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"github.com/zbrecover/zbrecover/tableref"
 	"io"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
+	"github.com/zbrecover/zbrecover/storage"
 )
 
 // PreviewOptions are the inputs of `zbrecover preview`.
@@ -126,6 +128,10 @@ func previewRun(ctx context.Context, o *PreviewOptions) error {
 			return err
 		}
 		res, err := inspect.Preview(ctx, tgt.Root, o.File, popts)
+		if errors.Is(err, storage.ErrNotExist) {
+			return fmt.Errorf("--file %s: the fallback folder %s holds no such file (give its key under the folder as "+
+				"zbrecover inspect lists it, such as 2025-06-02/part-00000.c000.snappy.parquet)", o.File, tgt.Display()+"/"+o.Prefix)
+		}
 		if err != nil {
 			return err
 		}
@@ -259,7 +265,7 @@ func previewFromReport(ctx context.Context, o *PreviewOptions, popts inspect.Pre
 		data, err = os.ReadFile(o.FromReport)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("--from-report: %w", err)
+		return nil, fileError("--from-report", o.FromReport, err, "save one with zbrecover inspect TARGET -o json > FILE")
 	}
 	rep, err := inspect.LoadReport(bytes.NewReader(data))
 	if err != nil {

@@ -78,10 +78,12 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 		return code
 	}
 	msg := redact.String(err.Error())
+	var designed *ExitError
 	switch {
-	case (code == ExitInterrupted || code == ExitTerminated) && errors.Is(err, context.Canceled):
-		// "…: context canceled" says only that the work was cut: say what stopped and what
-		// to do. The chain stays in the log (-v, --log-file).
+	case (code == ExitInterrupted || code == ExitTerminated) && !errors.As(err, &designed) && (errors.Is(err, context.Canceled) || ctx.Err() != nil):
+		// "…: context canceled" (or any failure after the signal) says only that the work was
+		// cut: say what stopped and what to do. The chain stays in the log (-v, --log-file). A
+		// command's own interrupted message (an ExitError) is kept.
 		f.Logger.Info("stopped by the signal", "during", msg)
 		msg = stoppedMessage(code, commandPath(root, args))
 	case code == ExitInterrupted && !strings.HasPrefix(msg, "interrupted"):

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -81,4 +82,34 @@ func checkLocalDir(loc storage.Location) error {
 		return fmt.Errorf("local path %s is a file, not a directory", loc.Path)
 	}
 	return nil
+}
+
+// fileError words the failure to open the file a flag names without the Go error chain: the
+// file (or, to write one, its folder) does not exist, may not be read or written, or is a
+// folder; hint says where such a file comes from ("" for none).
+func fileError(flag, path string, err error, hint string) error {
+	var msg string
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		msg = fmt.Sprintf("%s %s does not exist", flag, path)
+		if dir := filepath.Dir(path); dir != "." {
+			if _, derr := os.Stat(dir); errors.Is(derr, fs.ErrNotExist) {
+				msg = fmt.Sprintf("%s %s: its folder %s does not exist", flag, path, dir)
+				hint = "create the folder, or name a file in one that exists"
+			}
+		}
+	case errors.Is(err, fs.ErrPermission):
+		msg = fmt.Sprintf("%s %s: the operating system user may not open it (permission denied)", flag, path)
+		hint = "check the file's and its folder's permissions"
+	default:
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		msg = fmt.Sprintf("%s %s: %v", flag, path, err)
+	}
+	if hint != "" {
+		msg += ": " + hint
+	}
+	return errors.New(msg)
 }

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -123,6 +124,10 @@ func verifySteps(ctx context.Context, o *VerifyOptions, s *runSummary) error {
 	s.Identity = currentUser(ctx, wh)
 	rep, err := reload.VerifyRun(ctx, reloadDeps(f, wh, store, s.Identity), tgt, reload.VerifyOptions{Run: o.Run,
 		Header: header(s.Identity), BreakLock: f.lockBreaker(o.BreakLock, o.Yes), Keys: keys, OpenKeys: f.openStagedLocation})
+	if errors.Is(err, reload.ErrNoRun) {
+		return fmt.Errorf("nothing to verify: the journal at %s holds no run of %s. Reload the table first, or name with --journal "+
+			"the journal its reload used (zbrecover history lists the runs a journal holds)", store.Location(), tgt.TableName())
+	}
 	if err != nil {
 		return err
 	}

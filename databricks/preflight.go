@@ -150,7 +150,7 @@ func (c *Client) WarehouseChoices(ctx context.Context, id string) string {
 		}
 	}
 	if len(close) > 0 {
-		return "did you mean --warehouse-id " + close[0] + "? " + msg
+		return "did you mean --warehouse-id " + close[0] + "? The" + strings.TrimPrefix(msg, "the")
 	}
 	return msg
 }

@@ -98,7 +98,7 @@ func (c *Client) Warehouse(ctx context.Context) (*Warehouse, error) {
 			if choices := c.WarehouseChoices(ctx, id); choices != "" {
 				msg += "; " + choices
 			}
-			return nil, fmt.Errorf("%w: %s", ErrNotFound, msg)
+			return nil, &notFoundError{msg: msg}
 		}
 	}
 	return nil, err
@@ -334,3 +334,10 @@ func truncate(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// notFoundError is a resource the workspace does not know, said in a sentence of its own; it
+// wraps ErrNotFound.
+type notFoundError struct{ msg string }
+
+func (e *notFoundError) Error() string        { return e.msg }
+func (e *notFoundError) Is(target error) bool { return target == ErrNotFound }

@@ -100,9 +100,9 @@ func isBareWord(s string) bool {
 func bareWordHelp(word string) string {
 	why := "a table name has three parts, catalog.schema.table (such as main.sales.orders)"
 	if _, err := databricks.ParseTableName(word); err != nil && strings.Contains(word, ".") {
-		why = fmt.Sprintf("a table name has three parts, catalog.schema.table, and %s has %d", word, strings.Count(word, ".")+1)
+		why = fmt.Sprintf("a table name has three parts, catalog.schema.table, where %s has %d", word, strings.Count(word, ".")+1)
 	}
-	return fmt.Sprintf("TARGET %s is neither a table name nor a local path: %s, and no file or directory %s exists in the "+
+	return fmt.Sprintf("TARGET %s is neither a table name nor a local path: %s; and no file or directory %s exists in the "+
 		"current directory. Give the table's full name, or its storage root (s3://, gs://, abfss://, wasbs://, file:// or an existing local directory)",
 		word, why, word)
 }

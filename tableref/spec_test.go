@@ -52,13 +52,13 @@ func TestBareWordTarget(t *testing.T) {
 	s := Spec{}
 	err := s.Parse([]string{"orders"})
 	want := "TARGET orders is neither a table name nor a local path: a table name has three parts, catalog.schema.table " +
-		"(such as main.sales.orders), and no file or directory orders exists in the current directory. Give the table's full " +
+		"(such as main.sales.orders); and no file or directory orders exists in the current directory. Give the table's full " +
 		"name, or its storage root (s3://, gs://, abfss://, wasbs://, file:// or an existing local directory)"
 	if !IsUsage(err) || err.Error() != want {
 		t.Fatalf("got  %v\nwant %s", err, want)
 	}
 	s = Spec{}
-	if err := s.Parse([]string{"sales.orders"}); !IsUsage(err) || !strings.Contains(err.Error(), "catalog.schema.table, and sales.orders has 2") {
+	if err := s.Parse([]string{"sales.orders"}); !IsUsage(err) || !strings.Contains(err.Error(), "catalog.schema.table, where sales.orders has 2; and no file") {
 		t.Errorf("two parts: %v", err)
 	}
 	// An existing directory of that name is a local root.

@@ -269,7 +269,7 @@ func reloadSteps(ctx context.Context, o *ReloadOptions, s *runSummary) error {
 		return err
 	}
 	runErr := executeReload(ctx, f, s, prep, ro.Stage)
-	return reloadExit(runErr, rep, prep, tgt, o)
+	return reloadExit(ctx, runErr, rep, prep, tgt, o)
 }
 
 // openReload opens the warehouse and the journal a reload needs.
@@ -655,6 +655,25 @@ func (f *Factory) openStage(ctx context.Context, role place.Role, to string, tgt
 	return stage, nil
 }
 
+// schemaVolumes lists the volumes of the table's schema the identity can see (at most 10), for
+// a message that suggests staging; nil when they cannot be listed.
+func (f *Factory) schemaVolumes(ctx context.Context, name databricks.TableName) []string {
+	ws := f.workspace()
+	if ws == nil || name.Schema == "" {
+		return nil
+	}
+	c, err := ws.Client(ctx)
+	if err != nil {
+		return nil
+	}
+	vols, err := c.Volumes(ctx, name.Catalog, name.Schema)
+	if err != nil {
+		f.Logger.Info("the volumes of the schema could not be listed", "schema", name.Catalog+"."+name.Schema, "error", err.Error())
+		return nil
+	}
+	return vols[:min(len(vols), 10)]
+}
+
 // missingVolume is the error for a --stage-to or --keys-to volume Unity Catalog does not know:
 // what was given, the volumes of its schema with the one probably meant, and the two ways on
 // (name an existing volume, or create this one).
@@ -942,7 +961,7 @@ func partialIf(rep *inspect.Report, changed []string, refused ...reload.SkippedF
 }
 
 // reloadExit maps reload's outcome to the exit code, the most urgent first.
-func reloadExit(err error, rep *inspect.Report, prep *reload.Prepared, tgt *tableref.Ref, o *ReloadOptions) error {
+func reloadExit(ctx context.Context, err error, rep *inspect.Report, prep *reload.Prepared, tgt *tableref.Ref, o *ReloadOptions) error {
 	switch {
 	case err == nil:
 		return partialIf(rep, prep.Changed, prep.Plan.Refused...)
@@ -956,9 +975,14 @@ func reloadExit(err error, rep *inspect.Report, prep *reload.Prepared, tgt *tabl
 		for _, r := range o.Renames {
 			cmdline += " --rename " + shellArg(r)
 		}
+		to, where := reload.StageToSuggestion(tgt.Name), "(the volume must exist; the workspace identity needs WRITE VOLUME on it)"
+		if vols := o.F.schemaVolumes(ctx, tgt.Name); len(vols) > 0 {
+			to = shellArg(strings.Replace(to, "<volume>", vols[0], 1))
+			where = fmt.Sprintf("(the volumes of %s.%s: %s; the workspace identity needs READ VOLUME and WRITE VOLUME on the one chosen)",
+				tgt.Name.Catalog, tgt.Name.Schema, strings.Join(vols, ", "))
+		}
 		return fmt.Errorf("%w.\nNothing was loaded. Stage the files to a volume (or an external location) the warehouse may read, and load from there:\n"+
-			"  %s --stage-to %s --yes\n"+
-			"(the volume must exist; the workspace identity needs WRITE VOLUME on it)", err, cmdline, reload.StageToSuggestion(tgt.Name))
+			"  %s --stage-to %s --yes\n%s", err, cmdline, to, where)
 	case errors.Is(err, reload.ErrValidate):
 		return WithCode(ExitSchema, err.Error()+": nothing was loaded")
 	case errors.Is(err, reload.ErrUnknown):

@@ -251,7 +251,7 @@ func logLines(stderr string) []map[string]string {
 }
 
 // TestReliabStageLocationMistakes: a reload staged to a volume that does not exist stops
-// before any copy or load, naming the volume and what it needs; the same reload to the
+// before any copy or load, saying so with the volumes of its schema; the same reload to the
 // right volume continues the run and loads. A staging folder with a ' in its name, and the
 // reload killed with SIGKILL while it loads: the re-run converges (every row once, the run
 // verified by verify).

@@ -89,9 +89,9 @@ func (c *Client) Warehouse(ctx context.Context) (*Warehouse, error) {
 		return nil, fmt.Errorf("connect to sql warehouse %s%s: %w", redact.String(c.cfg.Host), path,
 			&SQLError{Class: ClassConnection, Message: redact.String(ue.Error()), Hint: unreachableHint, Err: ue})
 	}
-	// A warehouse id the workspace does not know fails as a connection error: say so instead,
-	// with the warehouses the identity can see.
-	if id, idErr := c.WarehouseID(); idErr == nil && ctx.Err() == nil {
+	// A warehouse id the workspace does not know fails as a connection error, the endpoint
+	// answering 404: say so instead, with the warehouses the identity can see.
+	if id, idErr := c.WarehouseID(); idErr == nil && ctx.Err() == nil && strings.Contains(err.Error(), "404") {
 		if _, infoErr := c.WarehouseInfo(ctx); errors.Is(infoErr, ErrNotFound) {
 			msg := fmt.Sprintf("SQL warehouse %s does not exist in %s, or the identity may not see it (--warehouse-id, DATABRICKS_WAREHOUSE_ID, --http-path or the profile's warehouse_id names it)",
 				id, redact.String(c.cfg.Host))

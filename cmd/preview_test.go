@@ -133,7 +133,7 @@ func TestPreviewUnreadableFile(t *testing.T) {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
 	code, _, errOut = run(t, "preview", root, "--file", "nope.parquet")
-	if code != ExitFailure || !strings.Contains(errOut, "does not exist") {
+	if code != ExitFailure || !strings.Contains(errOut, "--file nope.parquet: the fallback folder ") || !strings.Contains(errOut, " holds no such file") {
 		t.Errorf("missing file: exit %d: %s", code, errOut)
 	}
 }

@@ -44,6 +44,7 @@ var importRules = []importRule{
 	{dir: "internal/jsonout", only: []string{}},
 	{dir: "internal/iostreams", only: []string{}},
 	{dir: "internal/fallback", only: []string{}},
+	{dir: "internal/suggest", only: []string{}},
 	{dir: "internal/pqgen", only: []string{}},
 	{dir: "internal/memstat", only: []string{}},
 	{dir: "tools/gendocs", only: []string{"cmd"}},
@@ -62,7 +63,7 @@ var importRules = []importRule{
 	{dir: "inspect", only: []string{"schemadiff", "storage", "internal/jsonout", "internal/textsafe", "internal/fallback"}},
 	{dir: "delta", only: []string{"schemadiff", "storage"}},
 	{dir: "delta/deltatest", only: []string{"schemadiff"}},
-	{dir: "databricks", only: []string{"schemadiff", "sqlstmt", "storage", "internal/redact"}},
+	{dir: "databricks", only: []string{"schemadiff", "sqlstmt", "storage", "internal/redact", "internal/suggest"}},
 	{dir: "databricks/uctest", only: []string{"schemadiff"}},
 	{dir: "databricks/filestest", only: []string{}},
 	{dir: "keyfile", only: []string{"inspect", "schemadiff", "storage"}},
@@ -76,8 +77,8 @@ var importRules = []importRule{
 	// reaches what loads, records or deletes.
 	{dir: "scan", only: []string{"databricks", "storage", "tableref", "internal/fallback", "internal/jsonout", "internal/redact", "internal/textsafe"}},
 	// history reads the journal for zbrecover history, and writes nothing.
-	{dir: "history", only: []string{"journal"}},
-	{dir: "doctor", only: []string{"databricks", "inspect", "reload", "schemadiff", "sqlstmt", "storage", "tableref", "internal/jsonout", "internal/redact", "internal/fallback"}},
+	{dir: "history", only: []string{"journal", "internal/suggest"}},
+	{dir: "doctor", only: []string{"databricks", "inspect", "reload", "schemadiff", "sqlstmt", "storage", "tableref", "internal/jsonout", "internal/redact", "internal/fallback", "internal/suggest"}},
 	{dir: "internal/fake/warehouse", only: []string{"delta", "inspect", "schemadiff", "storage", "storage/local", "internal/fake/warehouse/tcli"}},
 	{dir: "internal/fake/warehouse/tcli", only: []string{}},
 	{dir: "internal/fake/workspace", only: []string{"internal/fake/warehouse", "databricks/uctest"}},

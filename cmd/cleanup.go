@@ -14,6 +14,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/cleanup"
 	"github.com/zbrecover/zbrecover/databricks"
+	"github.com/zbrecover/zbrecover/history"
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 	"github.com/zbrecover/zbrecover/place"
@@ -45,68 +46,30 @@ func NewCmdCleanup(f *Factory, runF func(context.Context, *CleanupOptions) error
 	c := &cobra.Command{
 		Use:   "cleanup TARGET",
 		Short: "Delete exactly the fallback files a verified reload loaded (prints the plan unless --yes)",
-		Long: `Cleanup deletes the fallback files whose rows are provably in the table, and nothing
-else. It takes the table's lock and picks the run; it refuses a run whose journal names any key
-outside the fallback folder (--prefix, a folder under _zerobus/; hidden names, "..", the Delta
-log), and keeps the batches the run's latest verify failed (until a verify passes for them).
-Then it re-checks the table, through the warehouse: for each batch its own commit in the
-history as the journal recorded it and no later commit that removed rows, or, when the run has
-a keys file (reload --key, checked against its recorded SHA-256), every key of its files in the
-table. A key check that finds a key of a batch's files missing keeps that batch whatever else
-proves it; a key with a NULL column proves nothing. Only the files of batches the re-check
-proves are deleted, each only if it is still
-the version that was verified (its ETag, generation, or size and modification time; a
-conditional delete where the store has one). Everything else is kept and listed with the
-reason and what would settle it: batches proved only by weaker evidence ("needs review": run
-zbrecover verify --key COL), unknown batches, batches whose rows may have left the table, files
-that changed or arrived after verification, unreadable and hidden files.
+		Long: `Cleanup deletes the fallback files whose rows are provably in the table, and nothing else:
+the files of verified batches that a fresh check of the table (its history, or the keys)
+proves, each only if it is still the version that was verified; their staged copies go with
+them. Everything else is kept, listed with the reason. Every delete is journaled: after a
+crash or Ctrl-C, run it again.
 
-The re-check is recorded in the journal. A batch that does not check (its rows may have left
-the table: DELETE, TRUNCATE, RESTORE, an overwrite, a MERGE or UPDATE that changed rows) makes
-cleanup exit 4; a batch settled from the history without a commit tag "needs review" and makes
-it exit 5 until zbrecover verify --key COL proves its rows by key.
+Without --yes it prints the plan and deletes nothing (without a terminal, that is a usage
+error); --dry-run lists every delete. It needs the SQL warehouse for the check, and delete
+access to the table's storage with the store's own credentials (vended ones are read-only).
+--archive-to copies each file elsewhere first.
 
-Without --run, cleanup takes the newest run of the table on this root that has files left to
-delete (or staged copies left). A run whose loading is not settled (a batch in flight, failed,
-or with another row count than its files), whose latest verify failed without naming a batch,
-or whose journal names a file outside the fallback folder (--prefix) is refused with exit 4, and
-nothing of it is deleted.
+TARGET is catalog.schema.table, or the table's storage root (s3://, gs://, abfss://, wasbs://,
+file:// or a local directory).
 
-Without --yes, cleanup prints the plan (files and bytes per run) and deletes nothing; without
-a terminal, that is a usage error (exit 2). --dry-run prints every delete it would send.
-
-Deletes go in batches where the store has them (S3 DeleteObjects, 1000 keys; Azure blob
-batch, 256), else concurrently (--concurrency); throttling (429, 503 SlowDown) halves the
-number of requests in flight, which then grows back (-v shows the retries and the limit).
-Every step is journaled: the files about to be deleted, then each file's fate. After a
-crash or Ctrl-C, run cleanup again: it continues the run and never deletes a file twice.
-
---archive-to URL copies every file there first (same key under the URL; server-side within
-one store; a /Volumes/… path through the Files API), checks the copy's size and checksum,
-records it in the journal, and only then deletes the original. An object already there is
-accepted only with the same bytes; otherwise the file is kept. A location that is not a
-second place is refused before anything is written (exit 2): the table's root or anything
-inside or containing it (also through a symbolic link), a staging location of the run, the
-root of another table of the schema, a folder holding a Delta table.
-
-Staged copies (reload --stage-to) are deleted with their originals, in journaled chunks; a
-re-run finishes copies an interrupted cleanup left. Keys files stay.
-
-Deleting needs write access to the table's storage with the store's own credentials
-(--storage-auth default): credentials Unity Catalog vends for a managed table are read-only,
-so they usually cannot delete. A refused delete says which credentials were used (for a
-local root, which operating system user, and what the file system needs to allow it).
-
-` + targetHelp + `
-` + exitHelp(exitLine{ExitVerify, "the run is not cleanable (a batch open, failed or mismatched, a failed verify, a key outside the fallback folder), or a batch does not check against the table now: its files kept"},
-			exitLine{ExitPartial, "partial: some deletes failed or were refused, staged copies are left, or batches need review; the rest is journaled, run again"}) + `
-
-Cleanup exits 4 when the run is not verified or a batch does not check against the table,
-5 when some file was skipped (changed), could not be deleted, or needs review (each is
-listed with the reason), 130 when interrupted.`,
-		Example: `  zbrecover cleanup main.sales.orders
-  zbrecover cleanup main.sales.orders --storage-auth default --yes
-  zbrecover cleanup s3://lake/orders --run 20260102T030405Z-1a2b3c4d --archive-to s3://archive/orders --yes`,
+` + exitHelp(exitLine{ExitVerify, "the run is not cleanable, or a batch no longer checks (its files kept)"},
+			exitLine{ExitPartial, "partial (some files kept or failed: run again)"}),
+		Example: `  # The plan: what would be deleted, what is kept, and why
+  $ zbrecover cleanup main.sales.orders
+  # Every delete it would send
+  $ zbrecover cleanup main.sales.orders --dry-run
+  # Delete
+  $ zbrecover cleanup main.sales.orders --yes
+  # One run, each file copied to an archive first
+  $ zbrecover cleanup main.sales.orders --run 20261201T101500Z-1a2b3c4d --archive-to s3://archive/orders/ --yes`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := parseTarget(&o.Target, args); err != nil {
@@ -274,6 +237,12 @@ func prepareCleanup(ctx context.Context, o *CleanupOptions, s *runSummary, ds *d
 	store, err := f.openTableJournal(ctx, o.Journal, tgt, s)
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if o.Run != "" {
+		if err := history.MissingRun(ctx, store, []string{tgt.TableID}, tgt.TableName(), o.Run); err != nil {
+			closeJournal(store)
+			return nil, nil, nil, err
+		}
 	}
 	checker := reload.LazyChecker{Table: s.Table, Connect: f.checkWarehouse(s), OpenKeys: f.openStagedLocation}
 	prep, err := cleanup.Prepare(ctx, cleanup.Config{Journal: store, TableID: tgt.TableID, Root: tgt.Display(), Backend: tgt.Root,

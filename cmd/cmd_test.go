@@ -155,7 +155,8 @@ func TestTargetResolution(t *testing.T) {
 		{[]string{"main.`my sales`.orders"}, "", "", true},
 		{[]string{"s3://b/tables/orders"}, "", "s3://b/tables/orders", false},
 		{[]string{"./a.b.c"}, "", "./a.b.c", false},
-		{[]string{"a.b"}, "", "a.b", false},
+		// Two parts are neither a table name nor (not existing) a local path.
+		{[]string{"a.b"}, "", "", true},
 		{nil, "", "", true},
 	} {
 		o := &TargetOptions{}

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,16 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/inspect"
 )
-
-// completionHelp is the root help's paragraph on shell completion.
-const completionHelp = `Shell completion (zbrecover completion bash|zsh|fish|powershell) completes command and flag
-names, the values of the enum flags (--output, --from, --format, --storage-auth), the profiles
-of ~/.databrickscfg (or DATABRICKS_CONFIG_FILE) for --profile, and for preview --group and
---file the schema ids and keys of the --from-report file given before them. Completion never
-lists storage or reads footers, so it stays instant: without --from-report, --group completes
-nothing.`
 
 // registerCompletions adds the value completions of the flags of root's tree.
 func registerCompletions(root *cobra.Command) {
@@ -81,20 +73,13 @@ func completeProfiles(_ *cobra.Command, _ []string, toComplete string) ([]cobra.
 			path = filepath.Join(home, path[1:])
 		}
 	}
-	fh, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	defer fh.Close()
 	var out []cobra.Completion
-	sc := bufio.NewScanner(fh)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if !strings.HasPrefix(line, "[") || !strings.HasSuffix(line, "]") {
-			continue
-		}
-		name := strings.TrimSpace(line[1 : len(line)-1])
-		if name != "" && strings.HasPrefix(name, toComplete) {
+	for _, name := range databricks.ConfigProfiles(data) {
+		if strings.HasPrefix(name, toComplete) {
 			out = append(out, name)
 		}
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/demo"
 	"github.com/zbrecover/zbrecover/internal/fake/workspace"
-	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
 )
 
@@ -46,32 +45,21 @@ func NewCmdDemo(f *Factory, runF func(context.Context, *DemoOptions) error) *cob
 	c := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the recovery on a generated local example (no cloud account needed)",
-		Long: `Demo runs the whole recovery on a generated local example, exactly as the commands run from
-the command line, showing their real output. It needs no cloud account.
+		Long: `Demo runs the whole recovery on a generated local example, with the real commands and their
+real output, and no cloud account: a managed Delta table with column mapping and 3000
+fallback files in two producer schemas (one corrupt), in a local Databricks workspace on
+127.0.0.1 (what zbrecover demo serve starts). It makes the breaking change, then runs scan,
+schema, inspect, preview, the fix, doctor, reload (refused, then staged to a volume),
+verify --key, cleanup and history. Nothing is left running; the example is removed at the
+end unless --dir or --keep.
 
-The example is the storage root of the managed Delta table ` + demo.Table + ` (column
-mapping on) and the fallback Parquet files Zerobus Ingest parked under
-` + fallback.Prefix + ` in two producer schemas over three date folders, with one
-corrupt file and two hidden objects, generated from a fixed seed. The demo serves a local
-Databricks workspace on 127.0.0.1 (SQL warehouse, Unity Catalog, volumes; what
-` + "`zbrecover demo serve`" + ` starts), registers the table in it, makes the breaking change
-there (a rename, a dropped column, a wider decimal) and publishes a few of the parked records
-to the table, as at-least-once delivery does. Then it runs:
-
-  scan (which tables of the catalog hold parked files); schema, inspect (the blocking
-  diff, the table version each group matches, the fix) and preview; the fix (ALTER TABLE, printed as SQL); reload (the managed path refused with
-  LOCATION_OVERLAP, then staged to a volume and verified); verify --key (the duplicate
-  report); cleanup --dry-run, then cleanup --yes; history, and history --summary (the whole recovery in
-  Markdown, for the incident ticket).
-
-It exits 0 when every step answered as expected. Without --dir the example (table root and
-journal) goes to a new temporary directory that is removed at the end (unless --keep). With
---dir it is written to DIR/orders (which must not exist or be empty) and kept. The local
-workspace stops at the end: nothing is left running.
 ` + exitHelp(exitLine{ExitFailure, "a step did not answer as expected (the demo says which)"}),
-		Example: `  zbrecover demo
-  zbrecover demo --files 500 --keep
-  zbrecover demo --dir ./example`,
+		Example: `  # The whole recovery, in about a minute
+  $ zbrecover demo
+  # A smaller example, kept in ./demo-example
+  $ zbrecover demo --files 300 --dir ./demo-example
+  # Then practise by hand on the kept table
+  $ zbrecover demo serve --table main.sales.orders=./demo-example/orders`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if f.Global.JSON() {
@@ -175,7 +163,7 @@ func demoRun(ctx context.Context, o *DemoOptions) (err error) {
 	fmt.Fprintf(out, "%s is registered in it as a MANAGED table at the table root: Unity Catalog refuses\n", demo.Table)
 	fmt.Fprintf(out, "path reads inside managed storage (LOCATION_OVERLAP), as it may in a real workspace.\n")
 
-	d := &demoSession{o: o, ctx: ctx}
+	d := &demoSession{o: o, ctx: ctx, dir: dir, keep: keep}
 	exec := func(stmt string) error {
 		fmt.Fprintf(out, "sql> %s;\n", demoSQLShort(stmt))
 		if _, err := ws.Warehouse().Engine().Exec(ctx, stmt); err != nil {
@@ -411,6 +399,9 @@ func writeDemoEnd(w io.Writer, ex *demo.Example, sum *demo.Summary, state string
 type demoSession struct {
 	o   *DemoOptions
 	ctx context.Context
+	// dir holds the example; keep says whether it stays there after the demo.
+	dir  string
+	keep bool
 }
 
 func (d *demoSession) note(s string) {
@@ -430,7 +421,7 @@ func (d *demoSession) step(capture *bytes.Buffer, want []int, args ...string) (i
 	}
 	code := Run(d.ctx, d.child(out), args)
 	if d.ctx.Err() != nil {
-		return code, d.ctx.Err()
+		return code, d.stopped(args, code)
 	}
 	for _, w := range want {
 		if code == w {
@@ -448,7 +439,7 @@ func (d *demoSession) quiet(capture *bytes.Buffer, want []int, args ...string) (
 	c.IO.ErrOut = io.Discard
 	code := Run(d.ctx, c, args)
 	if d.ctx.Err() != nil {
-		return code, d.ctx.Err()
+		return code, d.stopped(args, code)
 	}
 	if slices.Contains(want, code) {
 		return code, nil
@@ -456,8 +447,23 @@ func (d *demoSession) quiet(capture *bytes.Buffer, want []int, args ...string) (
 	return code, fmt.Errorf("`zbrecover %s` exited with %d (%s); the demo stops here", shellJoin(args), code, exitMeaning(code))
 }
 
+// stopped is the demo's one line when a signal cut a step short (the step prints none of its
+// own): which step, and what is left of the example. Its code is the step's (130 or 143).
+func (d *demoSession) stopped(args []string, code int) error {
+	if code != ExitTerminated {
+		code = ExitInterrupted
+	}
+	how := map[int]string{ExitInterrupted: "interrupted", ExitTerminated: "terminated"}[code]
+	left := "the example is removed and nothing is left running"
+	if d.keep {
+		left = "the example stays in " + d.dir + " and nothing is left running"
+	}
+	return WithCode(code, fmt.Sprintf("%s: the demo stopped during `zbrecover %s`; %s. Run the demo again to see it whole.", how, shellJoin(args), left))
+}
+
 // child returns a factory for one command run: the demo's streams (stdout replaced by out)
-// and backends, with fresh global options.
+// and backends, with fresh global options; a step cut short by a signal prints no error of
+// its own (stopped says it once).
 func (d *demoSession) child(out io.Writer) *Factory {
 	f := d.o.F
 	ios := &iostreams.IOStreams{In: f.IO.In, Out: out, ErrOut: f.IO.ErrOut}
@@ -468,6 +474,7 @@ func (d *demoSession) child(out io.Writer) *Factory {
 	c := NewFactory(ios)
 	c.Registry = f.Registry
 	c.NoDatabricks = f.NoDatabricks
+	c.quietStop = true
 	return c
 }
 

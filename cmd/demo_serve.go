@@ -35,66 +35,23 @@ func newCmdDemoServe(f *Factory) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve a local Databricks workspace (SQL warehouse, Unity Catalog, Files API) until Ctrl-C",
-		Long: `Serve starts a local Databricks workspace on 127.0.0.1: a SQL warehouse (the Thrift
-endpoint the SQL driver speaks, backed by DuckDB), the Unity Catalog tables and temporary
-table credentials APIs, the Files API for volumes (/Volumes/<catalog>/<schema>/<volume>/…),
-the SQL warehouses API (POST …/stop makes the warehouse refuse every statement, as one that
-cannot start does, until POST …/start), SCIM Me and Unity Catalog's effective permissions (the
-workspace user holds what a recovery needs on each registered table and volume), all on one
-port. It prints the settings to export, so that every
-zbrecover command (and the Databricks SDKs) can run against it, and serves until Ctrl-C or
-SIGTERM, leaving nothing running.
+		Long: `Serve starts a local Databricks workspace on 127.0.0.1 and prints the settings to export: a
+SQL warehouse backed by DuckDB, Unity Catalog (tables, volumes, permissions, temporary
+credentials), the Files API and the SQL warehouses API. Every zbrecover command, and the
+Databricks SDKs, can run against it. It serves until Ctrl-C, leaving nothing running.
 
---table c.s.t=ROOT registers the Delta table at ROOT (a local path or file:// URL) as a
-MANAGED table: its schema comes from its Delta log, ROOT is its managed storage, so path
-reads inside it are refused (LOCATION_OVERLAP) as Unity Catalog may refuse them, and the
-warehouse's commits to it continue its Delta log. --external-table registers an EXTERNAL
-table, whose root may be read by path. Each schema of a registered table gets the volume
-<catalog>.<schema>.staging. The rows already in a registered table's data files are not
-loaded: in the warehouse the table starts empty. --tables-from registers many tables at once
-(a scan of hundreds can be tried): a directory whose <catalog>/<schema>/<table>/ folders are
-table roots, or a file of c.s.t=ROOT lines. A ROOT may be a cloud URL, read with the
-global storage flags (--s3-endpoint, …) and the store's own credentials.
+--table c.s.t=ROOT registers the Delta table at ROOT as a MANAGED table (path reads inside it
+are refused: LOCATION_OVERLAP), --external-table as an EXTERNAL one; each schema gets the
+volume <catalog>.<schema>.staging. --faults FILE makes it hostile from the start; the
+document and the control endpoints are in docs/runbook.md ("zbrecover demo serve").
 
---log FILE appends one JSON line per statement: its text, outcome, error class, SQLSTATE
-and rows.
-
---faults FILE makes the workspace hostile from the start: a JSON document (every part
-optional; unknown member names are errors, and nothing applies when a part is wrong):
-
-  {
-    "unknowns":   {"path_access": "allowed", "refuse_user_metadata": true,
-                   "history_user_name": "0b5e…", "glob_paths": false, "schema_auto_merge": true},
-    "faults":     [{"method": "ExecuteStatement", "match": "(?i)^COPY INTO", "skip": 0,
-                    "times": 1, "percent": 0, "seed": 0, "action": "commit_then_error",
-                    "error": {"class": "…", "sqlstate": "…", "message": "…"},
-                    "http_status": 503, "retry_after": "1", "delay_ms": 0}],
-    "api_faults": [{"method": "PUT", "path": "^/api/2.0/fs/files/", "percent": 20,
-                    "times": -1, "action": "http", "http_status": 429, "retry_after": "1"}],
-    "latency":    {"files_ms": 20, "unity_catalog_ms": 0},
-    "zerobus":    [{"table": "main.sales.orders", "interval_ms": 1, "rows": 1}],
-    "triggers":   [{"match": "(?i)^COPY INTO", "times": -1,
-                    "lookalike": {"operation": "COPY INTO", "user_name": "", "user_metadata": ""}},
-                   {"match": "(?i)^DESCRIBE HISTORY", "table": "main.sales.orders",
-                    "zerobus_versions": 1000, "times": -1}]
-  }
-
-A fault's action is error, http, drop_request (cut before the warehouse: nothing runs),
-drop_response (runs, the answer is lost), delay (answered pending, polled), commit_then_error
-(commits, then DELTA_POST_COMMIT_HOOK_FAILED or the given error) or commit_then_bad_conn
-(commits, then Invalid SessionHandle: the driver runs it again on a new session). "times" 0
-fires once and a negative number always; "percent" (0–100, 0 every match) fires on a share
-of the matches picked reproducibly from "seed". An API fault (the Files API, Unity Catalog,
-the warehouses API) is http, delay, drop_request or drop_response.
-
-While it serves, the same parts can be changed with the token, under /api/2.0/fake/:
-GET|POST|DELETE faults, GET|POST|DELETE api-faults (lists show "fired" and "seen"), GET|PATCH
-unknowns (a partial document), GET|PUT latency, GET|POST zerobus and DELETE zerobus/<id>,
-POST lookalike ({"table": …, "operation": …, "rows": N, "user_name": …, "user_metadata": …},
-committed now), GET|POST|DELETE triggers, and POST apply (a whole document).
 ` + exitHelp(),
-		Example: `  zbrecover demo serve --table main.sales.orders=./orders
-  eval "$(zbrecover demo serve --table main.sales.orders=./orders | head -3)"   # in another shell: copy the exports`,
+		Example: `  # Serve one table; export the printed settings in another terminal
+  $ zbrecover demo serve --table main.sales.orders=./orders
+  # Many tables (<catalog>/<schema>/<table>/ folders), with a statement log
+  $ zbrecover demo serve --tables-from ./tables --log statements.jsonl
+  # A hostile workspace, faults from the start
+  $ zbrecover demo serve --table main.sales.orders=./orders --faults faults.json`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error { return demoServe(c.Context(), o) },
 	}

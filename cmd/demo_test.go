@@ -67,6 +67,16 @@ func TestDemoEndToEnd(t *testing.T) {
 			t.Errorf("stdout lacks %q", want)
 		}
 	}
+	// The at-least-once note is said once, by the reload that loaded the rows; not by verify
+	// --key, which measured the duplicates, nor by its summary.
+	note := "Rows are not deduplicated: Zerobus delivery is at-least-once"
+	if i, v := strings.Index(out, note), strings.Index(out, "$ zbrecover verify "); strings.Count(out, note) != 1 || i < 0 || v < i {
+		t.Errorf("the at-least-once note appears %d times (at %d; verify at %d), want once, in reload's report", strings.Count(out, note), i, v)
+	}
+	// Reload's deletion-vector warning comes only with a change of the property.
+	if strings.Contains(errOut, "does not set delta.enableDeletionVectors") {
+		t.Errorf("a deletion-vector warning without a change:\n%s", errOut)
+	}
 	// The table holds every readable row once, plus the published records a second time.
 	rows := regexp.MustCompile(`(?m)^(\d+) rows, (\d+) distinct order_id$`).FindStringSubmatch(out)
 	loaded := regexp.MustCompile(`(?m)^(\d+) readable files were loaded once each \((\d+) rows\)`).FindStringSubmatch(out)
@@ -185,5 +195,39 @@ func TestShellQuote(t *testing.T) {
 		if got := shellQuote(in); got != want {
 			t.Errorf("shellQuote(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// cancelOn is stdout that cancels the run (as the first SIGINT does) once it has printed want.
+type cancelOn struct {
+	strings.Builder
+	want   string
+	cancel context.CancelCauseFunc
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	n, err := c.Builder.Write(p)
+	if strings.Contains(c.String(), c.want) {
+		c.cancel(&signalError{sig: os.Interrupt})
+	}
+	return n, err
+}
+
+// TestDemoInterrupted: Ctrl-C during a step of the demo prints one line, which says the demo
+// was interrupted during that step and what is left, with no Go error chain; exit 130.
+func TestDemoInterrupted(t *testing.T) {
+	isolateEnv(t)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	io, _, _, errOut := iostreams.Test()
+	out := &cancelOn{want: "$ zbrecover inspect main.sales.orders", cancel: cancel}
+	io.Out = out
+	code := Run(ctx, NewFactory(io), []string{"demo", "--files", "8", "--no-progress"})
+	if code != ExitInterrupted {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut)
+	}
+	want := "interrupted: the demo stopped during `zbrecover inspect main.sales.orders --no-progress`; the example is removed and nothing is left running. Run the demo again to see it whole.\n"
+	if got := errOut.String(); strings.Count(got, "interrupted") != 1 || !strings.HasSuffix(got, want) || strings.Contains(got, "context canceled") {
+		t.Errorf("stderr:\n%s\nwant one interrupted line, ending with:\n%s", got, want)
 	}
 }

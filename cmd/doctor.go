@@ -31,46 +31,26 @@ func NewCmdDoctor(f *Factory, runF func(context.Context, *DoctorOptions) error) 
 	c := &cobra.Command{
 		Use:   "doctor TARGET",
 		Short: "Check, before a recovery, everything inspect, reload, verify and cleanup need",
-		Long: `Doctor checks in one pass what a recovery of the table needs, and reports each check as
-ok, warn or fail, with what to do for a failure:
+		Long: `Doctor checks in one pass what a recovery of the table needs: the workspace identity, the SQL
+warehouse, the table in Unity Catalog and your privileges on it, the --stage-to volume, vended
+credentials, reading the fallback folder, whether the warehouse may read it by path
+(LOCATION_OVERLAP), commit tags, and delete access. Each check is ok, n/a (not needed, or not
+run), warn or fail, with what to do; then each step (inspect, reload, verify, cleanup) is
+ready, blocked or unknown. It writes one probe object of its own under _zerobus/ and deletes
+it (--no-write-probe skips that); everything else only reads.
 
-  identity            who the credentials are (SCIM Me), on which host, with which
-                      authentication type and profile
-  warehouse           the SQL warehouse: its state in the SQL warehouses API, and that a
-                      trivial query (SELECT current_user()) answers
-  table               the table exists in Unity Catalog and is a managed Delta table
-  privileges          Unity Catalog's effective permissions: USE CATALOG, USE SCHEMA, SELECT
-                      and MODIFY on the table (reload, verify), and with --stage-to a volume,
-                      READ VOLUME and WRITE VOLUME on it; privileges held directly, through a
-                      group or through account users count, and owning the table covers it;
-                      when the permissions cannot be read, what is knowable is reported
-  vended_credentials  whether Unity Catalog vends temporary credentials for the table's
-                      storage, and whether they are read-only (as it documents for managed
-                      tables); a failure only when the storage is read with them
-  fallback_read       the fallback folder lists, and one footer reads
-  path_access         whether the warehouse may read the fallback folder by path: one
-                      COPY INTO … VALIDATE ALL of one file, which writes nothing; Unity Catalog
-                      refuses paths inside a managed table's storage (LOCATION_OVERLAP), and
-                      reload then needs --stage-to /Volumes/…: doctor prints the command
-  delete              whether cleanup may delete in the table's storage
+Give the --stage-to reload will use, so that staging is checked too.
 
-The delete check writes one object of its own, <root>/_zerobus/.zbrecover-doctor-probe-<random>
-(create-only: it never replaces an object), and deletes exactly that object, at the version the
-write returned; no fallback file or other object is written or deleted. --no-write-probe skips
-it (whether cleanup may delete is then unknown). Every other check only reads.
+TARGET is catalog.schema.table, or the table's storage root (s3://, gs://, abfss://, wasbs://,
+file:// or a local directory).
 
-Then it says, for each step (inspect, reload, verify, cleanup), which checks it needs and
-whether they passed. Give the same --stage-to as the reload will, so that staging is checked.
-
-` + targetHelp + `
-` + exitHelp(exitLine{ExitFailure, "a check failed (each failed check says what to do), or an error"}) + `
-
-Doctor exits 0 when no check failed (warnings allowed; a check that was not run, such as the
-delete check under --no-write-probe, leaves its step "unknown"), 1 when a check failed (the
-report is printed first, the failed checks named on stderr), 2 on a usage error.`,
-		Example: `  zbrecover doctor main.sales.orders
-  zbrecover doctor main.sales.orders --stage-to /Volumes/main/sales/staging/zbrecover-orders
-  zbrecover doctor --table main.sales.orders --root s3://lake/orders --no-write-probe -o json`,
+` + exitHelp(exitLine{ExitFailure, "a check failed (the report says what to do), or an error"}),
+		Example: `  # Before a recovery
+  $ zbrecover doctor main.sales.orders
+  # With the volume reload will stage to
+  $ zbrecover doctor main.sales.orders --stage-to /Volumes/main/sales/staging/orders
+  # Read-only, as JSON: no delete probe
+  $ zbrecover doctor main.sales.orders --no-write-probe -o json`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := parseTarget(&o.Target, args); err != nil {
@@ -141,7 +121,7 @@ func writeDoctorText(out io.Writer, rep *doctor.Report) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CHECK\tSTATUS\tDETAIL")
 	for _, c := range rep.Checks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.ID, c.Status, textsafe.Escape(c.Detail))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.ID, c.Status.Text(), textsafe.Escape(c.Detail))
 		for i, line := range strings.Split(c.Fix, "\n") {
 			if c.Fix == "" {
 				break

@@ -82,7 +82,8 @@ func doctorJSON(t *testing.T, args ...string) (int, *doctor.Report, string) {
 	return code, &rep, out + errOut
 }
 
-func wantCheck(t *testing.T, rep *doctor.Report, id string, status doctor.Status, fixHas ...string) {
+// wantCheck checks a check's status, and that its detail or its fix holds each of has.
+func wantCheck(t *testing.T, rep *doctor.Report, id string, status doctor.Status, has ...string) *doctor.Check {
 	t.Helper()
 	c := rep.Check(id)
 	if c == nil {
@@ -91,11 +92,12 @@ func wantCheck(t *testing.T, rep *doctor.Report, id string, status doctor.Status
 	if c.Status != status {
 		t.Errorf("check %s: %s (%s; fix %s), want %s", id, c.Status, c.Detail, c.Fix, status)
 	}
-	for _, s := range fixHas {
-		if !strings.Contains(c.Fix, s) {
-			t.Errorf("check %s: fix %q lacks %q", id, c.Fix, s)
+	for _, s := range has {
+		if !strings.Contains(c.Detail, s) && !strings.Contains(c.Fix, s) {
+			t.Errorf("check %s: neither detail %q nor fix %q holds %q", id, c.Detail, c.Fix, s)
 		}
 	}
+	return c
 }
 
 func wantSteps(t *testing.T, rep *doctor.Report, ready map[string]bool) {
@@ -107,8 +109,9 @@ func wantSteps(t *testing.T, rep *doctor.Report, ready map[string]bool) {
 	}
 }
 
-// TestDoctorAllPass: against a workspace that allows everything, every check passes, every
-// step is ready, exit 0; the delete probe leaves no object behind.
+// TestDoctorAllPass: against a workspace that allows everything, every check passes (or does
+// not apply: no --stage-to, no vended credentials needed), every step is ready, exit 0; the
+// delete probe leaves no object behind.
 func TestDoctorAllPass(t *testing.T) {
 	ws, root := doctorWorkspace(t)
 	allowPathAccess(ws)
@@ -117,7 +120,8 @@ func TestDoctorAllPass(t *testing.T) {
 		t.Fatalf("exit %d, ok %v\n%s", code, rep.OK, all)
 	}
 	for _, c := range rep.Checks {
-		if c.Status != doctor.OK {
+		na := c.ID == doctor.CheckStaging || c.ID == doctor.CheckVending
+		if c.Status != doctor.OK && !(na && c.Status == doctor.NA && strings.HasPrefix(c.Detail, "not needed: ")) {
 			t.Errorf("check %s: %s: %s", c.ID, c.Status, c.Detail)
 		}
 	}
@@ -202,7 +206,7 @@ func TestDoctorWarehouseStopped(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, all)
 	}
 	wantCheck(t, rep, doctor.CheckWarehouse, doctor.Fail, "STOPPED", "databricks warehouses start local")
-	wantCheck(t, rep, doctor.CheckPathAccess, doctor.Skip)
+	wantCheck(t, rep, doctor.CheckPathAccess, doctor.Skip, "not run: it needs the warehouse check to pass")
 	wantSteps(t, rep, map[string]bool{"inspect": true, "reload": false, "verify": false, "cleanup": true})
 }
 
@@ -262,17 +266,61 @@ func TestDoctorLocationOverlap(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, all)
 	}
 	wantCheck(t, rep, doctor.CheckPathAccess, doctor.Fail, "reload needs --stage-to /Volumes/",
-		"zbrecover reload main.sales.orders --stage-to /Volumes/main/sales/<volume>/zbrecover-orders --yes")
+		"zbrecover reload main.sales.orders --stage-to /Volumes/main/sales/staging/zbrecover-orders --yes")
 	wantSteps(t, rep, map[string]bool{"inspect": true, "reload": false, "verify": true, "cleanup": true})
 
 	code, rep, all = doctorJSON(t, "main.sales.orders", "--stage-to", "/Volumes/main/sales/staging/zbrecover-orders")
 	if code != ExitOK {
 		t.Fatalf("--stage-to: exit %d\n%s", code, all)
 	}
-	wantCheck(t, rep, doctor.CheckPathAccess, doctor.OK)
-	if d := rep.Check(doctor.CheckPrivileges).Detail; !strings.Contains(d, "WRITE_VOLUME on main.sales.staging") {
-		t.Errorf("privileges: %s", d)
+	wantCheck(t, rep, doctor.CheckPathAccess, doctor.OK, "reload loads through the staged copies in /Volumes/main/sales/staging/zbrecover-orders")
+	wantCheck(t, rep, doctor.CheckStaging, doctor.OK, "reload can stage to /Volumes/main/sales/staging/zbrecover-orders: the volume exists", "WRITE_VOLUME on main.sales.staging")
+}
+
+// TestDoctorStageToMissingVolume: a --stage-to volume that does not exist fails the staging
+// check saying so, with the volumes of the schema the identity can write and the one probably
+// meant; no GRANT is suggested for it, and verify (which stages nothing) stays ready. Without
+// --stage-to, the path-access fix names a volume the identity can write.
+func TestDoctorStageToMissingVolume(t *testing.T) {
+	doctorWorkspace(t)
+	code, rep, all := doctorJSON(t, "main.sales.orders", "--stage-to", "/Volumes/main/sales/stagin/x")
+	if code != ExitFailure {
+		t.Fatalf("exit %d\n%s", code, all)
 	}
+	c := wantCheck(t, rep, doctor.CheckStaging, doctor.Fail,
+		"the volume main.sales.stagin does not exist, or operator@example.com may not see it; the volumes of main.sales it can write: staging")
+	if c.Fix != "did you mean --stage-to /Volumes/main/sales/staging/x? Or create it (CREATE VOLUME main.sales.stagin; the identity then needs READ VOLUME and WRITE VOLUME on it)" {
+		t.Errorf("fix: %s", c.Fix)
+	}
+	if strings.Contains(all, "GRANT") {
+		t.Errorf("a GRANT suggested for a volume that does not exist:\n%s", all)
+	}
+	wantCheck(t, rep, doctor.CheckPrivileges, doctor.OK)
+	wantSteps(t, rep, map[string]bool{"inspect": true, "reload": false, "verify": true, "cleanup": true})
+
+	// The text form: four states, a check not run shown as n/a.
+	_, out, _ := run(t, "doctor", "main.sales.orders", "--stage-to", "/Volumes/main/sales/stagin/x", "--no-write-probe")
+	for _, want := range []string{"\nstaging             fail    the volume main.sales.stagin does not exist",
+		"\n                            fix: did you mean --stage-to /Volumes/main/sales/staging/x?",
+		"\nvended_credentials  n/a     not needed: the storage is read with the store's own credentials",
+		"\ndelete              n/a     not run (--no-write-probe)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 1 && strings.Contains(line, "  ") && line[0] != ' ' && !strings.HasPrefix(line, "CHECK") &&
+			!strings.HasPrefix(line, "STEP") && !strings.HasPrefix(line, "Doctor") && f[1] != "ok" && f[1] != "n/a" && f[1] != "warn" && f[1] != "fail" &&
+			f[0] != "inspect" && f[0] != "reload" && f[0] != "verify" && f[0] != "cleanup" {
+			t.Errorf("a check's state is not one of ok, n/a, warn, fail: %q", line)
+		}
+	}
+
+	_, rep, _ = doctorJSON(t, "main.sales.orders")
+	wantCheck(t, rep, doctor.CheckStaging, doctor.NA, "not needed: no --stage-to given")
+	wantCheck(t, rep, doctor.CheckPathAccess, doctor.Fail,
+		"zbrecover reload main.sales.orders --stage-to /Volumes/main/sales/staging/zbrecover-orders --yes\n(the volumes of main.sales operator@example.com can write: staging;")
+	wantCheck(t, rep, doctor.CheckVending, doctor.NA, "not needed: the storage is read with the store's own credentials (Unity Catalog vends none for this table")
 }
 
 // TestDoctorPrivileges: a missing privilege fails the check with the GRANT to run; a group's
@@ -286,7 +334,7 @@ func TestDoctorPrivileges(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, all)
 	}
 	wantCheck(t, rep, doctor.CheckPrivileges, doctor.Fail, "GRANT MODIFY ON TABLE `main`.`sales`.`orders` TO `operator@example.com`")
-	wantCheck(t, rep, doctor.CheckDelete, doctor.Skip)
+	wantCheck(t, rep, doctor.CheckDelete, doctor.Skip, "not run (--no-write-probe)")
 	ws.Grant("schema", "main.sales", "account users", "ALL_PRIVILEGES")
 	code, rep, all = doctorJSON(t, "main.sales.orders", "--no-write-probe")
 	if code != ExitOK {

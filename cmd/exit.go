@@ -24,50 +24,61 @@ const (
 	ExitTerminated  = 143 // terminated (SIGTERM)
 )
 
-// exitCodesHelp is the root help's exit status block: every code. Commands list theirs with exitHelp.
-const exitCodesHelp = `
-Exit status:
-  0    ok (including "nothing to do")
-  1    error
-  2    usage error (bad flags or arguments)
-  3    the files' schema blocks the load
-  4    verification failed
-  5    partial: some files unreadable or failed, the rest done
-  6    scan --exit-code: some table holds parked fallback files
-  130  interrupted (SIGINT, Ctrl-C)
-  143  terminated (SIGTERM)`
+// exitCodesHelp is the root help's exit status paragraph: every code. Commands list theirs with
+// exitHelp; docs/exit-codes.md says what each means for each command.
+var exitCodesHelp = exitParagraph([]exitLine{{ExitOK, "ok"}, {ExitFailure, "error"}, {ExitUsage, "usage"},
+	{ExitSchema, "the schema blocks the load"}, {ExitVerify, "verification failed"}, {ExitPartial, "partial"},
+	{ExitParked, "parked files found (scan --exit-code)"}})
 
-// exitLine is one line of a command's exit status help: a code and what it means for that
-// command.
+// exitLine is one code of a command's exit status help and what it means for that command, in
+// a few words.
 type exitLine struct {
 	code    int
 	meaning string
 }
 
-// exitHelp is the exit status block of a command's help: 0, 1 and 2, then the codes the
-// command can return besides (lines, in order), then 130 and 143. Only codes the command can
-// return are listed; exitCodesHelp, the root's, lists them all.
+// exitHelp is the exit status paragraph of a command's help: 0, 1 and 2, then the codes the
+// command can return besides (lines, in order), then 130/143 and where the details are. Only
+// codes the command can return are listed; exitCodesHelp, the root's, lists them all.
 func exitHelp(lines ...exitLine) string {
+	all := []exitLine{{ExitOK, "ok"}, {ExitFailure, "error"}, {ExitUsage, "usage"}}
+	for _, l := range lines {
+		if l.code == ExitOK || l.code == ExitFailure {
+			for i := range all {
+				if all[i].code == l.code {
+					all[i].meaning = l.meaning
+				}
+			}
+			continue
+		}
+		all = append(all, l)
+	}
+	return exitParagraph(all)
+}
+
+// exitHelpWidth is the width the exit status paragraph is wrapped at.
+const exitHelpWidth = 92
+
+// exitParagraph renders "Exit status: 0 ok, 1 error, …, 130/143 interrupted
+// (docs/exit-codes.md)." wrapped at exitHelpWidth.
+func exitParagraph(lines []exitLine) string {
+	var words []string
+	for _, l := range lines {
+		words = append(words, strings.Fields(fmt.Sprintf("%d %s,", l.code, l.meaning))...)
+	}
+	words = append(words, strings.Fields("130/143 interrupted (docs/exit-codes.md).")...)
 	var b strings.Builder
-	b.WriteString("\nExit status:\n")
-	write := func(code int, meaning string) { fmt.Fprintf(&b, "  %-4d %s\n", code, meaning) }
-	write(ExitOK, "ok (including \"nothing to do\")")
-	failure := "error"
-	for _, l := range lines {
-		if l.code == ExitFailure {
-			failure = l.meaning
+	line := "Exit status:"
+	for _, w := range words {
+		if len(line)+1+len(w) > exitHelpWidth {
+			b.WriteString(line + "\n")
+			line = w
+			continue
 		}
+		line += " " + w
 	}
-	write(ExitFailure, failure)
-	write(ExitUsage, "usage error (bad flags or arguments)")
-	for _, l := range lines {
-		if l.code != ExitFailure {
-			write(l.code, l.meaning)
-		}
-	}
-	write(ExitInterrupted, "interrupted (SIGINT, Ctrl-C)")
-	write(ExitTerminated, "terminated (SIGTERM)")
-	return strings.TrimRight(b.String(), "\n")
+	b.WriteString(line)
+	return b.String()
 }
 
 // FlagError is a usage error: the command's usage is printed and the exit code is 2.

@@ -50,6 +50,9 @@ type Factory struct {
 	// tableRoots are the other tables' roots of a schema, by table name, listed once per run
 	// (otherTableRoots).
 	tableRoots map[string][]string
+	// quietStop keeps Run from printing the error of a command a signal cut short: the
+	// caller (the demo, which runs commands in-process) prints its own one line.
+	quietStop bool
 }
 
 // GlobalOptions are the flags every command accepts.

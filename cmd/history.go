@@ -33,19 +33,25 @@ func NewCmdHistory(f *Factory, runF func(context.Context, *HistoryOptions) error
 		Use:   "history [TARGET]",
 		Short: "The journal: what ran, when, what it loaded, verified and deleted",
 		Long: `History lists the runs the journal holds, newest first, with their state (planned, loading,
-verified, unknown, failed, mismatch, cleaned, partially_cleaned), files and rows. With TARGET,
-the runs of that table; without it, of every table in the journal.
+verified, unknown, failed, mismatch, cleaned, partially_cleaned), batches, files and rows: of
+the table given, or of every table. --run ID lists every file of one run with its rows, its
+batch, the batch's state, the table version that settled it, and its deletion. --watch follows
+a run another terminal is running until it ends; --summary writes the whole recovery of a run
+for an incident ticket. It reads the journal only.
 
-With --run ID it lists every file of the run with its expected rows (from its footer), its
-batch, the batch's state, the table version that settled it (when one did) and its deletion.
+TARGET (optional) is catalog.schema.table, or the table's storage root.
 
-` + targetHelp + `
-` + exitHelp(),
-		Example: `  zbrecover history
-  zbrecover history main.sales.orders
-  zbrecover history main.sales.orders --summary incident-1234.md
-  zbrecover history main.sales.orders --run 20261201T101500Z-1a2b3c4d -o json
-  zbrecover history main.sales.orders --watch`,
+` + exitHelp(exitLine{ExitFailure, "error (--run names no run of the journal)"}),
+		Example: `  # Every run in the journal
+  $ zbrecover history
+  # The runs of one table
+  $ zbrecover history main.sales.orders
+  # Every file of one run, as JSON
+  $ zbrecover history main.sales.orders --run 20261201T101500Z-1a2b3c4d -o json
+  # Follow a reload running in another terminal
+  $ zbrecover history main.sales.orders --watch
+  # The whole recovery of the newest run, for the incident ticket
+  $ zbrecover history main.sales.orders --summary incident-1234.md`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 || o.Target.Table != "" || o.Target.Root != "" {
@@ -77,6 +83,7 @@ func historyRun(ctx context.Context, o *HistoryOptions) error {
 	}
 	defer closeJournal(store)
 	var tables []string // nil: every table of the journal
+	name := ""          // the table's name, for a missing run
 	if o.Target.Table != "" || o.Target.Root != "" {
 		tgt, err := f.openTarget(ctx, &o.Target, tableref.Read)
 		if err != nil {
@@ -85,16 +92,16 @@ func historyRun(ctx context.Context, o *HistoryOptions) error {
 		if err := tableref.Identify(ctx, tgt); err != nil {
 			return err
 		}
-		tables = []string{tgt.TableID}
+		tables, name = []string{tgt.TableID}, tgt.TableName()
 	}
 	if o.Watch {
 		return watchRun(ctx, f, store, tables, o.Run)
 	}
 	if o.Summary != "" {
-		return recoverySummary(ctx, f, store, tables, o.Run, o.Summary)
+		return recoverySummary(ctx, f, store, tables, name, o.Run, o.Summary)
 	}
 	if o.Run != "" {
-		run, err := history.ReadRun(ctx, store, tables, o.Run)
+		run, err := history.ReadRun(ctx, store, tables, name, o.Run)
 		if err != nil {
 			return err
 		}
@@ -149,7 +156,7 @@ func printRunFiles(f *Factory, run *history.Run) error {
 
 // recoverySummary writes the whole recovery of run (the newest run of tables when run is
 // empty) to path: Markdown, or the Recovery document under -o json.
-func recoverySummary(ctx context.Context, f *Factory, store journalStore, tables []string, run, path string) error {
+func recoverySummary(ctx context.Context, f *Factory, store journalStore, tables []string, name, run, path string) error {
 	if run == "" {
 		if len(tables) == 0 {
 			return FlagErrorf("--summary tells one recovery: give the table (TARGET), or --run ID")
@@ -168,7 +175,7 @@ func recoverySummary(ctx context.Context, f *Factory, store journalStore, tables
 			return fmt.Errorf("no run of the table in the journal at %s: nothing to summarize", store.Location())
 		}
 	}
-	rec, err := history.ReadRecovery(ctx, store, tables, run)
+	rec, err := history.ReadRecovery(ctx, store, tables, name, run)
 	if err != nil {
 		return err
 	}

@@ -55,89 +55,31 @@ func NewCmdInspect(f *Factory, runF func(context.Context, *InspectOptions) error
 	c := &cobra.Command{
 		Use:   "inspect [TARGET]",
 		Short: "List the fallback files, group them by schema and diff each group against the table",
-		Long: `Inspect lists the Parquet files Zerobus parked under the table root's fallback folder
-(` + fallback.Prefix + `), reads each file's footer with one ranged
-request (no download), and reports files, rows and bytes, the schema groups (files that share
-a schema, with their Spark types), and the files that cannot be read.
+		Long: `Inspect lists the fallback files parked under the table's root, reads each one's footer (one
+ranged request, no download), groups the files by schema and compares each group with the
+table's current schema as COPY INTO (mergeSchema = false) will meet it: every change is ok,
+needs-cast (the load casts), rename (the load maps the old name) or blocks, and each group
+gets its fix (ALTER TABLE statements, a projection, the COPY INTO of its files). It changes
+nothing.
 
-Each schema group is then compared with the table's current schema, as COPY INTO with
-mergeSchema = false will meet it. Every change gets a verdict:
-  ok          the files load as they are (a nullable column they lack is filled with NULL;
-              names that differ only by case match)
-  needs-cast  the values fit but the types differ (int → bigint, float → double, wider
-              decimals; numbers, booleans, dates and timestamps into string): load
-              through a CAST projection, or confirm with VALIDATE
-  blocks      COPY INTO rejects the files: a column the table does not have (dropped or
-              renamed), an incompatible or narrower type, timestamp vs timestamp_ntz,
-              NULLs (or unknown NULL counts) for a NOT NULL column, a file column of a
-              type Databricks cannot read (Float16, TIME, …: the file's rows are still
-              counted)
-and the group gets a suggested fix: ALTER TABLE statements, and a SELECT projection (casts,
-renames, left-out columns) for COPY INTO <table> FROM (SELECT … FROM '<folder>'). A guessed
-rename (one column only in the files, one of the same type and a similar name only in the
-table) is for the operator to confirm; columns that share only a type are not guessed at.
-Under Delta column mapping, file columns are matched through the table's physical names,
-and a RENAME COLUMN in the table's history is recognised by the physical name it kept.
+It needs read access to the table's storage (yours, or credentials Unity Catalog vends). The
+table's schema comes from its Delta log (--from delta, the default), the SQL warehouse
+(--from warehouse), Unity Catalog (--from uc) or --schema-file.
 
-Every change that blocks or needs a cast is listed; ok changes are counted by kind with a
-few examples ("1,999 table columns the files lack, filled with NULL: c_0001, c_0002, …"),
-and a group whose changes another group lists already names that group. With several
-groups, the report first shows the changes across groups, each with the groups that have
-it, and the table changes their fixes suggest. --all-changes lists every change of every
-group, the ok ones too (a table thousands of columns wider than the files makes that a long
-report).
+TARGET is catalog.schema.table, or the table's storage root (s3://, gs://, abfss://, wasbs://,
+file:// or a local directory).
 
-The table schema comes from the Delta log at the root (--from delta, the default; offline,
-storage access only), the SQL warehouse (--from warehouse) or Unity Catalog (--from uc), or
-from a file (--schema-file: a Delta schema JSON, a JSON array of fields, or a Spark DDL column
-list such as ` + "`zbrecover schema -o ddl`" + ` prints). When the root has no Delta log and no
---schema-file is given, inspect still reports the files and says that there is no table
-schema to compare with.
-
-Names and folders starting with "." or "_" are hidden, as Spark (and so COPY INTO) treats
-them, except "_" names holding "=" (partition folders such as _p=1). Hidden objects, like other
-non-Parquet objects, are counted but not read. Inspect changes nothing.
-
-` + targetHelp + `
-
-With --output json the report is a JSON document: root, table (source, version, columns),
-files, groups (each with verdict, changes or same_changes_as, ok_changes, suggestion and
-table_version), change_totals, totals. With
---output jsonl it is JSON lines, one object with one key per line: {"inspect": {root,
-prefix}} first, then {"file": …} for each file as its footer is read (in no set order), then
-{"table": …}, {"group": …} for each schema group, {"change_totals": …} and {"totals": …}.
-Text and JSON lines keep no record per file, so memory does not grow with the number of
-files; the JSON document keeps a small one per file, to list them in key order. No output
-keeps a change per table column and group: a group's changes are held while it is compared
-(and, under --all-changes, while it is written).
-
-When the table's Delta log is at the root, each group also says which table version it was
-written against (the newest version whose schema is the group's) and lists the commits
-after it that changed the schema: version, time, operation and user.
-
-Listing a large fallback folder is split into key ranges listed at once where the store can
-start a listing after a key (S3). Storage requests run under an adaptive limit: throttled
-answers (429, 503, SlowDown) halve the requests in flight, down to 1; answers without one
-raise them back by one per round, up to --concurrency. -v shows the limit as it moves.
-` + exitHelp(exitLine{ExitSchema, "some schema group blocks the load into the table as it is (wins over 5)"},
-			exitLine{ExitPartial, "partial: some files are unreadable; the report covers the rest"}) + `
-
-Inspect exits with 3 when some schema group blocks the load, and with 5 when some files are
-unreadable (the report lists them with the reason); when both apply, 3 wins.
-
-With --key COL[,COL…] (and a table name and a warehouse), inspect also measures on the
-warehouse, per schema group and in total, with one statement that reads only the key columns
-of the listed files (the table is not downloaded): the records whose key is already in the
-table, the keys duplicated inside the fallback files, and the records a load by key would
-insert (reload --dedupe-key); a plain reload inserts every record. Under --output json they
-are the report's "keys" member.
-
-` + keysHelp,
-		Example: `  zbrecover inspect s3://bucket/tables/orders
-  zbrecover inspect abfss://lake@acct.dfs.core.windows.net/orders --output json
-  zbrecover inspect ./local/table --schema-file orders.ddl
-  zbrecover inspect ./local/table --all-changes
-  zbrecover inspect ./local/table --concurrency 16`,
+` + exitHelp(exitLine{ExitSchema, "some group blocks the load (wins over 5)"}, exitLine{ExitPartial, "some files are unreadable"}),
+		Example: `  # What is parked in a table, and what blocks its load
+  $ zbrecover inspect main.sales.orders
+  # Save the report, for preview --from-report and scripts
+  $ zbrecover inspect main.sales.orders -o json > inspect.json
+  # Also count the records whose key the table already holds
+  $ zbrecover inspect main.sales.orders --key order_id
+  # A storage root, against a schema saved with zbrecover schema
+  $ zbrecover inspect s3://lake/tables/orders --schema-file orders.json
+  # A million files: one JSON line per file as its footer is read
+  $ zbrecover inspect main.sales.orders -o jsonl > inspect.jsonl`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := parseTarget(&o.Target, args); err != nil {
@@ -427,7 +369,7 @@ func readSchemaFile(f *Factory, path string) (*inspect.Table, error) {
 		data, err = os.ReadFile(path)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("--schema-file: %w", err)
+		return nil, fileError("--schema-file", path, err, "save one with zbrecover schema TARGET -o json > FILE")
 	}
 	name := path
 	if path == "-" {

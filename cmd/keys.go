@@ -14,15 +14,6 @@ import (
 	"github.com/zbrecover/zbrecover/tableref"
 )
 
-// keysHelp is what the help texts say about keys.
-const keysHelp = `Keys: COPY INTO deduplicates files, not rows. Zerobus delivery is at-least-once, so a
-record can be both in the table and in a fallback file (and in two fallback files). A key
-(--key / --dedupe-key COL[,COL…]; names with spaces or commas in backquotes, ` + "``" + ` for a
-backquote) names the columns that identify a record, with the same names in the files and
-the table. A key with a NULL column identifies nothing: it matches no row of the table and no
-other record, so it never shows a record present (verify --key counts such rows apart, and a
-batch holding one is not proved by key) and a load by key inserts every such record.`
-
 // parseKeyFlag reads a --key style flag; "" gives nil.
 func parseKeyFlag(flag, s string) (reload.Keys, error) {
 	if s == "" {

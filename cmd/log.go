@@ -154,7 +154,7 @@ type logFile struct {
 func (l *logFile) open(path string) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
-		return fmt.Errorf("--log-file: %w", err)
+		return fileError("--log-file", path, err, "")
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

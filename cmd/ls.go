@@ -49,24 +49,20 @@ func NewCmdLs(f *Factory, runF func(context.Context, *LsOptions) error) *cobra.C
 	c := &cobra.Command{
 		Use:   "ls URL",
 		Short: "List the objects under a storage URL",
-		Long: `List the objects under a storage URL: key (relative to the URL), size, modification time
-and ETag or generation. Use it to check that zbrecover can reach a store with the credentials at
-hand before running inspect.
+		Long: `Ls lists the objects under a storage URL (key, size, modification time, ETag or generation)
+with the credentials at hand: the quick check that zbrecover reaches a store, before inspect.
+On a terminal it prints an aligned table; piped, tab-separated lines. It changes nothing.
 
-Supported locations: ` + storage.SupportedSchemes + `.
+URL is s3://bucket/prefix, gs://bucket/prefix, abfss://container@account.dfs.core.windows.net/
+path, wasbs://…, /Volumes/catalog/schema/volume/path, file:///path or a local path.
 
-Text output on a terminal is an aligned table; piped, it is one line per object with the key,
-size, modification time (RFC 3339, UTC) and ETag or generation separated by tabs, in key order
-as the store lists it. A key that holds a tab, newline or other control character is printed
-as a Go-quoted string. The summary goes to stderr.
-
-Credentials come from each store's usual sources: the AWS default chain (environment, profile,
-instance role), Google Application Default Credentials, and for Azure AZURE_STORAGE_CONNECTION_STRING,
-AZURE_STORAGE_KEY, AZURE_STORAGE_SAS_TOKEN or the Azure default credential chain.
 ` + exitHelp(),
-		Example: `  zbrecover ls s3://bucket/tables/orders/_zerobus/
-  zbrecover ls abfss://lake@acct.dfs.core.windows.net/orders --output json
-  zbrecover ls ./local/table --limit 20`,
+		Example: `  # The fallback folder of a table root on S3
+  $ zbrecover ls s3://lake/tables/orders/_zerobus/table_rejected_parquets/
+  # A Unity Catalog volume, through the workspace's Files API
+  $ zbrecover ls /Volumes/main/sales/staging/
+  # An S3-compatible store, as JSON
+  $ zbrecover ls s3://lake/orders/ --s3-endpoint http://localhost:9000 -o json`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.URL = args[0]

@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
+	"github.com/zbrecover/zbrecover/storage"
 )
 
 // PreviewOptions are the inputs of `zbrecover preview`.
@@ -46,28 +48,26 @@ func NewCmdPreview(f *Factory, runF func(context.Context, *PreviewOptions) error
 	c := &cobra.Command{
 		Use:   "preview [TARGET]",
 		Short: "Show the first rows of a fallback file or of each schema group",
-		Long: `Preview shows the first rows of the fallback Parquet files: of one file (--file, its key
-under the fallback folder as inspect prints it), of one schema group (--group, a schema id or a
-unique prefix of one, as inspect prints it), or of every schema group.
+		Long: `Preview shows the first rows of the fallback files: of one file (--file KEY, as inspect lists
+it), of one schema group (--group ID, or a unique prefix), or of every group, as Spark reads
+them (nested values as JSON, exact decimals, UTC timestamps). It reads only the footer and
+the first row group of the columns shown, 2 requests per file. It changes nothing.
 
-Only the footer and the first row group's byte span of the selected columns are read: 2
-requests per file (plus one to learn the size with --file).
+It needs read access to the table's storage. Without --from-report it first reads every
+footer, as inspect does; with a saved inspect -o json report it reads only the files it
+shows, each checked unchanged first.
 
-Without --from-report, preview first lists the fallback folder and reads every footer, as
-inspect does, to find the groups. With --from-report FILE (a report saved with
-zbrecover inspect -o json TARGET > FILE) it lists nothing and reads only the files it
-previews, each first checked unchanged against the report's size and ETag (one request);
-a file that changed since is listed as such and not read. --max-bytes caps the bytes read
-for a row group. Values are shown as Spark reads them: nested values as JSON, decimals exactly,
-binary as base64, timestamps in RFC3339 (UTC with "Z"; timestamp_ntz without a zone).
+TARGET is catalog.schema.table, or the table's storage root (s3://, gs://, abfss://, wasbs://,
+file:// or a local directory).
 
-` + targetHelp + `
-` + exitHelp(exitLine{ExitPartial, "partial: some files could not be previewed; the others are shown"}),
-		Example: `  zbrecover preview s3://bucket/tables/orders
-  zbrecover preview s3://bucket/tables/orders --group 3f2a -n 5 --columns id,payload
-  zbrecover preview ./table --file 2024/05/part-0001.parquet --format csv
-  zbrecover inspect -o json s3://bucket/tables/orders > report.json
-  zbrecover preview s3://bucket/tables/orders --from-report report.json --group 3f2a`,
+` + exitHelp(exitLine{ExitPartial, "some files could not be previewed (the others are shown)"}),
+		Example: `  # The first 5 rows of one schema group
+  $ zbrecover preview main.sales.orders --group 2bc2e22c98c1 -n 5
+  # One file, as CSV
+  $ zbrecover preview main.sales.orders --file 2025-06-02/part-00000.c000.snappy.parquet --format csv
+  # Without re-reading every footer: the groups of a saved report, two columns
+  $ zbrecover inspect main.sales.orders -o json > inspect.json
+  $ zbrecover preview main.sales.orders --from-report inspect.json --group 2bc2 --columns order_id,amount`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := parseTarget(&o.Target, args); err != nil {
@@ -140,6 +140,10 @@ func gatherPreviews(ctx context.Context, o *PreviewOptions) ([]*inspect.PreviewR
 			return nil, err
 		}
 		res, err := inspect.Preview(ctx, tgt.Root, o.File, popts)
+		if errors.Is(err, storage.ErrNotExist) {
+			return nil, fmt.Errorf("--file %s: the fallback folder %s holds no such file (give its key under the folder as "+
+				"zbrecover inspect lists it, such as 2025-06-02/part-00000.c000.snappy.parquet)", o.File, tgt.Display()+"/"+o.Prefix)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -263,7 +267,7 @@ func previewFromReport(ctx context.Context, o *PreviewOptions, popts inspect.Pre
 		data, err = os.ReadFile(o.FromReport)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("--from-report: %w", err)
+		return nil, fileError("--from-report", o.FromReport, err, "save one with zbrecover inspect TARGET -o json > FILE")
 	}
 	rep, err := inspect.LoadReport(bytes.NewReader(data))
 	if err != nil {

@@ -13,19 +13,19 @@ import (
 )
 
 func TestPreviewFlags(t *testing.T) {
-	base := PreviewOptions{Target: TargetOptions{Arg: "r", Root: "r"}, Prefix: fallback.Prefix, Rows: 20, MaxBytes: 64 << 20}
+	base := PreviewOptions{Target: TargetOptions{Arg: "./r", Root: "./r"}, Prefix: fallback.Prefix, Rows: 20, MaxBytes: 64 << 20}
 	with := func(mut func(*PreviewOptions)) PreviewOptions { o := base; mut(&o); return o }
 	cases := []struct {
 		args []string
 		want PreviewOptions
 	}{
-		{[]string{"r"}, base},
-		{[]string{"r", "--file", "a/b.parquet", "-n", "5"}, with(func(o *PreviewOptions) { o.File, o.Rows = "a/b.parquet", 5 })},
-		{[]string{"r", "--group", "3f2a", "--columns", "id, name", "--format", "csv"}, with(func(o *PreviewOptions) {
+		{[]string{"./r"}, base},
+		{[]string{"./r", "--file", "a/b.parquet", "-n", "5"}, with(func(o *PreviewOptions) { o.File, o.Rows = "a/b.parquet", 5 })},
+		{[]string{"./r", "--group", "3f2a", "--columns", "id, name", "--format", "csv"}, with(func(o *PreviewOptions) {
 			o.Group, o.Columns, o.Format = "3f2a", []string{"id", "name"}, "csv"
 		})},
-		{[]string{"r", "--max-bytes", "1KiB"}, with(func(o *PreviewOptions) { o.MaxBytes = 1024 })},
-		{[]string{"r", "--max-bytes", "2000"}, with(func(o *PreviewOptions) { o.MaxBytes = 2000 })},
+		{[]string{"./r", "--max-bytes", "1KiB"}, with(func(o *PreviewOptions) { o.MaxBytes = 1024 })},
+		{[]string{"./r", "--max-bytes", "2000"}, with(func(o *PreviewOptions) { o.MaxBytes = 2000 })},
 	}
 	for _, c := range cases {
 		io, _, _, _ := iostreams.Test()
@@ -134,7 +134,7 @@ func TestPreviewUnreadableFile(t *testing.T) {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
 	code, _, errOut = run(t, "preview", root, "--file", "nope.parquet")
-	if code != ExitFailure || !strings.Contains(errOut, "does not exist") {
+	if code != ExitFailure || !strings.Contains(errOut, "--file nope.parquet: the fallback folder ") || !strings.Contains(errOut, " holds no such file") {
 		t.Errorf("missing file: exit %d: %s", code, errOut)
 	}
 }

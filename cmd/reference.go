@@ -44,8 +44,10 @@ func WriteReference(w io.Writer) error {
 var manDate = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 
 // WriteManPages writes one man page per command (zbrecover.1, zbrecover-inspect.1, …) into
-// dir, removing the pages of commands that no longer exist.
-func WriteManPages(dir string) error {
+// dir, removing the pages of commands that no longer exist. A page's DESCRIPTION is the
+// command's help followed by its section of the runbook's reference (details, by command path
+// as ReferenceSections returns them): the help stays short, the man page holds the whole text.
+func WriteManPages(dir string, details map[string]string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -55,9 +57,65 @@ func WriteManPages(dir string) error {
 			return err
 		}
 	}
-	return doc.GenManTree(releaseCommandTree(), &doc.GenManHeader{
+	root := releaseCommandTree()
+	var add func(c *cobra.Command)
+	add = func(c *cobra.Command) {
+		if d := strings.TrimSpace(details[c.CommandPath()]); d != "" {
+			c.Long = strings.TrimSpace(c.Long) + "\n\n" + d
+		}
+		for _, sub := range c.Commands() {
+			add(sub)
+		}
+	}
+	add(root)
+	return doc.GenManTree(root, &doc.GenManHeader{
 		Title: "ZBRECOVER", Section: "1", Source: "zbrecover", Manual: "zbrecover manual", Date: &manDate,
 	}, dir)
+}
+
+// referenceHeading starts the runbook's reference part; each command's section in it is a
+// "### zbrecover …" heading (the command path, in backquotes or not).
+const referenceHeading = "## Reference"
+
+// ReferenceSections returns the sections of the runbook's reference part, by command path
+// ("zbrecover", "zbrecover reload"): the text under each "### zbrecover …" heading, up to the
+// next heading of its level or above.
+func ReferenceSections(runbook []byte) map[string]string {
+	out := map[string]string{}
+	in, cmd := false, ""
+	var body []string
+	flush := func() {
+		if cmd != "" {
+			out[cmd] = strings.TrimSpace(strings.Join(body, "\n"))
+		}
+		cmd, body = "", nil
+	}
+	fence := false
+	for _, line := range strings.Split(string(runbook), "\n") {
+		if strings.HasPrefix(line, "```") {
+			fence = !fence
+		}
+		switch {
+		case fence || !strings.HasPrefix(line, "#"):
+			if cmd != "" {
+				body = append(body, line)
+			}
+		case strings.HasPrefix(line, "## "):
+			flush()
+			in = strings.HasPrefix(line, referenceHeading)
+		case strings.HasPrefix(line, "### "):
+			flush()
+			if name := strings.Trim(strings.TrimPrefix(line, "### "), "` "); in && strings.HasPrefix(name, "zbrecover") {
+				cmd = name
+			}
+		default:
+			if cmd != "" {
+				body = append(body, line)
+			}
+		}
+	}
+	flush()
+	return out
 }
 
 func writeCommandDoc(b *bytes.Buffer, c *cobra.Command) {

@@ -51,6 +51,10 @@ type ReloadOptions struct {
 	// IgnoreForeignRuns is --ignore-foreign-runs: the operator's reason to load files that
 	// runs of other journals may have loaded.
 	IgnoreForeignRuns string
+
+	// renameGuesses are the --rename values of the likely renames that blocked the plan, for
+	// the summary's next step.
+	renameGuesses []string
 }
 
 // NewCmdReload returns `zbrecover reload`. runF replaces the run function in tests.
@@ -59,103 +63,36 @@ func NewCmdReload(f *Factory, runF func(context.Context, *ReloadOptions) error) 
 	c := &cobra.Command{
 		Use:   "reload TARGET",
 		Short: "Load the fallback files into the table with COPY INTO, then verify the row counts",
-		Long: `Reload loads the readable fallback files into the table with COPY INTO over the SQL
-warehouse, and proves what it did, file by file, in the journal.
+		Long: `Reload loads the readable fallback files into the table with COPY INTO over the SQL warehouse:
+one statement per schema group and folder, at most 1000 files each, through the projection
+inspect showed (casts; renames the table's history proves, or --rename OLD=NEW confirms).
+VALIDATE checks every statement first; a group that still blocks stops it before anything
+runs, with the fix: the tool never changes the table. Each batch is journaled before and
+after its statement, and verified by its rows.
 
-It inspects the fallback folder, diffs every schema group against the table (--from warehouse
-by default) and plans one statement per schema group and folder, naming at most 1000 files
-(FILES = (…), bare names relative to the folder):
+It needs a SQL warehouse, SELECT and MODIFY on the table, and read access to its storage.
+For a managed table Unity Catalog refuses path reads: --stage-to copies the files to a volume
+first. On a terminal it shows the plan and asks; without one it needs --yes.
 
-  COPY INTO <table> FROM (SELECT <projection> FROM '<folder>') FILEFORMAT = PARQUET
-    FILES = ('part-1.parquet', …) COPY_OPTIONS ('mergeSchema' = 'false')
+Each file is loaded at most once, across crashes and Ctrl-C too: the same command run again
+continues the run. Rows are deduplicated only with --dedupe-key (verify --key counts them).
 
-The projection casts every column whose type differs losslessly and applies the renames you
-confirm with --rename old=new. A group that still blocks (a column the table lacks, an unsafe
-type change, NULLs for a NOT NULL column) stops the reload before anything runs, with the
-suggested ALTER TABLE statements: the tool never changes the table.
+TARGET is catalog.schema.table, or the table's storage root (s3://, gs://, abfss://, wasbs://,
+file:// or a local directory).
 
-Before loading, VALIDATE ALL checks every statement (--no-validate skips it). Unity Catalog
-refuses path reads inside a managed table's storage (LOCATION_OVERLAP): reload then stops
-before loading and says how to stage the files.
-
---stage-to copies the planned files first to a Unity Catalog volume
-(/Volumes/<catalog>/<schema>/<volume>/<dir>, written through the Databricks Files API as the
-workspace identity) or an external location's URL (written with the store's own credentials),
-each to a path named by what it is: <table id>/<folders>/<name>~<identity>.parquet, the
-identity a digest of the table, the file's key and its version. Copies are written create-only
-and recorded as the location lists them; right before each statement the batch's copies are
-listed again, and one missing or changed stops the batch before it is sent. The location is
-checked (it exists, the identity can write) before the first copy. A file is loaded through one
-path only: a run may change its staging location only while none of its statements was sent;
-files already loaded are not loaded again through the copies; each file is claimed at the
-volume's root (_zbrecover/claims/) naming its copy, so a run of another journal staging it
-elsewhere in the volume is refused. Cleanup later deletes both the copies and the originals.
-
-Runs of other journals are found in the table's history, where their tagged commits name them:
-files such a run may have loaded (parked before its newest load) are refused, naming the run,
-unless --ignore-foreign-runs REASON (journaled); and before its first statement a run claims the
-table with an empty, tagged commit, so that of two journals starting at the same moment the
-one the table's log orders first loads and the other stops before sending anything.
-
---key COL[,COL…] (and --dedupe-key) reads the key columns of the files itself into one keys
-file beside the staged copies (or at --keys-to), recorded in the journal: verify --key and
-cleanup then check the run by key, also after the files are gone.
-
-Each batch is journaled before and after its statement: intent (files, sizes, ETags, expected
-rows, the SQL, the table version it starts from), result (rows inserted), outcome. No load is
-sent without that version. Where the warehouse takes it, each load's session first sets a
-commit tag (spark.databricks.delta.commitInfo.userMetadata = 'zbrecover:<run>:<batch>:<attempt>:<files>'),
-which Delta writes into the commit: the commit then names the batch (doctor says whether the
-warehouse takes it). A batch is verified when it inserted exactly the rows its files' footers
-hold; its commit's version is recorded, so no other batch is ever settled by it.
-
-After a crash, a lost answer or Ctrl-C, run reload again: it continues the same run. A batch
-whose statement may have committed (no answer, an internal or post-commit error) is settled by
-its tagged commit in the table's history, or sent again (COPY INTO skips files it already
-loaded, so its answer tells); a commit without the batch's tag counts only when it is the one
-commit by this identity with the batch's rows that no batch claims, and that weaker evidence
-keeps the files from cleanup until verify --key proves them. Files an earlier run loaded, or
-may have, are not planned again. The table's lock is taken before anything is planned.
-
-What is guaranteed: each file is loaded at most once. Rows are not deduplicated: Zerobus
-delivery is at-least-once, so records Zerobus also published may now be in the table twice.
-
-With --dedupe-key COL[,COL…] reload loads by key: the same batches (same files, checks and
-journal) load a staging table of the run, <table>__zbrecover_<run>, created with the table's
-columns; then one statement,
-  MERGE INTO <table> USING (<staging rows, the first per key by the rule>) ON <key =>
-    WHEN NOT MATCHED THEN INSERT (<the table's columns>) VALUES (…)
-inserts the records whose key the table does not hold, one per key, and every record whose key
-has a NULL column (such a key identifies nothing: it matches no row); then the staging table is
-dropped. Of several records of one key it keeps the one of the earliest batch, or, with
---dedupe-order COL, the one with the highest COL (the lowest with --dedupe-ascending; NULLs
-last), then the earliest batch. What is then guaranteed: every key of the loaded files is in
-the table, and the load added no second row for any key without a NULL column. Rows the table already held more than
-once stay so, and Zerobus appends committed while the MERGE runs are not seen by it (verify
---key shows both). A crash between the statements converges on a re-run: loaded batches are
-not sent again, and the MERGE, idempotent by key, is sent again (never taken from the table's history;
-records with a NULL key column are then inserted again). The
-MERGE names the table's columns, so no column of its source can reach the table. A re-run
-continues a load by key as it was started. Cleanup deletes a file of a load by
-key only once the MERGE that follows its batch committed.
-
-` + keysHelp + `
-
-On a terminal, reload shows the plan and asks before the first load; without one it needs
---yes. --dry-run prints the plan and every statement and runs nothing.
-
-` + targetHelp + `
-
-The journal is kept in ` + "`$XDG_STATE_HOME/zbrecover`" + ` (or ~/.local/state/zbrecover), or at
---journal URL on any store that can write (one object per record, created once).
-` + exitHelp(
-			exitLine{ExitFailure, "error, or a batch failed, or the warehouse may not read the files (LOCATION_OVERLAP: stage them)"},
-			exitLine{ExitSchema, "a schema group blocks the load, or the VALIDATE preflight refused it: nothing loaded"},
-			exitLine{ExitVerify, "a batch inserted another number of rows than its files hold"},
-			exitLine{ExitPartial, "partial: files unreadable or changed were left behind, or a batch is unknown (run again)"}),
-		Example: `  zbrecover reload main.sales.orders --dry-run
-  zbrecover reload main.sales.orders --rename customer_id=customer_key --yes
-  zbrecover reload --table main.sales.orders --root s3://lake/orders --yes -o json`,
+` + exitHelp(exitLine{ExitSchema, "a group blocks the load (nothing loaded)"},
+			exitLine{ExitVerify, "a batch inserted other rows than its files hold"},
+			exitLine{ExitPartial, "partial (files left behind, or a batch unknown: run again)"}),
+		Example: `  # The plan and every statement; nothing is sent
+  $ zbrecover reload main.sales.orders --dry-run
+  # Load, confirming the rename inspect guessed
+  $ zbrecover reload main.sales.orders --rename customer_id=customer_key --yes
+  # A managed table: stage the files to a volume, then load from there
+  $ zbrecover reload main.sales.orders --stage-to /Volumes/main/sales/staging/orders --yes
+  # Insert only the records whose key the table lacks
+  $ zbrecover reload main.sales.orders --stage-to /Volumes/main/sales/staging/orders --dedupe-key order_id
+  # For a script: JSON report, Markdown summary for the ticket
+  $ zbrecover reload main.sales.orders --stage-to /Volumes/main/sales/staging/orders --yes -o json --summary reload.md`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := parseTarget(&o.Target, args); err != nil {
@@ -333,7 +270,7 @@ func reloadSteps(ctx context.Context, o *ReloadOptions, s *runSummary) error {
 		return err
 	}
 	runErr := executeReload(ctx, f, s, prep, ro.Stage)
-	return reloadExit(runErr, rep, prep, tgt, o)
+	return reloadExit(ctx, runErr, rep, prep, tgt, o)
 }
 
 // openReload opens the warehouse and the journal a reload needs.
@@ -498,6 +435,7 @@ func showReloadPlan(f *Factory, o *ReloadOptions, s *runSummary, prep *reload.Pr
 	if planErr != nil {
 		if errors.Is(planErr, reload.ErrBlocked) {
 			s.RunStatus = "blocked: nothing was loaded"
+			o.renameGuesses = plan.RenameGuesses()
 			return WithCode(ExitSchema, planErr.Error())
 		}
 		return planErr
@@ -614,9 +552,17 @@ func summarizeReload(s *runSummary, r *reload.Report) {
 	s.Verification = fmt.Sprintf("%d of %d batches verified (inserted rows = footer rows); %d unknown, %d failed, %d mismatch; %d load statements sent",
 		r.Verified, len(r.Batches), r.Unknown, r.Failed, r.Mismatch, r.Statements)
 	s.Notes = append(s.Notes, r.Warnings...)
-	if r.Guarantee != "" {
+	if guaranteeApplies(r) {
 		s.Notes = append(s.Notes, r.Guarantee)
 	}
+}
+
+// guaranteeApplies says whether the report states its guarantee: a load by key always (what
+// its MERGE guarantees), a plain load only when the run put rows in the table. The at-least-
+// once note is said once, where it applies: not for a run that loaded nothing, and never by
+// verify, whose key check measures the duplicates it warns of.
+func guaranteeApplies(r *reload.Report) bool {
+	return r.Guarantee != "" && (r.Guarantee != reload.Guarantee || r.Inserted > 0)
 }
 
 // reloadNext is what to do after a reload that exited with code.
@@ -642,6 +588,14 @@ func reloadNext(o *ReloadOptions, s *runSummary, code int) []string {
 		return []string{"re-check the counts: " + mdCmd("zbrecover verify "+table+run),
 			"see the plan of the deletion: " + mdCmd("zbrecover cleanup "+table+run) + ", then delete with " + mdCmd("zbrecover cleanup "+table+run+" --yes")}
 	case ExitSchema:
+		if len(o.renameGuesses) > 0 {
+			confirmed := strings.TrimSuffix(again, " --yes")
+			for _, r := range o.renameGuesses {
+				confirmed += " --rename " + shellArg(r)
+			}
+			return []string{"if the columns were renamed as guessed, confirm it: " + mdCmd(confirmed+" --yes") +
+				" (the plan printed the ALTER TABLE statements any other change needs)"}
+		}
 		return []string{"change the table (the plan printed the ALTER TABLE statements) or confirm renames with --rename OLD=NEW, then " + mdCmd(again)}
 	case ExitVerify:
 		return []string{"the table holds another number of rows than the files: " + mdCmd("zbrecover verify "+table+run) + " shows the batches; do not run cleanup"}
@@ -688,10 +642,51 @@ func (f *Factory) openStage(ctx context.Context, role place.Role, to string, tgt
 		return nil, err
 	}
 	name := loc.Catalog + "." + loc.Schema + "." + loc.Volume
+	if err := c.CheckVolume(ctx, loc.Catalog, loc.Schema, loc.Volume); err != nil {
+		var me *databricks.MissingVolumeError
+		if errors.As(err, &me) {
+			return nil, missingVolume(role, to, loc, me)
+		}
+		// Another answer (a refusal, an unreachable workspace): the write probe decides.
+		f.Logger.Info("the volume could not be looked up; the write probe decides", "volume", name, "error", err.Error())
+	}
 	stage.ClaimsLocation = claimsLoc.URL()
 	stage.Describe = fmt.Sprintf("volume %s (it must exist, and the workspace identity needs READ VOLUME and WRITE VOLUME on it; CREATE VOLUME %s creates it)", name, name)
 	stage.DstIdentity = "the workspace identity (" + c.AuthType() + " auth, Files API)"
 	return stage, nil
+}
+
+// schemaVolumes lists the volumes of the table's schema the identity can see (at most 10), for
+// a message that suggests staging; nil when they cannot be listed.
+func (f *Factory) schemaVolumes(ctx context.Context, name databricks.TableName) []string {
+	ws := f.workspace()
+	if ws == nil || name.Schema == "" {
+		return nil
+	}
+	c, err := ws.Client(ctx)
+	if err != nil {
+		return nil
+	}
+	vols, err := c.Volumes(ctx, name.Catalog, name.Schema)
+	if err != nil {
+		f.Logger.Info("the volumes of the schema could not be listed", "schema", name.Catalog+"."+name.Schema, "error", err.Error())
+		return nil
+	}
+	return vols[:min(len(vols), 10)]
+}
+
+// missingVolume is the error for a --stage-to or --keys-to volume Unity Catalog does not know:
+// what was given, the volumes of its schema with the one probably meant, and the two ways on
+// (name an existing volume, or create this one).
+func missingVolume(role place.Role, to string, loc storage.Location, me *databricks.MissingVolumeError) error {
+	name := loc.Catalog + "." + loc.Schema + "." + loc.Volume
+	next := fmt.Sprintf("create it (CREATE VOLUME %s) or name an existing volume", name)
+	if close := me.Closest(); len(close) > 0 {
+		alt := loc
+		alt.Volume = close[0]
+		next = fmt.Sprintf("name an existing volume, such as %s %s, or create this one (CREATE VOLUME %s)", role.Flag(), alt.String(), name)
+	}
+	return fmt.Errorf("%w: %s %s: %v. Nothing was staged or journaled: %s, then run again", reload.ErrStageLocation, role.Flag(), to, me, next)
 }
 
 // checkPathElements refuses a path or URL with an empty, "." or ".." element (after the
@@ -943,7 +938,9 @@ func printReloadReport(f *Factory, r *reload.Report) error {
 		fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", textsafe.Escape(warn))
 	}
 	printMergeReport(w, r.Merge)
-	fmt.Fprintf(w, "%s\n", r.Guarantee)
+	if guaranteeApplies(r) {
+		fmt.Fprintf(w, "%s\n", r.Guarantee)
+	}
 	return nil
 }
 
@@ -965,22 +962,28 @@ func partialIf(rep *inspect.Report, changed []string, refused ...reload.SkippedF
 }
 
 // reloadExit maps reload's outcome to the exit code, the most urgent first.
-func reloadExit(err error, rep *inspect.Report, prep *reload.Prepared, tgt *tableref.Ref, o *ReloadOptions) error {
+func reloadExit(ctx context.Context, err error, rep *inspect.Report, prep *reload.Prepared, tgt *tableref.Ref, o *ReloadOptions) error {
 	switch {
 	case err == nil:
 		return partialIf(rep, prep.Changed, prep.Plan.Refused...)
 	case errors.Is(err, reload.ErrMismatch):
 		return WithCode(ExitVerify, err.Error())
 	case errors.Is(err, reload.ErrInterrupted):
-		return WithCode(ExitInterrupted, err.Error()+": the statement in flight was cancelled; run reload again to settle it and continue")
+		return WithCode(ExitInterrupted, err.Error()+": reload stopped cleanly and journaled what it did; run the same command again "+
+			"to continue the run (a statement that was in flight is settled from the table's history; no file is loaded twice)")
 	case errors.Is(err, reload.ErrLocationOverlap):
 		cmdline := "zbrecover reload " + shellArg(tgt.TableName())
 		for _, r := range o.Renames {
 			cmdline += " --rename " + shellArg(r)
 		}
+		to, where := reload.StageToSuggestion(tgt.Name), "(the volume must exist; the workspace identity needs WRITE VOLUME on it)"
+		if vols := o.F.schemaVolumes(ctx, tgt.Name); len(vols) > 0 {
+			to = shellArg(strings.Replace(to, "<volume>", vols[0], 1))
+			where = fmt.Sprintf("(the volumes of %s.%s: %s; the workspace identity needs READ VOLUME and WRITE VOLUME on the one chosen)",
+				tgt.Name.Catalog, tgt.Name.Schema, strings.Join(vols, ", "))
+		}
 		return fmt.Errorf("%w.\nNothing was loaded. Stage the files to a volume (or an external location) the warehouse may read, and load from there:\n"+
-			"  %s --stage-to %s --yes\n"+
-			"(the volume must exist; the workspace identity needs WRITE VOLUME on it)", err, cmdline, reload.StageToSuggestion(tgt.Name))
+			"  %s --stage-to %s --yes\n%s", err, cmdline, to, where)
 	case errors.Is(err, reload.ErrValidate):
 		return WithCode(ExitSchema, err.Error()+": nothing was loaded")
 	case errors.Is(err, reload.ErrUnknown):

@@ -64,3 +64,15 @@ func TestReloadNextQuotesForTheShell(t *testing.T) {
 		t.Errorf("next steps:\n%s\nwant %s", got, want)
 	}
 }
+
+// TestReloadNextConfirmsTheGuessedRenames: after a plan blocked by guessed renames, the
+// summary's next step is the same reload with the exact --rename flags.
+func TestReloadNextConfirmsTheGuessedRenames(t *testing.T) {
+	o := &ReloadOptions{Target: TargetOptions{Table: "main.sales.orders"}, StageTo: "/Volumes/main/sales/staging/x",
+		renameGuesses: []string{"customer_id=customer_key", "`a b`=c"}}
+	got := strings.Join(reloadNext(o, &runSummary{}, ExitSchema), "\n")
+	want := "`zbrecover reload main.sales.orders --stage-to /Volumes/main/sales/staging/x --rename customer_id=customer_key --rename '`a b`=c' --yes`"
+	if !strings.Contains(got, want) {
+		t.Errorf("next steps:\n%s\nwant %s", got, want)
+	}
+}

@@ -74,16 +74,26 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	if strings.HasPrefix(err.Error(), "unknown command ") {
 		err = &FlagError{Err: err}
 	}
-	printError(f, err, code)
+	if f.quietStop && (code == ExitInterrupted || code == ExitTerminated) {
+		return code
+	}
+	printError(ctx, f, err, code, commandPath(root, args))
 	return code
 }
 
-// printError writes the error a command ended with, the one way the process ends: as JSON
+// printError writes the error command ended with, the one way the process ends: as JSON
 // with -o json, with the stack of a contained panic, and with the usage hint after a
 // command-line error.
-func printError(f *Factory, err error, code int) {
+func printError(ctx context.Context, f *Factory, err error, code int, command string) {
 	msg := redact.String(err.Error())
+	var designed *ExitError
 	switch {
+	case (code == ExitInterrupted || code == ExitTerminated) && !errors.As(err, &designed) && (errors.Is(err, context.Canceled) || ctx.Err() != nil):
+		// "…: context canceled" (or any failure after the signal) says only that the work was
+		// cut: say what stopped and what to do. The chain stays in the log (-v, --log-file). A
+		// command's own interrupted message (an ExitError) is kept.
+		f.Logger.Info("stopped by the signal", "during", msg)
+		msg = stoppedMessage(code, command)
 	case code == ExitInterrupted && !strings.HasPrefix(msg, "interrupted"):
 		msg = "interrupted: " + msg
 	case code == ExitTerminated && !strings.HasPrefix(msg, "terminated"):
@@ -149,6 +159,43 @@ func exitStatus(ctx context.Context, f *Factory, args []string, err error) int {
 	return code
 }
 
+// commandPath is the command args run, without the program's name ("reload", "demo serve"),
+// or "zbrecover" when args name none.
+func commandPath(root *cobra.Command, args []string) string {
+	c, _, err := root.Find(args)
+	if err != nil || c == nil || c == root {
+		return root.Name()
+	}
+	return strings.TrimPrefix(c.CommandPath(), root.Name()+" ")
+}
+
+// stoppedMessage is the one line printed when a signal cut a command short (code 130 or 143):
+// what stopped, that it stopped cleanly, and what running it again does. reload and cleanup
+// journal what they did, so a re-run continues; verify records only what it proved; the other
+// commands change nothing.
+func stoppedMessage(code int, command string) string {
+	how := "interrupted"
+	if code == ExitTerminated {
+		how = "terminated"
+	}
+	var again string
+	switch command {
+	case "reload":
+		again = "every statement sent and every copy staged is journaled: run the same command again to continue the run (it loads no file twice)"
+	case "cleanup":
+		again = "every delete done is journaled: run the same command again to finish (it re-checks every file)"
+	case "verify":
+		again = "what it proved so far is journaled: run it again for the whole check"
+	case "demo":
+		again = "nothing is left running; run the demo again to see it whole"
+	case "doctor":
+		again = "it wrote nothing but its delete probe's own object under _zerobus/ (.zbrecover-doctor-probe-…), which a cut delete check may leave: run it again for the whole report"
+	default:
+		again = "it changed nothing: run it again for the whole answer"
+	}
+	return fmt.Sprintf("%s: %s stopped before it finished; %s", how, command, again)
+}
+
 // wantsJSON reports whether args ask for JSON output (-o json, --output json, --output=json),
 // for errors raised before flags are parsed.
 func wantsJSON(args []string) bool {
@@ -212,36 +259,18 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "zbrecover",
 		Short: "Recover Zerobus Ingest fallback Parquet files into their Delta table",
-		Long: `zbrecover recovers the records that Databricks Zerobus Ingest could not publish to a Delta
-table after a breaking schema change, and parked as Parquet files under
-<table storage root>/_zerobus/table_rejected_parquets/.
+		Long: `zbrecover recovers the records Databricks Zerobus Ingest parked as Parquet files under
+<table root>/_zerobus/table_rejected_parquets/ after a breaking schema change: scan finds the
+tables, doctor checks access, inspect says what blocks the load, reload loads the files with
+COPY INTO and checks each batch, verify re-checks, cleanup deletes what was proved loaded.
+Every step is journaled: after a crash or Ctrl-C, run the same command again. The runbook
+(docs/runbook.md) tells the recovery; zbrecover help environment lists the settings.
 
-The recovery, in order (docs/runbook.md tells it step by step):
-  zbrecover scan [CATALOG]    which tables hold parked files, across a catalog or the workspace
-  zbrecover doctor TARGET     check identity, warehouse, privileges and storage access for
-                              every step of the recovery
-  zbrecover inspect TARGET    what is parked: files, rows, schema variants, unreadable files,
-                              and what blocks a load into the table as it is now (and the fix)
-  zbrecover preview TARGET    the first rows, per file or per schema group
-  zbrecover schema TARGET     the table's schema (Delta log, SQL warehouse or Unity Catalog)
-  zbrecover reload TARGET     COPY INTO in journaled FILES batches, each checked by its rows;
-                              --stage-to a volume when Unity Catalog refuses the path
-  zbrecover verify TARGET     re-check the run's counts against the table history (--key: by key)
-  zbrecover cleanup TARGET    delete exactly the files of verified batches (--yes)
-  zbrecover history [TARGET]  the journal: runs, batches, every file's fate
-  zbrecover ls URL            check that the storage is reachable with the credentials at hand
-Run it again after any crash or Ctrl-C: a re-run continues and never loads a file twice.
-
-TARGET is a table name catalog.schema.table resolved through Unity Catalog (reload and verify
-need one), or a storage root URL (s3://, gs://, abfss://, wasbs://, file:// or a local path).
-
-` + databricksFlagsHelp + `
-
-COPY INTO's guarantee is at-least-once: it skips files it already loaded, never rows, so a
-record that Zerobus both published and parked can end up twice.
-
-` + completionHelp + `
 ` + exitCodesHelp,
+		Example: `  $ zbrecover scan main --exit-code
+  $ zbrecover doctor main.sales.orders --stage-to /Volumes/main/sales/staging/orders
+  $ zbrecover inspect main.sales.orders
+  $ zbrecover reload main.sales.orders --stage-to /Volumes/main/sales/staging/orders --dry-run`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       readBuildInfo().String(),

@@ -37,47 +37,26 @@ func NewCmdScan(f *Factory, runF func(context.Context, *ScanOptions) error) *cob
 	c := &cobra.Command{
 		Use:   "scan [CATALOG[.SCHEMA]]",
 		Short: "Find the tables that hold parked fallback files, across a catalog or the whole workspace",
-		Long: `Scan answers the question a recovery starts with, when rows are missing downstream: which
-tables hold records Zerobus parked? It lists the Unity Catalog tables the identity can see
-in a schema (CATALOG.SCHEMA), in every schema of a catalog (CATALOG), or, without an argument,
-in every catalog, and for each managed Delta table lists the fallback folder under its
-storage root (` + fallback.Prefix + `): files, bytes, the oldest and newest
-file, and the date folders they are in. No footer is read (inspect reads them): a table
-whose folder is empty costs one list request, one with N objects ⌈N/1,000⌉ on S3 and GCS.
+		Long: `Scan finds the tables that hold records Zerobus parked: it lists the Unity Catalog tables of a
+schema (CATALOG.SCHEMA), of a catalog, or of every catalog you can use, and lists the
+fallback folder of each managed Delta table once (no footer is read): files, bytes, oldest
+and newest file. Tables with parked files come first, each with the inspect command to run,
+then unreadable tables with a doctor command. It changes nothing.
 
-Without an argument, every catalog the identity may use is scanned except those that cannot
-hold a Zerobus target: Delta Sharing, foreign, system and internal catalogs, and the legacy
-hive_metastore (each is named in the report). The information_schema of each catalog is not
-listed (it holds only views). Views, external tables and tables in other formats are counted
-as skipped. --table-pattern keeps the tables whose name (the last part) matches a glob
-(*, ?, [a-z]; case does not matter). Files whose names or folders are hidden from Spark ("."
-or "_"), or that are not .parquet, are counted as other objects, not as parked files; with
---min-age, files modified less than that long ago (a producer may be writing them) are
-counted apart and do not make a table "parked".
+It needs the workspace and read access to the tables' storage (vended, or your own).
+--exit-code makes it a monitor: the exit status says whether some table holds parked files.
 
-Tables are scanned in parallel, --concurrency at a time, under one adaptive limit shared by
-their storage (throttled answers lower it for all). Each table's storage is read as inspect
-reads it: with the credentials Unity Catalog vends for the table (READ), or the store's own
-(--storage-auth). A table that cannot be read (vending refused, access denied, a missing
-root) is listed with the reason and the scan goes on; so is a catalog or schema whose
-listing fails inside a wider scope. Scan changes nothing.
-
-The report lists the tables with parked files first, each with the inspect command to run
-next, then the unreadable tables with the reason and a doctor command, then the count of
-clean tables. With --output json it is one document (scope, tables, unlisted,
-skipped_catalogs, totals); with --output jsonl, JSON lines: {"scan": …} first, {"table": …}
-for each table as its scan completes, {"unlisted": …} for each listing that failed, and
-{"totals": …} last. --summary FILE writes the same as Markdown for an incident ticket.
-
-As a monitor (a scheduled job that alerts), --exit-code makes the outcome the exit status:
-6 when some table holds parked files, else 5 when some table or listing could not be read,
-else 0. Without --exit-code, a scan that ran exits 0 whatever it found.
-` + exitHelp(exitLine{ExitPartial, "with --exit-code: some table or listing could not be read, and no table holds parked files"},
-			exitLine{ExitParked, "with --exit-code: some table holds parked fallback files (wins over 5)"}),
-		Example: `  zbrecover scan main
-  zbrecover scan main.sales --table-pattern 'orders_*'
-  zbrecover scan --exit-code --min-age 15m -o jsonl
-  zbrecover scan main --summary scan.md`,
+` + exitHelp(exitLine{ExitOK, "ok (the scan ran, whatever it found)"},
+			exitLine{ExitPartial, "with --exit-code: some table or listing could not be read"},
+			exitLine{ExitParked, "with --exit-code: some table holds parked files (wins over 5)"}),
+		Example: `  # Every schema of a catalog
+  $ zbrecover scan main
+  # One schema, the tables whose name matches
+  $ zbrecover scan main.sales --table-pattern 'orders_*'
+  # A monitor: exit 6 when files older than 15 minutes are parked
+  $ zbrecover scan main --exit-code --min-age 15m
+  # Every catalog, with a Markdown summary for the ticket
+  $ zbrecover scan --summary scan.md`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 1 {

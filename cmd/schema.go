@@ -80,23 +80,25 @@ func NewCmdSchema(f *Factory, runF func(context.Context, *SchemaOptions) error) 
 	c := &cobra.Command{
 		Use:   "schema TARGET",
 		Short: "Print the table's current schema",
-		Long: `Print the target table's current schema: the schema fallback files are compared with.
+		Long: `Schema prints the table's current schema, the one inspect compares the fallback files with:
+from its Delta log (--from delta, the default: storage access only, no workspace), from the
+SQL warehouse (--from warehouse: DESCRIBE TABLE EXTENDED … AS JSON) or from Unity Catalog
+(--from uc). It changes nothing.
 
---from delta (the default) reads it from the table's Delta transaction log in storage
-(_delta_log/: the newest version checksum, or the newest checkpoint and the commits after it),
-with no warehouse and no Databricks workspace. --from warehouse (DESCRIBE TABLE EXTENDED … AS
-JSON) and --from uc (Unity Catalog column type_json) need a Databricks connection.
+-o text lists the columns (name, type, nullability, column-mapping physical name); -o ddl
+prints a Spark column list and -o json the columns with the Delta schema JSON, either one
+usable as inspect --schema-file (only the JSON keeps physical names).
 
-` + targetHelp + `
+TARGET is catalog.schema.table, or the table's storage root (s3://, gs://, abfss://, wasbs://,
+file:// or a local directory).
 
---output text lists the columns (name, Spark type, nullability, and the physical name under
-column mapping); --output ddl prints a Spark column list; --output json prints the columns,
-the Delta schema JSON and the log details. Both are usable with inspect --schema-file, but
-only the JSON keeps column-mapping physical names, which fallback files may carry.
 ` + exitHelp(),
-		Example: `  zbrecover schema s3://bucket/tables/orders
-  zbrecover schema ./orders --output ddl > orders.ddl
-  zbrecover schema abfss://lake@acct.dfs.core.windows.net/orders -o json`,
+		Example: `  # The table's schema, from its Delta log
+  $ zbrecover schema main.sales.orders
+  # As the SQL warehouse describes it
+  $ zbrecover schema main.sales.orders --from warehouse
+  # Saved for inspect --schema-file
+  $ zbrecover schema s3://lake/tables/orders -o json > orders.json`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := parseTarget(&o.Target, args); err != nil {

@@ -61,5 +61,30 @@ func TestSignalExitCodes(t *testing.T) {
 		} else if !strings.Contains(errOut.String(), "received, stopping cleanly") {
 			t.Errorf("%v: no notice in %q", c.sig, errOut.String())
 		}
+		// The last line says what stopped and what to do, with no Go error chain.
+		how := map[int]string{ExitInterrupted: "interrupted", ExitTerminated: "terminated"}[c.want]
+		want := how + ": ls stopped before it finished; it changed nothing: run it again for the whole answer"
+		if c.output == "json" {
+			want = `"error":"` + want + `"`
+		}
+		if lines := strings.Split(strings.TrimSpace(errOut.String()), "\n"); !strings.Contains(lines[len(lines)-1], want) ||
+			strings.Contains(lines[len(lines)-1], "context canceled") {
+			t.Errorf("%v, %s: last line %q, want %q", c.sig, c.output, lines[len(lines)-1], want)
+		}
+	}
+}
+
+// TestStoppedMessage: each command says what running it again does after a signal.
+func TestStoppedMessage(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"reload":     "interrupted: reload stopped before it finished; every statement sent and every copy staged is journaled: run the same command again to continue the run (it loads no file twice)",
+		"cleanup":    "interrupted: cleanup stopped before it finished; every delete done is journaled: run the same command again to finish (it re-checks every file)",
+		"inspect":    "interrupted: inspect stopped before it finished; it changed nothing: run it again for the whole answer",
+		"demo":       "interrupted: demo stopped before it finished; nothing is left running; run the demo again to see it whole",
+		"demo serve": "interrupted: demo serve stopped before it finished; it changed nothing: run it again for the whole answer",
+	} {
+		if got := stoppedMessage(ExitInterrupted, cmd); got != want {
+			t.Errorf("%s:\ngot  %s\nwant %s", cmd, got, want)
+		}
 	}
 }

@@ -2,8 +2,11 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -21,10 +24,6 @@ func addTargetFlags(c *cobra.Command, t *TargetOptions) {
 	c.Flags().StringVar(&t.Table, "table", "", "the target table as catalog.schema.table (resolved through Unity Catalog)")
 	c.Flags().StringVar(&t.Root, "root", "", "the table's storage root URL (overrides the location Unity Catalog reports)")
 }
-
-const targetHelp = `TARGET is the table's storage root (s3://, gs://, abfss://, wasbs://, file:// or a local path),
-whose fallback files are under <root>/_zerobus/table_rejected_parquets/, or a table name
-catalog.schema.table resolved through Unity Catalog. --table and --root name them explicitly.`
 
 // IsTableName reports whether s reads as a three-part table name rather than a path.
 func IsTableName(s string) bool { return tableref.IsTableName(s) }
@@ -75,10 +74,42 @@ func checkLocalDir(loc storage.Location) error {
 	}
 	fi, err := os.Stat(loc.Path)
 	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("local path %s does not exist (a table's storage root is the directory that holds _delta_log/ and _zerobus/)", loc.Path)
 	case err != nil:
-		return fmt.Errorf("local path %s: %w", loc.Path, err)
+		return fmt.Errorf("local path %s cannot be read: %w", loc.Path, err)
 	case !fi.IsDir():
 		return fmt.Errorf("local path %s is a file, not a directory", loc.Path)
 	}
 	return nil
+}
+
+// fileError words the failure to open the file a flag names without the Go error chain: the
+// file (or, to write one, its folder) does not exist, may not be read or written, or is a
+// folder; hint says where such a file comes from ("" for none).
+func fileError(flag, path string, err error, hint string) error {
+	var msg string
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		msg = fmt.Sprintf("%s %s does not exist", flag, path)
+		if dir := filepath.Dir(path); dir != "." {
+			if _, derr := os.Stat(dir); errors.Is(derr, fs.ErrNotExist) {
+				msg = fmt.Sprintf("%s %s: its folder %s does not exist", flag, path, dir)
+				hint = "create the folder, or name a file in one that exists"
+			}
+		}
+	case errors.Is(err, fs.ErrPermission):
+		msg = fmt.Sprintf("%s %s: the operating system user may not open it (permission denied)", flag, path)
+		hint = "check the file's and its folder's permissions"
+	default:
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		msg = fmt.Sprintf("%s %s: %v", flag, path, err)
+	}
+	if hint != "" {
+		msg += ": " + hint
+	}
+	return errors.New(msg)
 }

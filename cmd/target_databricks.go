@@ -26,21 +26,6 @@ func (f *Factory) Databricks() *DatabricksOptions {
 	return f.databricks
 }
 
-const databricksFlagsHelp = `Databricks: the workspace and identity follow the Databricks unified authentication
-(DATABRICKS_HOST with DATABRICKS_TOKEN, DATABRICKS_CLIENT_ID/DATABRICKS_CLIENT_SECRET, ARM_* for
-Azure service principals, or a ~/.databrickscfg profile chosen with --profile or
-DATABRICKS_CONFIG_PROFILE). The SQL warehouse is --warehouse-id, --http-path,
-DATABRICKS_WAREHOUSE_ID or DATABRICKS_HTTP_PATH.
-
---storage-auth decides how a table's storage is reached: "vended" uses the temporary
-credentials Unity Catalog issues for the table (READ for inspect and preview, READ_WRITE for
-cleanup), "default" the store's own credential chain, and "auto" (the default) vended
-credentials when a table name is given and the environment has no credentials for the table's
-store (AWS_ACCESS_KEY_ID, AWS_PROFILE, AWS web identity or container credentials, or
-~/.aws/credentials for s3; GOOGLE_APPLICATION_CREDENTIALS or gcloud application default
-credentials for gs; AZURE_STORAGE_SAS_TOKEN, AZURE_STORAGE_KEY, AZURE_STORAGE_CONNECTION_STRING,
-AZURE_CLIENT_ID or a SAS in the URL for Azure).`
-
 // wireDatabricks adds the Databricks global flags to root and installs the table resolver in f.
 func wireDatabricks(f *Factory, root *cobra.Command) {
 	d := f.Databricks()

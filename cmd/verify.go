@@ -2,11 +2,13 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/zbrecover/zbrecover/history"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/tableref"
@@ -33,47 +35,25 @@ func NewCmdVerify(f *Factory, runF func(context.Context, *VerifyOptions) error) 
 	c := &cobra.Command{
 		Use:   "verify TARGET",
 		Short: "Re-check a past reload: footer rows vs inserted rows vs the table's history, per batch",
-		Long: `Verify re-checks a reload run against the table, batch by batch, and says what it read:
-the journal's records, then the table's history from the run's first load on: each batch's own
-commit (the version the journal recorded, a COPY INTO of its rows, carrying its tag when it was
-tagged), and every commit since that removed or rewrote rows (DELETE, TRUNCATE, RESTORE, an
-overwrite, a MERGE or UPDATE that changed rows, an operation it does not know). A batch fails
-when it is not verified, when its commit is not what the journal says, or when rows may have
-left the table since. A batch proved only by weaker evidence (a commit without its tag) passes
-but "needs review": cleanup keeps its files until a key check proves them. Batches whose commit
-version the journal lacks are looked up (by tag, or as the only candidate) and recorded.
+		Long: `Verify re-checks a reload run against the table, batch by batch: the journal's records, each
+batch's own commit in the table's history, and every later commit that removed or rewrote
+rows. With --key it also checks that every key of the run's files is in the table, and counts
+the rows per key (the duplicates at-least-once delivery may leave). The check is journaled:
+cleanup refuses a run whose latest verify failed. It loads and deletes nothing.
 
-Without --run it checks the table's newest run. The check is recorded in the journal; cleanup
-keeps the files of the batches the run's latest verify failed.
+It needs the SQL warehouse and SELECT on the table; --key reads the run's keys files (reload
+--key), or its fallback files while they exist. Without --run it checks the newest run.
 
-What is guaranteed: each file was loaded at most once. Rows are not deduplicated: records
-Zerobus also published may be in the table twice. For a load by key (reload --dedupe-key),
-verify also checks that the MERGE from the staging table committed after the last batch.
+TARGET is catalog.schema.table, or the table's storage root (s3://, gs://, abfss://, wasbs://,
+file:// or a local directory).
 
-With --key COL[,COL…], verify reads the keys of the run's files from the keys files reload
-recorded (reload --key; each file's rows counted against its footer), so it works after cleanup;
-without them it reads the fallback files (while they exist, where the warehouse may read them).
-A keys file is used only when its bytes are the ones recorded (its SHA-256). With one statement
-it counts, per batch, the rows read (which must be the footers' rows, a 0-row file covered by 0
-rows), the rows with a NULL key column, and the table's rows for each distinct key without one:
-keys missing from the table (must be 0), and a histogram of rows per key (1, 2, 3+). Keys with
-2 or more rows are duplicates, whoever wrote them: a plain reload creates them for records
-Zerobus also published; a load by key does not.
-
-A batch with a key missing, or whose rows were not all read as recorded, fails: whatever its
-statement's answer or commit says, cleanup keeps its files until a later verify --key passes
-for it (a plain verify does not lift that). A batch with a row whose key has a NULL column is
-not proved by key (a NULL key identifies nothing); one whose every key is in the table, with
-no such row and no failed batch in the check, is proved by key, and an unknown or open batch
-so proved is recorded as verified by key.
-
-` + keysHelp + `
-
-` + targetHelp + `
-` + exitHelp(exitLine{ExitVerify, "a batch's counts do not agree or are not known, or keys of the run's files are missing from the table"}),
-		Example: `  zbrecover verify main.sales.orders
-  zbrecover verify main.sales.orders --run 20261201T101500Z-1a2b3c4d -o json
-  zbrecover verify main.sales.orders --key id`,
+` + exitHelp(exitLine{ExitVerify, "a batch does not agree or is not known, or keys are missing from the table"}),
+		Example: `  # The newest run of the table
+  $ zbrecover verify main.sales.orders
+  # By key: keys missing from the table (must be 0), rows per key
+  $ zbrecover verify main.sales.orders --key order_id
+  # One run, with a Markdown summary for the incident ticket
+  $ zbrecover verify main.sales.orders --run 20261201T101500Z-1a2b3c4d --summary verify.md`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := parseTarget(&o.Target, args); err != nil {
@@ -131,6 +111,11 @@ func verifySteps(ctx context.Context, o *VerifyOptions, s *runSummary) error {
 		return err
 	}
 	defer closeJournal(store)
+	if o.Run != "" {
+		if err := history.MissingRun(ctx, store, []string{tgt.TableID}, tgt.TableName(), o.Run); err != nil {
+			return err
+		}
+	}
 	wh, err := ws.Warehouse(ctx)
 	if err != nil {
 		return err
@@ -143,6 +128,10 @@ func verifySteps(ctx context.Context, o *VerifyOptions, s *runSummary) error {
 		KeyProgress: bars.counter("key check", "statements")})
 	bars.done(err == nil)
 	f.warnWedged(store, tgt.TableID, s)
+	if errors.Is(err, reload.ErrNoRun) {
+		return fmt.Errorf("nothing to verify: the journal at %s holds no run of %s. Reload the table first, or name with --journal "+
+			"the journal its reload used (zbrecover history lists the runs a journal holds)", store.Location(), tgt.TableName())
+	}
 	if err != nil {
 		return err
 	}
@@ -186,8 +175,21 @@ func printVerify(f *Factory, rep *reload.VerifyReport) error {
 			rep.Settled, either(rep.Settled, "unknown or open batch", "unknown or open batches"), either(rep.Settled, "its", "their"))
 	}
 	fmt.Fprintf(out, "%d batches, %d failed, %d need review; %s\n", len(rep.Checks), rep.Failed, rep.Review, rowsLine(rep.Expected, rep.Inserted, rep.HistoryRows))
-	fmt.Fprintf(out, "Checked: %s.\n%s\n", strings.Join(rep.Checked, "; "), rep.Guarantee)
+	fmt.Fprintf(out, "Checked: %s.\n", strings.Join(rep.Checked, "; "))
+	if n := notChecked(rep); n != "" {
+		fmt.Fprintf(out, "%s\n", n)
+	}
 	return nil
+}
+
+// notChecked is what a verify without --key did not check (the rows per key, that is the
+// duplicates at-least-once delivery may have left), and the command that checks it; "" after
+// a key check, which measured them.
+func notChecked(rep *reload.VerifyReport) string {
+	if rep.Keys != nil {
+		return ""
+	}
+	return "Not checked: rows per key (duplicates): zbrecover verify " + shellArg(rep.Table) + " --key COL counts them."
 }
 
 // summarizeVerify copies the check into s.
@@ -205,8 +207,8 @@ func summarizeVerify(s *runSummary, rep *reload.VerifyReport) {
 			s.Notes = append(s.Notes, fmt.Sprintf("batch %d: expected %d, inserted %s, history %s %s", c.Batch, c.Expected, optInt(c.Inserted), optInt(c.History), c.Note))
 		}
 	}
-	if rep.Guarantee != "" {
-		s.Notes = append(s.Notes, rep.Guarantee)
+	if n := notChecked(rep); n != "" {
+		s.Notes = append(s.Notes, n)
 	}
 }
 

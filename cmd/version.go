@@ -87,13 +87,13 @@ func NewCmdVersion(f *Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, and the commit it was built from",
-		Long: `Version prints the release version and, for a binary built from a git checkout, the commit,
-whether the working tree had uncommitted changes ("modified") and the commit's time, then the
-Go version and platform. Under -o json: {"schema_version","version","commit","commit_time",
-"modified","go","platform"} (commit, commit_time and modified only when known).
+		Long: `Version prints the release version and, for a build from a git checkout, the commit, whether
+the tree had uncommitted changes and the commit's time, then the Go version and platform.
+
 ` + exitHelp(),
-		Example: `  zbrecover version
-  zbrecover version -o json`,
+		Example: `  $ zbrecover version
+  $ zbrecover --version
+  $ zbrecover version -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			b := readBuildInfo()

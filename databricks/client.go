@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/databricks/databricks-sdk-go/useragent"
 
 	"github.com/zbrecover/zbrecover/internal/redact"
+	"github.com/zbrecover/zbrecover/internal/suggest"
 	"github.com/zbrecover/zbrecover/storage"
 )
 
@@ -286,22 +289,89 @@ func configFilePath(opts Options) string {
 	return p
 }
 
-// checkProfile reports a named profile whose config file is missing; the SDK silently ignores
-// that case and would fall back to other settings.
+// checkProfile reports a named profile that the config file does not hold, before the SDK
+// does: the SDK silently ignores a missing file (and falls back to other settings), and for a
+// missing section names neither the sections there are nor the one probably meant. The errors
+// say where the profile's name came from (--profile or DATABRICKS_CONFIG_PROFILE), list the
+// file's profiles with a did-you-mean, and name the Databricks variables of the environment
+// that are set (names only, never values), which are used when no profile is named.
 func checkProfile(opts Options) error {
 	p := profileName(opts)
 	if p == "" {
 		return nil
 	}
-	path := configFilePath(opts)
-	if _, err := os.Stat(path); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("%w: profile %q requested but the config file %s does not exist "+
-				"(set DATABRICKS_CONFIG_FILE, or create it with `databricks configure`)", ErrConfig, p, path)
-		}
-		return fmt.Errorf("%w: config file %s: %v", ErrConfig, path, err)
+	from := "--profile " + p
+	if opts.Profile == "" {
+		from = "DATABRICKS_CONFIG_PROFILE=" + p
 	}
-	return nil
+	path := configFilePath(opts)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%w: %s names a profile of the config file %s, which cannot be read: %v", ErrConfig, from, path, err)
+		}
+		msg := fmt.Sprintf("%s names a profile of the config file %s, which does not exist", from, path)
+		if opts.ConfigFile == "" && os.Getenv("DATABRICKS_CONFIG_FILE") != "" {
+			msg += " (DATABRICKS_CONFIG_FILE names it)"
+		}
+		if set := setAuthVariables(); len(set) > 0 {
+			drop := "run without --profile"
+			if opts.Profile == "" {
+				drop = "unset DATABRICKS_CONFIG_PROFILE"
+			}
+			return fmt.Errorf("%w: %s. The environment sets %s: to use those settings, %s; to use the profile, create it "+
+				"with `databricks configure --profile %s`", ErrConfig, msg, strings.Join(set, ", "), drop, p)
+		}
+		return fmt.Errorf("%w: %s: create it with `databricks configure --profile %s`, set DATABRICKS_CONFIG_FILE to the "+
+			"file that holds the profile, or set DATABRICKS_HOST and DATABRICKS_TOKEN instead", ErrConfig, msg, p)
+	}
+	profiles := ConfigProfiles(data)
+	if slices.Contains(profiles, p) {
+		return nil
+	}
+	msg := fmt.Sprintf("%s: the config file %s has no profile %q", from, path, p)
+	if len(profiles) == 0 {
+		return fmt.Errorf("%w: %s; it holds no profile: add one with `databricks configure --profile %s`", ErrConfig, msg, p)
+	}
+	if dym := suggest.Phrase(p, profiles, strconv.Quote); dym != "" {
+		msg += "; " + dym
+	} else {
+		msg += "."
+	}
+	return fmt.Errorf("%w: %s Its profiles: %s. Name one of them, or add this one with `databricks configure --profile %s`",
+		ErrConfig, msg, suggest.List(profiles, 20), p)
+}
+
+// ConfigProfiles returns the profiles (section names) of a ~/.databrickscfg file, in the
+// file's order; DEFAULT is listed when the file has a [DEFAULT] section.
+func ConfigProfiles(data []byte) []string {
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if len(line) < 2 || line[0] != '[' || line[len(line)-1] != ']' {
+			continue
+		}
+		if name := strings.TrimSpace(line[1 : len(line)-1]); name != "" && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// authVariables are the environment variables that configure the workspace and identity when
+// no profile is named.
+var authVariables = []string{"DATABRICKS_HOST", "DATABRICKS_TOKEN", "DATABRICKS_CLIENT_ID", "DATABRICKS_CLIENT_SECRET",
+	"DATABRICKS_ACCOUNT_ID", "DATABRICKS_AZURE_RESOURCE_ID", "ARM_CLIENT_ID", "ARM_CLIENT_SECRET", "ARM_TENANT_ID"}
+
+// setAuthVariables returns the names of the authVariables set to a non-empty value.
+func setAuthVariables() []string {
+	var out []string
+	for _, v := range authVariables {
+		if os.Getenv(v) != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // HTTPPath returns the SQL warehouse HTTP path: Options.HTTPPath, else DATABRICKS_HTTP_PATH,

@@ -120,6 +120,58 @@ func TestProfileFromConfigFile(t *testing.T) {
 	})
 }
 
+// TestProfileMistakes: a profile the config file lacks lists its profiles with the one
+// probably meant; a profile named while the config file is missing names the file, and the
+// Databricks variables the environment sets (never their values) with how to use them.
+func TestProfileMistakes(t *testing.T) {
+	ctx := context.Background()
+	cfgFile := filepath.Join(t.TempDir(), "databrickscfg")
+	content := "[DEFAULT]\nhost = http://127.0.0.1:9\ntoken = t0\n\n[prod]\nhost = http://127.0.0.1:9\ntoken = t1\n\n[staging]\nhost = http://127.0.0.1:9\ntoken = t2\n"
+	if err := os.WriteFile(cfgFile, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("typo", func(t *testing.T) {
+		cleanEnv(t)
+		_, err := NewClient(ctx, Options{Profile: "prdo", ConfigFile: cfgFile})
+		want := "databricks configuration: --profile prdo: the config file " + cfgFile + ` has no profile "prdo"; did you mean "prod"? ` +
+			"Its profiles: DEFAULT, prod, staging. Name one of them, or add this one with `databricks configure --profile prdo`"
+		if !errors.Is(err, ErrConfig) || err.Error() != want {
+			t.Fatalf("got  %v\nwant %s", err, want)
+		}
+	})
+	t.Run("typo from the environment", func(t *testing.T) {
+		cleanEnv(t)
+		t.Setenv("DATABRICKS_CONFIG_FILE", cfgFile)
+		t.Setenv("DATABRICKS_CONFIG_PROFILE", "stagign")
+		_, err := NewClient(ctx, Options{})
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `DATABRICKS_CONFIG_PROFILE=stagign: the config file`) ||
+			!strings.Contains(err.Error(), `did you mean "staging"?`) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("no config file, settings in the environment", func(t *testing.T) {
+		cleanEnv(t)
+		missing := filepath.Join(t.TempDir(), "nope.cfg")
+		t.Setenv("DATABRICKS_CONFIG_FILE", missing)
+		t.Setenv("DATABRICKS_HOST", "http://127.0.0.1:9")
+		t.Setenv("DATABRICKS_TOKEN", "dapi-secret-value")
+		_, err := NewClient(ctx, Options{Profile: "prod"})
+		want := "databricks configuration: --profile prod names a profile of the config file " + missing + ", which does not exist " +
+			"(DATABRICKS_CONFIG_FILE names it). The environment sets DATABRICKS_HOST, DATABRICKS_TOKEN: to use those settings, " +
+			"run without --profile; to use the profile, create it with `databricks configure --profile prod`"
+		if !errors.Is(err, ErrConfig) || err.Error() != want {
+			t.Fatalf("got  %v\nwant %s", err, want)
+		}
+	})
+	t.Run("no config file, nothing in the environment", func(t *testing.T) {
+		cleanEnv(t)
+		_, err := NewClient(ctx, Options{Profile: "prod"})
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "/.databrickscfg, which does not exist: create it with `databricks configure --profile prod`") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
+
 func TestMissingHost(t *testing.T) {
 	cleanEnv(t)
 	t.Setenv("DATABRICKS_TOKEN", goodToken)
@@ -231,6 +283,36 @@ func TestTableErrors(t *testing.T) {
 	root, err := ti.Root()
 	if err != nil || root.Scheme != "s3" || root.Bucket != "lake" || root.Path != "tables/orders" {
 		t.Errorf("root %+v, %v", root, err)
+	}
+}
+
+// TestTableNotFoundSuggests: a table Unity Catalog does not know gets the names the identity
+// can see near it, from one list of its schema (of its catalog when the schema is not found,
+// of the catalogs when the catalog is not found), the closest first.
+func TestTableNotFoundSuggests(t *testing.T) {
+	cleanEnv(t)
+	srv := newFake(t)
+	ordersTable(srv)
+	srv.AddTable(uctest.Table{Catalog: "main", Schema: "sales", Name: "customers", StorageLocation: "s3://lake/customers"})
+	srv.AddTable(uctest.Table{Catalog: "main", Schema: "sales", Name: "refunds", StorageLocation: "s3://lake/refunds"})
+	t.Setenv("DATABRICKS_TOKEN", goodToken)
+	c, err := NewClient(context.Background(), Options{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, tc := range []struct{ name, want string }{
+		{"main.sales.ordres", "get table main.sales.ordres: not found (HTTP 404 TABLE_DOES_NOT_EXIST): Table 'main.sales.ordres' does not exist; " +
+			"did you mean main.sales.orders? (tables of main.sales the identity can see: 3)"},
+		{"main.sales.invoices", "; no table of main.sales has a name close to invoices; its tables: customers, orders, refunds"},
+		{"main.salse.orders", "; the schema main.salse is not found either (Unity Catalog also answers not found when the identity lacks " +
+			"USE CATALOG or USE SCHEMA); did you mean main.sales?"},
+		{"mian.sales.orders", "; the catalog mian is not found either (Unity Catalog also answers not found when the identity lacks USE CATALOG); did you mean main?"},
+	} {
+		_, err := c.Table(ctx, tc.name)
+		if !errors.Is(err, ErrNotFound) || !strings.HasSuffix(err.Error(), tc.want) {
+			t.Errorf("%s:\ngot  %v\nwant …%s", tc.name, err, tc.want)
+		}
 	}
 }
 

@@ -3,12 +3,15 @@ package databricks
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/databricks/databricks-sdk-go/service/catalog"
 	"github.com/databricks/databricks-sdk-go/service/iam"
 	"github.com/databricks/databricks-sdk-go/service/sql"
+
+	"github.com/zbrecover/zbrecover/internal/suggest"
 )
 
 // Identity is who the workspace says the resolved credentials belong to (SCIM Me).
@@ -92,6 +95,64 @@ func (c *Client) WarehouseInfo(ctx context.Context) (*WarehouseInfo, error) {
 	}
 	return &WarehouseInfo{ID: w.Id, Name: w.Name, State: string(w.State), Type: string(w.WarehouseType),
 		Serverless: w.EnableServerlessCompute, AutoStopMins: w.AutoStopMins}, nil
+}
+
+// Warehouses lists the SQL warehouses the identity can see (GET /api/2.0/sql/warehouses).
+// Errors wrap ErrPermissionDenied, ErrUnauthenticated, ErrRejected or ErrUnreachable.
+func (c *Client) Warehouses(ctx context.Context) ([]WarehouseInfo, error) {
+	list, err := sql.NewWarehouses(c.api).ListAll(ctx, sql.ListWarehousesRequest{})
+	if err != nil {
+		return nil, classifyAPI("list the sql warehouses", c.cfg.Host, c.cfg.AuthType, err, apiHints{
+			notFound: "the workspace does not offer the SQL warehouses API",
+			denied:   "the identity may not list the SQL warehouses",
+		})
+	}
+	out := make([]WarehouseInfo, 0, len(list))
+	for _, w := range list {
+		out = append(out, WarehouseInfo{ID: w.Id, Name: w.Name, State: string(w.State), Type: string(w.WarehouseType),
+			Serverless: w.EnableServerlessCompute, AutoStopMins: w.AutoStopMins})
+	}
+	return out, nil
+}
+
+// WarehouseChoices says which SQL warehouses the identity can see, for an error about a
+// warehouse that is not configured (id "") or not found (id the one given): a did-you-mean
+// over their ids and names, then the list (id, name, state), at most 10. It returns "" when
+// the list cannot be read.
+func (c *Client) WarehouseChoices(ctx context.Context, id string) string {
+	list, err := c.Warehouses(ctx)
+	if err != nil {
+		return ""
+	}
+	if len(list) == 0 {
+		return "the identity sees no SQL warehouse in this workspace (it needs CAN USE on one)"
+	}
+	ids := make([]string, len(list))
+	byName := map[string]string{}
+	var names []string
+	descs := make([]string, len(list))
+	for i, w := range list {
+		ids[i] = w.ID
+		descs[i] = fmt.Sprintf("%s (%q, %s)", w.ID, w.Name, orUnknown(w.State))
+		if w.Name != "" {
+			byName[w.Name] = w.ID
+			names = append(names, w.Name)
+		}
+	}
+	msg := "the SQL warehouses the identity can see: " + suggest.List(descs, 10)
+	if id == "" {
+		return msg
+	}
+	close := suggest.Closest(id, ids, 3)
+	for _, n := range suggest.Closest(id, names, 3) {
+		if !slices.Contains(close, byName[n]) {
+			close = append(close, byName[n])
+		}
+	}
+	if len(close) > 0 {
+		return "did you mean --warehouse-id " + close[0] + "? The" + strings.TrimPrefix(msg, "the")
+	}
+	return msg
 }
 
 // Securable types, as the Unity Catalog permissions APIs name them.

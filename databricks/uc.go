@@ -2,12 +2,14 @@ package databricks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/databricks/databricks-sdk-go/service/catalog"
+	"github.com/zbrecover/zbrecover/internal/suggest"
 	"github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/storage"
 )
@@ -97,13 +99,75 @@ func (c *Client) Table(ctx context.Context, name string) (*TableInfo, error) {
 	op := "get table " + tn.String()
 	ti, err := c.tables.Get(ctx, catalog.GetTableRequest{FullName: tn.String()})
 	if err != nil {
-		return nil, classifyAPI(op, c.cfg.Host, c.cfg.AuthType, err, apiHints{
+		err = classifyAPI(op, c.cfg.Host, c.cfg.AuthType, err, apiHints{
 			notFound: "check the catalog, schema and table names; Unity Catalog also answers not found when the identity lacks USE CATALOG or USE SCHEMA",
 			denied:   "the identity needs USE CATALOG on the catalog, USE SCHEMA on the schema and SELECT on the table",
 			rejected: "Unity Catalog refuses the lookup of this name; check the catalog, schema and table names",
 		})
+		var ae *APIError
+		if errors.As(err, &ae) && ae.Kind == ErrNotFound {
+			if hint := c.nearbyNames(ctx, tn); hint != "" {
+				ae.Hint = hint
+			}
+		}
+		return nil, err
 	}
 	return tableInfoFrom(tn, ti)
+}
+
+// nearbyNames says, for a table Unity Catalog does not know, which names the identity can see
+// near it: the tables of its schema (one list), and when the schema itself is not found, the
+// schemas of its catalog, and when that is not found either, the catalogs; the closest to
+// the name given first, as a did-you-mean. It returns "" when the listing fails otherwise
+// (the lookup's own advice then stands).
+func (c *Client) nearbyNames(ctx context.Context, tn TableName) string {
+	const unseen = "Unity Catalog also answers not found when the identity lacks USE CATALOG or USE SCHEMA"
+	tables, err := c.Tables(ctx, tn.Catalog, tn.Schema)
+	if err == nil {
+		names := make([]string, len(tables))
+		for i, t := range tables {
+			names[i] = t.Name.Table
+		}
+		schema := tn.Catalog + "." + tn.Schema
+		if len(names) == 0 {
+			return fmt.Sprintf("schema %s holds no table the identity can see (%s)", schema, unseen)
+		}
+		if dym := suggest.Phrase(tn.Table, names, func(n string) string { return schema + "." + n }); dym != "" {
+			return fmt.Sprintf("%s (tables of %s the identity can see: %d)", dym, schema, len(names))
+		}
+		return fmt.Sprintf("no table of %s has a name close to %s; its tables: %s", schema, tn.Table, suggest.List(names, 10))
+	}
+	if !errors.Is(err, ErrNotFound) {
+		return ""
+	}
+	schemas, err := c.Schemas(ctx, tn.Catalog)
+	if err == nil {
+		names := make([]string, len(schemas))
+		for i, s := range schemas {
+			names[i] = s.Name
+		}
+		msg := fmt.Sprintf("the schema %s.%s is not found either (%s)", tn.Catalog, tn.Schema, unseen)
+		if dym := suggest.Phrase(tn.Schema, names, func(n string) string { return tn.Catalog + "." + n }); dym != "" {
+			return msg + "; " + dym
+		}
+		return msg + "; the schemas of " + tn.Catalog + ": " + suggest.List(names, 10)
+	}
+	if !errors.Is(err, ErrNotFound) {
+		return ""
+	}
+	catalogs, err := c.Catalogs(ctx)
+	if err != nil {
+		return ""
+	}
+	names := make([]string, len(catalogs))
+	for i, ct := range catalogs {
+		names[i] = ct.Name
+	}
+	msg := fmt.Sprintf("the catalog %s is not found either (Unity Catalog also answers not found when the identity lacks USE CATALOG)", tn.Catalog)
+	if dym := suggest.Phrase(tn.Catalog, names, func(n string) string { return n }); dym != "" {
+		return msg + "; " + dym
+	}
+	return msg + "; the catalogs: " + suggest.List(names, 10)
 }
 
 // VolumeStorageLocation returns the storage location Unity Catalog records for the volume
@@ -121,6 +185,80 @@ func (c *Client) VolumeStorageLocation(ctx context.Context, fullName string) (st
 		})
 	}
 	return v.StorageLocation, nil
+}
+
+// Volumes lists the names of the volumes of a schema the identity may see, every page of them
+// (GET /api/2.1/unity-catalog/volumes). Errors wrap ErrNotFound (no such catalog or schema, or
+// no privilege to see it), ErrPermissionDenied, ErrUnauthenticated, ErrRejected or
+// ErrUnreachable.
+func (c *Client) Volumes(ctx context.Context, catalogName, schemaName string) ([]string, error) {
+	list, err := c.volumes.ListAll(ctx, catalog.ListVolumesRequest{CatalogName: catalogName, SchemaName: schemaName})
+	if err != nil {
+		return nil, classifyAPI("list the volumes of "+catalogName+"."+schemaName, c.cfg.Host, c.cfg.AuthType, err, apiHints{
+			notFound: "check the catalog and schema names; Unity Catalog also answers not found when the identity lacks USE CATALOG or USE SCHEMA",
+			denied:   "the identity needs USE CATALOG on the catalog and USE SCHEMA on the schema",
+			rejected: "Unity Catalog refuses to list the volumes of this schema",
+		})
+	}
+	out := make([]string, 0, len(list))
+	for _, v := range list {
+		out = append(out, v.Name)
+	}
+	return out, nil
+}
+
+// MissingVolumeError is a volume Unity Catalog does not know: it does not exist, or the
+// identity may not see it (Unity Catalog answers not found for both). It wraps ErrNotFound.
+type MissingVolumeError struct {
+	Catalog, Schema, Volume string
+	// Volumes are the volumes of the schema the identity can see; Listed is false when they
+	// could not be listed (SchemaMissing: because the schema is not found either).
+	Volumes       []string
+	Listed        bool
+	SchemaMissing bool
+}
+
+func (e *MissingVolumeError) Error() string {
+	schema := e.Catalog + "." + e.Schema
+	msg := fmt.Sprintf("volume %s.%s does not exist, or the identity may not see it", schema, e.Volume)
+	switch {
+	case e.SchemaMissing:
+		return msg + fmt.Sprintf("; the schema %s is not found either (check the catalog and schema names; Unity Catalog also answers not found when the identity lacks USE CATALOG or USE SCHEMA)", schema)
+	case !e.Listed:
+		return msg
+	case len(e.Volumes) == 0:
+		return msg + fmt.Sprintf("; the schema %s has no volume the identity can see", schema)
+	}
+	if dym := suggest.Phrase(e.Volume, e.Volumes, func(n string) string { return schema + "." + n }); dym != "" {
+		msg += "; " + dym
+	}
+	return msg + fmt.Sprintf(" (the volumes of %s: %s)", schema, suggest.List(e.Volumes, 10))
+}
+
+// Closest returns the volumes of the schema whose names are close to the one asked for, the
+// closest first.
+func (e *MissingVolumeError) Closest() []string { return suggest.Closest(e.Volume, e.Volumes, 3) }
+
+// Is reports ErrNotFound.
+func (e *MissingVolumeError) Is(target error) bool { return target == ErrNotFound }
+
+// CheckVolume returns nil when Unity Catalog knows the volume catalog.schema.volume; a
+// *MissingVolumeError, with the volumes of the schema the identity can see (one list), when
+// it does not; and the lookup's error (ErrPermissionDenied, ErrUnreachable, …) otherwise.
+func (c *Client) CheckVolume(ctx context.Context, catalogName, schemaName, volumeName string) error {
+	_, err := c.VolumeStorageLocation(ctx, catalogName+"."+schemaName+"."+volumeName)
+	if err == nil || !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	me := &MissingVolumeError{Catalog: catalogName, Schema: schemaName, Volume: volumeName}
+	vols, lerr := c.Volumes(ctx, catalogName, schemaName)
+	switch {
+	case lerr == nil:
+		me.Volumes, me.Listed = vols, true
+	case errors.Is(lerr, ErrNotFound):
+		me.SchemaMissing = true
+	}
+	return me
 }
 
 // TableEntry is a table as Unity Catalog lists it (no columns).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"github.com/databricks/databricks-sql-go/driverctx"
 	"github.com/zbrecover/zbrecover/internal/redact"
@@ -36,6 +37,9 @@ func (c *Client) Warehouse(ctx context.Context) (*Warehouse, error) {
 	}
 	path, err := c.HTTPPath()
 	if err != nil {
+		if choices := c.WarehouseChoices(ctx, ""); choices != "" {
+			return nil, fmt.Errorf("%w; %s", err, choices)
+		}
 		return nil, err
 	}
 	u, err := url.Parse(c.cfg.CanonicalHostName())
@@ -84,6 +88,18 @@ func (c *Client) Warehouse(ctx context.Context) (*Warehouse, error) {
 	if ue := failed(); ue != nil {
 		return nil, fmt.Errorf("connect to sql warehouse %s%s: %w", redact.String(c.cfg.Host), path,
 			&SQLError{Class: ClassConnection, Message: redact.String(ue.Error()), Hint: unreachableHint, Err: ue})
+	}
+	// A warehouse id the workspace does not know fails as a connection error, the endpoint
+	// answering 404: say so instead, with the warehouses the identity can see.
+	if id, idErr := c.WarehouseID(); idErr == nil && ctx.Err() == nil && strings.Contains(err.Error(), "404") {
+		if _, infoErr := c.WarehouseInfo(ctx); errors.Is(infoErr, ErrNotFound) {
+			msg := fmt.Sprintf("SQL warehouse %s does not exist in %s, or the identity may not see it (--warehouse-id, DATABRICKS_WAREHOUSE_ID, --http-path or the profile's warehouse_id names it)",
+				id, redact.String(c.cfg.Host))
+			if choices := c.WarehouseChoices(ctx, id); choices != "" {
+				msg += "; " + choices
+			}
+			return nil, &notFoundError{msg: msg}
+		}
 	}
 	return nil, err
 }
@@ -318,3 +334,10 @@ func truncate(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// notFoundError is a resource the workspace does not know, said in a sentence of its own; it
+// wraps ErrNotFound.
+type notFoundError struct{ msg string }
+
+func (e *notFoundError) Error() string        { return e.msg }
+func (e *notFoundError) Is(target error) bool { return target == ErrNotFound }

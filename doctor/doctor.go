@@ -24,6 +24,7 @@ import (
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/jsonout"
 	"github.com/zbrecover/zbrecover/internal/redact"
+	"github.com/zbrecover/zbrecover/internal/suggest"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/sqlstmt"
@@ -38,13 +39,26 @@ const SchemaVersion = jsonout.SchemaVersion
 type Status string
 
 // The outcomes. A warning does not stop the step that needs the check; a failure does; a
-// skipped check was not run (a check it depends on failed, or it was turned off).
+// check that does not apply is n/a (not needed for this recovery: no --stage-to, credentials
+// not used); a skipped check was not run (a check it depends on failed, or it was turned off),
+// so that a step needing it is unknown. The text report shows four states, a skipped check
+// as n/a; the JSON form keeps skip apart.
 const (
 	OK   Status = "ok"
+	NA   Status = "n/a"
 	Warn Status = "warn"
 	Fail Status = "fail"
 	Skip Status = "skip"
 )
+
+// Text is the status as the text report shows it: ok, n/a, warn or fail (a skipped check is
+// n/a there, its detail saying it was not run).
+func (s Status) Text() string {
+	if s == Skip {
+		return string(NA)
+	}
+	return string(s)
+}
 
 // The checks, in the order they run.
 const (
@@ -52,6 +66,7 @@ const (
 	CheckWarehouse  = "warehouse"
 	CheckTable      = "table"
 	CheckPrivileges = "privileges"
+	CheckStaging    = "staging"
 	CheckVending    = "vended_credentials"
 	CheckRead       = "fallback_read"
 	CheckPathAccess = "path_access"
@@ -59,7 +74,8 @@ const (
 	CheckCommitTags = "commit_tags"
 )
 
-// Check is one check's outcome.
+// Check is one check's outcome. Its Detail starts from what holds: an ok check never reads as
+// a failure, and what does not apply is n/a.
 type Check struct {
 	ID     string `json:"id"`
 	Status Status `json:"status"`
@@ -72,8 +88,8 @@ type Check struct {
 // Step is what one step of the recovery needs, and whether it is met.
 type Step struct {
 	Step string `json:"step"`
-	// Status is "ready" (every check the step needs passed, warnings allowed), "blocked" (one
-	// failed) or "unknown" (none failed, one was not run).
+	// Status is "ready" (every check the step needs passed or does not apply, warnings
+	// allowed), "blocked" (one failed) or "unknown" (none failed, one was skipped).
 	Status string `json:"status"`
 	// Ready is Status == "ready".
 	Ready bool `json:"ready"`
@@ -124,7 +140,7 @@ var stepNeeds = []struct {
 	needs []string
 }{
 	{"inspect", []string{CheckIdentity, CheckTable, CheckRead}},
-	{"reload", []string{CheckIdentity, CheckWarehouse, CheckTable, CheckPrivileges, CheckRead, CheckPathAccess}},
+	{"reload", []string{CheckIdentity, CheckWarehouse, CheckTable, CheckPrivileges, CheckStaging, CheckRead, CheckPathAccess}},
 	{"verify", []string{CheckIdentity, CheckWarehouse, CheckTable, CheckPrivileges}},
 	{"cleanup", []string{CheckRead, CheckDelete}},
 }
@@ -164,6 +180,8 @@ type run struct {
 	table  *databricks.TableInfo
 	tgt    *tableref.Ref
 	first  *inspect.File // the first readable fallback file
+	// perms caches Unity Catalog's effective permissions per securable ("type name").
+	perms map[string]map[string][]string
 }
 
 // Run runs every check and returns the report; it never fails as a whole (a check that cannot
@@ -185,6 +203,7 @@ func Run(ctx context.Context, o Options) *Report {
 		{CheckWarehouse, r.warehouse},
 		{CheckTable, r.tableCheck},
 		{CheckPrivileges, r.privileges},
+		{CheckStaging, r.staging},
 		{CheckVending, r.vending},
 		{CheckRead, r.read},
 		{CheckPathAccess, r.pathAccess},
@@ -192,8 +211,8 @@ func Run(ctx context.Context, o Options) *Report {
 		{CheckDelete, r.deleteProbe},
 	} {
 		var ch Check
-		if err := ctx.Err(); err != nil {
-			ch = Check{Status: Skip, Detail: "not run: " + err.Error()}
+		if ctx.Err() != nil {
+			ch = Check{Status: Skip, Detail: "not run: doctor was interrupted"}
 		} else {
 			ch = c.fn(ctx)
 		}
@@ -248,17 +267,10 @@ func (r *run) commitTags(ctx context.Context) Check {
 	return Check{Status: OK, Detail: "the warehouse takes a commit tag: each load's commit names its run, batch and attempt (userMetadata in DESCRIBE HISTORY)"}
 }
 
-func (r *run) status(id string) Status {
-	if c := r.rep.Check(id); c != nil {
-		return c.Status
-	}
-	return Skip
-}
-
 // needs returns a skip when one of the checks ids failed or was skipped.
 func (r *run) needs(ids ...string) (Check, bool) {
 	for _, id := range ids {
-		if s := r.status(id); s == Fail || s == Skip {
+		if c := r.rep.Check(id); c == nil || c.Status == Fail || c.Status == Skip {
 			return Check{Status: Skip, Detail: "not run: it needs the " + id + " check to pass"}, false
 		}
 	}
@@ -307,10 +319,19 @@ func (r *run) warehouse(ctx context.Context) Check {
 	}
 	info, infoErr := r.client.WarehouseInfo(ctx)
 	if errors.Is(infoErr, databricks.ErrConfig) {
-		return Check{Status: Fail, Detail: infoErr.Error(), Fix: "pass --warehouse-id (or set DATABRICKS_WAREHOUSE_ID) with the id the SQL Warehouses page shows"}
+		fix := "pass --warehouse-id (or set DATABRICKS_WAREHOUSE_ID) with the id the SQL Warehouses page shows"
+		if choices := r.client.WarehouseChoices(ctx, ""); choices != "" {
+			fix += "; " + choices
+		}
+		return Check{Status: Fail, Detail: infoErr.Error(), Fix: fix}
 	}
 	if errors.Is(infoErr, databricks.ErrNotFound) {
-		return Check{Status: Fail, Detail: infoErr.Error(), Fix: "check --warehouse-id or DATABRICKS_WAREHOUSE_ID"}
+		id, _ := r.client.WarehouseID()
+		fix := "check --warehouse-id or DATABRICKS_WAREHOUSE_ID"
+		if choices := r.client.WarehouseChoices(ctx, id); choices != "" {
+			fix += "; " + choices
+		}
+		return Check{Status: Fail, Detail: infoErr.Error(), Fix: fix}
 	}
 	id, _ := r.client.WarehouseID()
 	desc := "SQL warehouse " + id
@@ -394,57 +415,68 @@ func (r *run) needed() []need {
 		{databricks.SecurableTable, n.String(), "SELECT", "reload and verify"},
 		{databricks.SecurableTable, n.String(), "MODIFY", "reload"},
 	}
-	if loc, err := storage.Parse(r.o.StageTo); err == nil && loc.Scheme == storage.SchemeVolume {
-		vol := loc.Catalog + "." + loc.Schema + "." + loc.Volume
-		out = append(out,
-			need{databricks.SecurableCatalog, loc.Catalog, "USE_CATALOG", "staging"},
-			need{databricks.SecurableSchema, loc.Catalog + "." + loc.Schema, "USE_SCHEMA", "staging"},
-			need{databricks.SecurableVolume, vol, "READ_VOLUME", "staging"},
-			need{databricks.SecurableVolume, vol, "WRITE_VOLUME", "staging"})
-	}
 	return out
+}
+
+// stagingNeeded are the privileges staging to the volume loc needs.
+func stagingNeeded(loc storage.Location) []need {
+	vol := loc.Catalog + "." + loc.Schema + "." + loc.Volume
+	return []need{
+		{databricks.SecurableCatalog, loc.Catalog, "USE_CATALOG", "staging"},
+		{databricks.SecurableSchema, loc.Catalog + "." + loc.Schema, "USE_SCHEMA", "staging"},
+		{databricks.SecurableVolume, vol, "READ_VOLUME", "staging"},
+		{databricks.SecurableVolume, vol, "WRITE_VOLUME", "staging"},
+	}
 }
 
 func (r *run) privileges(ctx context.Context) Check {
 	if ch, ok := r.needs(CheckIdentity, CheckTable); !ok {
 		return ch
 	}
-	// Privileges reach the identity directly, through its groups, or through "account users",
-	// which every user of the account belongs to. The API is asked for every principal and
-	// filtered here: its principal filter does not expand group membership.
+	owner := r.table.Owner != "" && r.mine(r.table.Owner)
+	have, missing, grants, err := r.check(ctx, r.needed(), func(nd need) bool {
+		return owner && nd.typ == databricks.SecurableTable && nd.name == r.table.Name.String()
+	})
+	if err != nil {
+		return r.privilegesUnknown(err, owner)
+	}
+	if len(missing) > 0 {
+		return Check{Status: Fail, Detail: fmt.Sprintf("Unity Catalog's effective permissions for %s (directly, through its groups or account users) lack %s",
+			r.me.UserName, strings.Join(missing, "; ")), Fix: "an owner of the securables runs: " + strings.Join(grants, "; ")}
+	}
+	return Check{Status: OK, Detail: fmt.Sprintf("%s has %s (Unity Catalog effective permissions)", r.me.UserName, strings.Join(have, ", "))}
+}
+
+// mine reports whether principal is the identity, one of its groups, or "account users",
+// which every user of the account belongs to.
+func (r *run) mine(principal string) bool {
 	mine := append([]string{r.me.UserName, "account users"}, r.me.Groups...)
-	owner := r.table.Owner != "" && slices.ContainsFunc(mine, func(p string) bool { return strings.EqualFold(p, r.table.Owner) })
-	cache := map[string]map[string][]string{}
-	var missing, grants, have []string
+	return slices.ContainsFunc(mine, func(p string) bool { return strings.EqualFold(p, principal) })
+}
+
+// check asks Unity Catalog's effective permissions for each need (owned: held through
+// ownership, not asked), and returns what the identity has, what it lacks (with the GRANT
+// statements that give it), or the first error reading the permissions. Privileges reach the
+// identity directly, through its groups, or through "account users": the API is asked for
+// every principal and filtered here, its principal filter does not expand group membership.
+func (r *run) check(ctx context.Context, needs []need, owned func(need) bool) (have, missing, grants []string, err error) {
+	if r.perms == nil {
+		r.perms = map[string]map[string][]string{}
+	}
 	seen := map[string]bool{}
-	for _, nd := range r.needed() {
+	for _, nd := range needs {
 		key := nd.typ + " " + nd.name + " " + nd.privilege
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
-		if owner && nd.typ == databricks.SecurableTable && nd.name == r.table.Name.String() {
+		if owned(nd) {
 			have = append(have, nd.privilege+" (owner)")
 			continue
 		}
-		ck := nd.typ + " " + nd.name
-		byPrincipal, ok := cache[ck]
-		if !ok {
-			var err error
-			byPrincipal, err = r.client.EffectivePrivileges(ctx, nd.typ, nd.name)
-			if err != nil {
-				return r.privilegesUnknown(err, owner)
-			}
-			cache[ck] = byPrincipal
-		}
-		granted := false
-		for principal, privs := range byPrincipal {
-			if !slices.ContainsFunc(mine, func(p string) bool { return strings.EqualFold(p, principal) }) {
-				continue
-			}
-			if slices.Contains(privs, nd.privilege) || slices.Contains(privs, "ALL_PRIVILEGES") {
-				granted = true
-			}
+		granted, err := r.granted(ctx, nd.typ, nd.name, nd.privilege)
+		if err != nil {
+			return nil, nil, nil, err
 		}
 		if granted {
 			have = append(have, nd.privilege+" on "+nd.name)
@@ -454,11 +486,140 @@ func (r *run) privileges(ctx context.Context) Check {
 		grants = append(grants, fmt.Sprintf("GRANT %s ON %s %s TO %s", strings.ReplaceAll(nd.privilege, "_", " "),
 			strings.ToUpper(nd.typ), schemadiff.QuoteName(nd.name), schemadiff.QuoteIdent(r.me.UserName)))
 	}
-	if len(missing) > 0 {
-		return Check{Status: Fail, Detail: fmt.Sprintf("Unity Catalog's effective permissions for %s (directly, through its groups or account users) lack %s",
-			r.me.UserName, strings.Join(missing, "; ")), Fix: "an owner of the securables runs: " + strings.Join(grants, "; ")}
+	return have, missing, grants, nil
+}
+
+// granted reports whether the identity holds privilege (or ALL PRIVILEGES) on a securable,
+// asking Unity Catalog once per securable.
+func (r *run) granted(ctx context.Context, typ, name, privilege string) (bool, error) {
+	if r.perms == nil {
+		r.perms = map[string]map[string][]string{}
 	}
-	return Check{Status: OK, Detail: fmt.Sprintf("%s has %s (Unity Catalog effective permissions)", r.me.UserName, strings.Join(have, ", "))}
+	ck := typ + " " + name
+	byPrincipal, ok := r.perms[ck]
+	if !ok {
+		var err error
+		if byPrincipal, err = r.client.EffectivePrivileges(ctx, typ, name); err != nil {
+			return false, err
+		}
+		r.perms[ck] = byPrincipal
+	}
+	for principal, privs := range byPrincipal {
+		if r.mine(principal) && (slices.Contains(privs, privilege) || slices.Contains(privs, "ALL_PRIVILEGES")) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// maxVolumesChecked bounds the volumes whose permissions the staging check reads to say
+// which ones the identity can write.
+const maxVolumesChecked = 20
+
+// staging checks the volume reload's --stage-to names: it exists, and the identity may read
+// and write it. A volume that does not exist is named so, with the volumes of its schema the
+// identity can write; no GRANT is suggested for a volume that is not there.
+func (r *run) staging(ctx context.Context) Check {
+	if r.o.StageTo == "" {
+		return Check{Status: NA, Detail: "not needed: no --stage-to given (path_access says whether reload needs one)"}
+	}
+	loc, err := storage.Parse(r.o.StageTo)
+	if err != nil {
+		return Check{Status: Fail, Detail: "--stage-to " + r.o.StageTo + ": " + err.Error(), Fix: "give /Volumes/<catalog>/<schema>/<volume>/<dir>, or an external location's URL"}
+	}
+	if loc.Scheme != storage.SchemeVolume {
+		return Check{Status: NA, Detail: "not checked here: " + r.o.StageTo + " is an external location, written with the " + loc.Scheme +
+			" store's own credentials; reload writes a probe object there before it stages anything"}
+	}
+	if ch, ok := r.needs(CheckIdentity); !ok {
+		return ch
+	}
+	vol := loc.Catalog + "." + loc.Schema + "." + loc.Volume
+	if err := r.client.CheckVolume(ctx, loc.Catalog, loc.Schema, loc.Volume); err != nil {
+		var me *databricks.MissingVolumeError
+		if !errors.As(err, &me) {
+			return Check{Status: Warn, Detail: "the volume " + vol + " could not be looked up: " + err.Error(),
+				Fix: "reload writes a probe object to the volume before it stages anything, and stops there if it cannot"}
+		}
+		return r.missingVolume(ctx, loc, me)
+	}
+	have, missing, grants, err := r.check(ctx, stagingNeeded(loc), func(need) bool { return false })
+	if err != nil {
+		return Check{Status: Warn, Detail: fmt.Sprintf("the volume %s exists; its permissions could not be read (%v): READ VOLUME and WRITE VOLUME are proved when reload writes its probe object", vol, err),
+			Fix: "ask an owner of the volume to confirm READ VOLUME and WRITE VOLUME (SHOW GRANTS ON VOLUME … in SQL)"}
+	}
+	if len(missing) > 0 {
+		return Check{Status: Fail, Detail: fmt.Sprintf("the volume %s exists; Unity Catalog's effective permissions for %s lack %s",
+			vol, r.me.UserName, strings.Join(missing, "; ")), Fix: "an owner of the volume runs: " + strings.Join(grants, "; ")}
+	}
+	return Check{Status: OK, Detail: fmt.Sprintf("reload can stage to %s: the volume exists and %s has %s", r.o.StageTo, r.me.UserName, strings.Join(have, ", "))}
+}
+
+// missingVolume is the staging check of a volume Unity Catalog does not know: it says so, and
+// names the volumes of the schema the identity can write (the first maxVolumesChecked, by
+// their effective permissions), the closest to the name given first.
+func (r *run) missingVolume(ctx context.Context, loc storage.Location, me *databricks.MissingVolumeError) Check {
+	vol := loc.Catalog + "." + loc.Schema + "." + loc.Volume
+	schema := loc.Catalog + "." + loc.Schema
+	d := fmt.Sprintf("the volume %s does not exist, or %s may not see it", vol, r.me.UserName)
+	create := fmt.Sprintf("create it (CREATE VOLUME %s; the identity then needs READ VOLUME and WRITE VOLUME on it)", vol)
+	switch {
+	case me.SchemaMissing:
+		return Check{Status: Fail, Detail: d + "; the schema " + schema + " is not found either",
+			Fix: "check the catalog and schema of --stage-to; Unity Catalog also answers not found when the identity lacks USE CATALOG or USE SCHEMA"}
+	case !me.Listed:
+		return Check{Status: Fail, Detail: d, Fix: create + ", or name an existing volume in --stage-to"}
+	}
+	list, checked := r.writable(ctx, schema, me.Volumes)
+	which := "the volumes of " + schema + " it can write"
+	if !checked {
+		which = "the volumes of " + schema + " (whether it can write them could not be read)"
+	}
+	switch {
+	case len(me.Volumes) == 0:
+		d += "; " + schema + " has no volume it can see"
+	case len(list) == 0:
+		d += "; it can write none of the volumes of " + schema + " (" + suggest.List(me.Volumes, 10) + ")"
+	default:
+		ordered := append(suggest.Closest(loc.Volume, list, 0), list...)
+		d += "; " + which + ": " + suggest.List(uniq(ordered), 10)
+	}
+	fix := create + ", or name an existing volume in --stage-to"
+	if close := suggest.Closest(loc.Volume, list, 1); len(close) > 0 {
+		alt := loc
+		alt.Volume = close[0]
+		fix = fmt.Sprintf("did you mean --stage-to %s? Or %s", alt.String(), create)
+	}
+	return Check{Status: Fail, Detail: d, Fix: fix}
+}
+
+// writable returns the volumes of schema (among vols, the first maxVolumesChecked) the
+// identity may write, by their effective permissions; checked is false, and vols returned
+// whole, when the permissions cannot be read.
+func (r *run) writable(ctx context.Context, schema string, vols []string) (out []string, checked bool) {
+	for i, v := range vols {
+		if i == maxVolumesChecked {
+			break
+		}
+		ok, err := r.granted(ctx, databricks.SecurableVolume, schema+"."+v, "WRITE_VOLUME")
+		if err != nil {
+			return vols, false
+		}
+		if ok {
+			out = append(out, v)
+		}
+	}
+	return out, true
+}
+
+func uniq(s []string) []string {
+	var out []string
+	for _, x := range s {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // privilegesUnknown is the report when the effective permissions cannot be read.
@@ -494,17 +655,18 @@ func (r *run) vending(ctx context.Context) Check {
 			return Check{Status: Fail, Detail: "Unity Catalog vends no READ credentials for the table, and the storage is read with them (--storage-auth): " + readErr.Error(),
 				Fix: "grant EXTERNAL USE SCHEMA on the schema and enable external data access on the metastore, or use --storage-auth default with the store's own credentials"}
 		}
-		return Check{Status: OK, Detail: "not available (" + shortAPIError(readErr) + "); not needed: the storage is read with the store's own credentials"}
+		return Check{Status: NA, Detail: "not needed: the storage is read with the store's own credentials (Unity Catalog vends none for this table: " + shortAPIError(readErr) + ")"}
 	}
 	_, rwErr := r.client.TableCredentials(ctx, r.table.TableID, databricks.OperationReadWrite)
-	use := "not used: the storage is read with the store's own credentials"
-	if needed {
-		use = "inspect and reload read the fallback files with them"
+	if !needed {
+		return Check{Status: NA, Detail: "not needed: the storage is read with the store's own credentials (Unity Catalog would vend " +
+			map[bool]string{true: "READ credentials only", false: "READ and READ_WRITE credentials"}[rwErr != nil] + " for this table)"}
 	}
 	if rwErr != nil {
-		return Check{Status: OK, Detail: "READ credentials vended; READ_WRITE refused: read-only, as Unity Catalog documents for managed tables, so cleanup deletes with the store's own credentials; " + use}
+		return Check{Status: OK, Detail: "Unity Catalog vends READ credentials for the table, which inspect and reload read the fallback files with; " +
+			"READ_WRITE is refused (read-only, as Unity Catalog documents for managed tables), so cleanup deletes with the store's own credentials"}
 	}
-	return Check{Status: OK, Detail: "READ and READ_WRITE credentials vended; " + use}
+	return Check{Status: OK, Detail: "Unity Catalog vends READ and READ_WRITE credentials for the table; inspect and reload read the fallback files with them"}
 }
 
 func (r *run) rootLocation() (storage.Location, error) {
@@ -606,12 +768,23 @@ func (r *run) pathAccess(ctx context.Context) Check {
 	case reload.IsLocationOverlap(err):
 		d := "the warehouse may not read the fallback folder by path: Unity Catalog refuses it (LOCATION_OVERLAP: it lies inside the managed table's storage)"
 		if staged {
-			return Check{Status: OK, Detail: d + "; reload stages the files to " + r.o.StageTo + " and loads them from there"}
+			return Check{Status: OK, Detail: "reload loads through the staged copies in " + r.o.StageTo +
+				", which --stage-to makes it write first (the warehouse may not read the fallback folder itself: LOCATION_OVERLAP, it lies inside the managed table's storage)"}
 		}
 		n := r.table.Name
+		to := reload.StageToSuggestion(n)
+		where := "(the volume must exist; the identity needs READ VOLUME and WRITE VOLUME on it; run doctor with the same --stage-to to check them)"
+		if vols, err := r.client.Volumes(ctx, n.Catalog, n.Schema); err == nil {
+			schema := n.Catalog + "." + n.Schema
+			if w, checked := r.writable(ctx, schema, vols); checked && len(w) > 0 {
+				to = strings.Replace(to, "<volume>", w[0], 1)
+				where = fmt.Sprintf("(the volumes of %s %s can write: %s; run doctor with the same --stage-to to check the one chosen)", schema, r.me.UserName, suggest.List(w, 10))
+			} else if checked {
+				where = fmt.Sprintf("(%s can write no volume of %s: create one with CREATE VOLUME %s.<name>, then run doctor with the same --stage-to)", r.me.UserName, schema, schema)
+			}
+		}
 		return Check{Status: Fail, Detail: d, Fix: fmt.Sprintf("reload needs --stage-to /Volumes/...: stage the files to a volume the warehouse may read:\n"+
-			"zbrecover reload %s --stage-to %s --yes\n(the volume must exist; the identity needs READ VOLUME and WRITE VOLUME on it; run doctor with the same --stage-to to check them)",
-			n, reload.StageToSuggestion(n))}
+			"zbrecover reload %s --stage-to %s --yes\n%s", n, to, where)}
 	}
 	se := databricks.Classify(err)
 	switch se.Class {

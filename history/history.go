@@ -6,7 +6,9 @@ package history
 import (
 	"context"
 	"fmt"
+	"strings"
 
+	"github.com/zbrecover/zbrecover/internal/suggest"
 	"github.com/zbrecover/zbrecover/journal"
 )
 
@@ -66,9 +68,10 @@ type File struct {
 }
 
 // ReadRun returns the run's files, looking for it among the tables with the given ids (every
-// table of the journal when ids is nil).
-func ReadRun(ctx context.Context, store journal.Store, ids []string, run string) (*Run, error) {
-	st, err := readState(ctx, store, ids, run)
+// table of the journal when ids is nil); table names them in a *NoRunError ("" for every
+// table), returned when the journal does not hold the run.
+func ReadRun(ctx context.Context, store journal.Store, ids []string, table, run string) (*Run, error) {
+	st, err := readState(ctx, store, ids, table, run)
 	if err != nil {
 		return nil, err
 	}
@@ -76,20 +79,94 @@ func ReadRun(ctx context.Context, store journal.Store, ids []string, run string)
 }
 
 // readState replays the run, looking for it among the tables with the given ids (every
-// table of the journal when ids is nil).
-func readState(ctx context.Context, store journal.Store, ids []string, run string) (*journal.State, error) {
+// table of the journal when ids is nil); a *NoRunError names the runs the journal holds
+// when it does not hold this one.
+func readState(ctx context.Context, store journal.Store, ids []string, table, run string) (*journal.State, error) {
 	ids, err := tables(ctx, store, ids)
 	if err != nil {
 		return nil, err
 	}
+	var readErr error
 	for _, id := range ids {
 		st, err := journal.ReadState(ctx, store, id, run)
 		if err != nil {
+			readErr = err
 			continue
 		}
 		return st, nil
 	}
-	return nil, fmt.Errorf("no run %s in the journal at %s", run, store.Location())
+	if err := MissingRun(ctx, store, ids, table, run); err != nil {
+		return nil, err
+	}
+	// The run is listed, but could not be read.
+	return nil, fmt.Errorf("run %s cannot be read: %w", run, readErr)
+}
+
+// NoRunError is a run the journal does not hold: it names the runs it holds instead (of the
+// tables asked for), the closest to the id given first.
+type NoRunError struct {
+	Journal string
+	// Table names the table asked for ("" for every table of the journal).
+	Table string
+	Run   string
+	// Runs are the runs the journal holds, newest first.
+	Runs []journal.RunSummary
+}
+
+// maxRunsNamed is the most runs a NoRunError names.
+const maxRunsNamed = 5
+
+func (e *NoRunError) Error() string {
+	of := ""
+	if e.Table != "" {
+		of = " of " + e.Table
+	}
+	if len(e.Runs) == 0 {
+		return fmt.Sprintf("the journal at %s has no run %s; it holds no run%s at all (is it the journal the reload used? --journal names another)",
+			e.Journal, e.Run, of)
+	}
+	ids := make([]string, len(e.Runs))
+	for i, r := range e.Runs {
+		ids[i] = r.Run
+	}
+	msg := fmt.Sprintf("the journal at %s has no run %s%s", e.Journal, e.Run, of)
+	if dym := suggest.Phrase(e.Run, ids, func(s string) string { return s }); dym != "" {
+		msg += "; " + dym
+	}
+	var named []string
+	for i, r := range e.Runs {
+		if i == maxRunsNamed {
+			named = append(named, fmt.Sprintf("and %d more", len(e.Runs)-maxRunsNamed))
+			break
+		}
+		desc := string(r.Status)
+		if r.Problem != "" {
+			desc = "cannot be read"
+		}
+		named = append(named, fmt.Sprintf("%s (%s, started %s)", r.Run, desc, r.Started.UTC().Format("2006-01-02T15:04:05Z")))
+	}
+	list := "zbrecover history"
+	if e.Table != "" {
+		list += " " + e.Table
+	}
+	return fmt.Sprintf("%s. Its runs%s, newest first: %s. `%s` lists them with their files and rows", msg, of, strings.Join(named, ", "), list)
+}
+
+// MissingRun returns nil when the journal holds run among the tables with the given ids (every
+// table of the journal when ids is nil), and a *NoRunError naming the runs it holds otherwise;
+// table is the table's name for the message ("" for every table). An error reading the
+// journal is returned as is.
+func MissingRun(ctx context.Context, store journal.Store, ids []string, table, run string) error {
+	runs, err := ListRuns(ctx, store, ids)
+	if err != nil {
+		return err
+	}
+	for _, r := range runs.Runs {
+		if r.Run == run {
+			return nil
+		}
+	}
+	return &NoRunError{Journal: store.Location(), Table: table, Run: run, Runs: runs.Runs}
 }
 
 func tables(ctx context.Context, store journal.Store, ids []string) ([]string, error) {

@@ -2,6 +2,7 @@ package history_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -49,7 +50,7 @@ func TestListAndReadRuns(t *testing.T) {
 	if err != nil || len(one.Runs) != 1 || one.Runs[0].Run != run || one.Runs[0].Files != 2 || one.Runs[0].ExpectedRows != 5 {
 		t.Fatalf("one table: %+v, %v", one, err)
 	}
-	r, err := history.ReadRun(ctx, s, nil, run)
+	r, err := history.ReadRun(ctx, s, nil, "", run)
 	if err != nil || r.Table != "main.sales.orders" || len(r.Files) != 2 {
 		t.Fatalf("run: %+v, %v", r, err)
 	}
@@ -57,7 +58,25 @@ func TestListAndReadRuns(t *testing.T) {
 		f.Version == nil || *f.Version != 7 || f.QueryID != "q-1" || f.Inserted == nil || *f.Inserted != 5 {
 		t.Errorf("file %+v", f)
 	}
-	if _, err := history.ReadRun(ctx, s, []string{"returns"}, run); err == nil || !strings.Contains(err.Error(), "no run "+run) {
-		t.Errorf("a run of another table: %v", err)
+	_, err = history.ReadRun(ctx, s, []string{"returns"}, "main.sales.returns", run)
+	var nr *history.NoRunError
+	returns, _ := history.ListRuns(ctx, s, []string{"returns"})
+	want := "the journal at " + s.Location() + " has no run " + run + " of main.sales.returns. Its runs of main.sales.returns, newest first: " +
+		returns.Runs[0].Run + " (verified, started "
+	if !errors.As(err, &nr) || !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), "`zbrecover history main.sales.returns` lists them with their files and rows") {
+		t.Errorf("a run of another table:\ngot  %v\nwant %s…", err, want)
+	}
+	// A mistyped id: the run probably meant.
+	typo := run[:len(run)-2] + run[len(run)-1:] + run[len(run)-2:len(run)-1]
+	if err := history.MissingRun(ctx, s, []string{"orders"}, "main.sales.orders", typo); !errors.As(err, &nr) ||
+		!strings.Contains(err.Error(), "has no run "+typo+" of main.sales.orders; did you mean "+run+"?") {
+		t.Errorf("a mistyped run: %v", err)
+	}
+	if err := history.MissingRun(ctx, s, nil, "", run); err != nil {
+		t.Errorf("a run the journal holds: %v", err)
+	}
+	if err := history.MissingRun(ctx, s, []string{"nothing"}, "main.sales.nothing", "x"); err == nil ||
+		!strings.Contains(err.Error(), "it holds no run of main.sales.nothing at all") {
+		t.Errorf("no run at all: %v", err)
 	}
 }

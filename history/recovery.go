@@ -113,9 +113,9 @@ type RecoveryCommand struct {
 }
 
 // ReadRecovery reads the run (among the tables with the given ids, every table of the
-// journal when nil) and tells it whole.
-func ReadRecovery(ctx context.Context, store journal.Store, ids []string, run string) (*Recovery, error) {
-	st, err := readState(ctx, store, ids, run)
+// journal when nil; table names them in an error) and tells it whole.
+func ReadRecovery(ctx context.Context, store journal.Store, ids []string, table, run string) (*Recovery, error) {
+	st, err := readState(ctx, store, ids, table, run)
 	if err != nil {
 		return nil, err
 	}

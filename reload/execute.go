@@ -213,13 +213,9 @@ func (p *Prepared) Execute(ctx context.Context, ro RunOptions) (*Report, error) 
 	for _, b := range newBatches {
 		toSend = append(toSend, b.ValidateSQL)
 	}
+	// The table's properties before the load: a property the load changes (a workspace default
+	// such as deletion vectors, enabled by the first write) is reported once, after it.
 	r.props = r.properties(ctx)
-	if r.props != nil && len(toSend) > 0 {
-		if _, ok := r.props["delta.enableDeletionVectors"]; !ok {
-			r.rep.Warnings = append(r.rep.Warnings, "the table does not set delta.enableDeletionVectors: with the workspace setting for it on, "+
-				"COPY INTO may enable deletion vectors on the table (a table feature other readers must support)")
-		}
-	}
 	if o.Stage == nil {
 		if err := r.preflight(ctx, toSend); err != nil {
 			return r.rep, err
@@ -635,6 +631,9 @@ func (r *runner) properties(ctx context.Context) map[string]string {
 	return out
 }
 
+// deletionVectors is the table property of Delta's deletion vectors.
+const deletionVectors = "delta.enableDeletionVectors"
+
 func orNone(v string, ok bool) string {
 	if !ok {
 		return "unset"
@@ -727,7 +726,13 @@ func (r *runner) finish(ctx context.Context, runErr error) (*Report, error) {
 		}
 		sort.Strings(changed)
 		for _, c := range changed {
-			rep.Warnings = append(rep.Warnings, "the load changed a table property: "+c)
+			w := "the load changed a table property: " + c
+			if strings.HasPrefix(c, deletionVectors+" = true") {
+				w += fmt.Sprintf(": COPY INTO enabled deletion vectors (the workspace's setting for writes to a table that does not set "+
+					"the property), a table feature every reader of %s must now support; to write without them from now on: "+
+					"ALTER TABLE %s SET TBLPROPERTIES ('%s' = false)", r.p.tgt.TableName(), r.p.tgt.Name.SQL(), deletionVectors)
+			}
+			rep.Warnings = append(rep.Warnings, w)
 		}
 	}
 	if rep.Warnings == nil {

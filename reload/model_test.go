@@ -70,6 +70,12 @@ type model struct {
 	// zerobus commits this many WRITE versions before each statement.
 	zerobus int
 	rnd     *rand.Rand
+
+	// props are the table's properties (SHOW TBLPROPERTIES); enableDV sets
+	// delta.enableDeletionVectors = true at the first COPY INTO that commits, as a workspace
+	// whose setting for deletion vectors is on does.
+	props    map[string]string
+	enableDV bool
 }
 
 type faultKind int
@@ -151,7 +157,11 @@ func (m *model) exec(ctx context.Context, s *modelSession, stmt string) (*databr
 		n, _ := strconv.Atoi(limitRe.FindStringSubmatch(stmt)[1])
 		return m.history(n), nil
 	case strings.HasPrefix(stmt, "SHOW TBLPROPERTIES"):
-		return &databricks.Result{Columns: []string{"key", "value"}}, nil
+		res := &databricks.Result{Columns: []string{"key", "value"}}
+		for k, v := range m.props {
+			res.Rows = append(res.Rows, []any{k, v})
+		}
+		return res, nil
 	case strings.HasPrefix(stmt, "SELECT current_user()"):
 		return &databricks.Result{Columns: []string{"current_user()"}, Rows: [][]any{{m.identity}}}, nil
 	case strings.HasPrefix(stmt, "SET "+tagKey):
@@ -228,6 +238,12 @@ func (m *model) copyInto(stmt, tag string) int64 {
 			user = m.historyUser
 		}
 		m.commit(Commit{Operation: "COPY INTO", User: user, UserMetadata: tag, Metrics: map[string]string{"numOutputRows": fmt.Sprint(n), "numFiles": "1"}})
+		if m.enableDV {
+			if m.props == nil {
+				m.props = map[string]string{}
+			}
+			m.props["delta.enableDeletionVectors"] = "true"
+		}
 		if m.lookalike {
 			m.commit(Commit{Operation: "COPY INTO", User: user, Metrics: map[string]string{"numOutputRows": fmt.Sprint(n), "numFiles": "1"}})
 		}

@@ -3,6 +3,7 @@ package reload
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -180,9 +181,91 @@ func NewPlan(rep *inspect.Report, table *schemadiff.Table, name databricks.Table
 		return p, fmt.Errorf("--rename %s: no schema group has that column under that name (check the spelling against inspect's report)", strings.Join(unused, ", "))
 	}
 	if len(p.Blocked) > 0 {
-		return p, fmt.Errorf("%w: %d schema group(s) cannot be loaded into %s as it is; change the table (the suggested ALTER TABLE statements are listed) or confirm a rename with --rename old=new", ErrBlocked, len(p.Blocked), name)
+		return p, fmt.Errorf("%w: %s", ErrBlocked, p.blockedHint(table.Source))
 	}
 	return p, nil
+}
+
+// RenameGuesses returns the --rename values (OLD=NEW, names backquoted where they need it)
+// of the likely renames that block the plan: a column only in the files and one of the same
+// type only in the table, which the table's schema cannot prove renamed. Each pair is listed
+// once, in the order the blocked groups give them.
+func (p *Plan) RenameGuesses() []string {
+	var out []string
+	for _, g := range p.Blocked {
+		for _, c := range g.Changes {
+			if c.Kind != schemadiff.KindLikelyRename || len(c.Path) != 1 || len(c.FilePath) != 1 {
+				continue
+			}
+			pair := schemadiff.QuoteIdentIfNeeded(c.FilePath[0]) + "=" + schemadiff.QuoteIdentIfNeeded(c.Path[0])
+			if !slices.Contains(out, pair) {
+				out = append(out, pair)
+			}
+		}
+	}
+	return out
+}
+
+// blockedHint says why the plan is blocked and what to do: for each likely rename, the exact
+// --rename flag that confirms it (and, when the schema came from the warehouse or Unity
+// Catalog, that the Delta log's history proves renames); for the other blocking changes, the
+// ALTER TABLE statements the plan lists.
+func (p *Plan) blockedHint(source schemadiff.Source) string {
+	groups := fmt.Sprintf("%d schema group", len(p.Blocked))
+	if len(p.Blocked) != 1 {
+		groups += "s"
+	}
+	msg := fmt.Sprintf("%s cannot be loaded into %s as it is", groups, p.Table)
+	renames := p.RenameGuesses()
+	other := 0
+	for _, g := range p.Blocked {
+		for _, c := range g.Changes {
+			if c.Kind != schemadiff.KindLikelyRename {
+				other++
+			}
+		}
+	}
+	if len(renames) > 0 {
+		var flags []string
+		for _, r := range renames {
+			flags = append(flags, "--rename "+shellWord(r))
+		}
+		msg += fmt.Sprintf(". The files hold columns the table probably renamed (same type, alike names; %s cannot prove a rename): "+
+			"if so, run again with %s", sourceText(source), strings.Join(flags, " "))
+		if source != schemadiff.SourceDelta {
+			msg += " (or with --from delta: under column mapping the table's Delta log proves a rename, as inspect shows)"
+		}
+		if other > 0 {
+			msg += "; the other changes listed need the table changed first: run the suggested ALTER TABLE statements"
+		}
+		return msg
+	}
+	return msg + "; change the table (the suggested ALTER TABLE statements are listed), or confirm a rename with --rename OLD=NEW"
+}
+
+// sourceText names where the table's schema came from, as the rename hint words it.
+func sourceText(s schemadiff.Source) string {
+	switch s {
+	case schemadiff.SourceWarehouse:
+		return "the warehouse's DESCRIBE of the table"
+	case schemadiff.SourceUC:
+		return "Unity Catalog's schema of the table"
+	case schemadiff.SourceDelta:
+		return "the Delta log, without column mapping,"
+	case schemadiff.SourceFile:
+		return "a schema file"
+	}
+	return "the table's schema"
+}
+
+// shellWord quotes s for a POSIX shell when it holds anything but letters, digits and _=.,-
+func shellWord(s string) string {
+	for _, r := range s {
+		if !(r == '_' || r == '=' || r == '.' || r == ',' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	return s
 }
 
 // groupFiles returns the group's files the plan may load, in key order (one folder's files

@@ -109,9 +109,18 @@ func TestPlanBlocksAndRenames(t *testing.T) {
 	cur := sd.NewSchema().Col("id", sd.LongType, sd.NotNull).Col("customer_key", sd.StringType)
 	old := sd.NewSchema().Col("id", sd.LongType, sd.NotNull).Col("customer_id", sd.StringType)
 	rep := report(map[string]sd.Schema{"aaa": old}, [][2]string{{"a.parquet", "aaa"}})
-	_, err := NewPlan(rep, table(cur), orders, dir(t, "s3://lake/orders"), PlanOptions{})
+	tw := table(cur)
+	tw.Source = sd.SourceWarehouse
+	blocked, err := NewPlan(rep, tw, orders, dir(t, "s3://lake/orders"), PlanOptions{})
 	if !errors.Is(err, ErrBlocked) {
 		t.Fatalf("a guessed rename loaded without confirmation: %v", err)
+	}
+	// The error gives the exact flag that confirms the guess, and where a rename is proved.
+	want := "the files' schema blocks the load: 1 schema group cannot be loaded into main.sales.orders as it is. The files hold columns the " +
+		"table probably renamed (same type, alike names; the warehouse's DESCRIBE of the table cannot prove a rename): if so, run again " +
+		"with --rename customer_id=customer_key (or with --from delta: under column mapping the table's Delta log proves a rename, as inspect shows)"
+	if err.Error() != want || strings.Join(blocked.RenameGuesses(), " ") != "customer_id=customer_key" {
+		t.Errorf("blocked by a guessed rename:\ngot  %v\nwant %s", err, want)
 	}
 	p, err := NewPlan(rep, table(cur), orders, dir(t, "s3://lake/orders"), PlanOptions{Renames: map[string]string{"customer_id": "customer_key"}})
 	if err != nil || len(p.Batches) != 1 || !strings.Contains(p.Batches[0].SQL, "`customer_id` AS `customer_key`") {
@@ -131,6 +140,17 @@ func TestPlanBlocksAndRenames(t *testing.T) {
 	if !errors.Is(err, ErrBlocked) || len(p.Blocked) != 1 || len(p.Blocked[0].DDL) != 1 ||
 		p.Blocked[0].DDL[0] != "ALTER TABLE `main`.`sales`.`orders` ADD COLUMNS (`gift` BOOLEAN)" {
 		t.Errorf("blocked %v %+v", err, p)
+	}
+	if !strings.HasSuffix(err.Error(), "as it is; change the table (the suggested ALTER TABLE statements are listed), or confirm a rename with --rename OLD=NEW") {
+		t.Errorf("blocked without a rename guess: %v", err)
+	}
+	// A guessed rename and a column the table lacks: both named, names needing quotes quoted.
+	both := sd.NewSchema().Col("id", sd.LongType, sd.NotNull).Col("customer id", sd.StringType).Col("gift", sd.BooleanType)
+	rep = report(map[string]sd.Schema{"ddd": both}, [][2]string{{"a.parquet", "ddd"}})
+	_, err = NewPlan(rep, table(sd.NewSchema().Col("id", sd.LongType, sd.NotNull).Col("customer key", sd.StringType)), orders, dir(t, "s3://lake/orders"), PlanOptions{})
+	if !errors.Is(err, ErrBlocked) || !strings.Contains(err.Error(), "run again with --rename '`customer id`=`customer key`'") ||
+		!strings.HasSuffix(err.Error(), "; the other changes listed need the table changed first: run the suggested ALTER TABLE statements") {
+		t.Errorf("a rename and a missing column: %v", err)
 	}
 }
 

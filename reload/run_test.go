@@ -522,3 +522,37 @@ func TestTruncateAfterLoadKeepsFiles(t *testing.T) {
 }
 
 var _ = databricks.Classify
+
+// TestDeletionVectorsWarnedOnceWhenEnabled: a load says nothing of deletion vectors before it
+// runs; when the load turned them on (a workspace default), one warning says so with the
+// statement that turns them off, and a re-run that loads nothing says nothing.
+func TestDeletionVectorsWarnedOnceWhenEnabled(t *testing.T) {
+	for _, enable := range []bool{false, true} {
+		sc := newScene(t, 2, 2, 10)
+		sc.m.props = map[string]string{"delta.minReaderVersion": "3"}
+		sc.m.enableDV = enable
+		rep, err := sc.reload(t, sc.deps(t, true), testOpts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dv []string
+		for _, w := range rep.Warnings {
+			if strings.Contains(w, "deletion vectors") || strings.Contains(w, "enableDeletionVectors") {
+				dv = append(dv, w)
+			}
+		}
+		want := "the load changed a table property: delta.enableDeletionVectors = true (was unset): COPY INTO enabled deletion vectors " +
+			"(the workspace's setting for writes to a table that does not set the property), a table feature every reader of main.sales.orders " +
+			"must now support; to write without them from now on: ALTER TABLE `main`.`sales`.`orders` SET TBLPROPERTIES ('delta.enableDeletionVectors' = false)"
+		switch {
+		case enable && (len(dv) != 1 || dv[0] != want):
+			t.Errorf("deletion vectors enabled by the load: warnings %q\nwant %s", dv, want)
+		case !enable && len(dv) != 0:
+			t.Errorf("deletion vectors untouched: warnings %q", dv)
+		}
+		rep, err = sc.reload(t, sc.deps(t, true), testOpts)
+		if err != nil || len(rep.Warnings) != 0 {
+			t.Errorf("a re-run with nothing to load: %v, warnings %q", err, rep.Warnings)
+		}
+	}
+}

@@ -802,9 +802,19 @@ func Infos(changes []Change) []ChangeInfo {
 	return out
 }
 
-// String renders the change as "path: verdict: reason".
+// Label is the change's label in text reports: its verdict (ok, needs-cast, blocks), except
+// for a rename the load maps (Renamed), labelled rename: its verdict is needs-cast only in
+// that it needs the projection, which reads the column under its new name; no value is cast.
+func (in ChangeInfo) Label() string {
+	if in.Kind == KindRenamed {
+		return "rename"
+	}
+	return in.Verdict.String()
+}
+
+// String renders the change as "path: label: reason".
 func (in ChangeInfo) String() string {
-	return in.Path.String() + ": " + in.Verdict.String() + ": " + in.Reason
+	return in.Path.String() + ": " + in.Label() + ": " + in.Reason
 }
 
 // MarshalJSON implements json.Marshaler through ChangeInfo.

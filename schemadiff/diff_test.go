@@ -415,6 +415,16 @@ func TestChangeReasonsAndJSON(t *testing.T) {
 	if got[3]["kind"] != "likely_rename" || got[3]["file_path"] != "old" {
 		t.Errorf("JSON of a rename = %v", got[3])
 	}
+	// A rename the load maps is labelled rename in text, needs_cast in JSON (it needs the
+	// projection).
+	r := Info(Renamed{Path: Path{"customer_key"}, FilePath: Path{"customer_id"}, Evidence: "the table renamed customer_id to customer_key in version 2"})
+	if got := r.String(); got != "customer_key: rename: column customer_key is customer_id in the file: the table renamed customer_id to "+
+		"customer_key in version 2; COPY INTO matches columns by name, so load through `customer_id` AS `customer_key`" {
+		t.Errorf("a rename: %s", got)
+	}
+	if b, _ := json.Marshal(r); !strings.Contains(string(b), `"kind":"renamed"`) || !strings.Contains(string(b), `"verdict":"needs_cast"`) {
+		t.Errorf("JSON of a rename: %s", b)
+	}
 	if len(Blocking(changes)) != 4 {
 		t.Errorf("Blocking = %d changes, want 4:%s", len(Blocking(changes)), dump(Blocking(changes)))
 	}

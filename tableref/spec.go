@@ -58,6 +58,8 @@ func (s *Spec) Parse(args []string) error {
 		case looksQuotedName(s.Arg):
 			_, err := databricks.ParseTableName(s.Arg)
 			return usagef("%v", err)
+		case isBareWord(s.Arg):
+			return usagef("%s", bareWordHelp(s.Arg))
 		default:
 			s.Root = s.Arg
 		}
@@ -80,6 +82,29 @@ func (s Spec) Name() (databricks.TableName, bool) {
 	}
 	n, err := databricks.ParseTableName(s.Table)
 	return n, err == nil
+}
+
+// isBareWord reports whether s can be neither a table name nor a storage root: no path
+// separator, no URL scheme, and no file or directory of that name here. Such a word is a
+// table name missing its catalog and schema, or a mistyped local directory; read as a local
+// path it could only fail later with a file system error.
+func isBareWord(s string) bool {
+	if s == "" || strings.ContainsAny(s, `/\:`) {
+		return false
+	}
+	_, err := os.Stat(s)
+	return errors.Is(err, os.ErrNotExist)
+}
+
+// bareWordHelp explains why TARGET word was refused, and what to give instead.
+func bareWordHelp(word string) string {
+	why := "a table name has three parts, catalog.schema.table (such as main.sales.orders)"
+	if _, err := databricks.ParseTableName(word); err != nil && strings.Contains(word, ".") {
+		why = fmt.Sprintf("a table name has three parts, catalog.schema.table, where %s has %d", word, strings.Count(word, ".")+1)
+	}
+	return fmt.Sprintf("TARGET %s is neither a table name nor a local path: %s; and no file or directory %s exists in the "+
+		"current directory. Give the table's full name, or its storage root (s3://, gs://, abfss://, wasbs://, file:// or an existing local directory)",
+		word, why, word)
 }
 
 // looksQuotedName reports whether s was meant as a table name, though it does not parse as

@@ -363,6 +363,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	const tablesPrefix = "/api/2.1/unity-catalog/tables/"
 	const volumesPrefix = "/api/2.1/unity-catalog/volumes/"
 	switch {
+	case r.Method == http.MethodGet && strings.TrimSuffix(r.URL.Path, "/") == "/api/2.1/unity-catalog/volumes":
+		s.record(req)
+		s.serveVolumes(w, r)
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, volumesPrefix) && len(r.URL.Path) > len(volumesPrefix):
 		s.record(req)
 		s.serveVolume(w, strings.TrimPrefix(r.URL.Path, volumesPrefix))
@@ -592,6 +595,59 @@ func (s *Server) serveTable(w http.ResponseWriter, fullName string) {
 		"storage_location": t.StorageLocation, "table_id": t.TableID, "columns": cols,
 		"properties": t.Properties, "owner": "someone@example.com",
 	})
+}
+
+// serveVolumes answers GET /api/2.1/unity-catalog/volumes?catalog_name=…&schema_name=…: the
+// volumes of the schema, by name, in pages; a schema the fake does not know (no table, no
+// volume, not added) is not found, as Unity Catalog answers.
+func (s *Server) serveVolumes(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	cat, sch := strings.ToLower(q.Get("catalog_name")), strings.ToLower(q.Get("schema_name"))
+	if cat == "" || sch == "" {
+		writeError(w, http.StatusBadRequest, "INVALID_PARAMETER_VALUE", "catalog_name and schema_name are required")
+		return
+	}
+	s.mu.Lock()
+	source := s.volumes
+	known := s.schemas[cat+"."+sch]
+	for _, t := range s.tables {
+		if strings.EqualFold(t.Catalog, cat) && strings.EqualFold(t.Schema, sch) {
+			known = true
+		}
+	}
+	s.mu.Unlock()
+	byName := map[string]Volume{}
+	if source != nil {
+		for _, v := range source() {
+			if strings.EqualFold(v.Catalog, cat) && strings.EqualFold(v.Schema, sch) {
+				byName[strings.ToLower(v.Name)] = v
+				known = true
+			}
+		}
+	}
+	if !known {
+		writeError(w, http.StatusNotFound, "SCHEMA_DOES_NOT_EXIST", fmt.Sprintf("Schema '%s.%s' does not exist.", cat, sch))
+		return
+	}
+	names := make([]string, 0, len(byName))
+	for n := range byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	s.mu.Lock()
+	pg, next := s.page(q, names)
+	s.mu.Unlock()
+	out := []map[string]any{}
+	for _, n := range pg {
+		v := byName[n]
+		out = append(out, map[string]any{"name": n, "catalog_name": cat, "schema_name": sch, "full_name": cat + "." + sch + "." + n,
+			"volume_type": "MANAGED", "storage_location": v.StorageLocation, "owner": "someone@example.com"})
+	}
+	body := map[string]any{"volumes": out}
+	if next != "" {
+		body["next_page_token"] = next
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 func (s *Server) serveVolume(w http.ResponseWriter, fullName string) {

@@ -76,7 +76,7 @@ func TestColumnMappedTableFromTheWarehouse(t *testing.T) {
 	if code == 1 || code == 2 {
 		t.Fatalf("inspect: exit %d\n%s%s", code, out, errOut)
 	}
-	if !strings.Contains(out, "customer_name: needs-cast: the file stores column customer_name under its column-mapping physical name `"+phys+"`") {
+	if !strings.Contains(out, "customer_name: rename: the file stores column customer_name under its column-mapping physical name `"+phys+"`") {
 		t.Errorf("inspect does not match the file's %s to customer_name by physical name (exit %d):\n%s", phys, code, out)
 	}
 	if strings.Contains(out, "only in the file") {

@@ -251,7 +251,7 @@ func logLines(stderr string) []map[string]string {
 }
 
 // TestReliabStageLocationMistakes: a reload staged to a volume that does not exist stops
-// before any copy or load, naming the volume and what it needs; the same reload to the
+// before any copy or load, saying so with the volumes of its schema; the same reload to the
 // right volume continues the run and loads. A staging folder with a ' in its name, and the
 // reload killed with SIGKILL while it loads: the re-run converges (every row once, the run
 // verified by verify).
@@ -271,13 +271,14 @@ func TestReliabStageLocationMistakes(t *testing.T) {
 	s := &served{e2etest.NewServed(ctx, t, release, w.Env)}
 	host, token := w.Env["DATABRICKS_HOST"], w.Env["DATABRICKS_TOKEN"]
 
-	// (1) A mistyped volume: refused before any copy, the volume and the privileges named.
+	// (1) A mistyped volume: refused before any copy, the volume named as missing with the
+	// volumes of its schema.
 	reloadArgs := []string{"-o", "json", "reload", "main.sales.orders", "--rename", "customer_id=customer_key", "--yes"}
 	from := e2etest.StatementLogLen(t, logFile)
 	code, out, errOut := s.Within(time.Minute, append(reloadArgs, "--stage-to", "/Volumes/main/sales/nosuchvolume/x")...)
 	copies, _ := e2etest.Loads(e2etest.ReadStatementLog(t, logFile, from))
-	if code == 0 || len(copies) != 0 || !strings.Contains(errOut, "main.sales.nosuchvolume") ||
-		!strings.Contains(errOut, "WRITE VOLUME") || !strings.Contains(errOut, "CREATE VOLUME main.sales.nosuchvolume") {
+	if code == 0 || len(copies) != 0 || !strings.Contains(errOut, "volume main.sales.nosuchvolume does not exist") ||
+		!strings.Contains(errOut, "(the volumes of main.sales: staging)") || !strings.Contains(errOut, "CREATE VOLUME main.sales.nosuchvolume") {
 		t.Errorf("reload to a missing volume: exit %d, %d COPY INTO\nstdout: %s\nstderr: %s", code, len(copies), out, errOut)
 	}
 	if got := e2etest.ListVolume(t, host, token, "/Volumes/main/sales/staging"); len(got) != 0 {

@@ -41,7 +41,7 @@ func (r doctorReport) status(id string) (string, string) {
 
 // TestDemoServeDoctor runs the release binary's doctor against `zbrecover demo serve`: path
 // access refused (the default for a managed table) fails with the ready --stage-to command;
-// with --stage-to every check passes; a warehouse stopped through the SQL warehouses API and
+// with --stage-to every check passes (vended credentials, not needed, are n/a); a warehouse stopped through the SQL warehouses API and
 // a wrong token each fail their check, exit 1.
 func TestDemoServeDoctor(t *testing.T) {
 	if testing.Short() {
@@ -92,7 +92,7 @@ func TestDemoServeDoctor(t *testing.T) {
 
 	code, rep, all := doctor(token)
 	if st, fix := rep.status("path_access"); code != 1 || st != "fail" ||
-		!strings.Contains(fix, "zbrecover reload main.sales.orders --stage-to /Volumes/main/sales/<volume>/zbrecover-orders --yes") {
+		!strings.Contains(fix, "zbrecover reload main.sales.orders --stage-to /Volumes/main/sales/staging/zbrecover-orders --yes") {
 		t.Fatalf("LOCATION_OVERLAP: exit %d, path_access %s\n%s", code, st, all)
 	}
 	code, rep, all = doctor(token, "--stage-to", "/Volumes/main/sales/staging/zbrecover-orders")
@@ -100,7 +100,7 @@ func TestDemoServeDoctor(t *testing.T) {
 		t.Fatalf("--stage-to: exit %d\n%s", code, all)
 	}
 	for _, c := range rep.Checks {
-		if c.Status != "ok" {
+		if c.Status != "ok" && !(c.ID == "vended_credentials" && c.Status == "n/a") {
 			t.Errorf("--stage-to: check %s is %s: %s", c.ID, c.Status, c.Detail)
 		}
 	}

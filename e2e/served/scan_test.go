@@ -207,7 +207,7 @@ func (fx *scanFixture) breakTables(t *testing.T) {
 	if err := os.RemoveAll(root("sales", 10)); err != nil {
 		t.Fatal(err)
 	}
-	fx.broken["main.sales.t010"] = "no such file or directory"
+	fx.broken["main.sales.t010"] = "does not exist"
 	if err := os.RemoveAll(root("ops", 110)); err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,6 @@
 // Command gendocs writes the generated documentation: the command reference docs/cli.md and
-// the man pages in docs/man/. `make docs` runs it; CI checks that it leaves no diff.
+// the man pages in docs/man/, each page the command's help and its section of the runbook's
+// reference (docs/runbook.md). `make docs` runs it; CI checks that it leaves no diff.
 package main
 
 import (
@@ -32,5 +33,9 @@ func run(out string) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return cmd.WriteManPages(filepath.Join(out, "man"))
+	runbook, err := os.ReadFile(filepath.Join(out, "runbook.md"))
+	if err != nil {
+		return err
+	}
+	return cmd.WriteManPages(filepath.Join(out, "man"), cmd.ReferenceSections(runbook))
 }

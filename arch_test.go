@@ -35,7 +35,7 @@ type importRule struct {
 var importRules = []importRule{
 	{dir: ".", only: []string{"cmd"}},
 	{dir: "cmd", only: []string{"cleanup", "databricks", "delta", "doctor", "history", "inspect", "internal/fallback", "internal/iostreams",
-		"internal/jsonout", "internal/redact", "internal/textsafe", "journal", "place", "reload", "scan", "schemadiff", "sqlstmt", "storage", "storage/all", "tableref",
+		"internal/jsonout", "internal/redact", "internal/textsafe", "journal", "place", "recovery", "reload", "scan", "schemadiff", "sqlstmt", "storage", "storage/all", "tableref",
 		"internal/demo", "internal/fake/workspace", "internal/fake/warehouse"}},
 	{dir: "schemadiff", only: []string{}},
 	{dir: "sqlstmt", only: []string{"schemadiff"}},
@@ -73,6 +73,9 @@ var importRules = []importRule{
 	{dir: "cleanup", only: []string{"journal", "place", "storage", "internal/redact", "internal/fallback"}},
 	{dir: "tableref", only: []string{"databricks", "delta", "schemadiff", "storage", "internal/redact"}},
 	{dir: "reload", only: []string{"databricks", "inspect", "journal", "keyfile", "schemadiff", "sqlstmt", "storage", "tableref", "internal/fallback", "internal/redact"}},
+	// recovery gathers one table's reload (the table, its lock, its files, its schema, its
+	// places) for reload and watch: what reload needs, nothing that deletes.
+	{dir: "recovery", only: []string{"delta", "inspect", "journal", "place", "reload", "schemadiff", "sqlstmt", "storage", "tableref"}},
 	// scan lists catalogs and fallback folders: it reads no footer (inspect, keyfile) and never
 	// reaches what loads, records or deletes.
 	{dir: "scan", only: []string{"databricks", "storage", "tableref", "internal/fallback", "internal/jsonout", "internal/redact", "internal/textsafe"}},

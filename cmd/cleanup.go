@@ -18,6 +18,7 @@ import (
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 	"github.com/zbrecover/zbrecover/place"
+	"github.com/zbrecover/zbrecover/recovery"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/tableref"
@@ -227,13 +228,11 @@ func prepareCleanup(ctx context.Context, o *CleanupOptions, s *runSummary, ds *d
 		return nil, nil, nil, err
 	}
 	r.Open = ds.open
-	tgt, err := r.Resolve(ctx, o.Target, tableref.ReadWrite)
+	tgt, err := recovery.Open(ctx, r, o.Target, tableref.ReadWrite)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if err := identify(ctx, tgt, s); err != nil {
-		return nil, nil, nil, err
-	}
+	s.Table, s.Root = tgt.TableName(), tgt.Display()
 	store, err := f.openTableJournal(ctx, o.Journal, tgt, s)
 	if err != nil {
 		return nil, nil, nil, err
@@ -275,7 +274,7 @@ func (f *Factory) checkWarehouse(s *runSummary) func(context.Context, databricks
 		if err != nil {
 			return nil, "", fmt.Errorf("cleanup re-checks table %s before deleting anything: %w", name, err)
 		}
-		s.Identity = currentUser(ctx, wh)
+		s.Identity = recovery.CurrentUser(ctx, wh)
 		return wh, s.Identity, nil
 	}
 }

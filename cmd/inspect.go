@@ -14,11 +14,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/zbrecover/zbrecover/delta"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/place"
+	"github.com/zbrecover/zbrecover/recovery"
 	"github.com/zbrecover/zbrecover/reload"
-	"github.com/zbrecover/zbrecover/schemadiff"
 )
 
 // InspectOptions are the inputs of `zbrecover inspect`.
@@ -289,7 +288,7 @@ func inspectTable(ctx context.Context, o *InspectOptions, tgt *tableref.Ref, rep
 		}
 	}
 	if table.Known() {
-		if err := readSchemaHistory(ctx, f, tgt, &table.Table); err != nil {
+		if err := recovery.ReadHistory(ctx, f.Logger, tgt, &table.Table); err != nil {
 			return nil, "", err
 		}
 	}
@@ -403,24 +402,4 @@ func mistypedRoot(root, note string) string {
 		}
 	}
 	return note + " (give the folder that holds _delta_log/ and _zerobus/)"
-}
-
-// readSchemaHistory reads the table's schema over its versions from its Delta log into t:
-// it says which version each schema group was written against and which renames the table's
-// history proves (inspect reports them, reload loads through them). A table whose log is not
-// at the root (or not readable) goes without; a schema file has no history.
-func readSchemaHistory(ctx context.Context, f *Factory, tgt *tableref.Ref, t *schemadiff.Table) error {
-	if t.Source == schemadiff.SourceFile {
-		return nil
-	}
-	h, err := delta.History(ctx, tgt.Root, 0)
-	switch {
-	case err == nil:
-		t.History = h
-	case ctx.Err() != nil:
-		return ctx.Err()
-	default:
-		f.Logger.Info("table history not read", "error", err.Error())
-	}
-	return nil
 }

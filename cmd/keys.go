@@ -10,7 +10,6 @@ import (
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 	"github.com/zbrecover/zbrecover/reload"
-	"github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/tableref"
 )
 
@@ -24,24 +23,6 @@ func parseKeyFlag(flag, s string) (reload.Keys, error) {
 		return nil, FlagErrorf("--%s: %v", flag, err)
 	}
 	return k, nil
-}
-
-// checkTableKeys checks that the table has every key column (and the order column).
-func checkTableKeys(s schemadiff.Schema, keys reload.Keys, order string) error {
-	names := append([]string(nil), keys...)
-	if order != "" {
-		names = append(names, order)
-	}
-	for _, k := range names {
-		found := false
-		for _, f := range s.Fields {
-			found = found || strings.EqualFold(f.Name, k)
-		}
-		if !found {
-			return WithCode(ExitUsage, fmt.Sprintf("the table has no column %s (--dedupe-key and --dedupe-order name table columns)", schemadiff.QuoteIdent(k)))
-		}
-	}
-	return nil
 }
 
 // inspectKeys measures inspect --key on the warehouse: nil when no key was asked for.
@@ -123,22 +104,6 @@ func writeOverlapText(w io.Writer, ov *reload.OverlapReport) error {
 		ov.Total.WouldDuplicate, ov.Key, ov.Total.New)
 	fmt.Fprintf(w, "  %s\n", ov.Note)
 	return nil
-}
-
-// reloadDedupe returns the load by key reload's flags ask for, nil for a plain reload.
-func reloadDedupe(o *ReloadOptions, table *schemadiff.Table) (*reload.Dedupe, error) {
-	keys, err := parseKeyFlag("dedupe-key", o.DedupeKey)
-	if err != nil || keys == nil {
-		return nil, err
-	}
-	order, err := parseOrderFlag(o.DedupeOrder)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkTableKeys(table.Schema, keys, order); err != nil {
-		return nil, err
-	}
-	return &reload.Dedupe{Key: keys, Order: order, Ascending: o.DedupeAscending}, nil
 }
 
 // parseOrderFlag reads --dedupe-order as one key column (backquotes allowed); "" gives "".

@@ -15,9 +15,9 @@ import (
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 	"github.com/zbrecover/zbrecover/place"
+	"github.com/zbrecover/zbrecover/recovery"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/schemadiff"
-	"github.com/zbrecover/zbrecover/sqlstmt"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/tableref"
 )
@@ -207,16 +207,6 @@ func cutUnquoted(s string, sep byte) (before, after string, found bool) {
 	return s, "", false
 }
 
-// identify gives tgt its identity (the table id that keys the journal) and records the
-// target in the run's summary.
-func identify(ctx context.Context, tgt *tableref.Ref, s *runSummary) error {
-	if err := tableref.Identify(ctx, tgt); err != nil {
-		return err
-	}
-	s.Table, s.Root = tgt.TableName(), tgt.Display()
-	return nil
-}
-
 // reloadRun logs the run header, reloads and writes the --summary.
 func reloadRun(ctx context.Context, o *ReloadOptions) error {
 	s := runHeader(ctx, o.F, true)
@@ -233,32 +223,20 @@ func reloadSteps(ctx context.Context, o *ReloadOptions, s *runSummary) error {
 		return err
 	}
 	defer closeJournal(store)
-	// The table's lock is taken as soon as the table's identity is known, before the
-	// fallback folder is inspected and the schema read (reload.LockTable).
-	var locked *reload.Locked
-	defer func() { _ = locked.Close() }()
-	tgt, rep, table, err := reloadInputs(ctx, o, s, func(tgt *tableref.Ref) (err error) {
-		if err = identify(ctx, tgt, s); err == nil {
-			err = f.checkJournalPlace(ctx, o.Journal, tgt)
-		}
-		if err == nil {
-			locked, err = reload.LockTable(ctx, store, tgt.TableID, header("").Command, f.lockBreaker(o.BreakLock, o.Yes))
-		}
-		return err
-	})
+	env, err := f.recoveryEnv(wh, store, o.Journal)
 	if err != nil {
 		return err
 	}
-	ro, err := reloadOptions(ctx, o, tgt, table)
-	if err != nil {
-		return err
+	bar := newFooterProgress(f, "footers")
+	env.Footers, env.FootersDone = bar.update, bar.done
+	rec, planErr := recovery.Prepare(ctx, env, reloadRequest(o, s))
+	if rec != nil {
+		f.warnWedged(store, rec.Target.TableID, s)
 	}
-	ro.Locked = locked
-	prep, planErr := reload.Prepare(ctx, reloadDeps(f, wh, store, ""), tgt, rep, table, ro)
-	f.warnWedged(store, tgt.TableID, s)
-	if prep == nil {
-		return planErr
+	if rec == nil || rec.Prepared == nil {
+		return usageError(planErr)
 	}
+	prep, rep, tgt := rec.Prepared, rec.Report, rec.Target
 	defer prep.Close()
 	if err := showReloadPlan(f, o, s, prep, rep, planErr); err != nil || planErr != nil || o.DryRun {
 		return err
@@ -269,8 +247,61 @@ func reloadSteps(ctx context.Context, o *ReloadOptions, s *runSummary) error {
 	if err := confirmReload(ctx, f, o, s, prep, wh, tgt); err != nil {
 		return err
 	}
-	runErr := executeReload(ctx, f, s, prep, ro.Stage)
+	runErr := executeReload(ctx, f, s, prep, rec.Stage)
 	return reloadExit(ctx, runErr, rep, prep, tgt, o)
+}
+
+// reloadRequest turns the flags into the reload recovery.Prepare gathers and prepares; the
+// table, once identified, is recorded in the run's summary.
+func reloadRequest(o *ReloadOptions, s *runSummary) recovery.Request {
+	f := o.F
+	renames, _ := parseRenames(o.Renames)
+	key, _ := parseKeyFlag("key", o.Key)
+	req := recovery.Request{Target: o.Target, Prefix: o.Prefix, Renames: renames, BatchFiles: o.BatchFiles, NoValidate: o.NoValidate,
+		IgnoreForeignRuns: o.IgnoreForeignRuns, StageTo: o.StageTo, KeysTo: o.KeysTo, Key: key, Header: header(""),
+		BreakLock:  f.lockBreaker(o.BreakLock, o.Yes),
+		Identified: func(tgt *tableref.Ref) { s.Table, s.Root = tgt.TableName(), tgt.Display() }}
+	if dk, _ := parseKeyFlag("dedupe-key", o.DedupeKey); dk != nil {
+		order, _ := parseOrderFlag(o.DedupeOrder)
+		req.Dedupe = &recovery.Dedupe{Key: dk, Order: order, Ascending: o.DedupeAscending}
+	}
+	req.Schema = recovery.Schema{From: o.From, Source: func() (tableref.Source, error) { return schemaSource(f, o.From) }}
+	if o.SchemaFile != "" {
+		req.Schema.File = func() (*schemadiff.Table, error) {
+			t, err := readSchemaFile(f, o.SchemaFile)
+			if err != nil {
+				return nil, err
+			}
+			return &t.Table, nil
+		}
+	}
+	return req
+}
+
+// recoveryEnv is what recovery.Prepare works with in this run: the resolver, the warehouse
+// and its sessions, the journal (checked against the table once it is known, when journal
+// names one) and the places opened as --stage-to and --keys-to are.
+func (f *Factory) recoveryEnv(wh *databricks.Warehouse, store journalStore, journal string) (recovery.Env, error) {
+	r, err := f.resolver()
+	if err != nil {
+		return recovery.Env{}, err
+	}
+	d := reloadDeps(f, wh, store, "")
+	return recovery.Env{Resolver: r, Journal: store, Warehouse: d.Warehouse, Session: d.Session, Concurrency: f.Global.Concurrency, Log: f.Logger,
+		CheckJournal: func(ctx context.Context, tgt *tableref.Ref) error { return f.checkJournalPlace(ctx, journal, tgt) },
+		OpenStage:    f.openStage}, nil
+}
+
+// usageError maps recovery's usage errors to the exit code of a command-line mistake.
+func usageError(err error) error {
+	var ue *recovery.UsageError
+	switch {
+	case !errors.As(err, &ue):
+		return err
+	case ue.Flag:
+		return FlagErrorf("%s", ue.Msg)
+	}
+	return WithCode(ExitUsage, ue.Msg)
 }
 
 // openReload opens the warehouse and the journal a reload needs.
@@ -297,7 +328,7 @@ func confirmReload(ctx context.Context, f *Factory, o *ReloadOptions, s *runSumm
 		fmt.Sprintf("reload writes to %s: pass --yes to load without a terminal to confirm on (or --dry-run to see the plan)", tgt.TableName())); err != nil {
 		return err
 	}
-	s.Identity = currentUser(ctx, wh)
+	s.Identity = recovery.CurrentUser(ctx, wh)
 	f.Logger.Info("warehouse identity", "user", orUnknown(s.Identity))
 	return nil
 }
@@ -324,84 +355,6 @@ func executeReload(ctx context.Context, f *Factory, s *runSummary, prep *reload.
 		}
 	}
 	return runErr
-}
-
-// reloadInputs inspects the fallback folder and reads the table's schema: the target, the
-// report and the schema a plan is made from. opened is called with the target once it is
-// open, before anything is inspected; it gives the target its identity.
-func reloadInputs(ctx context.Context, o *ReloadOptions, s *runSummary, opened func(*tableref.Ref) error) (*tableref.Ref, *inspect.Report, *schemadiff.Table, error) {
-	f := o.F
-	tgt, rep, err := streamInspect(ctx, f, &o.Target, o.Prefix, true, opened, nil)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if o.SchemaFile != "" {
-		t, err := readSchemaFile(f, o.SchemaFile)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		return tgt, rep, &t.Table, nil
-	}
-	src, err := schemaSource(f, o.From)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	table, err := src.Table(ctx, tgt)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("read the table schema (--from %s): %w", o.From, err)
-	}
-	if table.Known() {
-		if err := readSchemaHistory(ctx, f, tgt, table); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	return tgt, rep, table, nil
-}
-
-// reloadOptions turns the flags into reload's options (the staging location opened).
-func reloadOptions(ctx context.Context, o *ReloadOptions, tgt *tableref.Ref, table *schemadiff.Table) (reload.Options, error) {
-	renames, _ := parseRenames(o.Renames)
-	dedupe, err := reloadDedupe(o, table)
-	if err != nil {
-		return reload.Options{}, err
-	}
-	ro := reload.Options{Renames: renames, BatchFiles: o.BatchFiles, Dedupe: dedupe, NoValidate: o.NoValidate, IgnoreForeignRuns: strings.TrimSpace(o.IgnoreForeignRuns),
-		Header: header(""), BreakLock: o.F.lockBreaker(o.BreakLock, o.Yes)}
-	if o.StageTo != "" {
-		if ro.Stage, err = o.F.openStage(ctx, place.Staging, o.StageTo, tgt); err != nil {
-			return reload.Options{}, err
-		}
-	}
-	if ro.Keys, err = parseKeyFlag("key", o.Key); err != nil {
-		return reload.Options{}, err
-	}
-	if ro.Keys == nil && dedupe != nil {
-		ro.Keys = dedupe.Key
-	}
-	if ro.Keys != nil {
-		if err := checkTableKeys(table.Schema, ro.Keys, ""); err != nil {
-			return reload.Options{}, err
-		}
-	}
-	if o.KeysTo != "" {
-		var staging []storage.Location
-		if ro.Stage != nil {
-			if l, err := storage.Parse(ro.Stage.Location); err == nil {
-				staging = append(staging, l)
-			}
-		}
-		kp, err := o.F.openStage(ctx, place.Keys, o.KeysTo, tgt, staging...)
-		if err != nil {
-			return reload.Options{}, err
-		}
-		ro.KeysPlace = &reload.KeysPlace{Dst: kp.Dst, Location: kp.Location}
-	} else if ro.Keys != nil && ro.Stage == nil && o.Key != "" {
-		return reload.Options{}, FlagErrorf("--key: the keys file needs a place the warehouse may read: --stage-to or --keys-to")
-	}
-	if ro.Stage == nil && ro.KeysPlace == nil {
-		ro.Keys = nil // a load by key without a place for a keys file: verify reads the files
-	}
-	return ro, nil
 }
 
 // reloadDeps are reload's dependencies on a warehouse, with sessions for commit tags.
@@ -718,16 +671,6 @@ func srcIdentity(tgt *tableref.Ref) string {
 		return "the READ credentials Unity Catalog vended for " + tgt.TableName()
 	}
 	return "the " + tgt.Loc.Scheme + " store's own credentials"
-}
-
-// currentUser asks the warehouse who statements run as; "" when it cannot say.
-func currentUser(ctx context.Context, wh *databricks.Warehouse) string {
-	res, err := wh.QueryAll(ctx, sqlstmt.CurrentUser())
-	if err != nil || len(res.Rows) == 0 || len(res.Rows[0]) == 0 {
-		return ""
-	}
-	s, _ := res.Rows[0][0].(string)
-	return s
 }
 
 func nothingReason(p *reload.Plan, rep *inspect.Report) string {

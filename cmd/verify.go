@@ -10,6 +10,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/history"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
+	"github.com/zbrecover/zbrecover/recovery"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/tableref"
 )
@@ -99,13 +100,15 @@ func verifySteps(ctx context.Context, o *VerifyOptions, s *runSummary) error {
 	if ws == nil {
 		return fmt.Errorf("table %s: %w", o.Target.Table, ErrNeedsDatabricks)
 	}
-	tgt, err := f.openTarget(ctx, &o.Target, tableref.Read)
+	r, err := f.resolver()
 	if err != nil {
 		return err
 	}
-	if err := identify(ctx, tgt, s); err != nil {
+	tgt, err := recovery.Open(ctx, r, o.Target, tableref.Read)
+	if err != nil {
 		return err
 	}
+	s.Table, s.Root = tgt.TableName(), tgt.Display()
 	store, err := f.openTableJournal(ctx, o.Journal, tgt, s)
 	if err != nil {
 		return err
@@ -121,7 +124,7 @@ func verifySteps(ctx context.Context, o *VerifyOptions, s *runSummary) error {
 		return err
 	}
 	keys, _ := parseKeyFlag("key", o.Key)
-	s.Identity = currentUser(ctx, wh)
+	s.Identity = recovery.CurrentUser(ctx, wh)
 	bars := newBars(f)
 	rep, err := reload.VerifyRun(ctx, reloadDeps(f, wh, store, s.Identity), tgt, reload.VerifyOptions{Run: o.Run,
 		Header: header(s.Identity), BreakLock: f.lockBreaker(o.BreakLock, o.Yes), Keys: keys, OpenKeys: f.openStagedLocation,

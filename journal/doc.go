@@ -115,6 +115,17 @@
 //
 // The age counts from the later of the holder's clock and the store's.
 //
+// A lock can be held as a lease (LockOptions.Lease, for a long-running holder such as
+// zbrecover watch): the lock records the lease, its holder renews it (Renewer) well within
+// it, and every process judges the lock by that lease from its last renewal instead of by its
+// own TTL. A live lock younger than its lease is never broken; a holder that stopped renewing
+// leaves a lock older than its lease once the lease has passed, which Force breaks. On an
+// object store a renewal is a create-only object <table_id>/lease/<token>-<n>.json beside the
+// lock (the previous one deleted): not every store can rewrite the lock object on a condition,
+// and a delete then create would leave a moment in which another process takes the lock. A
+// flock needs no renewal (it lasts as long as its holder). Renew says when the lock was lost
+// (ErrLockLost): its holder must stop what the lock guards.
+//
 // # Replay
 //
 // Replay turns a run's records into its State with no I/O:

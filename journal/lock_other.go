@@ -3,6 +3,7 @@
 package journal
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,7 +20,7 @@ func lockFile(tableID, path string, o LockOptions) (Lock, error) {
 	if ttl <= 0 {
 		ttl = DefaultLockTTL
 	}
-	h := o.Owner.filled(time.Now())
+	h := o.holder(time.Now())
 	data, _ := json.Marshal(h)
 	for attempt := 0; ; attempt++ {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
@@ -39,10 +40,17 @@ func lockFile(tableID, path string, o LockOptions) (Lock, error) {
 			return nil, fmt.Errorf("journal: lock %s: %w", path, err)
 		}
 		le := &LockedError{TableID: tableID, Where: path, TTL: ttl}
+		since := time.Time{}
 		if b, err := os.ReadFile(path); err == nil {
 			_ = json.Unmarshal(b, &le.Holder)
+			since = le.Holder.Since
 		}
-		le.describe(time.Now(), le.Holder.Since)
+		le.TTL = le.Holder.lease(ttl)
+		if fi, err := os.Stat(path); err == nil && fi.ModTime().After(since) {
+			le.Renewed = !since.IsZero() && fi.ModTime().After(since.Add(time.Second))
+			since = fi.ModTime()
+		}
+		le.describe(time.Now(), since)
 		if attempt > 0 || le.Rule() == BreakNever || !(le.Stale && o.Force) && (o.Break == nil || !o.Break(le)) {
 			return nil, le
 		}
@@ -56,6 +64,25 @@ type fileLock struct {
 	path, token string
 	once        sync.Once
 	err         error
+}
+
+// Renew implements Renewer: the lock file's modification time is its last renewal.
+func (l *fileLock) Renew(context.Context) error {
+	var h Holder
+	b, err := os.ReadFile(l.path)
+	if err == nil {
+		err = json.Unmarshal(b, &h)
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("journal: lock %s is gone: %w", l.path, ErrLockLost)
+	case err != nil:
+		return fmt.Errorf("journal: renew lock %s: %w", l.path, err)
+	case h.Token != l.token:
+		return fmt.Errorf("journal: lock %s was broken and taken by %s: %w", l.path, h, ErrLockLost)
+	}
+	t := time.Now()
+	return os.Chtimes(l.path, t, t)
 }
 
 // Close removes the lock file if it is still this process's.

@@ -3,6 +3,7 @@
 package journal
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,7 +33,7 @@ func lockFile(tableID, path string, o LockOptions) (Lock, error) {
 		}
 		return nil, fmt.Errorf("journal: lock %s: %w", path, err)
 	}
-	h := o.Owner.filled(time.Now())
+	h := o.holder(time.Now())
 	data, _ := json.Marshal(h)
 	if err := writeHolder(f, data); err != nil {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
@@ -53,14 +54,30 @@ func writeHolder(f *os.File, data []byte) error {
 }
 
 type flockLock struct {
-	f    *os.File
-	once sync.Once
-	err  error
+	f      *os.File
+	once   sync.Once
+	err    error
+	mu     sync.Mutex
+	closed bool
+}
+
+// Renew implements Renewer: a flock lasts as long as its holder, so there is no lease to
+// renew; it fails only once the lock was closed.
+func (l *flockLock) Renew(context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return fmt.Errorf("journal: lock %s was released: %w", l.f.Name(), ErrLockLost)
+	}
+	return nil
 }
 
 // Close empties the lock file and releases the flock; a second Close does nothing.
 func (l *flockLock) Close() error {
 	l.once.Do(func() {
+		l.mu.Lock()
+		l.closed = true
+		l.mu.Unlock()
 		_ = l.f.Truncate(0)
 		err := syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
 		l.err = errors.Join(err, l.f.Close())

@@ -221,12 +221,12 @@ func (j *Remote) Lock(ctx context.Context, tableID string, o LockOptions) (Lock,
 		ttl = DefaultLockTTL
 	}
 	key := tableID + "/lock.json"
-	h := o.Owner.filled(j.now())
+	h := o.holder(j.now())
 	data, _ := json.Marshal(h)
 	for attempt := 0; ; attempt++ {
 		_, err := j.put.Put(ctx, key, bytes.NewReader(data), int64(len(data)), storage.PutOptions{CreateOnly: true})
 		if err == nil {
-			return &remoteLock{j: j, key: key, token: h.Token}, nil
+			return &remoteLock{j: j, key: key, tableID: tableID, token: h.Token}, nil
 		}
 		if !errors.Is(err, storage.ErrExist) {
 			return nil, fmt.Errorf("journal: lock %s: %w", key, err)
@@ -242,7 +242,14 @@ func (j *Remote) Lock(ctx context.Context, tableID string, o LockOptions) (Lock,
 		if info.ModTime.After(since) {
 			since = info.ModTime // the store's clock, when it is later than the holder's
 		}
-		le := &LockedError{TableID: tableID, Where: j.b.Location() + "/" + key, Holder: held, TTL: ttl}
+		renewed, err := j.renewedAt(ctx, tableID, held.Token)
+		if err != nil {
+			return nil, fmt.Errorf("journal: lock %s: %w", key, err)
+		}
+		le := &LockedError{TableID: tableID, Where: j.b.Location() + "/" + key, Holder: held, TTL: held.lease(ttl)}
+		if renewed.After(since) {
+			since, le.Renewed = renewed, true
+		}
 		le.describe(j.now(), since)
 		if attempt > 0 || le.Rule() == BreakNever {
 			return nil, le
@@ -254,6 +261,67 @@ func (j *Remote) Lock(ctx context.Context, tableID string, o LockOptions) (Lock,
 		if err != nil && !errors.Is(err, storage.ErrNotExist) {
 			return nil, fmt.Errorf("journal: break lock %s: %w", key, err)
 		}
+		j.dropRenewals(ctx, tableID, held.Token, "")
+	}
+}
+
+// renewalPrefix is where the renewals of the lease of the lock with token are kept:
+// <table_id>/lease/<token>-<n:08d>.json, each written create-only.
+func renewalPrefix(tableID, token string) string {
+	return tableID + "/lease/" + token + "-"
+}
+
+// renewal is a renewal object: the holder's token and clock.
+type renewal struct {
+	Token string    `json:"token"`
+	Time  time.Time `json:"time"`
+}
+
+// renewedAt returns when the lease of the lock with token was last renewed: the later of the
+// holder's clock and the store's over its renewal objects; zero when it never was.
+func (j *Remote) renewedAt(ctx context.Context, tableID, token string) (time.Time, error) {
+	var last time.Time
+	if token == "" || checkName("token", token) != nil {
+		return last, nil
+	}
+	var keys []string
+	err := j.b.List(ctx, renewalPrefix(tableID, token), func(o storage.ObjectInfo) error {
+		if o.ModTime.After(last) {
+			last = o.ModTime
+		}
+		keys = append(keys, o.Key)
+		return nil
+	})
+	if err != nil {
+		return time.Time{}, err
+	}
+	if len(keys) > 0 {
+		sort.Strings(keys)
+		if data, err := storage.ReadAll(ctx, j.b, keys[len(keys)-1], 0, -1); err == nil {
+			var r renewal
+			if json.Unmarshal(data, &r) == nil && r.Token == token && r.Time.After(last) {
+				last = r.Time
+			}
+		}
+	}
+	return last, nil
+}
+
+// dropRenewals deletes the renewal objects of token's lease but keep (best effort: a renewal
+// left behind names a token no lock holds, and is never read).
+func (j *Remote) dropRenewals(ctx context.Context, tableID, token, keep string) {
+	if token == "" || checkName("token", token) != nil {
+		return
+	}
+	var keys []string
+	_ = j.b.List(ctx, renewalPrefix(tableID, token), func(o storage.ObjectInfo) error {
+		if o.Key != keep {
+			keys = append(keys, o.Key)
+		}
+		return nil
+	})
+	for _, k := range keys {
+		_ = j.b.Delete(ctx, k, storage.Precondition{})
 	}
 }
 
@@ -275,11 +343,56 @@ func (j *Remote) holder(ctx context.Context, key string) (storage.ObjectInfo, Ho
 }
 
 type remoteLock struct {
-	j     *Remote
-	key   string
-	token string
-	once  sync.Once
-	err   error
+	j       *Remote
+	key     string
+	tableID string
+	token   string
+	once    sync.Once
+	err     error
+
+	mu      sync.Mutex
+	renewal int    // the number of the last renewal written
+	last    string // its key
+}
+
+// Renew implements Renewer: it checks that the lock object is still this holder's (same
+// token), then writes a new create-only renewal object and deletes the previous one. An
+// object store cannot rewrite the lock object on a condition everywhere (a conditional
+// overwrite is not in every store's API, and a delete then create would leave a moment in
+// which another process takes the lock), so the lease is renewed beside it: another process
+// judges the lock's age from its newest renewal, and a renewal never stands in anyone's way.
+func (l *remoteLock) Renew(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.owned(ctx); err != nil {
+		return err
+	}
+	l.renewal++
+	key := fmt.Sprintf("%s%08d.json", renewalPrefix(l.tableID, l.token), l.renewal)
+	data, _ := json.Marshal(renewal{Token: l.token, Time: l.j.now().UTC()})
+	if _, err := l.j.put.Put(ctx, key, bytes.NewReader(data), int64(len(data)), storage.PutOptions{CreateOnly: true}); err != nil {
+		return fmt.Errorf("journal: renew lock %s: %w", l.key, err)
+	}
+	if l.last != "" {
+		_ = l.j.b.Delete(ctx, l.last, storage.Precondition{})
+	}
+	l.last = key
+	// Broken in between (the lease had run out): the renewal names a token no lock holds.
+	return l.owned(ctx)
+}
+
+// owned checks that the lock object still holds this holder's token.
+func (l *remoteLock) owned(ctx context.Context) error {
+	_, h, err := l.j.holder(ctx, l.key)
+	switch {
+	case errors.Is(err, storage.ErrNotExist):
+		return fmt.Errorf("journal: lock %s is gone (broken by another process?): %w", l.key, ErrLockLost)
+	case err != nil:
+		return fmt.Errorf("journal: renew lock %s: %w", l.key, err)
+	case h.Token != l.token:
+		return fmt.Errorf("journal: lock %s was broken and is now held by %s: %w", l.key, h, ErrLockLost)
+	}
+	return nil
 }
 
 // Close deletes the lock object if it is still this process's (same token), with the
@@ -301,6 +414,7 @@ func (l *remoteLock) Close() error {
 				l.err = fmt.Errorf("journal: release lock %s: %w", l.key, err)
 			}
 		}
+		l.j.dropRenewals(ctx, l.tableID, l.token, "")
 	})
 	return l.err
 }

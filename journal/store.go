@@ -63,6 +63,19 @@ type Lock interface {
 	Close() error
 }
 
+// Renewer is a Lock held as a lease (LockOptions.Lease): Renew records that its holder is
+// still working, so that the lock's age counts from now and no other process takes it as
+// stale while the holder renews it within its lease. Renew fails with an error wrapping
+// ErrLockLost when the lock is no longer this holder's (broken after its lease ran out, then
+// taken): the holder must stop what the lock guards. Every Lock of Dir and Remote is one.
+type Renewer interface {
+	Renew(ctx context.Context) error
+}
+
+// ErrLockLost is returned (wrapped) by Renew when the lock was broken and is gone or held by
+// another process.
+var ErrLockLost = errors.New("the table's lock is no longer held by this process")
+
 // DefaultLockTTL is the lease of a lock that cannot tell whether its holder is alive (an
 // object-store lock, held by a process of another host): younger than this, the holder may
 // still be working.
@@ -76,6 +89,12 @@ type LockOptions struct {
 	// lock older than TTL without asking, unless its holder is a live process of this host.
 	TTL   time.Duration
 	Force bool
+	// Lease, when set, takes the lock as a lease of this length, recorded in the lock: its
+	// holder renews it (Renewer) well before the lease ends, and any process judges the lock
+	// by this lease instead of TTL, from its last renewal: a holder that stops renewing (it
+	// was killed, or lost its connection) leaves a lock older than its lease once Lease has
+	// passed, which Force then breaks. A live lock younger than its lease is never broken.
+	Lease time.Duration
 	// Break, when set, is asked about a lock another holder has (the operator's
 	// --break-lock: shown the holder, it confirms, as LockedError.Rule allows); when it
 	// returns true the lock is broken (deleted with its version as precondition) and taken.
@@ -97,6 +116,17 @@ type Holder struct {
 	// or containers that share a host name differ here, so that a pid is looked up only
 	// where it is the holder's.
 	PIDSpace string `json:"pid_space,omitempty"`
+	// LeaseSeconds is the lease the holder renews its lock within (LockOptions.Lease); 0
+	// for a lock that is not renewed, judged by the TTL of whoever finds it.
+	LeaseSeconds int64 `json:"lease_seconds,omitempty"`
+}
+
+// lease returns the holder's lease, else ttl.
+func (h Holder) lease(ttl time.Duration) time.Duration {
+	if h.LeaseSeconds > 0 {
+		return time.Duration(h.LeaseSeconds) * time.Second
+	}
+	return ttl
 }
 
 func (h Holder) String() string {
@@ -141,12 +171,15 @@ type LockedError struct {
 	TableID string
 	Where   string // the lock file or object
 	Holder  Holder // zero when the holder could not be read
-	// Since is when the lock was taken, as far as can be told (the later of the holder's
-	// time and the store's, so that a skewed clock makes a lock look younger, never older);
-	// zero when unknown. Age is how long it has been held (0 when Since is unknown).
-	Since time.Time
-	Age   time.Duration
-	// TTL is the lock's lease; Stale is set when the lock is older than it.
+	// Since is when the lock was taken, or its lease last renewed, as far as can be told (the
+	// later of the holder's time and the store's, so that a skewed clock makes a lock look
+	// younger, never older); zero when unknown. Age is how long since then (0 when Since is
+	// unknown). Renewed is set when Since is a renewal of the holder's lease.
+	Since   time.Time
+	Age     time.Duration
+	Renewed bool
+	// TTL is the lock's lease (the holder's, when it recorded one); Stale is set when the
+	// lock is older than it.
 	TTL   time.Duration
 	Stale bool
 	// Here is set when the holder ran on this host, in this pid space.
@@ -182,7 +215,10 @@ func (e *LockedError) LeaseEnds() time.Time {
 
 func (e *LockedError) Error() string {
 	msg := fmt.Sprintf("table %s is locked by %s (%s)", e.TableID, e.Holder, e.Where)
-	if e.Age > 0 {
+	switch {
+	case e.Age > 0 && e.Renewed:
+		msg += fmt.Sprintf(", its lease of %s last renewed %s ago", e.TTL, e.Age.Round(time.Second))
+	case e.Age > 0:
 		msg += fmt.Sprintf(", held for %s", e.Age.Round(time.Second))
 	}
 	switch {
@@ -230,6 +266,16 @@ func (e *LockedError) describe(now, since time.Time) {
 }
 
 func (e *LockedError) Unwrap() error { return ErrLocked }
+
+// holder returns the lock's holder: o.Owner with its empty fields set from the process, and
+// the lease recorded (whole seconds, rounded up).
+func (o LockOptions) holder(now time.Time) Holder {
+	h := o.Owner.filled(now)
+	if o.Lease > 0 {
+		h.LeaseSeconds = int64((o.Lease + time.Second - 1) / time.Second)
+	}
+	return h
+}
 
 // filled returns h with its empty fields set from the process.
 func (h Holder) filled(now time.Time) Holder {

@@ -168,6 +168,24 @@ type RunOptions struct {
 	// and the total of the staging step.
 	Progress      Progress
 	StageProgress func(done, total int)
+	// Stop, when set, asks for a graceful stop once it is closed: the statement in flight is
+	// finished and journaled, not cancelled, and Execute returns an error wrapping
+	// ErrInterrupted before the next batch (a service stopping: zbrecover watch on SIGTERM).
+	// Cancelling ctx instead cancels the statement in flight.
+	Stop <-chan struct{}
+}
+
+// stopped reports whether a graceful stop was asked for.
+func (ro RunOptions) stopped() bool {
+	if ro.Stop == nil {
+		return false
+	}
+	select {
+	case <-ro.Stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // Execute runs a prepared reload: it continues the run Prepare found (settling the batches
@@ -392,6 +410,9 @@ func (r *runner) execute(ctx context.Context, st *journal.State, newBatches []Ba
 	for i, w := range todo {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("%w before batch %d", ErrInterrupted, w.n)
+		}
+		if r.run.stopped() {
+			return fmt.Errorf("%w before batch %d: stopped on request", ErrInterrupted, w.n)
 		}
 		if err := r.send(ctx, w); err != nil {
 			return err

@@ -161,3 +161,38 @@ func TestDirLockRenews(t *testing.T) {
 		t.Errorf("renewal after Close: %v", err)
 	}
 }
+
+// TestUnderLock: under a held lock, a step's Lock of that table returns at once and its Close
+// leaves the table locked; another process still finds it locked; another table's lock is
+// taken as usual; and the store keeps its run reads (a store of this package stays one).
+func TestUnderLock(t *testing.T) {
+	ctx := context.Background()
+	d, err := OpenDir(t.TempDir())
+	must(t, err)
+	defer d.Close()
+	held, err := d.Lock(ctx, target.TableID, LockOptions{Lease: time.Minute})
+	must(t, err)
+	s := UnderLock(d, target.TableID, held)
+	if _, ok := s.(runStore); !ok {
+		t.Errorf("UnderLock of a Dir (%T) lost its run reads", s)
+	}
+	step, err := s.Lock(ctx, target.TableID, LockOptions{})
+	must(t, err)
+	must(t, step.Close())
+	other, err := OpenDir(d.dir)
+	must(t, err)
+	defer other.Close()
+	if _, err := other.Lock(ctx, target.TableID, LockOptions{}); !errors.Is(err, ErrLocked) {
+		t.Fatalf("the table is not locked after a step under the lock closed its lock: %v", err)
+	}
+	l2, err := s.Lock(ctx, "another-table", LockOptions{})
+	must(t, err)
+	if _, err := other.Lock(ctx, "another-table", LockOptions{}); !errors.Is(err, ErrLocked) {
+		t.Errorf("another table's lock was not taken: %v", err)
+	}
+	must(t, l2.Close())
+	must(t, held.Close())
+	l, err := other.Lock(ctx, target.TableID, LockOptions{})
+	must(t, err)
+	must(t, l.Close())
+}

@@ -35,7 +35,7 @@ type importRule struct {
 var importRules = []importRule{
 	{dir: ".", only: []string{"cmd"}},
 	{dir: "cmd", only: []string{"cleanup", "databricks", "delta", "doctor", "history", "inspect", "internal/fallback", "internal/iostreams",
-		"internal/jsonout", "internal/redact", "internal/textsafe", "journal", "place", "recovery", "reload", "scan", "schemadiff", "sqlstmt", "storage", "storage/all", "tableref",
+		"internal/jsonout", "internal/redact", "internal/textsafe", "journal", "place", "recovery", "reload", "scan", "schemadiff", "sqlstmt", "storage", "storage/all", "tableref", "watch",
 		"internal/demo", "internal/fake/workspace", "internal/fake/warehouse"}},
 	{dir: "schemadiff", only: []string{}},
 	{dir: "sqlstmt", only: []string{"schemadiff"}},
@@ -76,6 +76,9 @@ var importRules = []importRule{
 	// recovery gathers one table's reload (the table, its lock, its files, its schema, its
 	// places) for reload and watch: what reload needs, nothing that deletes.
 	{dir: "recovery", only: []string{"delta", "inspect", "journal", "place", "reload", "schemadiff", "sqlstmt", "storage", "tableref"}},
+	// watch runs scan, recovery, verify and cleanup under a lease, cycle after cycle: what
+	// reload and cleanup use, and scan.
+	{dir: "watch", only: []string{"cleanup", "databricks", "journal", "recovery", "reload", "scan", "storage", "tableref", "internal/fallback", "internal/jsonout", "internal/redact"}},
 	// scan lists catalogs and fallback folders: it reads no footer (inspect, keyfile) and never
 	// reaches what loads, records or deletes.
 	{dir: "scan", only: []string{"databricks", "storage", "tableref", "internal/fallback", "internal/jsonout", "internal/redact", "internal/textsafe"}},

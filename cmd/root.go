@@ -324,6 +324,7 @@ Every step is journaled: after a crash or Ctrl-C, run the same command again. Th
 		NewCmdHistory(f, nil),
 		NewCmdCleanup(f, nil),
 		NewCmdDoctor(f, nil),
+		NewCmdWatch(f, nil),
 	)
 	// A help topic: a command with no Run is shown by `zbrecover help environment`.
 	root.AddCommand(NewCmdEnvironment())

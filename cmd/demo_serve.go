@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -25,6 +26,10 @@ type DemoServeOptions struct {
 	Token          string
 	WarehouseID    string
 	Faults         string // a control document (workspace.Control) applied at start
+	// Zerobus are tables given a parking Zerobus writer at start (--zerobus), each flushing
+	// every ZerobusInterval.
+	Zerobus         []string
+	ZerobusInterval time.Duration
 	// Ready, when set, is called with the workspace once it serves (tests).
 	Ready func(*workspace.Workspace)
 }
@@ -42,7 +47,9 @@ Databricks SDKs, can run against it. It serves until Ctrl-C, leaving nothing run
 
 --table c.s.t=ROOT registers the Delta table at ROOT as a MANAGED table (path reads inside it
 are refused: LOCATION_OVERLAP), --external-table as an EXTERNAL one; each schema gets the
-volume <catalog>.<schema>.staging. --faults FILE makes it hostile from the start; the
+volume <catalog>.<schema>.staging. --zerobus c.s.t keeps a Zerobus writer committing to a
+table, parking its records as fallback files while the table's schema is broken (a control
+call or a schedule breaks and fixes it). --faults FILE makes it hostile from the start; the
 document and the control endpoints are in docs/runbook.md ("zbrecover demo serve").
 
 ` + exitHelp(),
@@ -51,7 +58,10 @@ document and the control endpoints are in docs/runbook.md ("zbrecover demo serve
   # Many tables (<catalog>/<schema>/<table>/ folders), with a statement log
   $ zbrecover demo serve --tables-from ./tables --log statements.jsonl
   # A hostile workspace, faults from the start
-  $ zbrecover demo serve --table main.sales.orders=./orders --faults faults.json`,
+  $ zbrecover demo serve --table main.sales.orders=./orders --faults faults.json
+  # Zerobus writing; break the schema from another terminal, and let zbrecover watch recover
+  $ zbrecover demo serve --table main.sales.orders=./orders --zerobus main.sales.orders
+  $ curl -H "Authorization: Bearer $DATABRICKS_TOKEN" -d '{"table":"main.sales.orders","action":"break"}' $DATABRICKS_HOST/api/2.0/fake/schema`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error { return demoServe(c.Context(), o) },
 	}
@@ -64,7 +74,9 @@ document and the control endpoints are in docs/runbook.md ("zbrecover demo serve
 	fl.StringVar(&o.Log, "log", "", "append one JSON line per statement to `FILE`")
 	fl.StringVar(&o.Token, "token", "", "personal access token to accept (default: a new random one)")
 	fl.StringVar(&o.WarehouseID, "warehouse-id", "local", "SQL warehouse id")
-	fl.StringVar(&o.Faults, "faults", "", "apply the JSON control document `FILE` (faults, unknowns, Zerobus writers, triggers) at start")
+	fl.StringVar(&o.Faults, "faults", "", "apply the JSON control document `FILE` (faults, unknowns, Zerobus writers, schema changes, triggers) at start")
+	fl.StringArrayVar(&o.Zerobus, "zerobus", nil, "keep a Zerobus writer committing to the table `c.s.t`, parking its records while the table's schema is broken (repeatable)")
+	fl.DurationVar(&o.ZerobusInterval, "zerobus-interval", 100*time.Millisecond, "with --zerobus: flush every `DURATION`")
 	return c
 }
 
@@ -127,6 +139,11 @@ func demoServe(ctx context.Context, o *DemoServeOptions) error {
 	if control != nil {
 		if err := ws.Apply(ctx, *control); err != nil {
 			return fmt.Errorf("--faults %s: %w", o.Faults, err)
+		}
+	}
+	for _, table := range o.Zerobus {
+		if _, err := ws.StartZerobus(workspace.ZerobusSpec{Table: table, IntervalMS: max(o.ZerobusInterval.Milliseconds(), 1), Park: true}); err != nil {
+			return fmt.Errorf("--zerobus %s: %w", table, err)
 		}
 	}
 	out := o.F.IO.Out

@@ -195,7 +195,13 @@
 //     started at a 1 ms interval puts thousands of versions between a statement and its
 //     re-check; a version keeps under 1 KB in memory (its log lines are on disk), and DESCRIBE
 //     HISTORY t LIMIT n reads only the newest n (about 20 µs for 10 of 20,000 versions in the
-//     engine, BenchmarkDescribeHistoryLimit).
+//     engine, BenchmarkDescribeHistoryLimit). With ZerobusOptions.Park a writer keeps the
+//     table's schema at its start as its producers' and, once a change makes the records no
+//     longer fit (a producer column dropped or retyped, a NOT NULL column added), writes each
+//     flush as one Parquet file in the producers' schema under
+//     <root>/_zerobus/table_rejected_parquets/<date>/ instead of committing it (UNKNOWN: the
+//     real fallback file names and layout; the tool lists recursively and never relies on
+//     them), and commits again once the table takes them.
 //   - Other writers with the same identity (OBS: a table has other writers, and history
 //     tells commits apart only by operation, user and metrics): CommitLookalike commits a
 //     COPY INTO (numOutputRows N, a blind append) or MERGE (numTargetRowsInserted N) by the

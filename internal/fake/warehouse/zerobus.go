@@ -23,6 +23,14 @@ type ZerobusOptions struct {
 	// 'zerobus-n', decimals and doubles n, booleans true, dates and timestamps now, other
 	// types NULL.
 	Row func(n int64) []string
+	// Park makes the writer behave as Zerobus does when the table's schema changes under it:
+	// the producer's schema is the table's when the writer is made, and a flush whose
+	// records no longer fit the table (a producer column the table lacks or holds with
+	// another type, or a NOT NULL table column the producer does not send) writes them as one
+	// Parquet file in the producer's schema under <root>/_zerobus/table_rejected_parquets/
+	// instead of committing them (zerobus_park.go). Without it the writer follows the table's
+	// schema. Row is not used with Park.
+	Park bool
 }
 
 // ZerobusWriter commits blind appends to a table as Zerobus Ingest does while other
@@ -36,10 +44,15 @@ type ZerobusWriter struct {
 	mu      sync.Mutex
 	n       int64
 	commits []int64
-	stop    chan struct{}
-	done    chan struct{}
-	err     error
-	closed  bool
+	// producer is the table's schema when the writer was made (Park); parked counts the
+	// files and rows parked.
+	producer   []Field
+	parked     int
+	parkedRows int64
+	stop       chan struct{}
+	done       chan struct{}
+	err        error
+	closed     bool
 }
 
 // zerobusParams are the operationParameters of every Zerobus commit, shared by all of them
@@ -58,12 +71,16 @@ func (e *DuckDB) Zerobus(table string, opts ZerobusOptions) (*ZerobusWriter, err
 		opts.Rows = 1
 	}
 	e.mu.Lock()
-	_, err := e.table(&Session{Catalog: "main", Schema: "default"}, strings.Split(table, "."))
+	t, err := e.table(&Session{Catalog: "main", Schema: "default"}, strings.Split(table, "."))
+	var producer []Field
+	if err == nil && opts.Park {
+		producer = append(producer, t.cols...)
+	}
 	e.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	return &ZerobusWriter{e: e, table: table, opts: opts}, nil
+	return &ZerobusWriter{e: e, table: table, opts: opts, producer: producer}, nil
 }
 
 // Zerobus returns a writer appending to a table of the warehouse; see DuckDB.Zerobus.
@@ -71,7 +88,8 @@ func (s *Server) Zerobus(table string, opts ZerobusOptions) (*ZerobusWriter, err
 	return s.duck.Zerobus(table, opts)
 }
 
-// Flush commits one WRITE version of Options.Rows rows and returns its version.
+// Flush commits one WRITE version of Options.Rows rows and returns its version (-1 when a
+// parking writer parked them).
 func (w *ZerobusWriter) Flush(ctx context.Context) (int64, error) {
 	vs, err := w.FlushN(ctx, 1)
 	if err != nil {
@@ -81,7 +99,8 @@ func (w *ZerobusWriter) Flush(ctx context.Context) (int64, error) {
 }
 
 // FlushN commits n WRITE versions of Options.Rows rows each, one after the other with no
-// statement in between, and returns their versions. It stops at the first error.
+// statement in between, and returns their versions (-1 for each flush a parking writer
+// parked). It stops at the first error.
 func (w *ZerobusWriter) FlushN(ctx context.Context, n int) ([]int64, error) {
 	e := w.e
 	e.mu.Lock()
@@ -111,6 +130,9 @@ func (w *ZerobusWriter) flushLocked(ctx context.Context, t *tableMeta) (int64, e
 	first := w.n + 1
 	w.n += int64(w.opts.Rows)
 	w.mu.Unlock()
+	if w.opts.Park {
+		return w.flushProducer(ctx, t, first)
+	}
 	rows := make([][]string, 0, w.opts.Rows)
 	for n := first; n < first+int64(w.opts.Rows); n++ {
 		if w.opts.Row != nil {
@@ -123,6 +145,12 @@ func (w *ZerobusWriter) flushLocked(ctx context.Context, t *tableMeta) (int64, e
 	if err != nil {
 		return 0, err
 	}
+	return w.commitRows(ctx, t, wr)
+}
+
+// commitRows commits the data file appendValues wrote as one Zerobus WRITE version.
+func (w *ZerobusWriter) commitRows(_ context.Context, t *tableMeta, wr written) (int64, error) {
+	e := w.e
 	v, err := e.addCommitSpec(t, commitSpec{op: "WRITE", params: zerobusParams,
 		metrics: map[string]string{"numFiles": strconv.Itoa(wr.files), "numOutputRows": strconv.Itoa(w.opts.Rows), "numOutputBytes": strconv.FormatInt(wr.bytes, 10)},
 		blind:   true, user: w.opts.Principal, engine: ZerobusEngineInfo, adds: wr.adds})

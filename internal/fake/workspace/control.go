@@ -23,7 +23,9 @@ import (
 //	  "api_faults": [{"method": "PUT", "path": "^/api/2.0/fs/files/", "percent": 20, "times": -1,
 //	                  "action": "http", "http_status": 429, "retry_after": "1"}],
 //	  "latency":    {"files_ms": 20, "unity_catalog_ms": 0},
-//	  "zerobus":    [{"table": "main.sales.orders", "interval_ms": 1, "rows": 1}],
+//	  "zerobus":    [{"table": "main.sales.orders", "interval_ms": 1, "rows": 1, "park": true}],
+//	  "schema_changes": [{"table": "main.sales.orders", "column": "note",
+//	                  "break_after_ms": 2000, "fix_after_ms": 8000, "every_ms": 20000}],
 //	  "triggers":   [{"match": "(?i)^COPY INTO", "times": -1, "lookalike": {"operation": "COPY INTO"}},
 //	                 {"match": "(?i)^DESCRIBE HISTORY", "table": "main.sales.orders",
 //	                  "zerobus_versions": 1000, "times": -1}]
@@ -38,6 +40,8 @@ type Control struct {
 	Latency   *LatencySpec    `json:"latency,omitempty"`
 	Zerobus   []ZerobusSpec   `json:"zerobus,omitempty"`
 	Triggers  []TriggerSpec   `json:"triggers,omitempty"`
+	// SchemaChanges break and fix tables' schemas on a schedule (SchemaScheduleSpec).
+	SchemaChanges []SchemaScheduleSpec `json:"schema_changes,omitempty"`
 }
 
 // FaultSpec is a SQL warehouse fault (warehouse.Fault) in JSON. Action is one of error,
@@ -90,12 +94,16 @@ type LatencySpec struct {
 }
 
 // ZerobusSpec starts a Zerobus writer on Table committing every IntervalMS milliseconds
-// (default 1), Rows rows a version (default 1), as Principal (default the writer's).
+// (default 1), Rows rows a version (default 1), as Principal (default the writer's). With
+// Park, the writer keeps the table's schema of now as its producers' and parks the records the
+// table no longer takes as fallback files (warehouse.ZerobusOptions.Park), as Zerobus does
+// after a breaking change.
 type ZerobusSpec struct {
 	Table      string `json:"table"`
 	IntervalMS int64  `json:"interval_ms,omitempty"`
 	Rows       int    `json:"rows,omitempty"`
 	Principal  string `json:"principal,omitempty"`
+	Park       bool   `json:"park,omitempty"`
 }
 
 // LookalikeSpec is a look-alike commit (warehouse.Lookalike) in JSON; Table is used by
@@ -266,6 +274,14 @@ func (w *Workspace) Apply(ctx context.Context, c Control) error {
 		}
 		triggers[i] = tr
 	}
+	for i, sc := range c.SchemaChanges {
+		if err := sc.check(); err != nil {
+			return fmt.Errorf("schema_changes[%d]: %w", i, err)
+		}
+		if _, err := w.tableInfo(sc.Table); err != nil {
+			return fmt.Errorf("schema_changes[%d]: %w", i, err)
+		}
+	}
 	writers := make([]*warehouse.ZerobusWriter, len(c.Zerobus))
 	intervals := make([]time.Duration, len(c.Zerobus))
 	for i, s := range c.Zerobus {
@@ -300,6 +316,11 @@ func (w *Workspace) Apply(ctx context.Context, c Control) error {
 	for i, zw := range writers {
 		w.startZerobus(c.Zerobus[i], zw, intervals[i])
 	}
+	for _, sc := range c.SchemaChanges {
+		if err := w.ScheduleSchema(sc); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -311,6 +332,12 @@ type ZerobusInfo struct {
 	Versions   int    `json:"versions"`
 	Running    bool   `json:"running"`
 	Error      string `json:"error,omitempty"`
+	// Park is set for a writer that parks what the table refuses; Rows counts the rows it
+	// produced (committed or parked), ParkedFiles and ParkedRows those it parked.
+	Park        bool  `json:"park,omitempty"`
+	Rows        int64 `json:"rows"`
+	ParkedFiles int   `json:"parked_files,omitempty"`
+	ParkedRows  int64 `json:"parked_rows,omitempty"`
 }
 
 type runningZerobus struct {
@@ -329,7 +356,7 @@ func (w *Workspace) newZerobus(s ZerobusSpec) (*warehouse.ZerobusWriter, time.Du
 	if interval == 0 {
 		interval = time.Millisecond
 	}
-	zw, err := w.wh.Zerobus(s.Table, warehouse.ZerobusOptions{Rows: s.Rows, Principal: s.Principal})
+	zw, err := w.wh.Zerobus(s.Table, warehouse.ZerobusOptions{Rows: s.Rows, Principal: s.Principal, Park: s.Park})
 	return zw, interval, err
 }
 
@@ -394,7 +421,9 @@ func (w *Workspace) zerobusInfo(id int, rz *runningZerobus) ZerobusInfo {
 	w.mu.Lock()
 	stopped, err := rz.stopped, rz.err
 	w.mu.Unlock()
-	info := ZerobusInfo{ID: id, Table: rz.spec.Table, IntervalMS: rz.interval.Milliseconds(), Versions: len(rz.writer.Versions()), Running: !stopped}
+	info := ZerobusInfo{ID: id, Table: rz.spec.Table, IntervalMS: rz.interval.Milliseconds(), Versions: len(rz.writer.Versions()), Running: !stopped,
+		Park: rz.spec.Park, Rows: rz.writer.Rows()}
+	info.ParkedFiles, info.ParkedRows = rz.writer.Parked()
 	if err != nil {
 		info.Error = err.Error()
 	}

@@ -33,6 +33,10 @@ const controlPrefix = "/api/2.0/fake/"
 //	GET    /api/2.0/fake/triggers       {"triggers": [TriggerSpec + "id", "fired", "error"]}
 //	POST   /api/2.0/fake/triggers       TriggerSpec → {"id": n}
 //	DELETE /api/2.0/fake/triggers       removes every trigger
+//	GET    /api/2.0/fake/schema         {"tables": [BrokenTable + "broken"], "errors": [what a schedule could not change]}
+//	POST   /api/2.0/fake/schema         SchemaChangeSpec (break or fix now) → BrokenTable
+//	POST   /api/2.0/fake/schema-schedule SchemaScheduleSpec → {}
+//	DELETE /api/2.0/fake/schema         stops every schema schedule (the tables stay as they are)
 //	POST   /api/2.0/fake/apply          a whole Control document
 //
 // A malformed document is HTTP 400 INVALID_PARAMETER_VALUE; ids are positions in the lists.
@@ -209,6 +213,40 @@ func (w *Workspace) serveControl(rw http.ResponseWriter, r *http.Request) {
 		writeJSON(rw, http.StatusOK, map[string]any{"id": position(w.wh.Triggers(), it)})
 	case "DELETE triggers":
 		w.wh.ClearTriggers()
+		writeJSON(rw, http.StatusOK, map[string]any{})
+	case "GET schema":
+		sc := w.changes()
+		sc.mu.Lock()
+		errs := append([]string{}, sc.errs...)
+		sc.mu.Unlock()
+		tables := w.BrokenTables()
+		if tables == nil {
+			tables = []map[string]any{}
+		}
+		writeJSON(rw, http.StatusOK, map[string]any{"tables": tables, "errors": errs})
+	case "POST schema":
+		var s SchemaChangeSpec
+		if !decode(&s) {
+			return
+		}
+		bt, err := w.ChangeSchema(r.Context(), s)
+		if err != nil {
+			bad(err)
+			return
+		}
+		writeJSON(rw, http.StatusOK, bt)
+	case "POST schema-schedule":
+		var s SchemaScheduleSpec
+		if !decode(&s) {
+			return
+		}
+		if err := w.ScheduleSchema(s); err != nil {
+			bad(err)
+			return
+		}
+		writeJSON(rw, http.StatusOK, map[string]any{})
+	case "DELETE schema":
+		w.StopSchemaSchedules()
 		writeJSON(rw, http.StatusOK, map[string]any{})
 	case "POST apply":
 		b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))

@@ -112,6 +112,7 @@ type Workspace struct {
 	latency     Latency
 	zerobus     map[int]*runningZerobus
 	nextZerobus int
+	schema      *schemaChanges // created on first use (changes)
 }
 
 // Start starts a workspace.
@@ -163,6 +164,7 @@ func Start(opts Options) (*Workspace, error) {
 func (w *Workspace) Close() error {
 	var err error
 	w.once.Do(func() {
+		w.StopSchemaSchedules()
 		w.stopAllZerobus()
 		err = w.wh.Close()
 	})

@@ -210,8 +210,8 @@ func onceExit(res watch.CycleResult) error {
 	if len(codes) == 0 {
 		return nil
 	}
-	return WithCode(MostUrgent(codes...), fmt.Sprintf("cycle %d: %d tables blocked by their schema, %d failed, %d runs need review (the events above say which and why)",
-		res.Cycle, e.BlockedTables, e.FailedTables, e.ReviewRuns))
+	return WithCode(MostUrgent(codes...), fmt.Sprintf("cycle %d: %s blocked by their schema, %d failed, %s review (the events above say which and why)",
+		res.Cycle, plural(e.BlockedTables, "table"), e.FailedTables, plural(e.ReviewRuns, "run")+" "+either(e.ReviewRuns, "needs", "need")))
 }
 
 // serveMetrics serves h on addr until the returned function is called.

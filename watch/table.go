@@ -288,9 +288,17 @@ func loadStep(err error) string {
 func (w *Watcher) blocked(ctx context.Context, t scan.Table, st *tableState, groups []reload.BlockedGroup) {
 	files := 0
 	ids := make([]string, 0, len(groups))
-	for _, g := range groups {
+	groups = append([]reload.BlockedGroup(nil), groups...)
+	for i, g := range groups {
 		files += g.Files
 		ids = append(ids, g.Group)
+		// Lists are [] in the event, never null.
+		if g.DDL == nil {
+			groups[i].DDL = []string{}
+		}
+		if g.Notes == nil {
+			groups[i].Notes = []string{}
+		}
 	}
 	sort.Strings(ids)
 	fp := strings.Join(ids, ",")

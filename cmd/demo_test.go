@@ -53,15 +53,18 @@ func TestDemoEndToEnd(t *testing.T) {
 		"$ zbrecover reload " + table + " --rename customer_id=customer_key --yes --no-progress\n[exit status 1: error; nothing was loaded]",
 		"$ zbrecover reload " + table + " --rename customer_id=customer_key --yes --stage-to /Volumes/main/sales/staging/orders-recovery --no-progress\n",
 		"batches verified, 0 unknown, 0 failed, 0 mismatch; run verified",
-		"$ zbrecover verify " + table + " --key order_id --summary ",
+		"$ zbrecover verify " + table + " --key order_id --no-progress\n",
 		published[1] + " keys duplicated in the table",
 		"$ zbrecover cleanup " + table + " --dry-run --no-progress\n",
 		"$ zbrecover cleanup " + table + " --yes --no-progress\n",
 		"deleted (", "run cleaned",
 		"$ zbrecover history " + table + " --no-progress\n",
 		"--dedupe-key order_id",
-		"### zbrecover verify: main.sales.orders", // the incident summary
-		"| verification | ok: all ",
+		"$ zbrecover history " + table + " --summary ", // the whole recovery, for the ticket
+		"### Recovery of main.sales.orders (run ",
+		"| proof | ",
+		"order_id: ", " keys, 0 missing from the table, ",
+		"**Commands run:**",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q", want)

@@ -33,6 +33,9 @@ type DemoOptions struct {
 	Dir   string
 	Files int
 	Keep  bool
+	// StopBefore, "reload", stops the demo before its first reload and keeps the example
+	// and the local workspace for the operator to recover by hand (until Ctrl-C).
+	StopBefore string
 	// Inherited are the global flags given to demo (as --name=value), passed on to every
 	// command it runs.
 	Inherited []string
@@ -88,6 +91,7 @@ end unless --dir or --keep.
 	fl.StringVar(&o.Dir, "dir", "", "write the example to DIR/orders and keep it (default: a temporary directory)")
 	fl.IntVar(&o.Files, "files", demo.DefaultFiles, "number of fallback Parquet files to generate")
 	fl.BoolVar(&o.Keep, "keep", false, "keep the temporary directory at the end")
+	fl.StringVar(&o.StopBefore, "stop-before", "", "stop before this step (reload) and keep the example and the local workspace running, to recover it by hand")
 	c.AddCommand(newCmdDemoServe(f))
 	return c
 }
@@ -95,7 +99,10 @@ end unless --dir or --keep.
 func demoRun(ctx context.Context, o *DemoOptions) (err error) {
 	f := o.F
 	out := f.IO.Out
-	dir, keep := o.Dir, o.Keep || o.Dir != ""
+	if o.StopBefore != "" && o.StopBefore != "reload" {
+		return FlagErrorf("--stop-before %q: the demo stops before reload only (--stop-before reload)", o.StopBefore)
+	}
+	dir, keep := o.Dir, o.Keep || o.Dir != "" || o.StopBefore != ""
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "zbrecover-demo-"); err != nil {
 			return err
@@ -247,6 +254,9 @@ func demoRun(ctx context.Context, o *DemoOptions) (err error) {
 		return err
 	}
 
+	if o.StopBefore == "reload" {
+		return demoPractice(ctx, out, ws.Env(), dir, state, stage)
+	}
 	reload := []string{"reload", demo.Table, "--rename", "customer_id=customer_key", "--yes"}
 	d.note("Reload straight from the fallback folder: the warehouse refuses to read the managed path:")
 	code, err := d.step(nil, []int{ExitFailure}, reload...)
@@ -520,4 +530,30 @@ func shellQuote(s string) string {
 		}
 	}
 	return s
+}
+
+// demoPractice leaves the example unrecovered and the local workspace serving, for the
+// operator to recover by hand as the runbook says ("Try it by hand"), until Ctrl-C.
+func demoPractice(ctx context.Context, out io.Writer, env []string, dir, state, stage string) error {
+	fmt.Fprintf(out, "\n# Stopped before the reload: the recovery is yours to finish, by hand, in another terminal.\n")
+	fmt.Fprintf(out, "# Paste these settings there (the journal goes to %s):\n", filepath.Join(state, "zbrecover"))
+	for _, kv := range append(env, "XDG_STATE_HOME="+state) {
+		if k, v, ok := strings.Cut(kv, "="); ok && (strings.HasPrefix(k, "DATABRICKS_") || k == "XDG_STATE_HOME") {
+			fmt.Fprintf(out, "export %s=%s\n", k, shellQuote(v))
+		}
+	}
+	fmt.Fprintf(out, "# then, for example:\n")
+	for _, c := range []string{
+		"zbrecover reload " + demo.Table + " --rename customer_id=customer_key --stage-to " + stage + " --dry-run",
+		"zbrecover reload " + demo.Table + " --rename customer_id=customer_key --stage-to " + stage,
+		"zbrecover verify " + demo.Table + " --key order_id",
+		"zbrecover cleanup " + demo.Table,
+		"zbrecover history " + demo.Table + " --summary recovery.md",
+	} {
+		fmt.Fprintf(out, "  %s\n", c)
+	}
+	fmt.Fprintf(out, "\nThe example stays in %s. The local workspace serves until Ctrl-C here.\n", dir)
+	<-ctx.Done()
+	fmt.Fprintf(out, "The local workspace stops: nothing is left running; the example stays in %s.\n", dir)
+	return nil
 }

@@ -233,7 +233,10 @@ func (e *DuckDB) merge(ctx context.Context, sess *Session, p *parser) (*Result, 
 		}
 		toks = append(toks, tk)
 	}
-	q, _, err := e.rewrite(ctx, sess, toks, rewriteOpts{})
+	if t.rowTracking() {
+		toks = withRowVersion(toks, t.nextVersion())
+	}
+	q, _, err := e.rewrite(ctx, sess, toks, rewriteOpts{targetFirst: true})
 	if err != nil {
 		return nil, err
 	}
@@ -333,12 +336,19 @@ func (e *DuckDB) merge(ctx context.Context, sess *Session, p *parser) (*Result, 
 // deleteUpdate handles DELETE FROM and UPDATE.
 func (e *DuckDB) deleteUpdate(ctx context.Context, sess *Session, p *parser) (*Result, error) {
 	op := strings.ToUpper(p.peek().val)
-	q, refs, err := e.rewrite(ctx, sess, p.toks, rewriteOpts{})
+	opts := rewriteOpts{targetFirst: true, deleteTarget: op == "DELETE"}
+	q, refs, err := e.rewrite(ctx, sess, p.toks, opts)
 	if err != nil {
 		return nil, err
 	}
 	if len(refs) == 0 {
 		return nil, p.errorf("%s needs a target table", op)
+	}
+	if t := refs[0].t; op == "UPDATE" && t.rowTracking() {
+		// Updated rows keep their row IDs and take the commit's version (rowtracking.go).
+		if q, _, err = e.rewrite(ctx, sess, withRowVersion(p.toks, t.nextVersion()), opts); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := e.duckExec(ctx, "BEGIN TRANSACTION"); err != nil {
 		return nil, err
@@ -530,4 +540,41 @@ func plainJSON(v any) string {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// withRowVersion returns the tokens of an UPDATE, or of a MERGE's UPDATE SET clauses, with
+// the hidden row commit version set to v in every SET list: updated rows take the commit's
+// version, as row tracking requires (rowtracking.go). A SET list ends at the next WHERE or
+// FROM (UPDATE) or WHEN (MERGE) outside parentheses, or at the end.
+func withRowVersion(toks []token, v int64) []token {
+	text := fmt.Sprintf(", %s = %d", duckIdent(hiddenRowVersion), v)
+	set := token{kind: tkIdent, val: text, raw: text, literal: true}
+	out := make([]token, 0, len(toks)+2)
+	update := len(toks) > 0 && toks[0].isKw("UPDATE")
+	inSet, seenSet, depth, cases := false, false, 0, 0
+	for i, t := range toks {
+		switch {
+		case t.isOp("("):
+			depth++
+		case t.isOp(")"):
+			depth--
+		case t.isKw("CASE"):
+			cases++
+		case t.isKw("END") && cases > 0:
+			cases--
+		}
+		top := depth == 0 && cases == 0
+		end := t.kind == tkEOF || t.isOp(";") || top && (t.isKw("WHERE") || t.isKw("FROM") || t.isKw("WHEN"))
+		if inSet && end {
+			out = append(out, set)
+			inSet = false
+		}
+		out = append(out, t)
+		starts := top && t.isKw("SET") && (i > 0 && toks[i-1].isKw("UPDATE") || update && !seenSet) ||
+			top && t.literal && strings.HasPrefix(t.val, "UPDATE SET ")
+		if starts {
+			inSet, seenSet = true, true
+		}
+	}
+	return out
 }

@@ -68,6 +68,9 @@ func Cleanable(st *journal.State) error {
 		case journal.BatchUndoing:
 			return fmt.Errorf("run %s: %w: batch %d is being undone (run %s); run zbrecover undo again to finish it, then clean up",
 				st.Run, ErrNotCleanable, b.Batch, st.Status)
+		case journal.BatchUndoMismatch:
+			return fmt.Errorf("run %s: %w: batch %d's undo deleted another number of rows than it loaded (run %s); nothing is deleted: zbrecover history shows the DELETE",
+				st.Run, ErrNotCleanable, b.Batch, st.Status)
 		case journal.BatchMismatch:
 			mismatch = append(mismatch, fmt.Sprint(b.Batch))
 		default:

@@ -415,6 +415,9 @@ const (
 	// UndoFailed: the warehouse refused the DELETE before it committed: nothing was deleted,
 	// the batch stays verified.
 	UndoFailed UndoStatus = "failed"
+	// UndoMismatch: the DELETE committed with another number of deleted rows than the
+	// batch's: the table needs a look (exit 4); the batch is neither verified nor undone.
+	UndoMismatch UndoStatus = "mismatch"
 )
 
 // Undo is one step of taking back a verified batch's rows (zbrecover undo): the intent is
@@ -476,9 +479,9 @@ func (u *Undo) validate() error {
 	case UndoResult:
 	case UndoOutcome:
 		switch u.Status {
-		case Undone, UndoFailed:
+		case Undone, UndoFailed, UndoMismatch:
 		default:
-			return fmt.Errorf("undo outcome for batch %d: status %q (want undone or failed)", u.Batch, u.Status)
+			return fmt.Errorf("undo outcome for batch %d: status %q (want undone, failed or mismatch)", u.Batch, u.Status)
 		}
 	default:
 		return fmt.Errorf("undo step %q (want intent, result or outcome)", u.Step)

@@ -24,6 +24,9 @@ const (
 	// BatchUndone: the batch's rows were taken back (zbrecover undo): never verified again by
 	// its load's commit, its files loadable again, never deleted by this run's cleanup.
 	BatchUndone BatchStatus = "undone"
+	// BatchUndoMismatch: an undo's DELETE deleted another number of rows than the batch
+	// loaded: neither verified nor undone until someone looks (its files stay put).
+	BatchUndoMismatch BatchStatus = "undo_mismatch"
 )
 
 // PossiblyLoaded reports whether a batch in status s may have put rows in the table. A
@@ -34,7 +37,7 @@ const (
 // loaded again. A batch being undone may still have its rows: it counts.
 func (s BatchStatus) PossiblyLoaded() bool {
 	switch s {
-	case BatchOpen, BatchLoaded, BatchVerified, BatchUnknown, BatchMismatch, BatchFailed, BatchUndoing:
+	case BatchOpen, BatchLoaded, BatchVerified, BatchUnknown, BatchMismatch, BatchFailed, BatchUndoing, BatchUndoMismatch:
 		return true
 	}
 	return false
@@ -542,9 +545,13 @@ func (s *State) applyUndo(r Record, batches map[int]*BatchState) error {
 			return fmt.Errorf("undo outcome for batch %d, which is %s", b.Batch, b.Status)
 		}
 		b.Undo.Outcome, b.Undo.OutcomeTime = &u, r.Time
-		b.Status = BatchVerified
-		if u.Status == Undone {
+		switch u.Status {
+		case Undone:
 			b.Status = BatchUndone
+		case UndoMismatch:
+			b.Status = BatchUndoMismatch
+		default:
+			b.Status = BatchVerified
 		}
 	}
 	return nil
@@ -671,7 +678,7 @@ func (s *State) status(ended bool) RunStatus {
 	pending := count[BatchPlanned] + count[BatchOpen] + count[BatchLoaded] + count[BatchFailed]
 	mergePending := attempted && s.MergePending()
 	switch {
-	case count[BatchMismatch] > 0:
+	case count[BatchMismatch]+count[BatchUndoMismatch] > 0:
 		return RunMismatch
 	case count[BatchUndoing] > 0:
 		return RunUndoing

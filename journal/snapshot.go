@@ -367,7 +367,7 @@ func (sr *snapshotReader) files(keep func(string) bool, share bool) ([]FileState
 // batchStatus and deleteStatus return the package's constants for the known values, so that
 // a kept file holds no snapshot memory for them.
 func batchStatus(s string) BatchStatus {
-	for _, c := range []BatchStatus{BatchVerified, BatchPlanned, BatchOpen, BatchLoaded, BatchUnknown, BatchMismatch, BatchFailed, BatchUndoing, BatchUndone} {
+	for _, c := range []BatchStatus{BatchVerified, BatchPlanned, BatchOpen, BatchLoaded, BatchUnknown, BatchMismatch, BatchFailed, BatchUndoing, BatchUndone, BatchUndoMismatch} {
 		if string(c) == s {
 			return c
 		}

@@ -102,6 +102,15 @@ func TestReplayUndo(t *testing.T) {
 				rows: Rows{Expected: 30, Answered: 30, Loaded: 30}},
 		},
 		{
+			name: "a DELETE that deleted another number of rows: the run needs a look",
+			recs: func() []Record {
+				return loaded().undoIntent(2, UndoByKeys).undoResult(2, Int64(11), "").undoOutcome(2, UndoMismatch).records()
+			},
+			want: want{status: RunMismatch, batches: []BatchStatus{BatchVerified, BatchUndoMismatch},
+				verified: []string{"a", "b"}, loaded: []string{"a", "b", "c"},
+				rows: Rows{Expected: 30, Answered: 30, Loaded: 30}},
+		},
+		{
 			name: "undo of a batch not verified",
 			recs: func() []Record {
 				return newRun("r1").plan(batch(1, "a")).intent(1).undoIntent(1, UndoByRowIDs).records()

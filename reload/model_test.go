@@ -18,8 +18,8 @@ import (
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/journal"
 	sd "github.com/zbrecover/zbrecover/schemadiff"
-	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/sqlstmt"
+	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/storage/mem"
 	"github.com/zbrecover/zbrecover/tableref"
 )

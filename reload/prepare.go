@@ -407,7 +407,6 @@ func sourceFlag(src string, tgt *tableref.Ref, prefix string) string {
 	return "--stage-to " + strings.TrimSuffix(src, "/")
 }
 
-
 // stringLiteralLen returns the length of the QuoteString literal s starts with, 0 if none.
 func stringLiteralLen(s string) int {
 	if !strings.HasPrefix(s, "'") {

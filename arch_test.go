@@ -335,7 +335,7 @@ func copyTree(t *testing.T, src, dst string) {
 // runFunctions are the functions that run a command: each parses nothing, decides nothing
 // of the recovery itself, calls its domain package (reload, cleanup, inspect) and renders
 // what came back, so that one command reads from its flags to the warehouse in one place.
-var runFunctions = []string{"reloadSteps", "cleanupSteps", "verifySteps", "inspectRun"}
+var runFunctions = []string{"reloadSteps", "cleanupSteps", "verifySteps", "inspectRun", "undoSteps"}
 
 // maxRunLines is the most lines a run function may have.
 const maxRunLines = 50

@@ -287,6 +287,7 @@ record that Zerobus both published and parked can end up twice.
 		NewCmdVerify(f, nil),
 		NewCmdHistory(f, nil),
 		NewCmdCleanup(f, nil),
+		NewCmdUndo(f, nil),
 		NewCmdDoctor(f, nil),
 	)
 	// A help topic: a command with no Run is shown by `zbrecover help environment`.

@@ -691,3 +691,19 @@ func twoCounts(res *databricks.Result) (int64, int64) {
 	}
 	return get(0), get(1)
 }
+
+// ParseEvidence reads an --evidence value: row-ids (or row_ids), files or keys; "" for the
+// strongest available.
+func ParseEvidence(s string) (journal.UndoEvidence, error) {
+	switch strings.ToLower(strings.ReplaceAll(strings.TrimSpace(s), "-", "_")) {
+	case "":
+		return "", nil
+	case "row_ids", "rowids":
+		return journal.UndoByRowIDs, nil
+	case "files":
+		return journal.UndoByFiles, nil
+	case "keys":
+		return journal.UndoByKeys, nil
+	}
+	return "", fmt.Errorf("evidence %q: want row-ids, files or keys", s)
+}

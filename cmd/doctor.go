@@ -39,6 +39,9 @@ ok, warn or fail, with what to do for a failure:
   warehouse           the SQL warehouse: its state in the SQL warehouses API, and that a
                       trivial query (SELECT current_user()) answers
   table               the table exists in Unity Catalog and is a managed Delta table
+  table_features      row tracking, deletion vectors and change data feed on the table; with
+                      row tracking off, a warning: what undo then cannot do, and the cost of
+                      enabling it on a table Zerobus writes to (zbrecover never enables it)
   privileges          Unity Catalog's effective permissions: USE CATALOG, USE SCHEMA, SELECT
                       and MODIFY on the table (reload, verify), and with --stage-to a volume,
                       READ VOLUME and WRITE VOLUME on it; privileges held directly, through a
@@ -59,7 +62,7 @@ The delete check writes one object of its own, <root>/_zerobus/.zbrecover-doctor
 write returned; no fallback file or other object is written or deleted. --no-write-probe skips
 it (whether cleanup may delete is then unknown). Every other check only reads.
 
-Then it says, for each step (inspect, reload, verify, cleanup), which checks it needs and
+Then it says, for each step (inspect, reload, verify, cleanup, undo), which checks it needs and
 whether they passed. Give the same --stage-to as the reload will, so that staging is checked.
 
 ` + targetHelp + `

@@ -150,9 +150,10 @@
 //     metrics numFiles, numOutputRows, numOutputBytes), TRUNCATE (numRemovedFiles,
 //     executionTimeMs) and MERGE (predicate, matchedPredicates, notMatchedPredicates;
 //     numTargetRowsDeleted/Updated/Inserted/Copied, numTargetFilesRemoved/Added, …). A
-//     statement that updates or deletes rows rewrites the table: it removes every live data
-//     file and adds one file of the remaining rows (Delta rewrites only the files it touches,
-//     so its file counts can be smaller). The log's add and remove actions describe the
+//     statement that updates or deletes rows rewrites the files it touches (copy-on-write, as
+//     Delta does without deletion vectors): it removes the data files holding a row it
+//     deleted or changed and adds one file of their remaining rows and the changed ones; other
+//     files stay live. The log's add and remove actions describe the
 //     table's rows at every version; removed files stay on disk (no VACUUM). CREATE OR
 //     REPLACE TABLE removes the old files; CREATE TABLE AS SELECT writes a data file.
 //   - RESTORE [TABLE] t [TO] VERSION AS OF n | TIMESTAMP AS OF 'ts' (CODE: Delta

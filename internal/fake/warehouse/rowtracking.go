@@ -98,14 +98,14 @@ func (t *tableMeta) fileURL() string { return strings.TrimRight(t.location, "/")
 // nextVersion is the version t's next commit gets.
 func (t *tableMeta) nextVersion() int64 { return t.baseVersion + int64(len(t.history)) }
 
-// trackRows assigns the rows appended after mark (every row for -1) to the data file name
-// about to be written with them, and, with row tracking, gives those without a row ID fresh
+// trackRows assigns the rows where holds (a DuckDB condition) to the data file name about to
+// be written with them, and, with row tracking, gives those without a row ID fresh
 // IDs from the file's range (reserved here: rows IDs) with the next version as their commit
 // version. The returned dataFile carries the add action's row tracking fields.
-func (e *DuckDB) trackRows(ctx context.Context, t *tableMeta, mark int64, name string, rows int64) (dataFile, error) {
+func (e *DuckDB) trackRows(ctx context.Context, t *tableMeta, where, name string, rows int64) (dataFile, error) {
 	phys := duckIdent(t.phys)
 	if !t.rowTracking() {
-		_, err := e.duckExec(ctx, fmt.Sprintf("UPDATE %s SET %s = %s WHERE rowid > %d", phys, duckIdent(hiddenFile), duckString(name), mark))
+		_, err := e.duckExec(ctx, fmt.Sprintf("UPDATE %s SET %s = %s WHERE %s", phys, duckIdent(hiddenFile), duckString(name), where))
 		return dataFile{}, err
 	}
 	v := t.nextVersion()
@@ -116,8 +116,8 @@ func (e *DuckDB) trackRows(ctx context.Context, t *tableMeta, mark int64, name s
   %[4]s = CASE WHEN %[4]s IS NULL THEN %[5]d + s.n - 1 ELSE %[4]s END,
   %[6]s = CASE WHEN %[6]s IS NULL THEN %[7]d ELSE %[6]s END
 FROM (SELECT rowid AS r, count(*) FILTER (WHERE %[4]s IS NULL) OVER (ORDER BY rowid ROWS UNBOUNDED PRECEDING) AS n
-      FROM %[1]s WHERE rowid > %[8]d) AS s
-WHERE %[1]s.rowid = s.r`, phys, duckIdent(hiddenFile), duckString(name), duckIdent(hiddenRowID), base, duckIdent(hiddenRowVersion), v, mark)
+      FROM %[1]s WHERE %[8]s) AS s
+WHERE %[1]s.rowid = s.r`, phys, duckIdent(hiddenFile), duckString(name), duckIdent(hiddenRowID), base, duckIdent(hiddenRowVersion), v, where)
 	if _, err := e.duckExec(ctx, q); err != nil {
 		return dataFile{}, err
 	}

@@ -193,11 +193,13 @@ func TestRowTrackingThroughRewrites(t *testing.T) {
 		"MERGE INTO t USING (SELECT * FROM VALUES (3, 'C'), (6, 'f') AS s(id, v)) s ON t.id = s.id "+
 			"WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT *") // v4
 	check("after UPDATE and MERGE")
-	// The UPDATE's file reserved IDs 5..9, the MERGE's 10..15: the row it inserted is 10.
-	if got := query1(t, db, "SELECT string_agg(id || ':' || _metadata.row_id || ':' || _metadata.row_commit_version, ',' ORDER BY id) FROM t"); got != "1:0:1,2:1:3,3:2:4,4:3:2,5:4:2,6:10:4" {
+	// The UPDATE rewrote version 1's file (rows 1-3: IDs 5..7 reserved), the MERGE that file
+	// again with its insert (4 rows: 8..11): the row it inserted is 8. Version 2's file was
+	// touched by neither.
+	if got := query1(t, db, "SELECT string_agg(id || ':' || _metadata.row_id || ':' || _metadata.row_commit_version, ',' ORDER BY id) FROM t"); got != "1:0:1,2:1:3,3:2:4,4:3:2,5:4:2,6:8:4" {
 		t.Errorf("id:row_id:row_commit_version after UPDATE and MERGE = %s", got)
 	}
-	// Two more files, then OPTIMIZE compacts them all into one.
+	// A third file, then OPTIMIZE compacts them all into one.
 	mustExec(t, db, "INSERT INTO t VALUES (7, 'g')")  // v5
 	res, err := db.QueryContext(ctx(t), "OPTIMIZE t") // v6
 	if err != nil {
@@ -210,7 +212,7 @@ func TestRowTrackingThroughRewrites(t *testing.T) {
 	}
 	h := describeHistory(t, db, "t")
 	if h[0].operation != "OPTIMIZE" || h[0].params["predicate"] != "[]" || h[0].params["zOrderBy"] != "[]" || h[0].params["auto"] != "false" ||
-		h[0].metrics["numRemovedFiles"] != "2" || h[0].metrics["numAddedFiles"] != "1" || h[0].metrics["p50FileSize"] == "0" {
+		h[0].metrics["numRemovedFiles"] != "3" || h[0].metrics["numAddedFiles"] != "1" || h[0].metrics["p50FileSize"] == "0" {
 		t.Errorf("OPTIMIZE commit = %s %v %v", h[0].operation, h[0].params, h[0].metrics)
 	}
 	v6 := versionActions(t, srv, "main.default.t", 6)
@@ -224,7 +226,7 @@ func TestRowTrackingThroughRewrites(t *testing.T) {
 		}
 	}
 	a6 := adds(v6)
-	if removed != 2 || len(a6) != 1 || a6[0].Add.DataChange || a6[0].Add.BaseRowID == nil || numRecords(t, a6[0].Add.Stats) != 7 {
+	if removed != 3 || len(a6) != 1 || a6[0].Add.DataChange || a6[0].Add.BaseRowID == nil || numRecords(t, a6[0].Add.Stats) != 7 {
 		t.Errorf("OPTIMIZE actions: %d removes, adds %+v", removed, a6)
 	}
 	if got := query1(t, db, "SELECT count(DISTINCT _metadata.file_path) FROM t"); got != "1" {
@@ -351,5 +353,34 @@ func TestEnableRowTrackingBackfills(t *testing.T) {
 	mustExec(t, db, "INSERT INTO t SELECT id + 100, v FROM t WHERE id = 1")
 	if got := query1(t, db, "SELECT _metadata.row_id FROM t WHERE id = 101"); got != "7" {
 		t.Errorf("row ID of the next insert = %s", got)
+	}
+}
+
+// TestDeleteRewritesOnlyTouchedFiles: a DELETE or UPDATE removes the data files holding the
+// rows it deleted or changed and adds one file of their remaining (and changed) rows; the other
+// files stay live, with their rows' _metadata.file_path (Delta's copy-on-write).
+func TestDeleteRewritesOnlyTouchedFiles(t *testing.T) {
+	srv := warehouse.New(t)
+	db := open(t, srv)
+	mustExec(t, db, "CREATE TABLE t (id INT)", "INSERT INTO t VALUES (1), (2), (3)", "INSERT INTO t VALUES (4), (5)", "INSERT INTO t VALUES (6)")
+	second := query1(t, db, "SELECT DISTINCT _metadata.file_path FROM t WHERE id = 4")
+	mustExec(t, db, "DELETE FROM t WHERE id = 1 OR id = 6")
+	h := describeHistory(t, db, "t")
+	if h[0].metrics["numRemovedFiles"] != "2" || h[0].metrics["numAddedFiles"] != "1" || h[0].metrics["numCopiedRows"] != "2" || h[0].metrics["numDeletedRows"] != "2" {
+		t.Errorf("DELETE metrics %v", h[0].metrics)
+	}
+	if got := query1(t, db, "SELECT count(*) FROM t WHERE _metadata.file_path = '"+second+"'"); got != "2" {
+		t.Errorf("the untouched file's rows = %s", got)
+	}
+	mustExec(t, db, "UPDATE t SET id = 40 WHERE id = 4")
+	h = describeHistory(t, db, "t")
+	if h[0].metrics["numRemovedFiles"] != "1" || h[0].metrics["numCopiedRows"] != "1" || h[0].metrics["numUpdatedRows"] != "1" {
+		t.Errorf("UPDATE metrics %v", h[0].metrics)
+	}
+	if got := query1(t, db, "SELECT count(DISTINCT _metadata.file_path) FROM t"); got != "2" {
+		t.Errorf("live files = %s, want 2", got)
+	}
+	if got := logRows(t, srv, "main.default.t", 6); fmt.Sprint(got) != "[0 3 5 6 4 4]" {
+		t.Errorf("rows the log's live files hold per version = %v", got)
 	}
 }

@@ -261,7 +261,13 @@ type written struct {
 // table's location when that is a local folder whose log the engine keeps; otherwise it is
 // only measured (the metrics still count it) and removed.
 func (e *DuckDB) writeDataFiles(ctx context.Context, t *tableMeta, mark int64) (written, error) {
-	res, err := e.duckQuery(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE rowid > %d", duckIdent(t.phys), mark))
+	return e.writeRows(ctx, t, fmt.Sprintf("rowid > %d", mark))
+}
+
+// writeRows writes the rows where (a DuckDB condition over the table's columns, hidden ones
+// included) holds as one Parquet data file, as writeDataFiles does.
+func (e *DuckDB) writeRows(ctx context.Context, t *tableMeta, where string) (written, error) {
+	res, err := e.duckQuery(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE %s", duckIdent(t.phys), where))
 	if err != nil {
 		return written{}, err
 	}
@@ -270,7 +276,7 @@ func (e *DuckDB) writeDataFiles(ctx context.Context, t *tableMeta, mark int64) (
 		return written{}, nil
 	}
 	name := newDataFileName()
-	tr, err := e.trackRows(ctx, t, mark, name, rows)
+	tr, err := e.trackRows(ctx, t, where, name, rows)
 	if err != nil {
 		return written{}, err
 	}
@@ -279,7 +285,7 @@ func (e *DuckDB) writeDataFiles(ctx context.Context, t *tableMeta, mark int64) (
 		exprs[i] = physicalExpr(duckIdent(c.Name), c.Type) + " AS " + duckIdent(c.physical())
 	}
 	// In rowid order: the order row IDs were given in.
-	df, keep, err := e.newDataFile(ctx, t, name, fmt.Sprintf("SELECT %s FROM %s WHERE rowid > %d ORDER BY rowid", strings.Join(exprs, ", "), duckIdent(t.phys), mark))
+	df, keep, err := e.newDataFile(ctx, t, name, fmt.Sprintf("SELECT %s FROM %s WHERE %s = %s ORDER BY rowid", strings.Join(exprs, ", "), duckIdent(t.phys), duckIdent(hiddenFile), duckString(name)))
 	if err != nil {
 		return written{}, err
 	}
@@ -288,6 +294,38 @@ func (e *DuckDB) writeDataFiles(ctx context.Context, t *tableMeta, mark int64) (
 		w.adds[0].tracked, w.adds[0].baseRowID, w.adds[0].rowVersion = true, tr.baseRowID, tr.rowVersion
 	}
 	return w, err
+}
+
+// rewriteTouched writes, after a DELETE, UPDATE or MERGE, one data file of the rows the
+// statement changed or inserted (their data file is cleared: withChangedMark) and of the rows
+// left in the files it touched (files now holding fewer rows than they were written with), and
+// returns it with the touched files, which the commit removes, and the rows copied from them:
+// Delta's copy-on-write rewrites the files it touches and leaves the others as they are.
+func (e *DuckDB) rewriteTouched(ctx context.Context, t *tableMeta) (written, []dataFile, int64, error) {
+	res, err := e.duckQuery(ctx, fmt.Sprintf("SELECT %[1]s, count(*) FROM %[2]s WHERE %[1]s IS NOT NULL GROUP BY %[1]s", duckIdent(hiddenFile), duckIdent(t.phys)))
+	if err != nil {
+		return written{}, nil, 0, err
+	}
+	left := map[string]int64{}
+	for i := range res.Rows {
+		left[res.String(i, 0)] = res.Int(i, 1)
+	}
+	var touched []dataFile
+	var names []string
+	var copied int64
+	for _, f := range t.files {
+		if n := left[f.path]; n < f.rows {
+			touched = append(touched, f)
+			names = append(names, duckString(f.path))
+			copied += n
+		}
+	}
+	where := duckIdent(hiddenFile) + " IS NULL"
+	if len(names) > 0 {
+		where += " OR " + duckIdent(hiddenFile) + " IN (" + strings.Join(names, ", ") + ")"
+	}
+	w, err := e.writeRows(ctx, t, where)
+	return w, touched, copied, err
 }
 
 // newDataFileName is the name of a new data file, as Delta writers name them.

@@ -135,7 +135,9 @@ func undoSteps(ctx context.Context, o *UndoOptions, s *runSummary) error {
 	defer closeJournal(store)
 	defer prep.Close()
 	s.Run, s.RunStatus = prep.Plan.Run, string(prep.Plan.Status)
-	if err := printUndoPlan(f, prep.Plan, o.DryRun); err != nil {
+	// Under -o json the plan is the document when no report follows (a dry run, or nothing
+	// that can be undone).
+	if err := printUndoPlan(f, prep.Plan, o.DryRun, o.DryRun || prep.Plan.Undo == 0); err != nil {
 		return err
 	}
 	if prep.Plan.Undo == 0 {
@@ -212,10 +214,10 @@ func prepareUndo(ctx context.Context, o *UndoOptions, s *runSummary) (*undo.Prep
 
 // printUndoPlan renders the plan: per batch the evidence weighed and chosen, the counts, and
 // the redo.
-func printUndoPlan(f *Factory, p *undo.Plan, dryRun bool) error {
+func printUndoPlan(f *Factory, p *undo.Plan, dryRun, final bool) error {
 	if f.Global.JSON() {
-		if dryRun {
-			return printJSON(f, undoPlanDoc{Plan: p, DryRun: true})
+		if final {
+			return printJSON(f, undoPlanDoc{Plan: p, DryRun: dryRun})
 		}
 		return nil // the report follows
 	}

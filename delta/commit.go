@@ -147,18 +147,44 @@ func RemovedAfter(ctx context.Context, b storage.Backend, v int64, paths []strin
 	for ver := range ls.commits {
 		newest = max(newest, ver)
 	}
+	var versions []int64
+	for ver := v + 1; ver <= newest; ver++ {
+		versions = append(versions, ver)
+	}
+	rm, err := removedIn(ctx, b, ls, versions, paths)
+	return rm, newest, err
+}
+
+// RemovedIn reads the JSON commits of the given versions (those a table's history shows
+// could remove files: not blind appends) and returns the first of them that removed each of
+// paths, in path order. A version the log no longer holds is an error wrapping
+// ErrCommitGone.
+func RemovedIn(ctx context.Context, b storage.Backend, versions []int64, paths []string) ([]Removal, error) {
+	ls, err := list(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	return removedIn(ctx, b, ls, versions, paths)
+}
+
+func removedIn(ctx context.Context, b storage.Backend, ls *listing, versions []int64, paths []string) ([]Removal, error) {
+	versions = append([]int64(nil), versions...)
+	sort.Slice(versions, func(i, j int) bool { return versions[i] < versions[j] })
 	want := map[string]string{}
 	for _, p := range paths {
 		want[decodedPath(p)] = p
 	}
 	found := map[string]Removal{}
-	for ver := v + 1; ver <= newest && len(found) < len(want); ver++ {
+	for _, ver := range versions {
+		if len(found) == len(want) {
+			break
+		}
 		if err := ctx.Err(); err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		f, ok := ls.commits[ver]
 		if !ok {
-			return nil, 0, fmt.Errorf("version %d: %w (the log holds no JSON commit for it)", ver, ErrCommitGone)
+			return nil, fmt.Errorf("version %d: %w (the log holds no JSON commit for it)", ver, ErrCommitGone)
 		}
 		var op string
 		var hits []string
@@ -181,7 +207,7 @@ func RemovedAfter(ctx context.Context, b storage.Backend, v int64, paths []strin
 			return nil
 		})
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		for _, p := range hits {
 			if _, seen := found[p]; !seen {
@@ -194,7 +220,7 @@ func RemovedAfter(ctx context.Context, b storage.Backend, v int64, paths []strin
 		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out, newest, nil
+	return out, nil
 }
 
 // decodedPath is an action's path with its URI encoding undone (as written when it does

@@ -79,3 +79,21 @@ func TestReadCommitAndRemovals(t *testing.T) {
 		t.Errorf("a commit the log no longer holds: %v", err)
 	}
 }
+
+// TestRemovedInReadsOnlyTheVersionsGiven: the versions a table's history shows could remove
+// files are the only ones read.
+func TestRemovedInReadsOnlyTheVersionsGiven(t *testing.T) {
+	dir := t.TempDir()
+	writeCommits(t, dir, map[int64][]string{
+		0: {`{"commitInfo":{"operation":"CREATE TABLE"}}`},
+		1: {`{"commitInfo":{"operation":"OPTIMIZE"}}`, `{"remove":{"path":"a.parquet"}}`},
+		2: {`{"commitInfo":{"operation":"DELETE"}}`, `{"remove":{"path":"b.parquet"}}`},
+	})
+	rm, err := delta.RemovedIn(context.Background(), local.New(dir), []int64{2}, []string{"a.parquet", "b.parquet"})
+	if err != nil || len(rm) != 1 || rm[0].Path != "b.parquet" || rm[0].Version != 2 {
+		t.Errorf("removals %+v, %v", rm, err)
+	}
+	if _, err := delta.RemovedIn(context.Background(), local.New(dir), []int64{5}, []string{"a.parquet"}); !errors.Is(err, delta.ErrCommitGone) {
+		t.Errorf("a version the log does not hold: %v", err)
+	}
+}

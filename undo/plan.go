@@ -230,7 +230,8 @@ func Prepare(ctx context.Context, d Deps, tgt *tableref.Ref, req Request) (*Prep
 		plan.RowTracking = strings.EqualFold(snap.Configuration["delta.enableRowTracking"], "true") &&
 			!strings.EqualFold(snap.Configuration["delta.rowTrackingSuspended"], "true")
 	}
-	pl := &planner{p: p, snap: snap, snapErr: snapErr}
+	pl := &planner{p: p, snap: snap, snapErr: snapErr, commits: map[int]*delta.Commit{}, commitWhy: map[int]string{}}
+	pl.readCommits(ctx, batches)
 	archives := map[string]bool{}
 	for _, b := range batches {
 		bp := pl.batch(ctx, b)
@@ -351,6 +352,84 @@ type planner struct {
 	p       *Prepared
 	snap    *delta.Snapshot
 	snapErr error
+	// commits are the batches' load commits as the log holds them (by batch), commitWhy why
+	// one is not; removed the later commits that removed their files (by add path), read
+	// once for every batch, removedErr why that could not be read, newest the newest
+	// version read.
+	commits    map[int]*delta.Commit
+	commitWhy  map[int]string
+	removed    map[string]delta.Removal
+	removedErr error
+	newest     int64
+}
+
+// readCommits reads the load commit of each batch from the table's log, then, in one pass,
+// the commits since the oldest of them that could remove files: those the table's history
+// shows are not blind appends (Zerobus' writes and loads are, and never remove a file).
+func (pl *planner) readCommits(ctx context.Context, batches []*journal.BatchState) {
+	oldest := int64(-1)
+	var paths []string
+	for _, b := range batches {
+		if b.Status != journal.BatchVerified {
+			continue
+		}
+		v := loadVersion(b)
+		switch c, err := pl.readCommit(ctx, v); {
+		case v == nil:
+			pl.commitWhy[b.Batch] = "the journal records no commit version for its load (zbrecover verify records it when the history shows it)"
+		case err != nil:
+			pl.commitWhy[b.Batch] = fmt.Sprintf("its load commit (version %d) cannot be read from the table's log: %v", *v, err)
+		default:
+			if why := pl.isLoadOf(c, b, loadedRows(b)); why != "" {
+				pl.commitWhy[b.Batch] = why
+				continue
+			}
+			pl.commits[b.Batch] = c
+			if oldest < 0 || c.Version < oldest {
+				oldest = c.Version
+			}
+			for _, a := range c.Adds {
+				if a.DataChange {
+					paths = append(paths, a.Path)
+				}
+			}
+		}
+	}
+	if oldest < 0 {
+		return
+	}
+	cs, latest, whole, err := reload.NewHistory(pl.p.d.Warehouse, pl.p.tgt.Name, pl.p.req.HistoryRetries, pl.p.req.Backoff).Since(ctx, oldest)
+	switch {
+	case err != nil:
+		pl.removedErr = fmt.Errorf("the table's history cannot be read: %w", err)
+		return
+	case !whole:
+		pl.removedErr = fmt.Errorf("the table's history no longer reaches version %d", oldest)
+		return
+	}
+	pl.newest = latest
+	var versions []int64
+	for _, c := range cs {
+		if !c.BlindAppend {
+			versions = append(versions, c.Version)
+		}
+	}
+	rm, err := delta.RemovedIn(ctx, pl.p.tgt.Root, versions, paths)
+	if err != nil {
+		pl.removedErr = err
+		return
+	}
+	pl.removed = map[string]delta.Removal{}
+	for _, r := range rm {
+		pl.removed[r.Path] = r
+	}
+}
+
+func (pl *planner) readCommit(ctx context.Context, v *int64) (*delta.Commit, error) {
+	if v == nil {
+		return nil, nil
+	}
+	return delta.ReadCommit(ctx, pl.p.tgt.Root, *v)
 }
 
 // loadedRows is what batch b put in the table: its answer, else its files' rows.
@@ -400,17 +479,7 @@ func (pl *planner) batch(ctx context.Context, b *journal.BatchState) BatchPlan {
 		bp.Matched, bp.Modified = in.Matched, in.Modified
 		return bp
 	}
-	var commit *delta.Commit
-	var commitWhy string
-	if v := bp.LoadVersion; v == nil {
-		commitWhy = "the journal records no commit version for its load (zbrecover verify records it when the history shows it)"
-	} else if c, err := delta.ReadCommit(ctx, pl.p.tgt.Root, *v); err != nil {
-		commitWhy = fmt.Sprintf("its load commit (version %d) cannot be read from the table's log: %v", *v, err)
-	} else if why := pl.isLoadOf(c, b, bp.Rows); why != "" {
-		commitWhy = why
-	} else {
-		commit = c
-	}
+	commit, commitWhy := pl.commits[b.Batch], pl.commitWhy[b.Batch]
 	for _, ev := range []journal.UndoEvidence{journal.UndoByRowIDs, journal.UndoByFiles, journal.UndoByKeys} {
 		opt := pl.option(ctx, ev, b, &bp, commit, commitWhy)
 		bp.Options = append(bp.Options, opt)
@@ -518,17 +587,22 @@ func (pl *planner) option(ctx context.Context, ev journal.UndoEvidence, b *journ
 			o.Why = fmt.Sprintf("its rows are in %d data files, more than one statement names (%d)", len(paths), req.MaxRanges)
 			return o
 		}
-		removed, newest, err := delta.RemovedAfter(ctx, pl.p.tgt.Root, c.Version, paths)
+		var removed []delta.Removal
+		for _, p := range paths {
+			if r, ok := pl.removed[p]; ok {
+				removed = append(removed, r)
+			}
+		}
 		switch {
-		case err != nil:
-			o.Why = "the commits after its load cannot all be read from the table's log (" + err.Error() + "): whether its files are still live is unknown"
+		case pl.removedErr != nil:
+			o.Why = "the commits after its load cannot all be read (" + pl.removedErr.Error() + "): whether its files are still live is unknown"
 		case len(removed) > 0:
 			r := removed[0]
 			o.Why = fmt.Sprintf("version %d (%s) removed %s, one of the %d files its load added: its rows now share files with other rows",
 				r.Version, r.Operation, r.Path, len(paths))
 		default:
 			o.Usable = true
-			o.Why = fmt.Sprintf("version %d added %d data files holding only its rows, and no commit up to version %d removed one", c.Version, len(paths), newest)
+			o.Why = fmt.Sprintf("version %d added %d data files holding only its rows, and no commit up to version %d removed one", c.Version, len(paths), pl.newest)
 			if bp.Evidence == "" && (req.Evidence == "" || req.Evidence == ev) {
 				for _, p := range paths {
 					bp.Paths = append(bp.Paths, pl.fileURL(p))

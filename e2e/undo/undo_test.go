@@ -160,7 +160,18 @@ func TestUndoThenRedo(t *testing.T) {
 				t.Errorf("cleanup after the undo: exit %d, %d of %d files left\n%s", code, e2etest.FallbackLeft(t, roots[sc.table]), n, errOut)
 			}
 
-			// (5) The redo with the right fix: through fresh staged paths, every file once more.
+			// (5) The redo with the right fix: the plan says so; through fresh staged paths,
+			// every file once more.
+			code, out, errOut = s.Run("-o", "json", "reload", table, "--stage-to", vol+"/right", "--rename", "customer_id=customer_key",
+				"--batch-files", fmt.Sprint(batch), "--dry-run")
+			var redoPlan struct {
+				Redo   int `json:"redo_files"`
+				Forced int `json:"forced_files"`
+			}
+			e2etest.DecodeInto(t, out, &redoPlan)
+			if code != 0 || redoPlan.Redo != n || redoPlan.Forced != 0 {
+				t.Errorf("the redo's plan: exit %d, %+v\n%s", code, redoPlan, errOut)
+			}
 			right := s.reload(table, vol+"/right", "--rename", "customer_id=customer_key", "--batch-files", fmt.Sprint(batch))
 			if right.Inserted != n || right.Staged != n {
 				t.Errorf("the redo: %+v", right)

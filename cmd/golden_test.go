@@ -20,6 +20,7 @@ import (
 	"github.com/zbrecover/zbrecover/reload"
 	sd "github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/storage"
+	"github.com/zbrecover/zbrecover/undo"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -112,6 +113,9 @@ func TestEveryDocumentEncodes(t *testing.T) {
 		&reload.VerifyReport{},
 		&history.Runs{},
 		&history.Run{},
+		undoPlanDoc{Plan: &undo.Plan{}},
+		&undo.Report{},
+		undoNothingDoc{},
 	} {
 		var b bytes.Buffer
 		if err := jsonout.Encode(&b, doc); err != nil {

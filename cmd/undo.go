@@ -117,6 +117,13 @@ type undoPlanDoc struct {
 	DryRun bool `json:"dry_run,omitempty"`
 }
 
+// undoNothingDoc is undo's document under -o json when the journal holds nothing to undo.
+type undoNothingDoc struct {
+	TableID string `json:"table_id"`
+	Table   string `json:"table"`
+	Nothing string `json:"nothing_to_undo"`
+}
+
 // undoRun logs the run header, undoes and writes the --summary.
 func undoRun(ctx context.Context, o *UndoOptions) error {
 	s := runHeader(ctx, o.F, true)
@@ -203,7 +210,7 @@ func prepareUndo(ctx context.Context, o *UndoOptions, s *runSummary) (*undo.Prep
 		s.RunStatus = "nothing to undo"
 		fmt.Fprintf(f.IO.ErrOut, "Nothing to undo: %v (zbrecover history lists the runs).\n", err)
 		if f.Global.JSON() {
-			return nil, nil, printJSON(f, map[string]string{"table_id": tgt.TableID, "table": tgt.TableName(), "nothing_to_undo": err.Error()})
+			return nil, nil, printJSON(f, undoNothingDoc{TableID: tgt.TableID, Table: tgt.TableName(), Nothing: err.Error()})
 		}
 		return nil, nil, nil
 	case errors.Is(err, undo.ErrRefused):

@@ -32,7 +32,7 @@ func addFiles(t *testing.T, root string, from, n int) {
 	}
 }
 
-// TestUndoKilledAtRandomMoments kills an undo of a run of 90 batches (180 one-row files, two a batch) with SIGKILL at 20
+// TestUndoKilledAtRandomMoments kills an undo of a run of 300 one-row batches with SIGKILL at 20
 // random moments while Zerobus commits to the table every 5 ms, on a table with row tracking
 // where another run's rows sit beside it; a re-run follows each kill. After every kill, no
 // row the undone run did not load is gone (the other run's rows all there, Zerobus' rows
@@ -44,7 +44,7 @@ func TestUndoKilledAtRandomMoments(t *testing.T) {
 		t.Skip("builds two binaries; 20 kills of an undo")
 	}
 	demoBin, release := e2etest.Demo(t), e2etest.Release(t)
-	const keep, undone, kills = 20, 180, 20
+	const keep, undone, kills = 20, 300, 20
 	const table = "main.sales.orders"
 	root := filepath.Join(t.TempDir(), "orders")
 	writeTable(t, root, map[string]string{"delta.enableRowTracking": "true"}, keep)
@@ -55,7 +55,7 @@ func TestUndoKilledAtRandomMoments(t *testing.T) {
 	s.Apply(map[string]any{"zerobus": []map[string]any{{"table": table, "interval_ms": 5, "rows": 1}}})
 	s.reload(table, "/Volumes/main/sales/staging/kept", "--rename", "customer_id=customer_key", "--batch-files", "10")
 	addFiles(t, root, keep, undone)
-	target := s.reload(table, "/Volumes/main/sales/staging/undone", "--rename", "customer_id=customer_key", "--batch-files", "2")
+	target := s.reload(table, "/Volumes/main/sales/staging/undone", "--rename", "customer_id=customer_key", "--batch-files", "1")
 	if target.Inserted != undone {
 		t.Fatalf("the run to undo loaded %+v", target)
 	}

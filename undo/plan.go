@@ -361,12 +361,26 @@ type planner struct {
 	removed    map[string]delta.Removal
 	removedErr error
 	newest     int64
+	// deleted counts, by batch, its files cleanup deleted (or found gone) and those of them
+	// an archive holds.
+	deleted map[int][2]int
 }
 
 // readCommits reads the load commit of each batch from the table's log, then, in one pass,
 // the commits since the oldest of them that could remove files: those the table's history
 // shows are not blind appends (Zerobus' writes and loads are, and never remove a file).
 func (pl *planner) readCommits(ctx context.Context, batches []*journal.BatchState) {
+	pl.deleted = map[int][2]int{}
+	for _, f := range pl.p.State.Files() {
+		if f.Delete == journal.Deleted || f.Delete == journal.DeleteGone {
+			c := pl.deleted[f.Batch]
+			c[0]++
+			if f.Archive != "" {
+				c[1]++
+			}
+			pl.deleted[f.Batch] = c
+		}
+	}
 	oldest := int64(-1)
 	var paths []string
 	for _, b := range batches {
@@ -450,19 +464,9 @@ func loadVersion(b *journal.BatchState) *int64 {
 }
 
 func (pl *planner) batch(ctx context.Context, b *journal.BatchState) BatchPlan {
-	st := pl.p.State
 	bp := BatchPlan{Batch: b.Batch, Files: len(b.Files), Rows: loadedRows(b), LoadVersion: loadVersion(b), Status: b.Status, Options: []Option{}}
 	// Files cleanup deleted: the redo needs them, from an archive.
-	deleted, archived := 0, 0
-	for _, f := range st.Files() {
-		if f.Batch != b.Batch || (f.Delete != journal.Deleted && f.Delete != journal.DeleteGone) {
-			continue
-		}
-		deleted++
-		if f.Archive != "" {
-			archived++
-		}
-	}
+	deleted, archived := pl.deleted[b.Batch][0], pl.deleted[b.Batch][1]
 	if deleted > archived {
 		bp.Refused = fmt.Sprintf("cleanup deleted %d of its files and no archive holds %d of them: their rows, once undone, could not be loaded again "+
 			"(cleanup --archive-to keeps a copy of each file it deletes)", deleted, deleted-archived)

@@ -602,8 +602,11 @@ func (pl *planner) option(ctx context.Context, ev journal.UndoEvidence, b *journ
 			o.Why = "the commits after its load cannot all be read (" + pl.removedErr.Error() + "): whether its files are still live is unknown"
 		case len(removed) > 0:
 			r := removed[0]
-			o.Why = fmt.Sprintf("version %d (%s) removed %s, one of the %d files its load added: its rows now share files with other rows",
-				r.Version, r.Operation, r.Path, len(paths))
+			which := "the data file its load added"
+			if len(paths) > 1 {
+				which = fmt.Sprintf("one of the %d data files its load added", len(paths))
+			}
+			o.Why = fmt.Sprintf("version %d (%s) removed %s, %s: its rows now share files with other rows", r.Version, r.Operation, r.Path, which)
 		default:
 			o.Usable = true
 			o.Why = fmt.Sprintf("version %d added %d data files holding only its rows, and no commit up to version %d removed one", c.Version, len(paths), pl.newest)

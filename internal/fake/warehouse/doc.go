@@ -288,5 +288,7 @@
 // volumes, CSV/JSON sources, column DEFAULT and GENERATED clauses, renaming or dropping nested
 // fields, time travel in queries (VERSION AS OF in SELECT; RESTORE is supported). Row tracking's
 // materialized columns are not written into data files (stable row IDs live in the engine), so
-// RESTORE of a table with row tracking is refused; OPTIMIZE takes no WHERE or ZORDER BY.
+// RESTORE of a table with row tracking is refused; OPTIMIZE takes no WHERE or ZORDER BY. A
+// query that names _metadata sees it as a column of SELECT * too (Spark hides it there), and
+// _metadata has only file_path, file_name, row_id and row_commit_version.
 package warehouse

@@ -18,7 +18,8 @@ import (
 // the table's own: the data file a row is in (the add action's path), and, once row
 // tracking is enabled, the row's stable row ID and stable row commit version. They never
 // appear in SELECT * (table reads go through a projection that drops them, see rewrite.go)
-// and are not written into data files; _metadata exposes them.
+// and are not written into data files; _metadata exposes them (as a column of the read,
+// added only when the statement names _metadata).
 //
 //   - A data file written for an insert gets fresh row IDs for its new rows, in the order
 //     they were inserted: its add action carries baseRowId (the first) and

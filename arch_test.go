@@ -35,7 +35,7 @@ type importRule struct {
 var importRules = []importRule{
 	{dir: ".", only: []string{"cmd"}},
 	{dir: "cmd", only: []string{"cleanup", "databricks", "delta", "doctor", "history", "inspect", "internal/fallback", "internal/iostreams",
-		"internal/jsonout", "internal/redact", "internal/textsafe", "journal", "place", "reload", "scan", "schemadiff", "sqlstmt", "storage", "storage/all", "tableref",
+		"internal/jsonout", "internal/redact", "internal/textsafe", "journal", "place", "reload", "scan", "schemadiff", "sqlstmt", "storage", "storage/all", "tableref", "undo",
 		"internal/demo", "internal/fake/workspace", "internal/fake/warehouse"}},
 	{dir: "schemadiff", only: []string{}},
 	{dir: "sqlstmt", only: []string{"schemadiff"}},
@@ -76,6 +76,9 @@ var importRules = []importRule{
 	// scan lists catalogs and fallback folders: it reads no footer (inspect, keyfile) and never
 	// reaches what loads, records or deletes.
 	{dir: "scan", only: []string{"databricks", "storage", "tableref", "internal/fallback", "internal/jsonout", "internal/redact", "internal/textsafe"}},
+	// undo takes a run's batches back: it reads the table's log (delta), settles its DELETEs
+	// by reload's rules, and journals like reload; it never reaches cleanup or the fallback files.
+	{dir: "undo", only: []string{"databricks", "delta", "journal", "reload", "sqlstmt", "tableref"}},
 	// history reads the journal for zbrecover history, and writes nothing.
 	{dir: "history", only: []string{"journal", "internal/suggest"}},
 	{dir: "doctor", only: []string{"databricks", "inspect", "reload", "schemadiff", "sqlstmt", "storage", "tableref", "internal/jsonout", "internal/redact", "internal/fallback", "internal/suggest"}},

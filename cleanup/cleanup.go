@@ -63,6 +63,14 @@ func Cleanable(st *journal.State) error {
 		case journal.BatchVerified:
 			verified++
 		case journal.BatchUnknown:
+		case journal.BatchUndone:
+			// Taken back by zbrecover undo: its files are kept (NewPlan says why).
+		case journal.BatchUndoing:
+			return fmt.Errorf("run %s: %w: batch %d is being undone (run %s); run zbrecover undo again to finish it, then clean up",
+				st.Run, ErrNotCleanable, b.Batch, st.Status)
+		case journal.BatchUndoMismatch:
+			return fmt.Errorf("run %s: %w: batch %d's undo deleted another number of rows than it loaded (run %s); nothing is deleted: zbrecover history shows the DELETE",
+				st.Run, ErrNotCleanable, b.Batch, st.Status)
 		case journal.BatchMismatch:
 			mismatch = append(mismatch, fmt.Sprint(b.Batch))
 		default:
@@ -271,6 +279,12 @@ func NewPlan(st *journal.State, o PlanOptions) (*Plan, error) {
 		}
 	}
 	for _, f := range st.Files() {
+		if f.Status == journal.BatchUndone {
+			// Its rows were taken back: the file is kept until a later load verifies it.
+			p.Kept = append(p.Kept, Left{Key: f.Key, Size: f.Size, Batch: f.Batch,
+				Reason: fmt.Sprintf("batch %d was undone: its rows are not in the table; the file is kept for a reload to load it again, and cleaned up only once that load is verified", f.Batch)})
+			continue
+		}
 		if f.Status != journal.BatchVerified {
 			p.Kept = append(p.Kept, Left{Key: f.Key, Size: f.Size, Batch: f.Batch,
 				Reason: fmt.Sprintf("batch %d is %s: its rows may not be in the table, so it is kept (zbrecover verify --key COL settles it when every key of its files is in the table)", f.Batch, f.Status)})

@@ -487,3 +487,82 @@ func (p *progressCalls) check(t *testing.T, what string, total, minCalls int) {
 		}
 	}
 }
+
+// TestUndoneBatchesKept: a batch taken back by undo does not stop cleanup of the run's other
+// batches, and its files are kept (its rows are not in the table; a reload loads them again
+// and cleans them up once verified). A batch being undone stops cleanup of the run.
+func TestUndoneBatchesKept(t *testing.T) {
+	ctx := context.Background()
+	b := mem.New()
+	keys := fill(b, 4, "a/")
+	fx := newFixture(t)
+	w, err := journal.Start(ctx, fx.store, journal.Target{TableID: fx.table, Root: b.Location()}, "", journal.Header{Command: "reload"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := func(ks []string) []journal.File {
+		var out []journal.File
+		for _, k := range ks {
+			o, _ := b.Stat(ctx, k)
+			out = append(out, journal.FileOf(o, 2))
+		}
+		return out
+	}
+	batches := []journal.PlanBatch{{Batch: 1, Files: files(keys[:2]), ExpectedRows: 4, SQL: "COPY INTO 1"}, {Batch: 2, Files: files(keys[2:]), ExpectedRows: 4, SQL: "COPY INTO 2"}}
+	recs := []journal.Record{{Kind: journal.KindPlan, Plan: &journal.Plan{Batches: batches}}}
+	for _, pb := range batches {
+		recs = append(recs,
+			journal.Record{Kind: journal.KindIntent, Intent: &journal.Intent{Batch: pb.Batch, Files: pb.Files, ExpectedRows: 4, SQL: pb.SQL}},
+			journal.Record{Kind: journal.KindResult, Result: &journal.Result{Batch: pb.Batch, Inserted: journal.Int64(4)}},
+			journal.Record{Kind: journal.KindOutcome, Outcome: &journal.Outcome{Batch: pb.Batch, Status: journal.BatchVerified}})
+	}
+	recs = append(recs, journal.Record{Kind: journal.KindUndo, Undo: &journal.Undo{Step: journal.UndoIntent, Batch: 2, Evidence: journal.UndoByRowIDs,
+		SQL: "DELETE FROM t WHERE _metadata.row_id BETWEEN 0 AND 3", Rows: 4}})
+	for _, r := range recs {
+		if err := w.Append(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := fx.state(t, w.Run())
+	if err := Cleanable(st); !errors.Is(err, ErrNotCleanable) || !strings.Contains(err.Error(), "zbrecover undo again") {
+		t.Errorf("a batch being undone: %v", err)
+	}
+	for _, r := range []journal.Record{
+		{Kind: journal.KindUndo, Undo: &journal.Undo{Step: journal.UndoResult, Batch: 2, Deleted: journal.Int64(4)}},
+		{Kind: journal.KindUndo, Undo: &journal.Undo{Step: journal.UndoOutcome, Batch: 2, Status: journal.Undone, Version: journal.Int64(9)}},
+	} {
+		if err := w.Append(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st = fx.state(t, w.Run())
+	if err := Cleanable(st); err != nil {
+		t.Fatalf("a run with a batch undone: %v", err)
+	}
+	p, err := NewPlan(st, PlanOptions{Checks: passing(st)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Files != 2 || p.Delete[0].Key != keys[0] || p.Delete[1].Key != keys[1] {
+		t.Errorf("plan deletes %+v, want batch 1's files", p.Delete)
+	}
+	kept := 0
+	for _, k := range p.Kept {
+		if k.Batch == 2 && strings.Contains(k.Reason, "was undone") {
+			kept++
+		}
+	}
+	if kept != 2 {
+		t.Errorf("kept %+v, want batch 2's two files kept as undone", p.Kept)
+	}
+	rep, err := Run(ctx, b, st, fx.cont(t, st), Options{Checks: passing(st)})
+	if err != nil || rep.Deleted != 2 {
+		t.Fatalf("cleanup: %+v, %v", rep, err)
+	}
+	for i, k := range keys {
+		_, err := b.Stat(ctx, k)
+		if gone := errors.Is(err, storage.ErrNotExist); gone != (i < 2) {
+			t.Errorf("%s gone %v after cleanup", k, gone)
+		}
+	}
+}

@@ -32,6 +32,7 @@ import (
 	"github.com/zbrecover/zbrecover/reload"
 	sd "github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/storage"
+	"github.com/zbrecover/zbrecover/undo"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -124,6 +125,9 @@ func TestEveryDocumentEncodes(t *testing.T) {
 		&reload.VerifyReport{},
 		&history.Runs{},
 		&history.Run{},
+		undoPlanDoc{Plan: &undo.Plan{}},
+		&undo.Report{},
+		undoNothingDoc{},
 		&doctor.Report{},
 		LsReport{Objects: []LsObject{}},
 		PreviewReport{},

@@ -822,6 +822,9 @@ func printPlan(f *Factory, p *reload.Plan, work reload.Work, sk skipped, changed
 	for _, c := range changed {
 		fmt.Fprintf(w, "  changed since a run recorded it, not loaded: %s\n", textsafe.Escape(c))
 	}
+	if files, forced := p.Redo(); files > 0 {
+		fmt.Fprintf(w, "  %s of undone batches %s loaded again (redo): %s\n", plural(files, "file"), are(files), redoHow(forced))
+	}
 	for _, b := range p.Blocked {
 		fmt.Fprintf(w, "  schema group %s (%s) blocks the load:\n", b.Group, plural(b.Files, "file"))
 		for _, c := range b.Changes {
@@ -886,6 +889,18 @@ type planDoc struct {
 	Unreadable []string              `json:"unreadable"`
 	Refused    []reload.SkippedFile  `json:"refused"`
 	Blocked    []reload.BlockedGroup `json:"blocked"`
+	// Redo counts the files of undone batches loaded again, Forced those of them read from
+	// the fallback folder with COPY INTO's force (zbrecover undo).
+	Redo   int `json:"redo_files,omitempty"`
+	Forced int `json:"forced_files,omitempty"`
+}
+
+// redoHow says how the files of undone batches load again.
+func redoHow(forced int) string {
+	if forced > 0 {
+		return "read from the fallback folder with COPY INTO's force on exactly those FILES, which the undo proved gone from the table"
+	}
+	return "through fresh staged paths, which no earlier load read (COPY INTO skips a path it loaded, even if the file changed)"
 }
 
 type planBatchDoc struct {
@@ -909,6 +924,7 @@ func planJSON(p *reload.Plan, work reload.Work) planDoc {
 	for _, u := range p.Unreadable {
 		d.Unreadable = append(d.Unreadable, u.Key)
 	}
+	d.Redo, d.Forced = p.Redo()
 	return d
 }
 

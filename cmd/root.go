@@ -323,6 +323,7 @@ Every step is journaled: after a crash or Ctrl-C, run the same command again. Th
 		NewCmdVerify(f, nil),
 		NewCmdHistory(f, nil),
 		NewCmdCleanup(f, nil),
+		NewCmdUndo(f, nil),
 		NewCmdDoctor(f, nil),
 	)
 	// A help topic: a command with no Run is shown by `zbrecover help environment`.

@@ -72,6 +72,9 @@ const (
 	CheckPathAccess = "path_access"
 	CheckDelete     = "delete"
 	CheckCommitTags = "commit_tags"
+	// CheckTableFeatures reports row tracking, deletion vectors and change data feed: what
+	// undo can name a loaded batch's rows by.
+	CheckTableFeatures = "table_features"
 )
 
 // Check is one check's outcome. Its Detail starts from what holds: an ok check never reads as
@@ -143,6 +146,7 @@ var stepNeeds = []struct {
 	{"reload", []string{CheckIdentity, CheckWarehouse, CheckTable, CheckPrivileges, CheckStaging, CheckRead, CheckPathAccess}},
 	{"verify", []string{CheckIdentity, CheckWarehouse, CheckTable, CheckPrivileges}},
 	{"cleanup", []string{CheckRead, CheckDelete}},
+	{"undo", []string{CheckIdentity, CheckWarehouse, CheckTable, CheckPrivileges}},
 }
 
 // Options configure Run.
@@ -202,6 +206,7 @@ func Run(ctx context.Context, o Options) *Report {
 		{CheckIdentity, r.identity},
 		{CheckWarehouse, r.warehouse},
 		{CheckTable, r.tableCheck},
+		{CheckTableFeatures, r.tableFeatures},
 		{CheckPrivileges, r.privileges},
 		{CheckStaging, r.staging},
 		{CheckVending, r.vending},
@@ -400,6 +405,36 @@ func (r *run) tableCheck(ctx context.Context) Check {
 		d += ", owner " + ti.Owner
 	}
 	return Check{Status: OK, Detail: d}
+}
+
+// RowTrackingTradeOff is what doctor says of enabling row tracking on a table Zerobus writes
+// to: what undo gains, and what enabling costs.
+const RowTrackingTradeOff = "with row tracking, zbrecover undo takes back a reload's batch by the stable row IDs its commit assigned, exactly, " +
+	"even after OPTIMIZE, UPDATE or MERGE; without it, only while the load's data files are untouched, or by key from the run's keys file (reload --key). " +
+	"Enabling it (ALTER TABLE … SET TBLPROPERTIES ('delta.enableRowTracking' = 'true')) is a metadata change that makes every concurrent write fail " +
+	"(MetadataChangedException) for its duration, Zerobus' included, and backfills row IDs for the rows already there; " +
+	"it must be enabled before the load it should help undo. zbrecover never enables it: plan it with the table's owner at a quiet time"
+
+// tableFeatures reports the table's row tracking, deletion vectors and change data feed, from
+// its Unity Catalog properties: a warning when row tracking is off (undo then has weaker
+// evidence), never a failure.
+func (r *run) tableFeatures(ctx context.Context) Check {
+	if ch, ok := r.needs(CheckTable); !ok {
+		return ch
+	}
+	on := func(k string) bool { return strings.EqualFold(r.table.Properties[k], "true") }
+	word := func(b bool) string {
+		if b {
+			return "on"
+		}
+		return "off"
+	}
+	rt := on("delta.enableRowTracking") && !on("delta.rowTrackingSuspended")
+	d := fmt.Sprintf("row tracking %s, deletion vectors %s, change data feed %s", word(rt), word(on("delta.enableDeletionVectors")), word(on("delta.enableChangeDataFeed")))
+	if rt {
+		return Check{Status: OK, Detail: d + ": zbrecover undo can take back a reload's batch by its stable row IDs"}
+	}
+	return Check{Status: Warn, Detail: d + ": zbrecover undo can take back a reload's batch only by its untouched data files or its keys", Fix: RowTrackingTradeOff}
 }
 
 // need is one privilege the recovery needs, on one securable.

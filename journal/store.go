@@ -512,6 +512,11 @@ type TableFacts struct {
 	// Sources are the folder URLs each run's statements read (run id → source; "" for
 	// journals of earlier versions).
 	Sources map[string]string
+	// Undone counts, by file key, the runs whose batch holding the file was undone
+	// (zbrecover undo): such a file is not loaded (unless Loaded lists it too), and a load
+	// of it again must read it through a path no earlier load read (see reload's staged
+	// copies).
+	Undone map[string]int
 }
 
 // Facts reads every run of the table. A run that cannot be replayed is an error, since what
@@ -531,7 +536,7 @@ func FactsFor(ctx context.Context, s Store, tableID string, keep func(key string
 }
 
 func facts(ctx context.Context, s Store, tableID string, keep func(string) bool, share bool) (*TableFacts, error) {
-	f := &TableFacts{Runs: map[string]bool{}, Claimed: map[int64]BatchRef{}, Sources: map[string]string{}}
+	f := &TableFacts{Runs: map[string]bool{}, Claimed: map[int64]BatchRef{}, Sources: map[string]string{}, Undone: map[string]int{}}
 	if keep == nil {
 		// Every loaded file is kept: the summaries (read once, then from the cache) say how
 		// many there are.
@@ -561,6 +566,11 @@ func facts(ctx context.Context, s Store, tableID string, keep func(string) bool,
 			f.Claimed[c.Version] = c.Ref
 		}
 		f.Unpinned = append(f.Unpinned, e.info.unpinned...)
+		for _, k := range e.info.undone {
+			if keep == nil || keep(k) {
+				f.Undone[k]++
+			}
+		}
 	}
 	return f, nil
 }

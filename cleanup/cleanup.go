@@ -349,12 +349,12 @@ func version[T storage.ObjectInfo | storage.Precondition](v T) string {
 	return s
 }
 
-// Journal is where Run records what it does: a *journal.Writer continuing the run.
+// Journal is where RunPlan records what it does: a *journal.Writer continuing the run.
 type Journal interface {
 	Append(ctx context.Context, r journal.Record) error
 }
 
-// Options configure Run.
+// Options configure Execute and RunPlan.
 type Options struct {
 	// Concurrency is the most delete (and archive copy) requests in flight (default 16).
 	Concurrency int
@@ -369,10 +369,6 @@ type Options struct {
 	// Prefix is the fallback folder every deleted key must lie in (fallback.CheckKey);
 	// default fallback.Prefix. A plan naming any other key is refused whole.
 	Prefix string
-	// MinAge, Now and Checks as in PlanOptions (for Run).
-	MinAge time.Duration
-	Now    time.Time
-	Checks *journal.Verification
 	// ChunkSize is the number of files per delete_intent record (default: 4 batch requests
 	// on a store that deletes in batches, else 1000).
 	ChunkSize int
@@ -402,7 +398,7 @@ type FileResult struct {
 	Archive string               `json:"archive,omitempty"`
 }
 
-// Report is what Run did.
+// Report is what Execute (or RunPlan) did.
 type Report struct {
 	*Plan
 	Archive      string                `json:"archive,omitempty"`
@@ -450,19 +446,10 @@ func IsAccessDenied(s string) bool {
 	return false
 }
 
-// Run deletes the plan's files for st (NewPlan with o.MinAge and o.Now), recording every
-// step in j. It returns the report and an error only when it could not go on: the journal
-// refused a record (nothing more is deleted) or ctx ended (the chunk in flight is recorded
-// first). Skipped and failed files are in the report (Partial), not an error.
-func Run(ctx context.Context, b storage.Backend, st *journal.State, j Journal, o Options) (*Report, error) {
-	p, err := NewPlan(st, PlanOptions{MinAge: o.MinAge, Now: o.Now, Checks: o.Checks})
-	if err != nil {
-		return nil, err
-	}
-	return RunPlan(ctx, b, st, p, j, o)
-}
-
-// RunPlan is Run with a plan already made (and perhaps surveyed) by NewPlan for st.
+// RunPlan deletes the files of p, a plan made (and perhaps surveyed) by NewPlan for st,
+// recording every step in j. It returns the report and an error only when it could not go on:
+// the journal refused a record (nothing more is deleted) or ctx ended (the chunk in flight is
+// recorded first). Skipped and failed files are in the report (Partial), not an error.
 func RunPlan(ctx context.Context, b storage.Backend, st *journal.State, p *Plan, j Journal, o Options) (*Report, error) {
 	log := o.Log
 	if log == nil {

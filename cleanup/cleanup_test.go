@@ -235,7 +235,7 @@ func TestRefusesUnsettledRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	st = fx.state(t, w.Run())
-	if _, err := Run(ctx, b, st, fx.cont(t, st), Options{Checks: passing(st)}); !errors.Is(err, ErrNotCleanable) || !strings.Contains(err.Error(), "another number of rows") {
+	if _, err := run(ctx, b, st, fx.cont(t, st), Options{}); !errors.Is(err, ErrNotCleanable) || !strings.Contains(err.Error(), "another number of rows") {
 		t.Errorf("mismatch: %v", err)
 	}
 	if _, err := b.Stat(ctx, keys[0]); err != nil {
@@ -259,7 +259,7 @@ func TestRunDeletesVerifiedOnly(t *testing.T) {
 	}
 	counted, c := storage.WithCounting(b)
 	var prog progressCalls
-	rep, err := Run(ctx, counted, st, fx.cont(t, st), Options{Checks: passing(st), Progress: prog.add})
+	rep, err := run(ctx, counted, st, fx.cont(t, st), Options{Progress: prog.add})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +302,7 @@ func TestCrashAndResume(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	dc := &deleteCounter{Backend: b, limit: 250, onLimit: cancel}
-	rep, err := Run(ctx, dc, st, fx.cont(t, st), Options{Checks: passing(st), ChunkSize: 100, Concurrency: 8})
+	rep, err := run(ctx, dc, st, fx.cont(t, st), Options{ChunkSize: 100, Concurrency: 8})
 	if !errors.Is(err, context.Canceled) || rep == nil || rep.Deleted < 250 || rep.Deleted >= 1000 {
 		t.Fatalf("interrupted run: %v, %+v", err, rep)
 	}
@@ -314,7 +314,7 @@ func TestCrashAndResume(t *testing.T) {
 
 	// The second process loses its journal after the third chunk's deletes went out.
 	fj := &failingJournal{w: fx.cont(t, st), failDeleted: 3}
-	rep, err = Run(context.Background(), dc, st, fj, Options{Checks: passing(st), ChunkSize: 100, Concurrency: 8})
+	rep, err = run(context.Background(), dc, st, fj, Options{ChunkSize: 100, Concurrency: 8})
 	if err == nil || !strings.Contains(err.Error(), "journal the deletions") {
 		t.Fatalf("journal failure: %v", err)
 	}
@@ -329,7 +329,7 @@ func TestCrashAndResume(t *testing.T) {
 		t.Fatal("no file with an intent and no result after the journal failure")
 	}
 
-	rep, err = Run(context.Background(), dc, st, fx.cont(t, st), Options{Checks: passing(st), ChunkSize: 100})
+	rep, err = run(context.Background(), dc, st, fx.cont(t, st), Options{ChunkSize: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +405,7 @@ func TestArchiveBeforeDelete(t *testing.T) {
 		return nil
 	}}
 	var archived, deleted progressCalls
-	rep, err := Run(ctx, dc, st, fx.cont(t, st), Options{Checks: passing(st), Archive: archive, ArchiveProgress: archived.add, Progress: deleted.add})
+	rep, err := run(ctx, dc, st, fx.cont(t, st), Options{Archive: archive, ArchiveProgress: archived.add, Progress: deleted.add})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -555,7 +555,7 @@ func TestUndoneBatchesKept(t *testing.T) {
 	if kept != 2 {
 		t.Errorf("kept %+v, want batch 2's two files kept as undone", p.Kept)
 	}
-	rep, err := Run(ctx, b, st, fx.cont(t, st), Options{Checks: passing(st)})
+	rep, err := run(ctx, b, st, fx.cont(t, st), Options{})
 	if err != nil || rep.Deleted != 2 {
 		t.Fatalf("cleanup: %+v, %v", rep, err)
 	}
@@ -565,4 +565,13 @@ func TestUndoneBatchesKept(t *testing.T) {
 			t.Errorf("%s gone %v after cleanup", k, gone)
 		}
 	}
+}
+
+// run plans st with a re-check that proves every batch (passing) and deletes, as Execute does.
+func run(ctx context.Context, b storage.Backend, st *journal.State, j Journal, o Options) (*Report, error) {
+	p, err := NewPlan(st, PlanOptions{Checks: passing(st)})
+	if err != nil {
+		return nil, err
+	}
+	return RunPlan(ctx, b, st, p, j, o)
 }

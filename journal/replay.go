@@ -804,18 +804,6 @@ func (s *State) VerifiedFiles() []FileState {
 	return out
 }
 
-// LoadedKeys returns the files of this run that are verified or may be loaded (open, loaded,
-// unknown, mismatch), by key.
-func (s *State) LoadedKeys() map[string]FileState {
-	out := map[string]FileState{}
-	for _, f := range s.files {
-		if v := s.view(f); v.Status.PossiblyLoaded() {
-			out[f.Key] = v
-		}
-	}
-	return out
-}
-
 // Deleted returns the files a deleted record names, with their latest delete status.
 func (s *State) Deleted() []FileState {
 	var out []FileState

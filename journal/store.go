@@ -519,15 +519,11 @@ type TableFacts struct {
 	Undone map[string]int
 }
 
-// Facts reads every run of the table. A run that cannot be replayed is an error, since what
-// it loaded is unknown. Runs are read from their snapshots where those are current.
-func Facts(ctx context.Context, s Store, tableID string) (*TableFacts, error) {
-	return facts(ctx, s, tableID, nil, true)
-}
-
-// FactsFor is Facts with Loaded narrowed to the files whose key keep accepts (none when keep
-// is nil): what a reload needs of a table whose journal names many more files than its
-// fallback folder still holds, without holding them all.
+// FactsFor reads every run of the table, with Loaded narrowed to the files whose key keep
+// accepts (none when keep is nil): what a reload needs of a table whose journal names many
+// more files than its fallback folder still holds, without holding them all. A run that cannot
+// be replayed is an error, since what it loaded is unknown. Runs are read from their snapshots
+// where those are current.
 func FactsFor(ctx context.Context, s Store, tableID string, keep func(key string) bool) (*TableFacts, error) {
 	if keep == nil {
 		keep = func(string) bool { return false }
@@ -573,16 +569,4 @@ func facts(ctx context.Context, s Store, tableID string, keep func(string) bool,
 		}
 	}
 	return f, nil
-}
-
-// LoadedKeys returns every file that any run of the table shows verified or possibly loaded
-// (FileState.Run and FileState.Root say where), so that a re-run or staging can refuse to load
-// a file a second time or through a second path. A run that cannot be replayed is an error,
-// since what it loaded is unknown.
-func LoadedKeys(ctx context.Context, s Store, tableID string) ([]FileState, error) {
-	f, err := Facts(ctx, s, tableID)
-	if err != nil {
-		return nil, err
-	}
-	return f.Loaded, nil
 }

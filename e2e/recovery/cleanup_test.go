@@ -74,7 +74,7 @@ func (r *recovery) fallbackFiles(t *testing.T) map[string]bool {
 }
 
 // runState reads the one run of the recovery's journal.
-func runState(t *testing.T) *journal.State {
+func runState(t testing.TB) *journal.State {
 	t.Helper()
 	ctx := context.Background()
 	s, err := journal.OpenDir(filepath.Join(os.Getenv("XDG_STATE_HOME"), "zbrecover"))

@@ -35,12 +35,14 @@ type importRule struct {
 var importRules = []importRule{
 	{dir: ".", only: []string{"cmd"}},
 	{dir: "cmd", only: []string{"cleanup", "databricks", "delta", "doctor", "history", "inspect", "internal/fallback", "internal/iostreams",
-		"internal/jsonout", "internal/redact", "internal/textsafe", "journal", "place", "reload", "scan", "schemadiff", "sqlstmt", "storage", "storage/all", "tableref", "undo",
+		"internal/jsonout", "internal/redact", "internal/textfmt", "internal/textsafe", "journal", "place", "reload", "scan", "schemadiff", "sqlstmt", "storage", "storage/all", "tableref", "undo",
 		"internal/demo", "internal/fake/workspace", "internal/fake/warehouse"}},
 	{dir: "schemadiff", only: []string{}},
 	{dir: "sqlstmt", only: []string{"schemadiff"}},
 	{dir: "internal/redact", only: []string{}},
 	{dir: "internal/textsafe", only: []string{}},
+	// textfmt writes numbers, sizes, plurals, times and shell words one way for every command.
+	{dir: "internal/textfmt", only: []string{"internal/redact", "internal/textsafe"}},
 	{dir: "internal/jsonout", only: []string{}},
 	{dir: "internal/iostreams", only: []string{}},
 	{dir: "internal/fallback", only: []string{}},

@@ -17,6 +17,7 @@ require (
 	github.com/databricks/databricks-sdk-go v0.100.0
 	github.com/databricks/databricks-sql-go v1.15.1
 	github.com/duckdb/duckdb-go/v2 v2.10506.0
+	github.com/dustin/go-humanize v1.1.0
 	github.com/fsouza/fake-gcs-server v1.56.1
 	github.com/johannesboyne/gofakes3 v1.2.0
 	github.com/pkg/errors v0.9.1

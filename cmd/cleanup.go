@@ -16,6 +16,7 @@ import (
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/history"
 	"github.com/zbrecover/zbrecover/internal/fallback"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 	"github.com/zbrecover/zbrecover/place"
 	"github.com/zbrecover/zbrecover/reload"
@@ -99,7 +100,7 @@ file:// or a local directory).
 	fl.BoolVarP(&o.Yes, "yes", "y", false, "delete (without it, cleanup only prints the plan)")
 	fl.BoolVar(&o.DryRun, "dry-run", false, "print every delete that would be sent; delete nothing")
 	fl.StringVar(&o.ArchiveTo, "archive-to", "", "copy each file to this storage URL (same key) and check it before deleting the original")
-	fl.DurationVar(&o.MinAge, "min-age", 0, "only files whose batch was verified at least this long ago (e.g. 72h)")
+	fl.Var(textfmt.DurationFlag{D: &o.MinAge}, "min-age", "only files whose batch was verified at least this long ago: 72h, 3d, 2w, 1d12h")
 	fl.StringVar(&o.Journal, "journal", "", "the journal's storage URL (default: the local state directory)")
 	fl.StringVar(&o.Prefix, "prefix", fallback.Prefix, "the fallback folder under the table root (a folder under _zerobus/): cleanup deletes nothing outside it")
 	addSummaryFlag(c, &o.Summary)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/internal/fallback"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/scan"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/tableref"
@@ -72,9 +73,6 @@ It needs the workspace and read access to the tables' storage (vended, or your o
 			if err := checkGlob(o.TablePattern); err != nil {
 				return FlagErrorf("--table-pattern %q: %v", o.TablePattern, err)
 			}
-			if o.MinAge < 0 {
-				return FlagErrorf("--min-age must not be negative, not %s", o.MinAge)
-			}
 			if err := checkSummaryFlag(f, o.Summary); err != nil {
 				return err
 			}
@@ -87,7 +85,7 @@ It needs the workspace and read access to the tables' storage (vended, or your o
 	fl := c.Flags()
 	fl.StringVar(&o.TablePattern, "table-pattern", "", "scan only the tables whose name matches `GLOB` (*, ?, [a-z]; any case)")
 	fl.StringVar(&o.Prefix, "prefix", fallback.Prefix, "the fallback folder under each table root (a folder under _zerobus/)")
-	fl.DurationVar(&o.MinAge, "min-age", 0, "leave out files modified less than `DURATION` ago (a producer may be writing them): 15m, 1h")
+	fl.Var(textfmt.DurationFlag{D: &o.MinAge}, "min-age", "leave out files modified less than `DURATION` ago (a producer may be writing them): 15m, 1h, 1d")
 	fl.BoolVar(&o.ExitCode, "exit-code", false, "exit 6 when some table holds parked files (5 when some could not be read): for a scheduled check")
 	addSummaryFlag(c, &o.Summary)
 	return c

@@ -64,9 +64,9 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	err := execute(ctx, root)
 	code := exitStatus(ctx, f, args, err)
 	if err != nil {
-		f.logFile.line("error", err.Error())
+		f.logFile.line(slog.LevelError, err.Error())
 	}
-	f.logFile.line("info", fmt.Sprintf("exit status %d", code))
+	f.logFile.line(slog.LevelInfo, fmt.Sprintf("exit status %d", code))
 	_ = f.logFile.close()
 	if err == nil {
 		return ExitOK

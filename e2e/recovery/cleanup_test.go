@@ -431,7 +431,7 @@ func TestCleanupS3SlowDownVerbose(t *testing.T) {
 	if code != 0 || !strings.Contains(out, fmt.Sprintf("%d deleted", n)) {
 		t.Fatalf("cleanup: exit %d\n%s%s", code, out, errOut)
 	}
-	for _, want := range []string{"info: retry op=delete batch", "SlowDown", "wait=", "delete concurrency limit=4 why=throttled was=8 error=",
+	for _, want := range []string{`level=info msg=retry op="delete batch"`, "SlowDown", "wait=", `msg="delete concurrency" limit=4 why=throttled was=8 error=`,
 		"delete-batches=5 (", "throttles=2", "decreases=1"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("-v output lacks %q:\n%s", want, errOut)

@@ -71,10 +71,20 @@ func Bytes(n int64) string {
 	return humanize.IBytes(uint64(n))
 }
 
-// Time returns t in RFC 3339, UTC, to the second: 2026-03-01T12:00:00Z; the zero time is "-".
-func Time(t time.Time) string {
-	if t.IsZero() {
+// Time returns t in RFC 3339, UTC, to the second: 2026-03-01T12:00:00Z; the zero time and a
+// nil *time.Time are "-".
+func Time[T time.Time | *time.Time](t T) string {
+	var v time.Time
+	switch x := any(t).(type) {
+	case time.Time:
+		v = x
+	case *time.Time:
+		if x != nil {
+			v = *x
+		}
+	}
+	if v.IsZero() {
 		return "-"
 	}
-	return t.UTC().Format(time.RFC3339)
+	return v.UTC().Format(time.RFC3339)
 }

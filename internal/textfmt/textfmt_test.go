@@ -58,6 +58,12 @@ func TestTime(t *testing.T) {
 	if got := Time(at); got != "2026-03-01T12:04:05Z" {
 		t.Errorf("Time = %q", got)
 	}
+	if got := Time(&at); got != "2026-03-01T12:04:05Z" {
+		t.Errorf("Time(&at) = %q", got)
+	}
+	if got := Time((*time.Time)(nil)); got != "-" {
+		t.Errorf("Time(nil) = %q", got)
+	}
 }
 
 func TestParseDuration(t *testing.T) {

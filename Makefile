@@ -9,6 +9,8 @@ TESTFLAGS ?= -race -count=1 -timeout 10m
 TAGS      ?= duckdb demo
 # Flags for `make demo`, for example DEMOFLAGS='--keep --files 500'.
 DEMOFLAGS ?=
+# The demo binary (the demo tag: the local warehouse, DuckDB through cgo).
+DEMOBIN   ?= bin/zbrecover-demo
 
 .PHONY: all build demo test lint deps docs docs-check clean
 
@@ -17,9 +19,14 @@ all: build
 build:
 	CGO_ENABLED=0 $(GO) build -buildvcs=auto -o $(BIN) .
 
-# The whole recovery on a generated local example, with no cloud account.
+# The whole recovery on a generated local example, with no cloud account. The build comes
+# first and says so: the first one compiles DuckDB (C++) through cgo for minutes, and go build -v
+# names each package as it compiles it; later builds are cached and take seconds.
 demo:
-	$(GO) run -tags demo . demo $(DEMOFLAGS)
+	@echo "make demo: building $(DEMOBIN) (go build -tags demo); the first build compiles the local SQL warehouse, DuckDB, through cgo and takes several minutes; packages are listed as they compile" >&2
+	@$(GO) build -v -tags demo -o $(DEMOBIN) .
+	@echo "make demo: built $(DEMOBIN); running $(DEMOBIN) demo $(DEMOFLAGS)" >&2
+	@$(DEMOBIN) demo $(DEMOFLAGS)
 
 # Install what the tests need (Azurite through npm, outside the repository), then run them.
 deps:

@@ -11,8 +11,10 @@ TAGS      ?= duckdb demo
 DEMOFLAGS ?=
 # The demo binary (the demo tag: the local warehouse, DuckDB through cgo).
 DEMOBIN   ?= bin/zbrecover-demo
+# goreleaser, through the Go module proxy: no separate install.
+GORELEASER ?= $(GO) run github.com/goreleaser/goreleaser/v2@v2.17.0
 
-.PHONY: all build demo test lint deps docs docs-check clean
+.PHONY: all build demo test lint deps docs docs-check release-snapshot release-check clean
 
 all: build
 
@@ -49,5 +51,14 @@ docs-check: docs
 	@git diff --exit-code --stat -- docs/ || { echo "make docs changed docs/: commit the result"; exit 1; }
 	@test -z "$$(git ls-files --others --exclude-standard -- docs/)" || { echo "make docs added files under docs/: commit them"; git ls-files --others --exclude-standard -- docs/; exit 1; }
 
+# Release archives for linux, darwin and windows on amd64 and arm64, with checksums, the man
+# pages and the completion scripts, built locally into dist/ and not published.
+release-snapshot:
+	$(GORELEASER) release --snapshot --clean
+
+# Checks .goreleaser.yaml with goreleaser itself.
+release-check:
+	$(GORELEASER) check
+
 clean:
-	rm -rf bin
+	rm -rf bin dist completions

@@ -218,7 +218,7 @@ type FileErrors struct {
 
 func (e *FileErrors) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "the keys of %d of %d files could not be read", len(e.Failed), e.Files)
+	fmt.Fprintf(&b, "the keys of %s of %s could not be read", textfmt.Count(len(e.Failed)), textfmt.Plural(e.Files, "file"))
 	for i, f := range e.Failed {
 		if i == 3 {
 			fmt.Fprintf(&b, "; and %d more", len(e.Failed)-i)

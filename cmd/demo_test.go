@@ -188,20 +188,6 @@ func TestDemoFlags(t *testing.T) {
 	}
 }
 
-func TestShellQuote(t *testing.T) {
-	for in, want := range map[string]string{
-		"/tmp/a/orders": "/tmp/a/orders",
-		"--group=abc":   "--group=abc",
-		"/tmp/a b":      "'/tmp/a b'",
-		"it's":          `'it'\''s'`,
-		"":              "''",
-	} {
-		if got := shellQuote(in); got != want {
-			t.Errorf("shellQuote(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // cancelOn is stdout that cancels the run (as the first SIGINT does) once it has printed want.
 type cancelOn struct {
 	strings.Builder

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/sqlstmt"
@@ -142,7 +143,7 @@ func undoSteps(ctx context.Context, o *UndoOptions, s *runSummary) error {
 	if o.DryRun {
 		return undoDryRun(f, s, prep.Plan)
 	}
-	if err := confirm(f, o.Yes, fmt.Sprintf("Delete these %s?", plural(prep.Plan.Rows, "row")),
+	if err := confirm(f, o.Yes, fmt.Sprintf("Delete these %s?", textfmt.Plural(prep.Plan.Rows, "row")),
 		"undo deletes rows from the table: pass --yes to delete them (or --dry-run); nothing was deleted"); err != nil {
 		return err
 	}
@@ -230,7 +231,7 @@ func printUndoPlan(f *Factory, p *undo.Plan, dryRun, final bool) error {
 		} else if b.Resume {
 			what += " (finishing an undo left unfinished)"
 		}
-		fmt.Fprintf(out, "  batch %d: %s, %s loaded from %s\n", b.Batch, what, plural(b.Rows, "row"), plural(b.Files, "file"))
+		fmt.Fprintf(out, "  batch %d: %s, %s loaded from %s\n", b.Batch, what, textfmt.Plural(b.Rows, "row"), textfmt.Plural(b.Files, "file"))
 		for _, op := range b.Options {
 			mark := "-"
 			if op.Usable {
@@ -244,14 +245,14 @@ func printUndoPlan(f *Factory, p *undo.Plan, dryRun, final bool) error {
 		}
 		mod := ""
 		if b.Modified > 0 {
-			mod = fmt.Sprintf(", %d of them changed since the load (deleted: --include-modified)", b.Modified)
+			mod = fmt.Sprintf(", %s of them changed since the load (deleted: --include-modified)", textfmt.Count(b.Modified))
 		}
-		fmt.Fprintf(out, "    its condition matches %s now%s\n", plural(b.Matched, "row"), mod)
+		fmt.Fprintf(out, "    its condition matches %s now%s\n", textfmt.Plural(b.Matched, "row"), mod)
 		if b.Archived {
 			fmt.Fprintf(out, "    its files were cleaned up; an archive holds them\n")
 		}
 	}
-	fmt.Fprintf(out, "%d of %d batches to undo, %s to delete; %d refused.\n", p.Undo, len(p.Batches), plural(p.Rows, "row"), p.Refused)
+	fmt.Fprintf(out, "%s of %s to undo, %s to delete; %s refused.\n", textfmt.Count(p.Undo), textfmt.Plural(len(p.Batches), "batch"), textfmt.Plural(p.Rows, "row"), textfmt.Count(p.Refused))
 	fmt.Fprintf(out, "Redo: %s.\n", textsafe.Escape(p.Redo))
 	return nil
 }
@@ -270,8 +271,8 @@ func undoDryRun(f *Factory, s *runSummary, p *undo.Plan) error {
 		fmt.Fprintf(out, "-- batch %d (%s)\n%s\n%s\n%s\n", b.Batch, b.Evidence, textsafe.Escape(b.CountSQL),
 			textsafe.Escape(sqlstmt.SetTag(reload.UndoTag(p.Run, b.Batch, 1))), textsafe.Escape(b.DeleteSQL))
 	}
-	s.Deleted = fmt.Sprintf("nothing (dry run: %s would be deleted)", plural(p.Rows, "row"))
-	fmt.Fprintf(f.IO.ErrOut, "Dry run: %s would be deleted; nothing was deleted.\n", plural(p.Rows, "row"))
+	s.Deleted = fmt.Sprintf("nothing (dry run: %s would be deleted)", textfmt.Plural(p.Rows, "row"))
+	fmt.Fprintf(f.IO.ErrOut, "Dry run: %s would be deleted; nothing was deleted.\n", textfmt.Plural(p.Rows, "row"))
 	return nil
 }
 
@@ -287,13 +288,14 @@ func printUndoReport(f *Factory, r *undo.Report) error {
 		if b.Version != nil {
 			v = fmt.Sprintf(" at version %d", *b.Version)
 		}
-		fmt.Fprintf(out, "  batch %d  %-9s  by %s, %d rows, deleted %s%s  %s\n", b.Batch, b.Status, orDefault(string(b.Evidence), "-"), b.Rows, optInt(b.Deleted), v, textsafe.Escape(b.Reason))
+		fmt.Fprintf(out, "  batch %d  %-9s  by %s, %s, deleted %s%s  %s\n", b.Batch, b.Status, orDefault(string(b.Evidence), "-"), textfmt.Plural(b.Rows, "row"), optInt(b.Deleted), v, textsafe.Escape(b.Reason))
 	}
 	for _, w := range r.Warnings {
 		fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", textsafe.Escape(w))
 	}
-	fmt.Fprintf(out, "%d undone, %d refused, %d failed, %d mismatched, %d unsettled; %s deleted (%d DELETE statements, commit tags: %s)\n",
-		r.Undone, r.Refused, r.Failed, r.Mismatch, r.Unsettled, plural(r.DeletedRows, "row"), r.Statements, r.Tagging)
+	fmt.Fprintf(out, "%s undone, %s refused, %s failed, %s mismatched, %s unsettled; %s deleted (%s, commit tags: %s)\n",
+		textfmt.Count(r.Undone), textfmt.Count(r.Refused), textfmt.Count(r.Failed), textfmt.Count(r.Mismatch), textfmt.Count(r.Unsettled),
+		textfmt.Plural(r.DeletedRows, "row"), textfmt.Plural(r.Statements, "DELETE statement"), r.Tagging)
 	fmt.Fprintf(out, "Redo: %s.\n%s\n", textsafe.Escape(r.Redo), r.Guarantee)
 	return nil
 }
@@ -311,7 +313,7 @@ func undoExit(runErr error, r *undo.Report) error {
 	case runErr != nil:
 		return runErr
 	case r.Refused > 0:
-		return WithCode(ExitPartial, fmt.Sprintf("%d undone, %d refused (each says why)", r.Undone, r.Refused))
+		return WithCode(ExitPartial, fmt.Sprintf("%s undone, %s refused (each says why)", textfmt.Count(r.Undone), textfmt.Count(r.Refused)))
 	}
 	return nil
 }
@@ -319,7 +321,7 @@ func undoExit(runErr error, r *undo.Report) error {
 // summarizeUndo copies the undo's report into s.
 func summarizeUndo(s *runSummary, r *undo.Report) {
 	s.Run, s.RunStatus = r.Run, string(r.Status)
-	s.Deleted = fmt.Sprintf("%s (%d of %d batches undone)", plural(r.DeletedRows, "row"), r.Undone, len(r.Batches))
+	s.Deleted = fmt.Sprintf("%s (%s of %s undone)", textfmt.Plural(r.DeletedRows, "row"), textfmt.Count(r.Undone), textfmt.Plural(len(r.Batches), "batch"))
 	for _, b := range r.Batches {
 		if b.Status != undo.StatusUndone {
 			s.Notes = append(s.Notes, fmt.Sprintf("batch %d: %s: %s", b.Batch, b.Status, b.Reason))

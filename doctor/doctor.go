@@ -25,6 +25,7 @@ import (
 	"github.com/zbrecover/zbrecover/internal/jsonout"
 	"github.com/zbrecover/zbrecover/internal/redact"
 	"github.com/zbrecover/zbrecover/internal/suggest"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/sqlstmt"
@@ -764,9 +765,9 @@ func (r *run) read(ctx context.Context) Check {
 		return Check{Status: Fail, Detail: fmt.Sprintf("listing %s failed: %v", folder, err), Fix: "the storage credentials need list and read access to the table's storage"}
 	}
 	if r.first != nil {
-		d := fmt.Sprintf("listed %s; the footer of %s was read (%d rows)", folder, r.first.Key, r.first.Rows)
-		if len(unreadable) > 0 {
-			d += fmt.Sprintf("; %d other files were unreadable first (%s)", len(unreadable), unreadable[0])
+		d := fmt.Sprintf("listed %s; the footer of %s was read (%s)", folder, r.first.Key, textfmt.Plural(r.first.Rows, "row"))
+		if n := len(unreadable); n > 0 {
+			d += fmt.Sprintf("; %s %s unreadable first (%s)", textfmt.Plural(n, "other file"), textfmt.Were(n), unreadable[0])
 		}
 		return Check{Status: OK, Detail: d}
 	}
@@ -774,7 +775,7 @@ func (r *run) read(ctx context.Context) Check {
 		return Check{Status: Fail, Detail: fmt.Sprintf("listed %s, but no footer could be read: %s", folder, strings.Join(unreadable, "; ")),
 			Fix: "the storage credentials need read (GET) access, not only list; zbrecover inspect lists every unreadable file"}
 	}
-	d := fmt.Sprintf("listed %s: no fallback files (%d other objects); nothing to recover", folder, totals.OtherObjects)
+	d := fmt.Sprintf("listed %s: no fallback files (%s); nothing to recover", folder, textfmt.Plural(totals.OtherObjects, "other object"))
 	if note, _ := tableref.CheckRoot(ctx, tgt); note != "" {
 		return Check{Status: Warn, Detail: d + "; " + note, Fix: "check --root, or the table name"}
 	}

@@ -24,7 +24,9 @@ func TestMakeDemoSaysWhatItCompiles(t *testing.T) {
 	c := exec.Command(mk, "demo", "DEMOBIN="+filepath.Join(t.TempDir(), "zbrecover-demo"))
 	// An empty build cache, as on a fresh machine; no telemetry child, which would keep the
 	// output pipe open after the build is stopped.
-	c.Env = append(os.Environ(), "GOCACHE="+t.TempDir(), "GOTELEMETRY=off")
+	// make itself runs as an operator's would: not a sub-make of `make test`, whose MAKELEVEL
+	// would make it print "Entering directory" first.
+	c.Env = append(topLevelMakeEnv(), "GOCACHE="+t.TempDir(), "GOTELEMETRY=off")
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -85,4 +87,18 @@ read:
 	if packages < 3 {
 		t.Errorf("go build -v listed %d packages as they compiled", packages)
 	}
+}
+
+// topLevelMakeEnv is the environment without what a parent make passes to its sub-makes.
+func topLevelMakeEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
 }

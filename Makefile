@@ -9,17 +9,26 @@ TESTFLAGS ?= -race -count=1 -timeout 10m
 TAGS      ?= duckdb demo
 # Flags for `make demo`, for example DEMOFLAGS='--keep --files 500'.
 DEMOFLAGS ?=
+# The demo binary (the demo tag: the local warehouse, DuckDB through cgo).
+DEMOBIN   ?= bin/zbrecover-demo
+# goreleaser, through the Go module proxy: no separate install.
+GORELEASER ?= $(GO) run github.com/goreleaser/goreleaser/v2@v2.17.0
 
-.PHONY: all build demo test lint deps docs docs-check clean
+.PHONY: all build demo test lint deps docs docs-check release-snapshot release-check clean
 
 all: build
 
 build:
 	CGO_ENABLED=0 $(GO) build -buildvcs=auto -o $(BIN) .
 
-# The whole recovery on a generated local example, with no cloud account.
+# The whole recovery on a generated local example, with no cloud account. The build comes
+# first and says so: the first one compiles DuckDB (C++) through cgo for minutes, and go build -v
+# names each package as it compiles it; later builds are cached and take seconds.
 demo:
-	$(GO) run -tags demo . demo $(DEMOFLAGS)
+	@echo "make demo: building $(DEMOBIN) (go build -tags demo); the first build compiles the local SQL warehouse, DuckDB, through cgo and takes several minutes; packages are listed as they compile" >&2
+	@$(GO) build -v -tags demo -o $(DEMOBIN) .
+	@echo "make demo: built $(DEMOBIN); running $(DEMOBIN) demo $(DEMOFLAGS)" >&2
+	@$(DEMOBIN) demo $(DEMOFLAGS)
 
 # Install what the tests need (Azurite through npm, outside the repository), then run them.
 deps:
@@ -42,5 +51,14 @@ docs-check: docs
 	@git diff --exit-code --stat -- docs/ || { echo "make docs changed docs/: commit the result"; exit 1; }
 	@test -z "$$(git ls-files --others --exclude-standard -- docs/)" || { echo "make docs added files under docs/: commit them"; git ls-files --others --exclude-standard -- docs/; exit 1; }
 
+# Release archives for linux, darwin and windows on amd64 and arm64, with checksums, the man
+# pages and the completion scripts, built locally into dist/ and not published.
+release-snapshot:
+	$(GORELEASER) release --snapshot --clean
+
+# Checks .goreleaser.yaml with goreleaser itself.
+release-check:
+	$(GORELEASER) check
+
 clean:
-	rm -rf bin
+	rm -rf bin dist completions

@@ -35,12 +35,14 @@ type importRule struct {
 var importRules = []importRule{
 	{dir: ".", only: []string{"cmd"}},
 	{dir: "cmd", only: []string{"cleanup", "databricks", "delta", "doctor", "history", "inspect", "internal/fallback", "internal/iostreams",
-		"internal/jsonout", "internal/redact", "internal/textsafe", "journal", "place", "recovery", "reload", "scan", "schemadiff", "sqlstmt", "storage", "storage/all", "tableref", "watch",
+		"internal/jsonout", "internal/redact", "internal/textfmt", "internal/textsafe", "journal", "place", "recovery", "reload", "scan", "schemadiff", "sqlstmt", "storage", "storage/all", "tableref", "undo", "watch",
 		"internal/demo", "internal/fake/workspace", "internal/fake/warehouse"}},
 	{dir: "schemadiff", only: []string{}},
 	{dir: "sqlstmt", only: []string{"schemadiff"}},
 	{dir: "internal/redact", only: []string{}},
 	{dir: "internal/textsafe", only: []string{}},
+	// textfmt writes numbers, sizes, plurals, times and shell words one way for every command.
+	{dir: "internal/textfmt", only: []string{"internal/redact", "internal/textsafe"}},
 	{dir: "internal/jsonout", only: []string{}},
 	{dir: "internal/iostreams", only: []string{}},
 	{dir: "internal/fallback", only: []string{}},
@@ -60,13 +62,13 @@ var importRules = []importRule{
 	{dir: "storage/azure/azuretest", only: []string{"storage", "storage/storagetest"}},
 	{dir: "storage/gcs/gcstest", only: []string{"storage", "storage/storagetest"}},
 	{dir: "storage/s3/s3test", only: []string{"storage", "storage/storagetest"}},
-	{dir: "inspect", only: []string{"schemadiff", "storage", "internal/jsonout", "internal/textsafe", "internal/fallback"}},
+	{dir: "inspect", only: []string{"schemadiff", "storage", "internal/jsonout", "internal/textfmt", "internal/textsafe", "internal/fallback"}},
 	{dir: "delta", only: []string{"schemadiff", "storage"}},
 	{dir: "delta/deltatest", only: []string{"schemadiff"}},
 	{dir: "databricks", only: []string{"schemadiff", "sqlstmt", "storage", "internal/redact", "internal/suggest"}},
 	{dir: "databricks/uctest", only: []string{"schemadiff"}},
 	{dir: "databricks/filestest", only: []string{}},
-	{dir: "keyfile", only: []string{"inspect", "schemadiff", "storage"}},
+	{dir: "keyfile", only: []string{"inspect", "schemadiff", "storage", "internal/textfmt"}},
 	{dir: "journal", only: []string{"storage", "internal/redact"}},
 	// place is the one rule every place written to passes: a leaf over storage.
 	{dir: "place", only: []string{"storage", "internal/redact"}},
@@ -81,14 +83,17 @@ var importRules = []importRule{
 	{dir: "watch", only: []string{"cleanup", "databricks", "journal", "recovery", "reload", "scan", "storage", "tableref", "internal/fallback", "internal/jsonout", "internal/redact"}},
 	// scan lists catalogs and fallback folders: it reads no footer (inspect, keyfile) and never
 	// reaches what loads, records or deletes.
-	{dir: "scan", only: []string{"databricks", "storage", "tableref", "internal/fallback", "internal/jsonout", "internal/redact", "internal/textsafe"}},
+	{dir: "scan", only: []string{"databricks", "storage", "tableref", "internal/fallback", "internal/jsonout", "internal/redact", "internal/textfmt", "internal/textsafe"}},
+	// undo takes a run's batches back: it reads the table's log (delta), settles its DELETEs
+	// by reload's rules, and journals like reload; it never reaches cleanup or the fallback files.
+	{dir: "undo", only: []string{"databricks", "delta", "journal", "reload", "sqlstmt", "tableref"}},
 	// history reads the journal for zbrecover history, and writes nothing.
 	{dir: "history", only: []string{"journal", "internal/suggest"}},
-	{dir: "doctor", only: []string{"databricks", "inspect", "reload", "schemadiff", "sqlstmt", "storage", "tableref", "internal/jsonout", "internal/redact", "internal/fallback", "internal/suggest"}},
+	{dir: "doctor", only: []string{"databricks", "inspect", "reload", "schemadiff", "sqlstmt", "storage", "tableref", "internal/jsonout", "internal/redact", "internal/fallback", "internal/suggest", "internal/textfmt"}},
 	{dir: "internal/fake/warehouse", only: []string{"delta", "inspect", "schemadiff", "storage", "storage/local", "internal/fake/warehouse/tcli"}},
 	{dir: "internal/fake/warehouse/tcli", only: []string{}},
-	{dir: "internal/fake/workspace", only: []string{"internal/fake/warehouse", "databricks/uctest"}},
-	{dir: "internal/demo", only: []string{"delta/deltatest", "inspect", "internal/pqgen", "schemadiff", "internal/fallback"}},
+	{dir: "internal/fake/workspace", only: []string{"internal/fake/warehouse", "databricks/uctest", "schemadiff"}},
+	{dir: "internal/demo", only: []string{"delta/deltatest", "inspect", "internal/pqgen", "schemadiff", "internal/fallback", "internal/textfmt"}},
 	// e2e holds only its package doc; its packages are tests.
 	{dir: "e2e", only: []string{}},
 	// The end-to-end tests' helpers drive built binaries and a served workspace from outside.

@@ -63,6 +63,14 @@ func Cleanable(st *journal.State) error {
 		case journal.BatchVerified:
 			verified++
 		case journal.BatchUnknown:
+		case journal.BatchUndone:
+			// Taken back by zbrecover undo: its files are kept (NewPlan says why).
+		case journal.BatchUndoing:
+			return fmt.Errorf("run %s: %w: batch %d is being undone (run %s); run zbrecover undo again to finish it, then clean up",
+				st.Run, ErrNotCleanable, b.Batch, st.Status)
+		case journal.BatchUndoMismatch:
+			return fmt.Errorf("run %s: %w: batch %d's undo deleted another number of rows than it loaded (run %s); nothing is deleted: zbrecover history shows the DELETE",
+				st.Run, ErrNotCleanable, b.Batch, st.Status)
 		case journal.BatchMismatch:
 			mismatch = append(mismatch, fmt.Sprint(b.Batch))
 		default:
@@ -271,6 +279,12 @@ func NewPlan(st *journal.State, o PlanOptions) (*Plan, error) {
 		}
 	}
 	for _, f := range st.Files() {
+		if f.Status == journal.BatchUndone {
+			// Its rows were taken back: the file is kept until a later load verifies it.
+			p.Kept = append(p.Kept, Left{Key: f.Key, Size: f.Size, Batch: f.Batch,
+				Reason: fmt.Sprintf("batch %d was undone: its rows are not in the table; the file is kept for a reload to load it again, and cleaned up only once that load is verified", f.Batch)})
+			continue
+		}
 		if f.Status != journal.BatchVerified {
 			p.Kept = append(p.Kept, Left{Key: f.Key, Size: f.Size, Batch: f.Batch,
 				Reason: fmt.Sprintf("batch %d is %s: its rows may not be in the table, so it is kept (zbrecover verify --key COL settles it when every key of its files is in the table)", f.Batch, f.Status)})
@@ -335,12 +349,12 @@ func version[T storage.ObjectInfo | storage.Precondition](v T) string {
 	return s
 }
 
-// Journal is where Run records what it does: a *journal.Writer continuing the run.
+// Journal is where RunPlan records what it does: a *journal.Writer continuing the run.
 type Journal interface {
 	Append(ctx context.Context, r journal.Record) error
 }
 
-// Options configure Run.
+// Options configure Execute and RunPlan.
 type Options struct {
 	// Concurrency is the most delete (and archive copy) requests in flight (default 16).
 	Concurrency int
@@ -355,10 +369,6 @@ type Options struct {
 	// Prefix is the fallback folder every deleted key must lie in (fallback.CheckKey);
 	// default fallback.Prefix. A plan naming any other key is refused whole.
 	Prefix string
-	// MinAge, Now and Checks as in PlanOptions (for Run).
-	MinAge time.Duration
-	Now    time.Time
-	Checks *journal.Verification
 	// ChunkSize is the number of files per delete_intent record (default: 4 batch requests
 	// on a store that deletes in batches, else 1000).
 	ChunkSize int
@@ -388,7 +398,7 @@ type FileResult struct {
 	Archive string               `json:"archive,omitempty"`
 }
 
-// Report is what Run did.
+// Report is what Execute (or RunPlan) did.
 type Report struct {
 	*Plan
 	Archive      string                `json:"archive,omitempty"`
@@ -436,19 +446,10 @@ func IsAccessDenied(s string) bool {
 	return false
 }
 
-// Run deletes the plan's files for st (NewPlan with o.MinAge and o.Now), recording every
-// step in j. It returns the report and an error only when it could not go on: the journal
-// refused a record (nothing more is deleted) or ctx ended (the chunk in flight is recorded
-// first). Skipped and failed files are in the report (Partial), not an error.
-func Run(ctx context.Context, b storage.Backend, st *journal.State, j Journal, o Options) (*Report, error) {
-	p, err := NewPlan(st, PlanOptions{MinAge: o.MinAge, Now: o.Now, Checks: o.Checks})
-	if err != nil {
-		return nil, err
-	}
-	return RunPlan(ctx, b, st, p, j, o)
-}
-
-// RunPlan is Run with a plan already made (and perhaps surveyed) by NewPlan for st.
+// RunPlan deletes the files of p, a plan made (and perhaps surveyed) by NewPlan for st,
+// recording every step in j. It returns the report and an error only when it could not go on:
+// the journal refused a record (nothing more is deleted) or ctx ended (the chunk in flight is
+// recorded first). Skipped and failed files are in the report (Partial), not an error.
 func RunPlan(ctx context.Context, b storage.Backend, st *journal.State, p *Plan, j Journal, o Options) (*Report, error) {
 	log := o.Log
 	if log == nil {

@@ -235,7 +235,7 @@ func TestRefusesUnsettledRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	st = fx.state(t, w.Run())
-	if _, err := Run(ctx, b, st, fx.cont(t, st), Options{Checks: passing(st)}); !errors.Is(err, ErrNotCleanable) || !strings.Contains(err.Error(), "another number of rows") {
+	if _, err := run(ctx, b, st, fx.cont(t, st), Options{}); !errors.Is(err, ErrNotCleanable) || !strings.Contains(err.Error(), "another number of rows") {
 		t.Errorf("mismatch: %v", err)
 	}
 	if _, err := b.Stat(ctx, keys[0]); err != nil {
@@ -259,7 +259,7 @@ func TestRunDeletesVerifiedOnly(t *testing.T) {
 	}
 	counted, c := storage.WithCounting(b)
 	var prog progressCalls
-	rep, err := Run(ctx, counted, st, fx.cont(t, st), Options{Checks: passing(st), Progress: prog.add})
+	rep, err := run(ctx, counted, st, fx.cont(t, st), Options{Progress: prog.add})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +302,7 @@ func TestCrashAndResume(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	dc := &deleteCounter{Backend: b, limit: 250, onLimit: cancel}
-	rep, err := Run(ctx, dc, st, fx.cont(t, st), Options{Checks: passing(st), ChunkSize: 100, Concurrency: 8})
+	rep, err := run(ctx, dc, st, fx.cont(t, st), Options{ChunkSize: 100, Concurrency: 8})
 	if !errors.Is(err, context.Canceled) || rep == nil || rep.Deleted < 250 || rep.Deleted >= 1000 {
 		t.Fatalf("interrupted run: %v, %+v", err, rep)
 	}
@@ -314,7 +314,7 @@ func TestCrashAndResume(t *testing.T) {
 
 	// The second process loses its journal after the third chunk's deletes went out.
 	fj := &failingJournal{w: fx.cont(t, st), failDeleted: 3}
-	rep, err = Run(context.Background(), dc, st, fj, Options{Checks: passing(st), ChunkSize: 100, Concurrency: 8})
+	rep, err = run(context.Background(), dc, st, fj, Options{ChunkSize: 100, Concurrency: 8})
 	if err == nil || !strings.Contains(err.Error(), "journal the deletions") {
 		t.Fatalf("journal failure: %v", err)
 	}
@@ -329,7 +329,7 @@ func TestCrashAndResume(t *testing.T) {
 		t.Fatal("no file with an intent and no result after the journal failure")
 	}
 
-	rep, err = Run(context.Background(), dc, st, fx.cont(t, st), Options{Checks: passing(st), ChunkSize: 100})
+	rep, err = run(context.Background(), dc, st, fx.cont(t, st), Options{ChunkSize: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +405,7 @@ func TestArchiveBeforeDelete(t *testing.T) {
 		return nil
 	}}
 	var archived, deleted progressCalls
-	rep, err := Run(ctx, dc, st, fx.cont(t, st), Options{Checks: passing(st), Archive: archive, ArchiveProgress: archived.add, Progress: deleted.add})
+	rep, err := run(ctx, dc, st, fx.cont(t, st), Options{Archive: archive, ArchiveProgress: archived.add, Progress: deleted.add})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -486,4 +486,92 @@ func (p *progressCalls) check(t *testing.T, what string, total, minCalls int) {
 			break
 		}
 	}
+}
+
+// TestUndoneBatchesKept: a batch taken back by undo does not stop cleanup of the run's other
+// batches, and its files are kept (its rows are not in the table; a reload loads them again
+// and cleans them up once verified). A batch being undone stops cleanup of the run.
+func TestUndoneBatchesKept(t *testing.T) {
+	ctx := context.Background()
+	b := mem.New()
+	keys := fill(b, 4, "a/")
+	fx := newFixture(t)
+	w, err := journal.Start(ctx, fx.store, journal.Target{TableID: fx.table, Root: b.Location()}, "", journal.Header{Command: "reload"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := func(ks []string) []journal.File {
+		var out []journal.File
+		for _, k := range ks {
+			o, _ := b.Stat(ctx, k)
+			out = append(out, journal.FileOf(o, 2))
+		}
+		return out
+	}
+	batches := []journal.PlanBatch{{Batch: 1, Files: files(keys[:2]), ExpectedRows: 4, SQL: "COPY INTO 1"}, {Batch: 2, Files: files(keys[2:]), ExpectedRows: 4, SQL: "COPY INTO 2"}}
+	recs := []journal.Record{{Kind: journal.KindPlan, Plan: &journal.Plan{Batches: batches}}}
+	for _, pb := range batches {
+		recs = append(recs,
+			journal.Record{Kind: journal.KindIntent, Intent: &journal.Intent{Batch: pb.Batch, Files: pb.Files, ExpectedRows: 4, SQL: pb.SQL}},
+			journal.Record{Kind: journal.KindResult, Result: &journal.Result{Batch: pb.Batch, Inserted: journal.Int64(4)}},
+			journal.Record{Kind: journal.KindOutcome, Outcome: &journal.Outcome{Batch: pb.Batch, Status: journal.BatchVerified}})
+	}
+	recs = append(recs, journal.Record{Kind: journal.KindUndo, Undo: &journal.Undo{Step: journal.UndoIntent, Batch: 2, Evidence: journal.UndoByRowIDs,
+		SQL: "DELETE FROM t WHERE _metadata.row_id BETWEEN 0 AND 3", Rows: 4}})
+	for _, r := range recs {
+		if err := w.Append(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := fx.state(t, w.Run())
+	if err := Cleanable(st); !errors.Is(err, ErrNotCleanable) || !strings.Contains(err.Error(), "zbrecover undo again") {
+		t.Errorf("a batch being undone: %v", err)
+	}
+	for _, r := range []journal.Record{
+		{Kind: journal.KindUndo, Undo: &journal.Undo{Step: journal.UndoResult, Batch: 2, Deleted: journal.Int64(4)}},
+		{Kind: journal.KindUndo, Undo: &journal.Undo{Step: journal.UndoOutcome, Batch: 2, Status: journal.Undone, Version: journal.Int64(9)}},
+	} {
+		if err := w.Append(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st = fx.state(t, w.Run())
+	if err := Cleanable(st); err != nil {
+		t.Fatalf("a run with a batch undone: %v", err)
+	}
+	p, err := NewPlan(st, PlanOptions{Checks: passing(st)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Files != 2 || p.Delete[0].Key != keys[0] || p.Delete[1].Key != keys[1] {
+		t.Errorf("plan deletes %+v, want batch 1's files", p.Delete)
+	}
+	kept := 0
+	for _, k := range p.Kept {
+		if k.Batch == 2 && strings.Contains(k.Reason, "was undone") {
+			kept++
+		}
+	}
+	if kept != 2 {
+		t.Errorf("kept %+v, want batch 2's two files kept as undone", p.Kept)
+	}
+	rep, err := run(ctx, b, st, fx.cont(t, st), Options{})
+	if err != nil || rep.Deleted != 2 {
+		t.Fatalf("cleanup: %+v, %v", rep, err)
+	}
+	for i, k := range keys {
+		_, err := b.Stat(ctx, k)
+		if gone := errors.Is(err, storage.ErrNotExist); gone != (i < 2) {
+			t.Errorf("%s gone %v after cleanup", k, gone)
+		}
+	}
+}
+
+// run plans st with a re-check that proves every batch (passing) and deletes, as Execute does.
+func run(ctx context.Context, b storage.Backend, st *journal.State, j Journal, o Options) (*Report, error) {
+	p, err := NewPlan(st, PlanOptions{Checks: passing(st)})
+	if err != nil {
+		return nil, err
+	}
+	return RunPlan(ctx, b, st, p, j, o)
 }

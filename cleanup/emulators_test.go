@@ -110,7 +110,7 @@ func TestRequestsPer1000Deletes(t *testing.T) {
 			}
 			counted, c := storage.WithCounting(raw)
 			start := time.Now()
-			rep, err := Run(context.Background(), storage.WithRetry(counted, storage.RetryPolicy{}), st, fx.cont(t, st), Options{Checks: passing(st), Concurrency: 16})
+			rep, err := run(context.Background(), storage.WithRetry(counted, storage.RetryPolicy{}), st, fx.cont(t, st), Options{Concurrency: 16})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -159,7 +159,7 @@ func TestS3SlowDown(t *testing.T) {
 	})}
 	counted, c := storage.WithCounting(raw)
 	srv.FailNext(storagetest.KindBatchDelete, 503, 2)
-	rep, err := Run(context.Background(), storage.WithRetry(counted, policy), st, fx.cont(t, st), Options{Checks: passing(st), Concurrency: 8, Limiter: lim})
+	rep, err := run(context.Background(), storage.WithRetry(counted, policy), st, fx.cont(t, st), Options{Concurrency: 8, Limiter: lim})
 	if err != nil {
 		t.Fatal(err)
 	}

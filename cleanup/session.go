@@ -182,8 +182,8 @@ func Select(ctx context.Context, store journal.Store, tableID, root, run string)
 		if s.Problem != "" {
 			return nil, fmt.Errorf("run %s of table %s cannot be replayed: %s", s.Run, tableID, s.Problem)
 		}
-		if !journal.SameRoot(s.Root, root) || (s.Status == journal.RunCleaned && s.StagedLeft == 0) {
-			continue // a cleaned run with no staged copy left has nothing to clean: not replayed
+		if !journal.SameRoot(s.Root, root) || (s.Status == journal.RunCleaned && s.StagedLeft == 0) || s.Status == journal.RunUndone {
+			continue // a cleaned run with no staged copy left, or an undone one, has nothing to clean: not replayed
 		}
 		st, err := journal.ReadState(ctx, store, tableID, s.Run)
 		if err != nil {

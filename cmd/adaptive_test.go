@@ -48,8 +48,8 @@ func TestAdaptiveLimitAtVerbose(t *testing.T) {
 	}
 	log := errOut.String()
 	for _, want := range []string{
-		"info: storage throttled: concurrency lowered limit=4 was=8 error=read: api error SlowDown",
-		"info: storage concurrency raised limit=8 max=8",
+		`level=info msg="storage throttled: concurrency lowered" limit=4 was=8 error="read: api error SlowDown: Please reduce your request rate"`,
+		`level=info msg="storage concurrency raised" limit=8 max=8`,
 	} {
 		if !strings.Contains(log, want) {
 			t.Errorf("-v output lacks %q:\n%s", want, log)

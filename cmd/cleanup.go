@@ -16,6 +16,7 @@ import (
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/history"
 	"github.com/zbrecover/zbrecover/internal/fallback"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 	"github.com/zbrecover/zbrecover/place"
 	"github.com/zbrecover/zbrecover/recovery"
@@ -100,7 +101,7 @@ file:// or a local directory).
 	fl.BoolVarP(&o.Yes, "yes", "y", false, "delete (without it, cleanup only prints the plan)")
 	fl.BoolVar(&o.DryRun, "dry-run", false, "print every delete that would be sent; delete nothing")
 	fl.StringVar(&o.ArchiveTo, "archive-to", "", "copy each file to this storage URL (same key) and check it before deleting the original")
-	fl.DurationVar(&o.MinAge, "min-age", 0, "only files whose batch was verified at least this long ago (e.g. 72h)")
+	fl.Var(textfmt.DurationFlag{D: &o.MinAge}, "min-age", "only files whose batch was verified at least this long ago: 72h, 3d, 2w, 1d12h")
 	fl.StringVar(&o.Journal, "journal", "", "the journal's storage URL (default: the local state directory)")
 	fl.StringVar(&o.Prefix, "prefix", fallback.Prefix, "the fallback folder under the table root (a folder under _zerobus/): cleanup deletes nothing outside it")
 	addSummaryFlag(c, &o.Summary)
@@ -158,7 +159,7 @@ func cleanupSteps(ctx context.Context, o *CleanupOptions, s *runSummary) error {
 		return fmt.Errorf("list %s to report what stays: %w", storage.ObjectURL(tgt.Root, o.Prefix), err)
 	}
 	s.Files, s.Bytes = plan.Files, plan.Bytes
-	s.Deleted = fmt.Sprintf("nothing (the plan: %s, %d bytes, to delete; %d deleted earlier)", plural(plan.Files, "file"), plan.Bytes, plan.Removed)
+	s.Deleted = fmt.Sprintf("nothing (the plan: %s, %s, to delete; %s deleted earlier)", textfmt.Plural(plan.Files, "file"), textfmt.Bytes(plan.Bytes), textfmt.Count(plan.Removed))
 	if done, err := cleanupPlanned(ctx, o, prep); done || err != nil {
 		return err
 	}
@@ -350,7 +351,7 @@ func executeCleanup(ctx context.Context, f *Factory, s *runSummary, prep *cleanu
 	}
 	summarizeCleanup(s, rep)
 	for _, sc := range rep.StagedCopies {
-		fmt.Fprintf(f.IO.ErrOut, "Deleted %d staged %s at %s.\n", sc.Deleted, either(sc.Deleted, "copy", "copies"), textsafe.Quote(sc.Location))
+		fmt.Fprintf(f.IO.ErrOut, "Deleted %s at %s.\n", textfmt.Plural(sc.Deleted, "staged copy"), textsafe.Quote(sc.Location))
 	}
 	f.Logger.Info("storage requests", "counts", ds.counts().String(), "throttles", rep.Limiter.Throttles, "decreases", rep.Limiter.Decreases, "concurrency", rep.Limiter.Limit)
 	if err := printCleanupReport(f, rep); err != nil {
@@ -391,8 +392,8 @@ func cleanupDryRun(ctx context.Context, f *Factory, s *runSummary, prep *cleanup
 	if err != nil {
 		return err
 	}
-	s.Deleted = fmt.Sprintf("nothing (dry run: %s would be deleted)", plural(rep.Deleted, "file"))
-	fmt.Fprintf(f.IO.ErrOut, "Dry run: %s would be deleted; nothing was deleted.\n", plural(rep.Deleted, "file"))
+	s.Deleted = fmt.Sprintf("nothing (dry run: %s would be deleted)", textfmt.Plural(rep.Deleted, "file"))
+	fmt.Fprintf(f.IO.ErrOut, "Dry run: %s would be deleted; nothing was deleted.\n", textfmt.Plural(rep.Deleted, "file"))
 	if f.Global.JSON() {
 		d := cleanupPlanDoc{Plan: prep.Plan, Keys: []string{}, DryRun: true}
 		for _, t := range prep.Plan.Delete {
@@ -430,9 +431,10 @@ func summarizeCleanup(s *runSummary, r *cleanup.Report) {
 		return
 	}
 	s.RunStatus = string(r.After)
-	d := fmt.Sprintf("%d files (%d bytes); %d already gone, %d skipped (changed), %d failed", r.Deleted, r.DeletedBytes, r.Gone, r.Skipped, r.Failed)
+	d := fmt.Sprintf("%s (%s); %s already gone, %s skipped (changed), %s failed", textfmt.Plural(r.Deleted, "file"), textfmt.Bytes(r.DeletedBytes),
+		textfmt.Count(r.Gone), textfmt.Count(r.Skipped), textfmt.Count(r.Failed))
 	if r.NotDone > 0 {
-		d += fmt.Sprintf(", %d not done", r.NotDone)
+		d += fmt.Sprintf(", %s not done", textfmt.Count(r.NotDone))
 	}
 	if r.Archive != "" {
 		d += "; archived to " + r.Archive + " first"
@@ -492,7 +494,7 @@ func printCleanupPlan(f *Factory, p *cleanup.Plan, toOut bool) error {
 	if f.Global.Verbose > 0 {
 		for _, t := range p.Delete {
 			if t.Changed == "" {
-				fmt.Fprintf(w, "  delete %s (%d bytes, batch %d)\n", textKey(t.Key), t.Size, t.Batch)
+				fmt.Fprintf(w, "  delete %s (%s, batch %d)\n", textKey(t.Key), textfmt.Bytes(t.Size), t.Batch)
 			}
 		}
 	}
@@ -514,10 +516,10 @@ func printCleanupPlan(f *Factory, p *cleanup.Plan, toOut bool) error {
 // naming at most refusedShown of a group unless all is set.
 func printGrouped(w io.Writer, verb string, files []reload.SkippedFile, all bool) {
 	for _, g := range groupRefused(files) {
-		fmt.Fprintf(w, "  %s %s: %s\n", verb, plural(len(g.keys), "file"), textsafe.Escape(g.reason))
+		fmt.Fprintf(w, "  %s %s: %s\n", verb, textfmt.Plural(len(g.keys), "file"), textsafe.Escape(g.reason))
 		for i, k := range g.keys {
 			if i == refusedShown && !all {
-				fmt.Fprintf(w, "    … and %d more (-v lists them all)\n", len(g.keys)-i)
+				fmt.Fprintf(w, "    … and %s more (-v lists them all)\n", textfmt.Count(len(g.keys)-i))
 				break
 			}
 			fmt.Fprintf(w, "    %s\n", textKey(k))
@@ -527,21 +529,17 @@ func printGrouped(w io.Writer, verb string, files []reload.SkippedFile, all bool
 
 // cleanupTotals is the plan's last line: what will be deleted and kept.
 func cleanupTotals(p *cleanup.Plan) string {
-	line := fmt.Sprintf("Plan: delete %s (%d bytes)", plural(p.Files-p.Changed, "file"), p.Bytes)
+	line := fmt.Sprintf("Plan: delete %s (%s)", textfmt.Plural(p.Files-p.Changed, "file"), textfmt.Bytes(p.Bytes))
 	if p.Staged > 0 {
-		copies := fmt.Sprintf("%d staged copies", p.Staged)
-		if p.Staged == 1 {
-			copies = "1 staged copy"
-		}
-		line += " and " + copies
+		line += " and " + textfmt.Plural(p.Staged, "staged copy")
 	}
 	kept := p.Changed + len(p.Kept)
-	line += fmt.Sprintf("; keep %s", plural(kept, "file"))
+	line += fmt.Sprintf("; keep %s", textfmt.Plural(kept, "file"))
 	if p.Removed > 0 {
-		line += fmt.Sprintf("; %d deleted earlier", p.Removed)
+		line += fmt.Sprintf("; %s deleted earlier", textfmt.Count(p.Removed))
 	}
 	if n := len(p.Untracked); n > 0 {
-		line += fmt.Sprintf("; %s not of this run left alone", plural(n, "object"))
+		line += fmt.Sprintf("; %s not of this run left alone", textfmt.Plural(n, "object"))
 	}
 	return line
 }
@@ -551,9 +549,10 @@ func printCleanupReport(f *Factory, r *cleanup.Report) error {
 		return printJSON(f, r)
 	}
 	w := f.IO.Out
-	fmt.Fprintf(w, "Run %s: %d deleted (%d bytes), %d already gone, %d skipped, %d failed", r.Run, r.Deleted, r.DeletedBytes, r.Gone, r.Skipped, r.Failed)
+	fmt.Fprintf(w, "Run %s: %s deleted (%s), %s already gone, %s skipped, %s failed", r.Run, textfmt.Count(r.Deleted), textfmt.Bytes(r.DeletedBytes),
+		textfmt.Count(r.Gone), textfmt.Count(r.Skipped), textfmt.Count(r.Failed))
 	if r.NotDone > 0 {
-		fmt.Fprintf(w, ", %d not done", r.NotDone)
+		fmt.Fprintf(w, ", %s not done", textfmt.Count(r.NotDone))
 	}
 	fmt.Fprintf(w, "; run %s\n", r.After)
 	if r.Archive != "" {
@@ -582,18 +581,18 @@ func keptExit(p *cleanup.Plan, partial *ExitError) error {
 	if n := len(p.VerifyFailed); n > 0 {
 		msg = append(msg, fmt.Sprintf("the run's latest verification failed for %s of run %s: nothing of %s is deleted (their files and staged copies "+
 			"are kept, the reasons listed above) until zbrecover verify passes for %s",
-			batchList(p.VerifyFailed), p.Run, either(n, "it", "them"), either(n, "it", "them")))
+			batchList(p.VerifyFailed), p.Run, textfmt.Either(n, "it", "them"), textfmt.Either(n, "it", "them")))
 		code = MostUrgent(code, ExitVerify)
 	}
 	if n := len(p.CheckFailed); n > 0 {
 		msg = append(msg, fmt.Sprintf("%s of run %s %s not check against the table now (their rows may have left it): "+
-			"their files and staged copies are kept; zbrecover verify shows why", batchList(p.CheckFailed), p.Run, either(n, "does", "do")))
+			"their files and staged copies are kept; zbrecover verify shows why", batchList(p.CheckFailed), p.Run, textfmt.Either(n, "does", "do")))
 		code = MostUrgent(code, ExitVerify)
 	}
 	if n := len(p.ReviewBatches); n > 0 {
 		msg = append(msg, fmt.Sprintf("%s of run %s %s review: the table's history shows their commits without proving them theirs, "+
 			"so their files are kept until zbrecover verify %s --key COL (the table's key columns) proves their rows in the table; "+
-			"then run cleanup again", batchList(p.ReviewBatches), p.Run, either(n, "needs", "need"), orDefault(p.Table, p.TableID)))
+			"then run cleanup again", batchList(p.ReviewBatches), p.Run, textfmt.Either(n, "needs", "need"), orDefault(p.Table, p.TableID)))
 		code = MostUrgent(code, ExitPartial)
 	}
 	if code == 0 {
@@ -608,7 +607,7 @@ func batchList(bs []int) string {
 	for i, b := range bs {
 		s[i] = fmt.Sprint(b)
 	}
-	return either(len(bs), "batch ", "batches ") + strings.Join(s, ", ")
+	return textfmt.Noun(len(bs), "batch") + " " + strings.Join(s, ", ")
 }
 
 func cleanupExit(ctx context.Context, err error, r *cleanup.Report, tgt *tableref.Ref) error {
@@ -627,13 +626,13 @@ func cleanupExit(ctx context.Context, err error, r *cleanup.Report, tgt *tablere
 		return keptExit(r.Plan, nil)
 	}
 	if n := r.Skipped; n > 0 {
-		msg = append(msg, fmt.Sprintf("%d files changed since they were verified and were kept", n))
+		msg = append(msg, fmt.Sprintf("%s changed since %s verified and %s kept", textfmt.Plural(n, "file"), textfmt.Either(n, "it was", "they were"), textfmt.Were(n)))
 	}
 	if n := r.Failed; n > 0 {
-		msg = append(msg, fmt.Sprintf("%d files could not be deleted", n))
+		msg = append(msg, fmt.Sprintf("%s could not be deleted", textfmt.Plural(n, "file")))
 	}
 	if n := r.NotDone; n > 0 {
-		msg = append(msg, fmt.Sprintf("%d files were not done", n))
+		msg = append(msg, fmt.Sprintf("%s %s not done", textfmt.Plural(n, "file"), textfmt.Were(n)))
 	}
 	s := strings.Join(msg, "; ")
 	if r.Partial() {

@@ -89,7 +89,7 @@ func TestLsLocal(t *testing.T) {
 		!strings.Contains(out, "sub/deeper/#x?.txt") {
 		t.Fatalf("unexpected listing:\n%s", out)
 	}
-	if !strings.Contains(errOut, "3 objects, 7 bytes") {
+	if !strings.Contains(errOut, "3 objects, 7 B") {
 		t.Errorf("summary: %q", errOut)
 	}
 

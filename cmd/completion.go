@@ -10,6 +10,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 )
 
 // registerCompletions adds the value completions of the flags of root's tree.
@@ -31,7 +32,7 @@ func registerCompletions(root *cobra.Command) {
 			_ = c.RegisterFlagCompletionFunc("group", completeFromReport(func(rep *inspect.Report) []string {
 				var out []string
 				for _, g := range rep.Groups {
-					out = append(out, fmt.Sprintf("%s\t%d files, %d rows", g.SchemaID, g.Files, g.Rows))
+					out = append(out, fmt.Sprintf("%s\t%s, %s", g.SchemaID, textfmt.Plural(g.Files, "file"), textfmt.Plural(g.Rows, "row")))
 				}
 				return out
 			}))

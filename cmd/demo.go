@@ -15,10 +15,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/demo"
 	"github.com/zbrecover/zbrecover/internal/fake/workspace"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 )
 
 func init() {
@@ -33,6 +33,9 @@ type DemoOptions struct {
 	Dir   string
 	Files int
 	Keep  bool
+	// StopBefore, "reload", stops the demo before its first reload and keeps the example
+	// and the local workspace for the operator to recover by hand (until Ctrl-C).
+	StopBefore string
 	// Inherited are the global flags given to demo (as --name=value), passed on to every
 	// command it runs.
 	Inherited []string
@@ -88,6 +91,7 @@ end unless --dir or --keep.
 	fl.StringVar(&o.Dir, "dir", "", "write the example to DIR/orders and keep it (default: a temporary directory)")
 	fl.IntVar(&o.Files, "files", demo.DefaultFiles, "number of fallback Parquet files to generate")
 	fl.BoolVar(&o.Keep, "keep", false, "keep the temporary directory at the end")
+	fl.StringVar(&o.StopBefore, "stop-before", "", "stop before this step (reload) and keep the example and the local workspace running, to recover it by hand")
 	c.AddCommand(newCmdDemoServe(f))
 	return c
 }
@@ -95,7 +99,10 @@ end unless --dir or --keep.
 func demoRun(ctx context.Context, o *DemoOptions) (err error) {
 	f := o.F
 	out := f.IO.Out
-	dir, keep := o.Dir, o.Keep || o.Dir != ""
+	if o.StopBefore != "" && o.StopBefore != "reload" {
+		return FlagErrorf("--stop-before %q: the demo stops before reload only (--stop-before reload)", o.StopBefore)
+	}
+	dir, keep := o.Dir, o.Keep || o.Dir != "" || o.StopBefore != ""
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "zbrecover-demo-"); err != nil {
 			return err
@@ -113,15 +120,15 @@ func demoRun(ctx context.Context, o *DemoOptions) (err error) {
 	fmt.Fprintf(out, "No cloud account is used: the table root is a local directory and the Databricks workspace\n")
 	fmt.Fprintf(out, "(SQL warehouse, Unity Catalog, volumes) is a local one on 127.0.0.1, as `zbrecover demo serve`\n")
 	fmt.Fprintf(out, "starts it.\n\n")
-	fmt.Fprintf(f.IO.ErrOut, "Writing %d fallback files and a Delta log under %s …\n", o.Files, dir)
+	fmt.Fprintf(f.IO.ErrOut, "Writing %s and a Delta log under %s …\n", textfmt.Plural(o.Files, "fallback file"), dir)
 	ex, err := demo.Build(ctx, filepath.Join(dir, "orders"), demo.Options{Files: o.Files})
 	if err != nil {
 		return fmt.Errorf("build the example: %w", err)
 	}
 	root := ex.Root
 	fmt.Fprintf(out, "Table root: %s\n", root)
-	fmt.Fprintf(out, "Wrote %d fallback files (%d rows in the readable ones, %s) and a Delta log with %d versions in %.1fs.\n\n",
-		ex.Files, ex.Rows, inspect.HumanBytes(ex.Bytes), ex.TableVersion+1, ex.Took.Seconds())
+	fmt.Fprintf(out, "Wrote %s (%s in the readable ones, %s) and a Delta log with %s in %.1fs.\n\n",
+		textfmt.Plural(ex.Files, "fallback file"), textfmt.Plural(ex.Rows, "row"), textfmt.Bytes(ex.Bytes), textfmt.Plural(ex.TableVersion+1, "version"), ex.Took.Seconds())
 	if err := ex.WriteStory(out); err != nil {
 		return err
 	}
@@ -182,7 +189,8 @@ func demoRun(ctx context.Context, o *DemoOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	d.note(fmt.Sprintf("Delivery is at least once: Zerobus had also published the %d records of %d of the parked files:", published, len(publishedFrom)))
+	d.note(fmt.Sprintf("Delivery is at least once: Zerobus had also published the %s of %s of the parked files:",
+		textfmt.Plural(published, "record"), textfmt.Count(len(publishedFrom))))
 	if err := exec(insert); err != nil {
 		return err
 	}
@@ -217,7 +225,7 @@ func demoRun(ctx context.Context, o *DemoOptions) (err error) {
 	}
 	if len(sum.Groups) > 0 {
 		g := sum.Groups[0]
-		d.note(fmt.Sprintf("The first rows of schema group %s (%d files):", g.SchemaID, g.Files))
+		d.note(fmt.Sprintf("The first rows of schema group %s (%s):", g.SchemaID, textfmt.Plural(g.Files, "file")))
 		if _, err := d.step(nil, []int{ExitOK}, "preview", demo.Table, "--group", g.SchemaID, "-n", "3"); err != nil {
 			return err
 		}
@@ -247,6 +255,9 @@ func demoRun(ctx context.Context, o *DemoOptions) (err error) {
 		return err
 	}
 
+	if o.StopBefore == "reload" {
+		return demoPractice(ctx, out, ws.Env(), dir, state, stage)
+	}
 	reload := []string{"reload", demo.Table, "--rename", "customer_id=customer_key", "--yes"}
 	d.note("Reload straight from the fallback folder: the warehouse refuses to read the managed path:")
 	code, err := d.step(nil, []int{ExitFailure}, reload...)
@@ -317,7 +328,7 @@ func writeHead(w io.Writer, text string, n int) {
 	}
 	for i, l := range lines {
 		if i == n {
-			fmt.Fprintf(w, "… (%d more lines like these)\n", len(lines)-n)
+			fmt.Fprintf(w, "… (%s more %s like these)\n", textfmt.Count(len(lines)-n), textfmt.Noun(len(lines)-n, "line"))
 			return
 		}
 		fmt.Fprint(w, l)
@@ -367,7 +378,7 @@ func demoSQLShort(stmt string) string {
 	if i := strings.Index(stmt, " VALUES "); i > 0 {
 		end := strings.Index(stmt[i:], "), (")
 		if end > 0 {
-			return stmt[:i+end+1] + ", … (" + fmt.Sprint(strings.Count(stmt, "), (")) + " more rows)"
+			return stmt[:i+end+1] + ", … (" + textfmt.Plural(strings.Count(stmt, "), ("), "more row") + ")"
 		}
 	}
 	return stmt[:157] + "…"
@@ -375,7 +386,7 @@ func demoSQLShort(stmt string) string {
 
 func writeDemoDuplicates(w io.Writer, published int, from []string) {
 	fmt.Fprintf(w, "\n# The duplicates\n")
-	fmt.Fprintf(w, "The keys found twice are the %d records of %d files that Zerobus both published and\n", published, len(from))
+	fmt.Fprintf(w, "The keys found twice are the %s of %s that Zerobus both published and\n", textfmt.Plural(published, "record"), textfmt.Plural(len(from), "file"))
 	fmt.Fprintf(w, "parked. COPY INTO skips files it loaded, not rows, so a plain reload keeps such records\n")
 	fmt.Fprintf(w, "twice, and verify --key reports them. To load without them, reload with a key instead:\n")
 	fmt.Fprintf(w, "  zbrecover reload %s --rename customer_id=customer_key --stage-to … --dedupe-key order_id\n", demo.Table)
@@ -387,7 +398,8 @@ func writeDemoDuplicates(w io.Writer, published int, from []string) {
 func writeDemoEnd(w io.Writer, ex *demo.Example, sum *demo.Summary, state string) {
 	readable := ex.Files - len(sum.Unreadable)
 	fmt.Fprintf(w, "\n# Done\n")
-	fmt.Fprintf(w, "%d readable files were loaded once each (%d rows), verified against the footers and the\n", readable, sum.Totals.Rows)
+	fmt.Fprintf(w, "%s loaded once each (%s), verified against the footers and the\n",
+		textfmt.Either(readable, "The one readable file was", textfmt.Plural(readable, "readable file")+" were"), textfmt.Plural(sum.Totals.Rows, "row"))
 	fmt.Fprintf(w, "table history, and deleted with their staged copies. The corrupt file was never loaded\n")
 	fmt.Fprintf(w, "and is still in the fallback folder, for a person to look at. Exit codes: 0 ok, 1 error,\n")
 	fmt.Fprintf(w, "2 usage, 3 schema blocks the load, 4 verification failed, 5 partial (unreadable files).\n")
@@ -414,7 +426,7 @@ func (d *demoSession) note(s string) {
 func (d *demoSession) step(capture *bytes.Buffer, want []int, args ...string) (int, error) {
 	f := d.o.F
 	args = append(args, d.o.Inherited...)
-	fmt.Fprintf(f.IO.Out, "$ zbrecover %s\n", shellJoin(args))
+	fmt.Fprintf(f.IO.Out, "$ zbrecover %s\n", textfmt.ShellJoin(args...))
 	var out io.Writer = f.IO.Out
 	if capture != nil {
 		out = capture
@@ -428,7 +440,7 @@ func (d *demoSession) step(capture *bytes.Buffer, want []int, args ...string) (i
 			return code, nil
 		}
 	}
-	return code, fmt.Errorf("`zbrecover %s` exited with %d (%s); the demo stops here", shellJoin(args), code, exitMeaning(code))
+	return code, fmt.Errorf("`zbrecover %s` exited with %d (%s); the demo stops here", textfmt.ShellJoin(args...), code, exitMeaning(code))
 }
 
 // quiet runs a command as step does, without printing its command line, its standard
@@ -444,7 +456,7 @@ func (d *demoSession) quiet(capture *bytes.Buffer, want []int, args ...string) (
 	if slices.Contains(want, code) {
 		return code, nil
 	}
-	return code, fmt.Errorf("`zbrecover %s` exited with %d (%s); the demo stops here", shellJoin(args), code, exitMeaning(code))
+	return code, fmt.Errorf("`zbrecover %s` exited with %d (%s); the demo stops here", textfmt.ShellJoin(args...), code, exitMeaning(code))
 }
 
 // stopped is the demo's one line when a signal cut a step short (the step prints none of its
@@ -458,7 +470,7 @@ func (d *demoSession) stopped(args []string, code int) error {
 	if d.keep {
 		left = "the example stays in " + d.dir + " and nothing is left running"
 	}
-	return WithCode(code, fmt.Sprintf("%s: the demo stopped during `zbrecover %s`; %s. Run the demo again to see it whole.", how, shellJoin(args), left))
+	return WithCode(code, fmt.Sprintf("%s: the demo stopped during `zbrecover %s`; %s. Run the demo again to see it whole.", how, textfmt.ShellJoin(args...), left))
 }
 
 // child returns a factory for one command run: the demo's streams (stdout replaced by out)
@@ -501,23 +513,28 @@ func exitMeaning(code int) string {
 	return "unknown"
 }
 
-// shellJoin renders args as a shell command line, quoting the arguments that need it.
-func shellJoin(args []string) string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = shellQuote(a)
-	}
-	return strings.Join(out, " ")
-}
-
-func shellQuote(s string) string {
-	if s == "" {
-		return "''"
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@%+,", r)) {
-			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+// demoPractice leaves the example unrecovered and the local workspace serving, for the
+// operator to recover by hand as the runbook says ("Try it by hand"), until Ctrl-C.
+func demoPractice(ctx context.Context, out io.Writer, env []string, dir, state, stage string) error {
+	fmt.Fprintf(out, "\n# Stopped before the reload: the recovery is yours to finish, by hand, in another terminal.\n")
+	fmt.Fprintf(out, "# Paste these settings there (the journal goes to %s):\n", filepath.Join(state, "zbrecover"))
+	for _, kv := range append(env, "XDG_STATE_HOME="+state) {
+		if k, v, ok := strings.Cut(kv, "="); ok && (strings.HasPrefix(k, "DATABRICKS_") || k == "XDG_STATE_HOME") {
+			fmt.Fprintf(out, "export %s=%s\n", k, textfmt.Shell(v))
 		}
 	}
-	return s
+	fmt.Fprintf(out, "# then, for example:\n")
+	for _, c := range []string{
+		"zbrecover reload " + demo.Table + " --rename customer_id=customer_key --stage-to " + stage + " --dry-run",
+		"zbrecover reload " + demo.Table + " --rename customer_id=customer_key --stage-to " + stage,
+		"zbrecover verify " + demo.Table + " --key order_id",
+		"zbrecover cleanup " + demo.Table,
+		"zbrecover history " + demo.Table + " --summary recovery.md",
+	} {
+		fmt.Fprintf(out, "  %s\n", c)
+	}
+	fmt.Fprintf(out, "\nThe example stays in %s. The local workspace serves until Ctrl-C here.\n", dir)
+	<-ctx.Done()
+	fmt.Fprintf(out, "The local workspace stops: nothing is left running; the example stays in %s.\n", dir)
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/storage"
 
 	"github.com/zbrecover/zbrecover/internal/fake/warehouse"
@@ -36,7 +37,7 @@ func registerTablesFrom(ctx context.Context, ws *workspace.Workspace, paths []st
 		if err := ws.RegisterTables(ctx, specs); err != nil {
 			return fmt.Errorf("--tables-from %s: %w", p, err)
 		}
-		fmt.Fprintf(errOut, "registered %d tables from %s\n", len(specs), p)
+		fmt.Fprintf(errOut, "registered %s from %s\n", textfmt.Plural(len(specs), "table"), p)
 	}
 	return nil
 }

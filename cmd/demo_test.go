@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,15 +54,18 @@ func TestDemoEndToEnd(t *testing.T) {
 		"$ zbrecover reload " + table + " --rename customer_id=customer_key --yes --no-progress\n[exit status 1: error; nothing was loaded]",
 		"$ zbrecover reload " + table + " --rename customer_id=customer_key --yes --stage-to /Volumes/main/sales/staging/orders-recovery --no-progress\n",
 		"batches verified, 0 unknown, 0 failed, 0 mismatch; run verified",
-		"$ zbrecover verify " + table + " --key order_id --summary ",
+		"$ zbrecover verify " + table + " --key order_id --no-progress\n",
 		published[1] + " keys duplicated in the table",
 		"$ zbrecover cleanup " + table + " --dry-run --no-progress\n",
 		"$ zbrecover cleanup " + table + " --yes --no-progress\n",
 		"deleted (", "run cleaned",
 		"$ zbrecover history " + table + " --no-progress\n",
 		"--dedupe-key order_id",
-		"### zbrecover verify: main.sales.orders", // the incident summary
-		"| verification | ok: all ",
+		"$ zbrecover history " + table + " --summary ", // the whole recovery, for the ticket
+		"### Recovery of main.sales.orders (run ",
+		"| proof | ",
+		"order_id: ", " keys, 0 missing from the table, ",
+		"**Commands run:**",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q", want)
@@ -184,20 +188,6 @@ func TestDemoFlags(t *testing.T) {
 	}
 }
 
-func TestShellQuote(t *testing.T) {
-	for in, want := range map[string]string{
-		"/tmp/a/orders": "/tmp/a/orders",
-		"--group=abc":   "--group=abc",
-		"/tmp/a b":      "'/tmp/a b'",
-		"it's":          `'it'\''s'`,
-		"":              "''",
-	} {
-		if got := shellQuote(in); got != want {
-			t.Errorf("shellQuote(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // cancelOn is stdout that cancels the run (as the first SIGINT does) once it has printed want.
 type cancelOn struct {
 	strings.Builder
@@ -230,4 +220,79 @@ func TestDemoInterrupted(t *testing.T) {
 	if got := errOut.String(); strings.Count(got, "interrupted") != 1 || !strings.HasSuffix(got, want) || strings.Contains(got, "context canceled") {
 		t.Errorf("stderr:\n%s\nwant one interrupted line, ending with:\n%s", got, want)
 	}
+}
+
+// TestDemoStopBeforeReload: --stop-before reload leaves the example unrecovered and the local
+// workspace serving with the settings to paste; a reload by hand against it, with those
+// settings, loads the files; Ctrl-C then stops the workspace and keeps the example.
+func TestDemoStopBeforeReload(t *testing.T) {
+	isolateEnv(t)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	io, _, _, errOut := iostreams.Test()
+	out := &signalOn{want: "The local workspace serves until Ctrl-C here.", ready: make(chan struct{})}
+	io.Out = out
+	ready := out.ready
+	dir := t.TempDir()
+	done := make(chan int)
+	go func() {
+		done <- Run(ctx, NewFactory(io), []string{"demo", "--files", "8", "--no-progress", "--dir", dir, "--stop-before", "reload"})
+	}()
+	select {
+	case <-ready:
+	case code := <-done:
+		t.Fatalf("the demo ended (exit %d) before stopping for the operator\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut)
+	}
+	text := out.String()
+	if strings.Contains(text, "$ zbrecover reload") {
+		t.Errorf("the demo reloaded before stopping:\n%s", text)
+	}
+	env := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?m)^export (\w+)=(.*)$`).FindAllStringSubmatch(text, -1) {
+		env[m[1]] = strings.Trim(m[2], "'")
+	}
+	if env["DATABRICKS_HOST"] == "" || env["DATABRICKS_TOKEN"] == "" || env["XDG_STATE_HOME"] == "" {
+		t.Fatalf("the settings to paste are missing:\n%s", text)
+	}
+	// The operator's reload, with the printed settings, in another process's environment.
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	rio, _, rout, rerr := iostreams.Test()
+	if code := Run(context.Background(), NewFactory(rio), []string{"reload", "main.sales.orders", "--rename", "customer_id=customer_key",
+		"--stage-to", "/Volumes/main/sales/staging/orders-recovery", "--yes", "--no-progress"}); code != ExitOK && code != ExitPartial {
+		t.Fatalf("reload by hand: exit %d\n%s%s", code, rout, rerr)
+	}
+	cancel(nil)
+	if code := <-done; code != ExitOK && code != ExitInterrupted {
+		t.Errorf("after Ctrl-C: exit %d", code)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "orders", "_delta_log")); err != nil {
+		t.Errorf("the example was not kept: %v", err)
+	}
+}
+
+// signalOn is a writer safe for concurrent use that closes ready once what it holds has want.
+type signalOn struct {
+	mu    sync.Mutex
+	b     strings.Builder
+	want  string
+	ready chan struct{}
+	once  sync.Once
+}
+
+func (s *signalOn) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, err := s.b.Write(p)
+	if strings.Contains(s.b.String(), s.want) {
+		s.once.Do(func() { close(s.ready) })
+	}
+	return n, err
+}
+
+func (s *signalOn) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

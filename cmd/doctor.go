@@ -32,12 +32,13 @@ func NewCmdDoctor(f *Factory, runF func(context.Context, *DoctorOptions) error) 
 		Use:   "doctor TARGET",
 		Short: "Check, before a recovery, everything inspect, reload, verify and cleanup need",
 		Long: `Doctor checks in one pass what a recovery of the table needs: the workspace identity, the SQL
-warehouse, the table in Unity Catalog and your privileges on it, the --stage-to volume, vended
-credentials, reading the fallback folder, whether the warehouse may read it by path
-(LOCATION_OVERLAP), commit tags, and delete access. Each check is ok, n/a (not needed, or not
-run), warn or fail, with what to do; then each step (inspect, reload, verify, cleanup) is
-ready, blocked or unknown. It writes one probe object of its own under _zerobus/ and deletes
-it (--no-write-probe skips that); everything else only reads.
+warehouse, the table in Unity Catalog, its features (row tracking, which undo needs), your
+privileges on it, the --stage-to volume, vended credentials, reading the fallback folder,
+whether the warehouse may read it by path (LOCATION_OVERLAP), commit tags, and delete access.
+Each check is ok, n/a (not needed, or not run), warn or fail, with what to do; then each step
+(inspect, reload, verify, cleanup, undo) is ready, blocked or unknown. It writes one probe
+object of its own under _zerobus/ and deletes it (--no-write-probe skips that); everything
+else only reads.
 
 Give the --stage-to reload will use, so that staging is checked too.
 

@@ -115,6 +115,7 @@ func wantSteps(t *testing.T, rep *doctor.Report, ready map[string]bool) {
 func TestDoctorAllPass(t *testing.T) {
 	ws, root := doctorWorkspace(t)
 	allowPathAccess(ws)
+	enableRowTracking(t, ws)
 	code, rep, all := doctorJSON(t, "main.sales.orders")
 	if code != ExitOK || !rep.OK {
 		t.Fatalf("exit %d, ok %v\n%s", code, rep.OK, all)
@@ -311,7 +312,7 @@ func TestDoctorStageToMissingVolume(t *testing.T) {
 	for _, line := range strings.Split(out, "\n") {
 		if f := strings.Fields(line); len(f) > 1 && strings.Contains(line, "  ") && line[0] != ' ' && !strings.HasPrefix(line, "CHECK") &&
 			!strings.HasPrefix(line, "STEP") && !strings.HasPrefix(line, "Doctor") && f[1] != "ok" && f[1] != "n/a" && f[1] != "warn" && f[1] != "fail" &&
-			f[0] != "inspect" && f[0] != "reload" && f[0] != "verify" && f[0] != "cleanup" {
+			f[0] != "inspect" && f[0] != "reload" && f[0] != "verify" && f[0] != "cleanup" && f[0] != "undo" {
 			t.Errorf("a check's state is not one of ok, n/a, warn, fail: %q", line)
 		}
 	}
@@ -352,5 +353,35 @@ func TestDoctorUsage(t *testing.T) {
 		if code, _, errOut := run(t, args...); code != ExitUsage {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errOut)
 		}
+	}
+}
+
+func enableRowTracking(t *testing.T, ws *workspace.Workspace) {
+	t.Helper()
+	if _, err := ws.Warehouse().Engine().Exec(context.Background(), "ALTER TABLE main.sales.orders SET TBLPROPERTIES ('delta.enableRowTracking' = 'true')"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDoctorTableFeatures: doctor reports row tracking, deletion vectors and change data feed;
+// with row tracking off it warns (no step is blocked) and explains the trade-off of enabling
+// it on a table Zerobus writes to; with it on, the check passes.
+func TestDoctorTableFeatures(t *testing.T) {
+	ws, _ := doctorWorkspace(t)
+	allowPathAccess(ws)
+	code, rep, all := doctorJSON(t, "main.sales.orders")
+	if code != ExitOK || !rep.OK {
+		t.Fatalf("exit %d\n%s", code, all)
+	}
+	wantCheck(t, rep, doctor.CheckTableFeatures, doctor.Warn, "MetadataChangedException", "zbrecover never enables it", "before the load")
+	if d := rep.Check(doctor.CheckTableFeatures).Detail; !strings.Contains(d, "row tracking off, deletion vectors off, change data feed off") {
+		t.Errorf("detail %q", d)
+	}
+	wantSteps(t, rep, map[string]bool{"undo": true, "reload": true})
+	enableRowTracking(t, ws)
+	_, rep, _ = doctorJSON(t, "main.sales.orders")
+	wantCheck(t, rep, doctor.CheckTableFeatures, doctor.OK)
+	if d := rep.Check(doctor.CheckTableFeatures).Detail; !strings.Contains(d, "row tracking on") || !strings.Contains(d, "stable row IDs") {
+		t.Errorf("detail with row tracking %q", d)
 	}
 }

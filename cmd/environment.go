@@ -31,6 +31,16 @@ Storage, when a table's storage is read with the store's own credentials:
   AZURE_STORAGE_CONNECTION_STRING, AZURE_CLIENT_ID, AZURE_CLIENT_SECRET, AZURE_TENANT_ID
                                   Azure Blob / Data Lake (a SAS in the URL works too)
 
+Storage endpoints, read as the cloud SDKs and CLIs read them; the flag wins over the variable:
+  AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL
+                                  an S3-compatible endpoint, addressed path-style (also
+                                  endpoint_url in the AWS config file; all ignored under
+                                  AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true); --s3-endpoint
+  STORAGE_EMULATOR_HOST           a Google Cloud Storage emulator (host:port or URL), without
+                                  authentication; --gcs-endpoint
+  AZURE_STORAGE_SERVICE_ENDPOINT  the Azure Blob service URL (az storage --blob-endpoint);
+                                  --azure-endpoint (a connection string's BlobEndpoint wins)
+
 zbrecover itself:
   XDG_STATE_HOME                  the journal's default place: $XDG_STATE_HOME/zbrecover
                                   (else ~/.local/state/zbrecover); --journal URL overrides it

@@ -101,7 +101,7 @@ func (f *Factory) isJSONStderr() bool { return f.jsonStderr != nil && f.jsonStde
 // that it stays on screen): as is, or as {"notice":…} under --output json. The log file
 // records it too.
 func (f *Factory) notice(msg string) {
-	f.logFile.line("notice", msg)
+	f.logFile.line(levelNotice, msg)
 	if f.isJSONStderr() {
 		b, _ := json.Marshal(struct {
 			Notice string `json:"notice"`
@@ -118,8 +118,8 @@ func NewFactory(io *iostreams.IOStreams) *Factory {
 	f := &Factory{IO: io, Registry: all.Registry, Global: g, jsonStderr: new(atomic.Bool),
 		status: newStatusWriter(io.ErrOut), logFile: &logFile{}}
 	f.Logger = slog.New(teeHandler{
-		newRedactingHandler(f.status, func() int { return g.Verbose }, f.isJSONStderr),
-		newRedactingHandler(f.logFile, f.logFile.verbosity, nil),
+		newLogHandler(f.status, func() int { return g.Verbose }, f.isJSONStderr, nil),
+		newLogHandler(f.logFile, f.logFile.verbosity, nil, func() bool { return true }),
 	})
 	return f
 }

@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,7 @@ import (
 	"github.com/zbrecover/zbrecover/reload"
 	sd "github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/storage"
+	"github.com/zbrecover/zbrecover/undo"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -124,6 +126,9 @@ func TestEveryDocumentEncodes(t *testing.T) {
 		&reload.VerifyReport{},
 		&history.Runs{},
 		&history.Run{},
+		undoPlanDoc{Plan: &undo.Plan{}},
+		&undo.Report{},
+		undoNothingDoc{},
 		&doctor.Report{},
 		LsReport{Objects: []LsObject{}},
 		PreviewReport{},
@@ -146,21 +151,27 @@ func TestEveryDocumentEncodes(t *testing.T) {
 	}
 	// Every document a command prints goes through printJSON: each of their types must be
 	// in the list above, so that a new document cannot escape this test.
-	for _, typ := range printedDocuments(t) {
+	printed, errs := printedDocuments(".", "github.com/zbrecover/zbrecover/cmd")
+	for _, e := range errs {
+		t.Error(e)
+	}
+	if len(printed) < 10 {
+		t.Fatalf("found only %d document types passed to printJSON: %v", len(printed), printed)
+	}
+	for _, typ := range printed {
 		if !listed[typ] {
 			t.Errorf("printJSON prints %s, which this test does not encode: add it to the list", typ)
 		}
 	}
 }
 
-// printedDocuments type-checks package cmd (against its dependencies' export data, as go list
-// gives it) and returns the type of every document passed to printJSON, package-qualified and
-// without pointers.
-func printedDocuments(t *testing.T) []string {
-	t.Helper()
+// printedDocuments type-checks the package in dir (against the export data of cmd's
+// dependencies, as go list gives it) and returns the type of every document passed to
+// printJSON, package-qualified and without pointers; a document of no named type is an error.
+func printedDocuments(dir, pkgPath string) (docs, errs []string) {
 	out, err := exec.Command("go", "list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}", ".").Output()
 	if err != nil {
-		t.Fatalf("go list -export: %v", err)
+		return nil, []string{fmt.Sprintf("go list -export: %v", err)}
 	}
 	exports := map[string]string{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
@@ -176,7 +187,7 @@ func printedDocuments(t *testing.T) []string {
 		}
 		return os.Open(f)
 	})
-	names, _ := filepath.Glob("*.go")
+	names, _ := filepath.Glob(filepath.Join(dir, "*.go"))
 	var files []*ast.File
 	for _, n := range names {
 		if strings.HasSuffix(n, "_test.go") {
@@ -184,17 +195,14 @@ func printedDocuments(t *testing.T) []string {
 		}
 		f, err := parser.ParseFile(fset, n, nil, 0)
 		if err != nil {
-			t.Fatal(err)
+			return nil, []string{err.Error()}
 		}
 		files = append(files, f)
 	}
 	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
 	conf := types.Config{Importer: imp.(types.ImporterFrom), Error: func(error) {}}
-	if _, err := conf.Check("github.com/zbrecover/zbrecover/cmd", fset, files, info); err != nil {
-		t.Logf("type check (build tags aside): %v", err)
-	}
+	_, _ = conf.Check(pkgPath, fset, files, info) // errors of build-tagged files aside
 	seen := map[string]bool{}
-	var docs []string
 	for _, f := range files {
 		ast.Inspect(f, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
@@ -214,7 +222,7 @@ func printedDocuments(t *testing.T) []string {
 			}
 			named, ok := typ.(*types.Named)
 			if !ok {
-				t.Errorf("%s: printJSON of %v, not a named type", fset.Position(call.Pos()), typ)
+				errs = append(errs, fmt.Sprintf("%s: printJSON of %v, not a named type", fset.Position(call.Pos()), typ))
 				return true
 			}
 			name := named.Obj().Pkg().Path() + "." + named.Obj().Name()
@@ -225,10 +233,42 @@ func printedDocuments(t *testing.T) []string {
 			return true
 		})
 	}
-	if len(docs) < 10 {
-		t.Fatalf("found only %d document types passed to printJSON: %v", len(docs), docs)
+	return docs, errs
+}
+
+// TestDocumentListCatches is a test of the test: a document type passed to printJSON, through
+// a pointer or not, is found, and a document of no named type is reported.
+func TestDocumentListCatches(t *testing.T) {
+	dir := t.TempDir()
+	src := `package p
+
+import "io"
+
+type Hidden struct{ A int }
+
+type Other struct{}
+
+func printJSON(w io.Writer, v any) error { return nil }
+
+func run(w io.Writer) {
+	_ = printJSON(w, &Hidden{})
+	_ = printJSON(w, Other{})
+	_ = printJSON(w, map[string]int{})
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	return docs
+	docs, errs := printedDocuments(dir, "example.com/p")
+	if !slices.Equal(docs, []string{"example.com/p.Hidden", "example.com/p.Other"}) {
+		t.Errorf("documents %q", docs)
+	}
+	if len(errs) != 1 || !strings.Contains(errs[0], "printJSON of map[string]int, not a named type") {
+		t.Errorf("errors %q", errs)
+	}
+	if err := jsonout.Encode(io.Discard, map[string]int{}); err == nil {
+		t.Error("a map encoded as a document")
+	}
 }
 
 // TestContinuedRunPromptGolden: the question before a reload that continues a run names all

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/history"
 	"github.com/zbrecover/zbrecover/internal/jsonout"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 	"github.com/zbrecover/zbrecover/tableref"
 )
@@ -128,10 +129,11 @@ func historyRun(ctx context.Context, o *HistoryOptions) error {
 		if r.Wedged != "" {
 			fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", textsafe.Escape(r.Wedged))
 		}
-		fmt.Fprintf(out, "%s  %-17s  %s  %d batches, %d files, %d rows expected, %d loaded  %s\n",
-			r.Run, r.Status, r.Table, r.Batches, r.Files, r.ExpectedRows, r.InsertedRows, r.Started.Format("2006-01-02T15:04:05Z"))
+		fmt.Fprintf(out, "%s  %-17s  %s  %s, %s, %s expected, %s loaded  %s\n",
+			r.Run, r.Status, r.Table, textfmt.Plural(r.Batches, "batch"), textfmt.Plural(r.Files, "file"), textfmt.Plural(r.ExpectedRows, "row"),
+			textfmt.Count(r.InsertedRows), textfmt.Time(r.Started))
 	}
-	fmt.Fprintf(f.IO.ErrOut, "%d runs in the journal at %s\n", len(all), store.Location())
+	fmt.Fprintf(f.IO.ErrOut, "%s in the journal at %s\n", textfmt.Plural(len(all), "run"), store.Location())
 	return nil
 }
 
@@ -149,7 +151,7 @@ func printRunFiles(f *Factory, run *history.Run) error {
 		if hf.Deleted != "" {
 			extra += "  " + strings.TrimSpace(hf.Deleted+" "+hf.Reason)
 		}
-		fmt.Fprintf(out, "  %s\t%d rows\tbatch %d\t%s%s\n", textKey(hf.Key), hf.Rows, hf.Batch, hf.State, extra)
+		fmt.Fprintf(out, "  %s\t%s\tbatch %d\t%s%s\n", textKey(hf.Key), textfmt.Plural(hf.Rows, "row"), hf.Batch, hf.State, extra)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/history"
 	"github.com/zbrecover/zbrecover/internal/jsonout"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 )
 
@@ -154,8 +155,8 @@ func (v *runView) show(p *history.Progress) error {
 		v.started = true
 		lines = append(lines, fmt.Sprintf("Following run %s of %s (journal at %s); Ctrl-C stops following, not the run.",
 			p.Run, textsafe.Escape(p.Table), textsafe.Escape(v.journal)),
-			fmt.Sprintf("The run: %s, %s, %s expected; now %s.", plural(p.Batches.Total, "batch"), plural(p.Files.Total, "file"),
-				plural(p.Rows.Expected, "row"), p.Status))
+			fmt.Sprintf("The run: %s, %s, %s expected; now %s.", textfmt.Plural(p.Batches.Total, "batch"), textfmt.Plural(p.Files.Total, "file"),
+				textfmt.Plural(p.Rows.Expected, "row"), p.Status))
 	}
 	at := p.Time.Local().Format("15:04:05")
 	for _, c := range p.Changes {
@@ -208,9 +209,9 @@ func changeLine(p *history.Progress, c history.Change) string {
 		return ""
 	case c.Batch != nil:
 		b := c.Batch
-		s := fmt.Sprintf("batch %d %s: %s, %s expected", b.Batch, batchWord(string(b.Status)), plural(b.Files, "file"), plural(b.Expected, "row"))
+		s := fmt.Sprintf("batch %d %s: %s, %s expected", b.Batch, batchWord(string(b.Status)), textfmt.Plural(b.Files, "file"), textfmt.Plural(b.Expected, "row"))
 		if b.Inserted != nil {
-			s += fmt.Sprintf(", %d inserted", *b.Inserted)
+			s += ", " + textfmt.Count(*b.Inserted) + " inserted"
 		}
 		if b.Version != nil {
 			s += fmt.Sprintf(" (table version %d)", *b.Version)
@@ -223,19 +224,19 @@ func changeLine(p *history.Progress, c history.Change) string {
 		n := c.Files.Count
 		switch c.Files.What {
 		case history.FilesStaged:
-			return fmt.Sprintf("staged %s (%d of %d)", plural(n, "file"), p.Files.Staged, p.Files.Total)
+			return fmt.Sprintf("staged %s (%s of %s)", textfmt.Plural(n, "file"), textfmt.Count(p.Files.Staged), textfmt.Count(p.Files.Total))
 		case history.FilesDeleted:
-			return fmt.Sprintf("deleted %s (%d of %d)", plural(n, "file"), p.Files.Deleted, p.Files.ToDelete)
+			return fmt.Sprintf("deleted %s (%s of %s)", textfmt.Plural(n, "file"), textfmt.Count(p.Files.Deleted), textfmt.Count(p.Files.ToDelete))
 		case history.FilesKept:
-			return fmt.Sprintf("kept %s (changed since verified, or the delete failed: zbrecover history --run %s lists why)", plural(n, "file"), p.Run)
+			return fmt.Sprintf("kept %s (changed since verified, or the delete failed: zbrecover history --run %s lists why)", textfmt.Plural(n, "file"), p.Run)
 		case history.FilesStagedRemoved:
-			return fmt.Sprintf("removed %d staged %s (%d of %d)", n, either(n, "copy", "copies"), p.Files.StagedRemoved, p.Files.StagedCopies)
+			return fmt.Sprintf("removed %s (%s of %s)", textfmt.Plural(n, "staged copy"), textfmt.Count(p.Files.StagedRemoved), textfmt.Count(p.Files.StagedCopies))
 		}
 	case c.End != nil:
-		s := fmt.Sprintf("%s ended: %s; %d of %s verified, %d rows inserted of %d expected", orDefault(p.Process.Command, "the process"),
-			c.End.Status, p.Batches.Verified, plural(p.Batches.Total, "batch"), p.Rows.Inserted, p.Rows.Expected)
+		s := fmt.Sprintf("%s ended: %s; %s of %s verified, %s inserted of %s expected", orDefault(p.Process.Command, "the process"),
+			c.End.Status, textfmt.Count(p.Batches.Verified), textfmt.Plural(p.Batches.Total, "batch"), textfmt.Plural(p.Rows.Inserted, "row"), textfmt.Count(p.Rows.Expected))
 		if p.Files.Deleted+p.Files.Kept > 0 {
-			s += fmt.Sprintf("; %d files deleted, %d kept", p.Files.Deleted, p.Files.Kept)
+			s += fmt.Sprintf("; %s deleted, %s kept", textfmt.Plural(p.Files.Deleted, "file"), textfmt.Count(p.Files.Kept))
 		}
 		if c.End.Error != "" {
 			s += " (" + textsafe.Escape(c.End.Error) + ")"

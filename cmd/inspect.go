@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/zbrecover/zbrecover/internal/fallback"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/tableref"
 
 	"github.com/spf13/cobra"
@@ -333,11 +334,12 @@ func inspectExit(rep *inspect.Report) error {
 	)
 	if n := len(rep.Blocking()); n > 0 {
 		codes = append(codes, ExitSchema)
-		msgs = append(msgs, fmt.Sprintf("%d of %d schema groups block the load into the table as it is (the report lists the changes and the suggested fixes)", n, len(rep.Groups)))
+		msgs = append(msgs, fmt.Sprintf("%s of %s %s the load into the table as it is (the report lists the changes and the suggested fixes)",
+			textfmt.Count(n), textfmt.Plural(len(rep.Groups), "schema group"), textfmt.Either(n, "blocks", "block")))
 	}
 	if n := rep.Totals.Unreadable; n > 0 {
 		codes = append(codes, ExitPartial)
-		msgs = append(msgs, fmt.Sprintf("%d of %d fallback files are unreadable (listed in the report)", n, rep.Totals.Files))
+		msgs = append(msgs, fmt.Sprintf("%s of %s %s unreadable (listed in the report)", textfmt.Count(n), textfmt.Plural(rep.Totals.Files, "fallback file"), textfmt.Are(n)))
 	}
 	if len(codes) > 0 {
 		return WithCode(MostUrgent(codes...), strings.Join(msgs, "; "))

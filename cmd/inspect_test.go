@@ -451,7 +451,7 @@ func TestInspectDiffBlocksExit3WinsOver5(t *testing.T) {
 		Code  int    `json:"code"`
 	}
 	if err := json.Unmarshal([]byte(errOut), &e); err != nil || e.Code != ExitSchema ||
-		!strings.Contains(e.Error, "2 of 2 schema groups block") || !strings.Contains(e.Error, "1 of 4 fallback files are unreadable") {
+		!strings.Contains(e.Error, "2 of 2 schema groups block") || !strings.Contains(e.Error, "1 of 4 fallback files is unreadable") {
 		t.Errorf("stderr %q", errOut)
 	}
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/tableref"
@@ -83,12 +84,13 @@ func writeOverlapText(w io.Writer, ov *reload.OverlapReport) error {
 	if ov == nil {
 		return nil
 	}
-	fmt.Fprintf(w, "\nBy key %s against %s (%s):\n", ov.Key, ov.Table, plural(ov.Statements, "statement"))
+	fmt.Fprintf(w, "\nBy key %s against %s (%s):\n", ov.Key, ov.Table, textfmt.Plural(ov.Statements, "statement"))
 	line := func(name string, c reload.KeyCounts) {
-		fmt.Fprintf(w, "  %-14s %d records, %d keys: %d records with a key already in the table, %d keys duplicated in the files (%d extra records), %d new",
-			name, c.Records, c.Keys, c.InTable, c.DuplicateKeys, c.DuplicateRecords, c.New)
+		fmt.Fprintf(w, "  %-14s %s, %s: %s with a key already in the table, %s duplicated in the files (%s), %s new",
+			name, textfmt.Plural(c.Records, "record"), textfmt.Plural(c.Keys, "key"), textfmt.Plural(c.InTable, "record"),
+			textfmt.Plural(c.DuplicateKeys, "key"), textfmt.Plural(c.DuplicateRecords, "extra record"), textfmt.Count(c.New))
 		if c.NullKeyRecords > 0 {
-			fmt.Fprintf(w, ", %d records with a NULL key", c.NullKeyRecords)
+			fmt.Fprintf(w, ", %s with a NULL key", textfmt.Plural(c.NullKeyRecords, "record"))
 		}
 		fmt.Fprintln(w)
 	}
@@ -100,8 +102,8 @@ func writeOverlapText(w io.Writer, ov *reload.OverlapReport) error {
 		line("group "+id, g)
 	}
 	line("total", ov.Total)
-	fmt.Fprintf(w, "  A plain reload would add %d rows whose key is then in the table more than once; reload --dedupe-key %s inserts %d.\n",
-		ov.Total.WouldDuplicate, ov.Key, ov.Total.New)
+	fmt.Fprintf(w, "  A plain reload would add %s whose key is then in the table more than once; reload --dedupe-key %s inserts %s.\n",
+		textfmt.Plural(ov.Total.WouldDuplicate, "row"), ov.Key, textfmt.Count(ov.Total.New))
 	fmt.Fprintf(w, "  %s\n", ov.Note)
 	return nil
 }
@@ -138,8 +140,8 @@ func printMergeReport(w io.Writer, m *reload.MergeReport) {
 	if m == nil {
 		return
 	}
-	fmt.Fprintf(w, "Load by key %s: batches loaded staging table %s; MERGE %s, %d rows inserted into the table (%d MERGE statements)",
-		m.Key, m.Staging, m.Status, m.Inserted, m.Statements)
+	fmt.Fprintf(w, "Load by key %s: batches loaded staging table %s; MERGE %s, %s inserted into the table (%s)",
+		m.Key, m.Staging, m.Status, textfmt.Plural(m.Inserted, "row"), textfmt.Plural(m.Statements, "MERGE statement"))
 	if m.Dropped {
 		fmt.Fprint(w, "; staging table dropped")
 	} else if m.DropError != "" {
@@ -156,7 +158,7 @@ func printKeyCheck(w io.Writer, rep *reload.VerifyReport) {
 	if m := rep.Merge; m != nil {
 		ins := "-"
 		if m.Inserted != nil {
-			ins = fmt.Sprint(*m.Inserted)
+			ins = textfmt.Count(*m.Inserted)
 		}
 		mark := "ok"
 		if !m.OK {
@@ -172,11 +174,13 @@ func printKeyCheck(w io.Writer, rep *reload.VerifyReport) {
 	if !kc.OK {
 		mark = "FAIL"
 	}
-	fmt.Fprintf(w, "Keys %s of the run's %s (%s): %s, %d missing from the table  %s\n", kc.Key, plural(kc.Files, "file"), plural(kc.Statements, "statement"), plural(kc.Keys, "key"), kc.Missing, mark)
-	fmt.Fprintf(w, "  table rows per key: 1: %d, 2: %d, 3+: %d (most: %d); %d keys duplicated in the table\n", kc.RowsPerKey.Once, kc.RowsPerKey.Twice, kc.RowsPerKey.More, kc.MaxRows, kc.Duplicated)
+	fmt.Fprintf(w, "Keys %s of the run's %s (%s): %s, %s missing from the table  %s\n", kc.Key, textfmt.Plural(kc.Files, "file"),
+		textfmt.Plural(kc.Statements, "statement"), textfmt.Plural(kc.Keys, "key"), textfmt.Count(kc.Missing), mark)
+	fmt.Fprintf(w, "  table rows per key: 1: %s, 2: %s, 3+: %s (most: %s); %s duplicated in the table\n", textfmt.Count(kc.RowsPerKey.Once),
+		textfmt.Count(kc.RowsPerKey.Twice), textfmt.Count(kc.RowsPerKey.More), textfmt.Count(kc.MaxRows), textfmt.Plural(kc.Duplicated, "key"))
 	if kc.NullRows > 0 {
-		fmt.Fprintf(w, "  %d of %d rows read have a NULL key column (%s): a NULL key identifies nothing, so they are not looked up and prove nothing\n",
-			kc.NullRows, kc.Rows, plural(kc.NullKeys, "distinct key"))
+		fmt.Fprintf(w, "  %s of %s read %s a NULL key column (%s): a NULL key identifies nothing, so they are not looked up and prove nothing\n",
+			textfmt.Count(kc.NullRows), textfmt.Plural(kc.Rows, "row"), textfmt.Either(kc.NullRows, "has", "have"), textfmt.Plural(kc.NullKeys, "distinct key"))
 	}
 	for _, b := range kc.Batches {
 		switch b.Verdict {
@@ -193,14 +197,15 @@ func printKeyCheck(w io.Writer, rep *reload.VerifyReport) {
 func verifyFailure(rep *reload.VerifyReport) string {
 	var msgs []string
 	if rep.Failed > 0 {
-		msgs = append(msgs, fmt.Sprintf("%d of %d batches of run %s do not verify", rep.Failed, len(rep.Checks), rep.Run))
+		msgs = append(msgs, fmt.Sprintf("%s of %s of run %s %s not verify", textfmt.Count(rep.Failed), textfmt.Plural(len(rep.Checks), "batch"), rep.Run,
+			textfmt.Either(rep.Failed, "does", "do")))
 	}
 	if rep.Merge != nil && !rep.Merge.OK {
 		msgs = append(msgs, "the load by key's MERGE has not run after its last batch")
 	}
 	if k := rep.Keys; k != nil && !k.OK {
 		if k.Missing > 0 {
-			msgs = append(msgs, fmt.Sprintf("%s of run %s's files %s missing from the table", plural(k.Missing, "key"), rep.Run, are(k.Missing)))
+			msgs = append(msgs, fmt.Sprintf("%s of run %s's files %s missing from the table", textfmt.Plural(k.Missing, "key"), rep.Run, textfmt.Are(k.Missing)))
 		} else {
 			// Every key read is there, but the check did not read every row as recorded.
 			msgs = append(msgs, fmt.Sprintf("the key check of run %s failed: %s", rep.Run, strings.Join(k.Problems, "; ")))

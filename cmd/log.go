@@ -2,9 +2,7 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -15,25 +13,76 @@ import (
 	"github.com/zbrecover/zbrecover/internal/redact"
 )
 
-// redactingHandler writes log records as plain lines to stderr, only at -v (info) or -vv
-// (debug), with every message and attribute passed through internal/redact.
-// Under --output json (asJSON), each record is one JSON object: {"level":…,"msg":…, attrs…}.
-type redactingHandler struct {
-	mu      *sync.Mutex
-	w       io.Writer
+// levelNotice is the level of the status lines the log file records beside the log records
+// (notices, the final error and exit status): above info, below warn.
+const levelNotice = slog.LevelInfo + 2
+
+// logHandler writes log records to stderr with the standard library's handlers, logfmt
+// (slog.TextHandler) in text and slog.JSONHandler under --output json, only at -v (info) or
+// -vv (debug); warnings always. Every value passes through redactAttr. Text lines carry the
+// time from -v on (an incident timeline is read from them); JSON lines always do.
+type logHandler struct {
 	verbose func() int
 	asJSON  func() bool
-	attrs   []slog.Attr
+	text    slog.Handler
+	json    slog.Handler
 }
 
-func newRedactingHandler(w io.Writer, verbose func() int, asJSON func() bool) *redactingHandler {
+// newLogHandler returns the handler of the log lines written to w. verbose gives the current
+// -v count (-1: nothing at all); asJSON (nil: never) whether stderr is JSON; stamp whether text
+// lines carry the time (nil: from -v on).
+func newLogHandler(w io.Writer, verbose func() int, asJSON func() bool, stamp func() bool) *logHandler {
 	if asJSON == nil {
 		asJSON = func() bool { return false }
 	}
-	return &redactingHandler{mu: &sync.Mutex{}, w: w, verbose: verbose, asJSON: asJSON}
+	if stamp == nil {
+		stamp = func() bool { return verbose() >= 1 }
+	}
+	w = &lockedWriter{w: w}
+	opts := func(withTime func() bool) *slog.HandlerOptions {
+		return &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			return redactAttr(groups, a, withTime)
+		}}
+	}
+	return &logHandler{
+		verbose: verbose,
+		asJSON:  asJSON,
+		text:    slog.NewTextHandler(w, opts(stamp)),
+		json:    slog.NewJSONHandler(w, opts(func() bool { return true })),
+	}
 }
 
-func (h *redactingHandler) Enabled(_ context.Context, l slog.Level) bool {
+// redactAttr is the handlers' ReplaceAttr: the time in UTC (or dropped, when withTime says
+// so), the level in lower case (debug, info, notice, warn, error), and every other value as
+// its text with every secret removed (internal/redact): attributes are strings in JSON too.
+func redactAttr(groups []string, a slog.Attr, withTime func() bool) slog.Attr {
+	if len(groups) == 0 {
+		switch a.Key {
+		case slog.TimeKey:
+			if !withTime() {
+				return slog.Attr{}
+			}
+			if t, ok := a.Value.Any().(time.Time); ok {
+				return slog.Time(slog.TimeKey, t.UTC())
+			}
+			return a
+		case slog.LevelKey:
+			l, _ := a.Value.Any().(slog.Level)
+			return slog.String(slog.LevelKey, levelName(l))
+		}
+	}
+	return slog.String(a.Key, redact.String(a.Value.Resolve().String()))
+}
+
+// levelName names a level in lower case: debug, info, notice, warn or error.
+func levelName(l slog.Level) string {
+	if l == levelNotice {
+		return "notice"
+	}
+	return strings.ToLower(l.String())
+}
+
+func (h *logHandler) Enabled(_ context.Context, l slog.Level) bool {
 	switch v := h.verbose(); {
 	case v < 0:
 		return false
@@ -46,62 +95,36 @@ func (h *redactingHandler) Enabled(_ context.Context, l slog.Level) bool {
 	}
 }
 
-func (h *redactingHandler) Handle(ctx context.Context, r slog.Record) error {
+func (h *logHandler) Handle(ctx context.Context, r slog.Record) error {
 	if h.asJSON() {
-		return h.handleJSON(r)
+		return h.json.Handle(ctx, r)
 	}
-	var b strings.Builder
-	if h.verbose() >= 1 && !r.Time.IsZero() {
-		// With -v, every line says when: an incident timeline is read from these.
-		b.WriteString(r.Time.UTC().Format("2006-01-02T15:04:05.000Z07:00") + " ")
-	}
-	b.WriteString(strings.ToLower(r.Level.String()))
-	b.WriteString(": ")
-	b.WriteString(r.Message)
-	write := func(a slog.Attr) bool {
-		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value.Resolve())
-		return true
-	}
-	for _, a := range h.attrs {
-		write(a)
-	}
-	r.Attrs(write)
-	line := redact.String(b.String()) + "\n"
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	_, err := io.WriteString(h.w, line)
-	return err
+	return h.text.Handle(ctx, r)
 }
 
-func (h *redactingHandler) handleJSON(r slog.Record) error {
-	m := map[string]string{}
-	add := func(a slog.Attr) bool {
-		m[a.Key] = redact.String(fmt.Sprint(a.Value.Resolve()))
-		return true
-	}
-	for _, a := range h.attrs {
-		add(a)
-	}
-	r.Attrs(add)
-	m["level"] = strings.ToLower(r.Level.String())
-	m["msg"] = redact.String(r.Message)
-	b, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	_, err = h.w.Write(append(b, '\n'))
-	return err
-}
-
-func (h *redactingHandler) WithAttrs(as []slog.Attr) slog.Handler {
+func (h *logHandler) WithAttrs(as []slog.Attr) slog.Handler {
 	n := *h
-	n.attrs = append(append([]slog.Attr{}, h.attrs...), as...)
+	n.text, n.json = h.text.WithAttrs(as), h.json.WithAttrs(as)
 	return &n
 }
 
-func (h *redactingHandler) WithGroup(string) slog.Handler { return h }
+func (h *logHandler) WithGroup(name string) slog.Handler {
+	n := *h
+	n.text, n.json = h.text.WithGroup(name), h.json.WithGroup(name)
+	return &n
+}
+
+// lockedWriter serializes the writes of the text and JSON handlers sharing one writer.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
 
 // teeHandler hands every record to each of its handlers that is enabled for its level: the
 // terminal's (at the verbosity of -v) and the log file's (always at debug level).
@@ -143,11 +166,13 @@ func (t teeHandler) WithGroup(name string) slog.Handler {
 }
 
 // logFile is --log-file: once opened, it receives every log line at debug level, whatever
-// -v says, as plain timestamped lines redacted like stderr's. Before it is opened (and without
+// -v says, as timestamped logfmt lines redacted like stderr's. Before it is opened (and without
 // --log-file) it takes nothing.
 type logFile struct {
 	mu sync.Mutex
 	f  *os.File
+	// notes writes line's records (nil until the first).
+	notes slog.Handler
 }
 
 // open appends to path, creating it readable by its owner only.
@@ -188,12 +213,20 @@ func (l *logFile) Write(b []byte) (int, error) {
 	return l.f.Write(b)
 }
 
-// line appends one timestamped, redacted line that is not a log record (a notice).
-func (l *logFile) line(level, msg string) {
+// line appends a line that is not a log record (a notice, the final error, the exit status) as
+// a record of level (levelNotice, slog.LevelError, slog.LevelInfo), timestamped and redacted
+// as the log records are.
+func (l *logFile) line(level slog.Level, msg string) {
 	if !l.isOpen() {
 		return
 	}
-	_, _ = io.WriteString(l, time.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00")+" "+level+": "+redact.String(msg)+"\n")
+	l.mu.Lock()
+	if l.notes == nil {
+		l.notes = newLogHandler(l, func() int { return 2 }, nil, func() bool { return true })
+	}
+	h := l.notes
+	l.mu.Unlock()
+	_ = h.Handle(context.Background(), slog.NewRecord(time.Now(), level, msg, 0))
 }
 
 func (l *logFile) close() error {

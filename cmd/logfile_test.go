@@ -28,7 +28,7 @@ func TestLogFileKeepsEveryLine(t *testing.T) {
 		return code, errOut.String()
 	}
 	code, errOut := run("--log-file", logPath, "--s3-endpoint", "http://ops:"+secret+"@127.0.0.1:9", "ls", dir)
-	if code != 0 || strings.Contains(errOut, "info:") || strings.Contains(errOut, "debug:") {
+	if code != 0 || strings.Contains(errOut, "level=info") || strings.Contains(errOut, "level=debug") {
 		t.Fatalf("ls: exit %d, stderr %q", code, errOut)
 	}
 	code, errOut = run("--log-file", logPath, "-o", "json", "-v", "ls", filepath.Join(dir, "missing"))
@@ -48,13 +48,14 @@ func TestLogFileKeepsEveryLine(t *testing.T) {
 	if strings.Contains(text, secret) {
 		t.Fatalf("the log file holds the secret:\n%s", text)
 	}
-	stamp := regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (debug|info|warn|error|notice): `)
+	stamp := regexp.MustCompile(`^time=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z level=(debug|info|warn|error|notice) msg=`)
 	for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
-		if !stamp.MatchString(l) {
-			t.Errorf("log line without its time and level: %q", l)
+		if !stamp.MatchString(l) || !logfmtLine.MatchString(l) {
+			t.Errorf("log line not logfmt with its time and level: %q", l)
 		}
 	}
-	for _, want := range []string{"debug: start command=", "ops:REDACTED@", "info: storage opened", "info: exit status 0", "error: ", "info: exit status 1"} {
+	for _, want := range []string{"level=debug msg=start command=", "ops:REDACTED@", `level=info msg="storage opened"`, `level=info msg="exit status 0"`,
+		"level=error msg=", `level=info msg="exit status 1"`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("log file lacks %q:\n%s", want, text)
 		}

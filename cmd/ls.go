@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 	"github.com/zbrecover/zbrecover/storage"
 )
@@ -131,7 +132,7 @@ func lsRun(ctx context.Context, o *LsOptions) error {
 				return err
 			}
 		}
-		fmt.Fprintf(f.IO.ErrOut, "%d objects, %d bytes under %s%s\n", rep.Count, rep.Bytes, rep.Location,
+		fmt.Fprintf(f.IO.ErrOut, "%s, %s under %s%s\n", textfmt.Plural(rep.Count, "object"), textfmt.Bytes(rep.Bytes), rep.Location,
 			map[bool]string{true: " (stopped at --limit)"}[rep.Truncated])
 		return nil
 	}

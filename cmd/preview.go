@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/tableref"
 
 	"github.com/spf13/cobra"
@@ -206,7 +207,7 @@ func previewExit(f *Factory, previews []*inspect.PreviewResult) error {
 		}
 	}
 	if failed > 0 {
-		return WithCode(ExitPartial, fmt.Sprintf("%d files could not be previewed", failed))
+		return WithCode(ExitPartial, fmt.Sprintf("%s could not be previewed", textfmt.Plural(failed, "file")))
 	}
 	return nil
 }

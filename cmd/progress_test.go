@@ -131,8 +131,8 @@ func TestStatusLinesStayAboveTheBar(t *testing.T) {
 
 	got := screen(errOut.String())
 	text := strings.Join(got, "\n")
-	want := []string{"interrupt received, stopping cleanly", "warn: storage request failed, retrying op=copy attempt=1",
-		"info: storage throttled: concurrency lowered limit=8 was=16", "staged", "10 / 10 files", "loaded", "1 / 4 batches", "after the bars"}
+	want := []string{"interrupt received, stopping cleanly", `level=warn msg="storage request failed, retrying" op=copy attempt=1`,
+		`level=info msg="storage throttled: concurrency lowered" limit=8 was=16`, "staged", "10 / 10 files", "loaded", "1 / 4 batches", "after the bars"}
 	last := -1
 	for _, w := range want {
 		i := strings.Index(text, w)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/history"
 	"github.com/zbrecover/zbrecover/internal/redact"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 )
 
 // listedAtMost is how many files a list of the recovery summary names before "and N more".
@@ -31,7 +32,7 @@ func recoveryMarkdown(w io.Writer, r *history.Recovery) {
 			if g.Projection != "" {
 				how = "through `` SELECT " + strings.ReplaceAll(g.Projection, "``", "` `") + " ``"
 			}
-			fmt.Fprintf(w, "- `%s`: %s, %s, loaded %s\n", mdText(g.Group), plural(g.Files, "file"), plural(g.Rows, "row"), how)
+			fmt.Fprintf(w, "- `%s`: %s, %s, loaded %s\n", mdText(g.Group), textfmt.Plural(g.Files, "file"), textfmt.Plural(g.Rows, "row"), how)
 		}
 	}
 	recoveryBatches(w, r)
@@ -71,9 +72,9 @@ func recoveryMarkdown(w io.Writer, r *history.Recovery) {
 // recoveryRows are the summary's table: name and value, empty values left out.
 func recoveryRows(r *history.Recovery) [][2]string {
 	rows := r.Rows
-	loaded := fmt.Sprintf("%d expected; %d loaded", rows.Expected, rows.Loaded)
+	loaded := fmt.Sprintf("%s expected; %s loaded", textfmt.Count(rows.Expected), textfmt.Count(rows.Loaded))
 	if rows.FromHistory > 0 {
-		loaded += fmt.Sprintf(" (%d by the statements' answers, %d settled from the table's history)", rows.Answered, rows.FromHistory)
+		loaded += fmt.Sprintf(" (%s by the statements' answers, %s settled from the table's history)", textfmt.Count(rows.Answered), textfmt.Count(rows.FromHistory))
 	}
 	var proof []string
 	for _, p := range r.Proof {
@@ -81,7 +82,7 @@ func recoveryRows(r *history.Recovery) [][2]string {
 		if isState(p.Evidence) {
 			by = proofWords(p.Evidence)
 		}
-		proof = append(proof, fmt.Sprintf("%s %s (%s)", plural(p.Batches, "batch"), by, plural(p.Rows, "row")))
+		proof = append(proof, fmt.Sprintf("%s %s (%s)", textfmt.Plural(p.Batches, "batch"), by, textfmt.Plural(p.Rows, "row")))
 	}
 	ended := ""
 	if !r.Ended.IsZero() {
@@ -90,21 +91,21 @@ func recoveryRows(r *history.Recovery) [][2]string {
 	d := r.Deletion
 	deleted := ""
 	if d.Deleted+d.Gone+len(d.Kept) > 0 {
-		deleted = fmt.Sprintf("%s (%d bytes); %d already gone; %d archived first; %d kept; %d not cleaned yet",
-			plural(d.Deleted, "file"), d.Bytes, d.Gone, d.Archived, len(d.Kept), d.NotCleaned)
+		deleted = fmt.Sprintf("%s (%s); %s already gone; %s archived first; %s kept; %s not cleaned yet",
+			textfmt.Plural(d.Deleted, "file"), textfmt.Bytes(d.Bytes), textfmt.Count(d.Gone), textfmt.Count(d.Archived), textfmt.Count(len(d.Kept)), textfmt.Count(d.NotCleaned))
 	}
 	var staged []string
 	for _, s := range d.Staged {
-		staged = append(staged, fmt.Sprintf("%d at %s (%d removed)", s.Copies, s.Location, s.Removed))
+		staged = append(staged, fmt.Sprintf("%s at %s (%s removed)", textfmt.Count(s.Copies), s.Location, textfmt.Count(s.Removed)))
 	}
 	left := ""
 	if n := len(r.Left); n > 0 {
-		left = plural(n, "file") + " (listed below)"
+		left = textfmt.Plural(n, "file") + " (listed below)"
 	}
 	return [][2]string{
 		{"table", code(r.Table) + prefixed(" (table id ", r.TableID) + closing(r.TableID)}, {"root", code(r.Root)},
 		{"state", string(r.Status)}, {"started", r.Started.UTC().Format(time.RFC3339)}, {"ended", ended},
-		{"files", fmt.Sprintf("%s in %s and %s", plural(r.Files, "file"), plural(len(r.Batches), "batch"), plural(len(r.Groups), "schema group"))},
+		{"files", fmt.Sprintf("%s in %s and %s", textfmt.Plural(r.Files, "file"), textfmt.Plural(len(r.Batches), "batch"), textfmt.Plural(len(r.Groups), "schema group"))},
 		{"rows", loaded}, {"proof", strings.Join(proof, "; ")}, {"key check", keyCheckLine(r)},
 		{"left behind", left}, {"deleted", deleted}, {"staged copies", strings.Join(staged, "; ")},
 	}
@@ -123,7 +124,7 @@ func recoveryBatches(w io.Writer, r *history.Recovery) {
 		if b.Version != nil {
 			commit = fmt.Sprint(*b.Version)
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %d | %d | %d | %s | %s | %s |\n", b.Batch, mdCell(b.Group), mdCell(b.Folder), b.Files, b.Rows, b.Loaded,
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", b.Batch, mdCell(b.Group), mdCell(b.Folder), textfmt.Count(b.Files), textfmt.Count(b.Rows), textfmt.Count(b.Loaded),
 			b.Status, mdCell(proofWords(b.Evidence)), commit)
 	}
 }
@@ -134,12 +135,12 @@ func keyCheckLine(r *history.Recovery) string {
 	if k == nil {
 		return "none (zbrecover verify --key COL checks every key of the files in the table)"
 	}
-	line := fmt.Sprintf("%s: %s, %d missing from the table", strings.Join(k.Key, ","), plural(k.Keys, "key"), k.Missing)
+	line := fmt.Sprintf("%s: %s, %s missing from the table", strings.Join(k.Key, ","), textfmt.Plural(k.Keys, "key"), textfmt.Count(k.Missing))
 	if k.Duplicated > 0 {
-		line += fmt.Sprintf(", %d in the table twice or more (at most %d rows)", k.Duplicated, k.MaxRows)
+		line += fmt.Sprintf(", %s in the table twice or more (at most %s)", textfmt.Count(k.Duplicated), textfmt.Plural(k.MaxRows, "row"))
 	}
 	if k.NullRows > 0 {
-		line += fmt.Sprintf(", %s with a NULL key column (proving nothing)", plural(k.NullRows, "row"))
+		line += fmt.Sprintf(", %s with a NULL key column (proving nothing)", textfmt.Plural(k.NullRows, "row"))
 	}
 	if k.OK {
 		return line + ": passed"
@@ -176,7 +177,7 @@ func isState(ev string) bool {
 // mdListAtMost is mdList of at most listedAtMost items and how many more there are.
 func mdListAtMost(w io.Writer, heading string, items []string) {
 	if n := len(items); n > listedAtMost {
-		items = append(items[:listedAtMost:listedAtMost], fmt.Sprintf("… and %d more (zbrecover history --run lists them all)", n-listedAtMost))
+		items = append(items[:listedAtMost:listedAtMost], fmt.Sprintf("… and %s more (zbrecover history --run lists them all)", textfmt.Count(n-listedAtMost)))
 	}
 	mdList(w, heading, items, func(s string) string { return s })
 }

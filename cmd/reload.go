@@ -13,6 +13,7 @@ import (
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/fallback"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 	"github.com/zbrecover/zbrecover/place"
 	"github.com/zbrecover/zbrecover/recovery"
@@ -177,20 +178,6 @@ func parseRenames(list []string) (map[string]string, error) {
 		out[o] = n
 	}
 	return out, nil
-}
-
-// shellArg quotes s for a POSIX shell when it holds anything but letters, digits and
-// -_./:=@%+, (a name with a space or a backquote, a ' in a path).
-func shellArg(s string) string {
-	if s == "" {
-		return "''"
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@%+,", r)) {
-			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-		}
-	}
-	return s
 }
 
 // cutUnquoted cuts s at the first sep outside backquotes.
@@ -374,9 +361,9 @@ func reloadDeps(f *Factory, wh *databricks.Warehouse, store journalStore, identi
 func showReloadPlan(f *Factory, o *ReloadOptions, s *runSummary, prep *reload.Prepared, rep *inspect.Report, planErr error) error {
 	plan := prep.Plan
 	if n := len(prep.SecondPath); n > 0 {
-		fmt.Fprintf(f.IO.ErrOut, "Refused through %s: %d files were loaded, or may have been, by earlier runs through another path; "+
+		fmt.Fprintf(f.IO.ErrOut, "Refused through %s: %s %s loaded, or may have been, by earlier runs through another path; "+
 			"a copy under another path would be loaded again, so they are not staged or loaded (zbrecover history lists them)\n",
-			textsafe.Quote(strings.TrimSuffix(prep.Source, "/")), n)
+			textsafe.Quote(strings.TrimSuffix(prep.Source, "/")), textfmt.Plural(n, "file"), textfmt.Were(n))
 	}
 	work := prep.Work()
 	s.Files, s.Rows = work.Files(), work.Rows()
@@ -461,10 +448,10 @@ func splitSkipped(prep *reload.Prepared) skipped {
 func (sk skipped) lines() []string {
 	var out []string
 	if sk.continued > 0 {
-		out = append(out, fmt.Sprintf("%s %s left to run %s, which this reload continues", plural(sk.continued, "file"), are(sk.continued), sk.run))
+		out = append(out, fmt.Sprintf("%s %s left to run %s, which this reload continues", textfmt.Plural(sk.continued, "file"), textfmt.Are(sk.continued), sk.run))
 	}
 	if n := sk.earlier; n > 0 {
-		out = append(out, fmt.Sprintf("%s %s loaded by earlier runs and %s not planned again", plural(n, "file"), were(n), are(n)))
+		out = append(out, fmt.Sprintf("%s %s loaded by earlier runs and %s not planned again", textfmt.Plural(n, "file"), textfmt.Were(n), textfmt.Are(n)))
 	}
 	return out
 }
@@ -473,17 +460,17 @@ func (sk skipped) lines() []string {
 func summarizePlan(s *runSummary, plan *reload.Plan, sk skipped, changed []string) {
 	s.Notes = append(s.Notes, sk.lines()...)
 	if n := len(plan.Unreadable); n > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("%s %s left behind", plural(n, "unreadable fallback file"), are(n)))
+		s.Notes = append(s.Notes, fmt.Sprintf("%s %s left behind", textfmt.Plural(n, "unreadable fallback file"), textfmt.Are(n)))
 	}
 	if n := len(changed); n > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("%d files changed since a run recorded them and were not loaded", n))
+		s.Notes = append(s.Notes, fmt.Sprintf("%s changed since a run recorded %s and %s not loaded", textfmt.Plural(n, "file"), textfmt.Either(n, "it", "them"), textfmt.Were(n)))
 	}
 	for _, b := range plan.Blocked {
 		var changes []string
 		for _, c := range b.Changes {
 			changes = append(changes, fmt.Sprint(c))
 		}
-		s.Notes = append(s.Notes, fmt.Sprintf("schema group %s (%s) blocks the load: %s", b.Group, plural(b.Files, "file"), strings.Join(changes, "; ")))
+		s.Notes = append(s.Notes, fmt.Sprintf("schema group %s (%s) blocks the load: %s", b.Group, textfmt.Plural(b.Files, "file"), strings.Join(changes, "; ")))
 	}
 }
 
@@ -500,10 +487,11 @@ func summarizeReload(s *runSummary, r *reload.Report) {
 		s.Batches[string(b.Status)]++
 	}
 	if r.Staged+r.StagedReused > 0 {
-		s.Staged = fmt.Sprintf("%d files copied, %d verified copies reused", r.Staged, r.StagedReused)
+		s.Staged = fmt.Sprintf("%s copied, %s reused", textfmt.Plural(r.Staged, "file"), textfmt.Plural(r.StagedReused, "verified copy"))
 	}
-	s.Verification = fmt.Sprintf("%d of %d batches verified (inserted rows = footer rows); %d unknown, %d failed, %d mismatch; %d load statements sent",
-		r.Verified, len(r.Batches), r.Unknown, r.Failed, r.Mismatch, r.Statements)
+	s.Verification = fmt.Sprintf("%s of %s verified (inserted rows = footer rows); %s unknown, %s failed, %s mismatch; %s sent",
+		textfmt.Count(r.Verified), textfmt.Plural(len(r.Batches), "batch"), textfmt.Count(r.Unknown), textfmt.Count(r.Failed), textfmt.Count(r.Mismatch),
+		textfmt.Plural(r.Statements, "load statement"))
 	s.Notes = append(s.Notes, r.Warnings...)
 	if guaranteeApplies(r) {
 		s.Notes = append(s.Notes, r.Guarantee)
@@ -521,12 +509,12 @@ func guaranteeApplies(r *reload.Report) bool {
 // reloadNext is what to do after a reload that exited with code.
 func reloadNext(o *ReloadOptions, s *runSummary, code int) []string {
 	table := orDefault(s.Table, o.Target.Table)
-	again := "zbrecover reload " + shellArg(table)
+	again := "zbrecover reload " + textfmt.Shell(table)
 	for _, r := range o.Renames {
-		again += " --rename " + shellArg(r)
+		again += " --rename " + textfmt.Shell(r)
 	}
 	if o.StageTo != "" {
-		again += " --stage-to " + shellArg(o.StageTo)
+		again += " --stage-to " + textfmt.Shell(o.StageTo)
 	}
 	again += " --yes"
 	run := ""
@@ -544,7 +532,7 @@ func reloadNext(o *ReloadOptions, s *runSummary, code int) []string {
 		if len(o.renameGuesses) > 0 {
 			confirmed := strings.TrimSuffix(again, " --yes")
 			for _, r := range o.renameGuesses {
-				confirmed += " --rename " + shellArg(r)
+				confirmed += " --rename " + textfmt.Shell(r)
 			}
 			return []string{"if the columns were renamed as guessed, confirm it: " + mdCmd(confirmed+" --yes") +
 				" (the plan printed the ALTER TABLE statements any other change needs)"}
@@ -677,11 +665,12 @@ func nothingReason(p *reload.Plan, rep *inspect.Report) string {
 	switch {
 	case len(p.Skipped) > 0 && len(p.Refused) > 0:
 		return fmt.Sprintf("%s %s loaded by earlier runs (zbrecover history lists them), and %s %s left behind (the plan says why)",
-			plural(len(p.Skipped), "readable fallback file"), were(len(p.Skipped)), plural(len(p.Refused), "file"), are(len(p.Refused)))
+			textfmt.Plural(len(p.Skipped), "readable fallback file"), textfmt.Were(len(p.Skipped)), textfmt.Plural(len(p.Refused), "file"), textfmt.Are(len(p.Refused)))
 	case len(p.Refused) > 0:
-		return fmt.Sprintf("every readable fallback file is left behind (%s; the plan says why)", plural(len(p.Refused), "file"))
+		return fmt.Sprintf("every readable fallback file is left behind (%s; the plan says why)", textfmt.Plural(len(p.Refused), "file"))
 	case len(p.Skipped) > 0:
-		return fmt.Sprintf("all %d readable fallback files were loaded by earlier runs (zbrecover history lists them)", len(p.Skipped))
+		return fmt.Sprintf("%s loaded by earlier runs (zbrecover history lists them)",
+			textfmt.Either(len(p.Skipped), "the one readable fallback file was", "all "+textfmt.Plural(len(p.Skipped), "readable fallback file")+" were"))
 	case rep.Totals.Files == 0:
 		return "no fallback files under " + rep.Root + "/" + rep.Prefix
 	}
@@ -693,15 +682,15 @@ func nothingReason(p *reload.Plan, rep *inspect.Report) string {
 func workQuestion(w reload.Work) string {
 	var steps []string
 	if w.Settle > 0 {
-		steps = append(steps, fmt.Sprintf("settle %s of run %s whose answer was lost", plural(w.Settle, "batch"), w.Continues))
+		steps = append(steps, fmt.Sprintf("settle %s of run %s whose answer was lost", textfmt.Plural(w.Settle, "batch"), w.Continues))
 	}
 	if w.Stage > 0 {
-		steps = append(steps, fmt.Sprintf("stage %s to %s", plural(w.Stage, "file"), w.StageTo))
+		steps = append(steps, fmt.Sprintf("stage %s to %s", textfmt.Plural(w.Stage, "file"), w.StageTo))
 	}
 	if n := len(w.Batches); n > 0 && w.Validate {
-		steps = append(steps, fmt.Sprintf("check %s with VALIDATE ALL", plural(n, "statement")))
+		steps = append(steps, fmt.Sprintf("check %s with VALIDATE ALL", textfmt.Plural(n, "statement")))
 	}
-	load := fmt.Sprintf("load %s (%s) into %s in %s", plural(w.Files(), "file"), plural(w.Rows(), "row"), w.Table, plural(len(w.Batches), "statement"))
+	load := fmt.Sprintf("load %s (%s) into %s in %s", textfmt.Plural(w.Files(), "file"), textfmt.Plural(w.Rows(), "row"), w.Table, textfmt.Plural(len(w.Batches), "statement"))
 	if len(w.Batches) == 0 {
 		load = "load nothing more into " + w.Table
 	}
@@ -712,7 +701,7 @@ func workQuestion(w reload.Work) string {
 
 // workTotals is the plan's last line: the totals of what the reload does.
 func workTotals(w reload.Work) string {
-	line := fmt.Sprintf("Plan: %s, %s in %s into %s", plural(w.Files(), "file"), plural(w.Rows(), "row"), plural(len(w.Batches), "statement"), w.Table)
+	line := fmt.Sprintf("Plan: %s, %s in %s into %s", textfmt.Plural(w.Files(), "file"), textfmt.Plural(w.Rows(), "row"), textfmt.Plural(len(w.Batches), "statement"), w.Table)
 	var more []string
 	if w.Continues != "" {
 		cont := 0
@@ -721,10 +710,10 @@ func workTotals(w reload.Work) string {
 				cont++
 			}
 		}
-		more = append(more, fmt.Sprintf("continuing run %s (%s of its own to send, %s to settle)", w.Continues, plural(cont, "batch"), plural(w.Settle, "batch")))
+		more = append(more, fmt.Sprintf("continuing run %s (%s of its own to send, %s to settle)", w.Continues, textfmt.Plural(cont, "batch"), textfmt.Plural(w.Settle, "batch")))
 	}
 	if w.Stage > 0 {
-		more = append(more, fmt.Sprintf("%s staged to %s first", plural(w.Stage, "file"), w.StageTo))
+		more = append(more, fmt.Sprintf("%s staged to %s first", textfmt.Plural(w.Stage, "file"), w.StageTo))
 	}
 	if len(more) > 0 {
 		line += "; " + strings.Join(more, "; ")
@@ -746,17 +735,17 @@ func printPlan(f *Factory, p *reload.Plan, work reload.Work, sk skipped, changed
 		fmt.Fprintf(w, "  %s\n", l)
 	}
 	if n := len(p.Unreadable); n > 0 {
-		fmt.Fprintf(w, "  %s %s left behind:\n", plural(n, "unreadable file"), are(n))
+		fmt.Fprintf(w, "  %s %s left behind:\n", textfmt.Plural(n, "unreadable file"), textfmt.Are(n))
 		for _, u := range p.Unreadable {
 			fmt.Fprintf(w, "    %s: %s\n", textKey(u.Key), textsafe.Escape(u.Error))
 		}
 	}
 	for _, g := range groupRefused(p.Refused) {
 		n := len(g.keys)
-		fmt.Fprintf(w, "  %s %s left behind: %s\n", plural(n, "file"), are(n), textsafe.Escape(g.reason))
+		fmt.Fprintf(w, "  %s %s left behind: %s\n", textfmt.Plural(n, "file"), textfmt.Are(n), textsafe.Escape(g.reason))
 		for i, k := range g.keys {
 			if i == refusedShown && !withSQL {
-				fmt.Fprintf(w, "    … and %d more (--dry-run lists them all)\n", n-i)
+				fmt.Fprintf(w, "    … and %s more (--dry-run lists them all)\n", textfmt.Count(n-i))
 				break
 			}
 			fmt.Fprintf(w, "    %s\n", textKey(k))
@@ -765,8 +754,11 @@ func printPlan(f *Factory, p *reload.Plan, work reload.Work, sk skipped, changed
 	for _, c := range changed {
 		fmt.Fprintf(w, "  changed since a run recorded it, not loaded: %s\n", textsafe.Escape(c))
 	}
+	if files, forced := p.Redo(); files > 0 {
+		fmt.Fprintf(w, "  %s of undone batches %s loaded again (redo): %s\n", textfmt.Plural(files, "file"), textfmt.Are(files), redoHow(forced))
+	}
 	for _, b := range p.Blocked {
-		fmt.Fprintf(w, "  schema group %s (%s) blocks the load:\n", b.Group, plural(b.Files, "file"))
+		fmt.Fprintf(w, "  schema group %s (%s) blocks the load:\n", b.Group, textfmt.Plural(b.Files, "file"))
 		for _, c := range b.Changes {
 			fmt.Fprintf(w, "    %s\n", c)
 		}
@@ -783,7 +775,7 @@ func printPlan(f *Factory, p *reload.Plan, work reload.Work, sk skipped, changed
 			if b.Continued {
 				of = ", of run " + work.Continues
 			}
-			fmt.Fprintf(w, "\n-- batch %d%s: group %s, folder %q, %s, %s\n%s;\n", b.N, of, b.Group, b.Folder, plural(len(b.Files), "file"), plural(b.Rows, "row"), textsafe.Escape(b.SQL))
+			fmt.Fprintf(w, "\n-- batch %d%s: group %s, folder %q, %s, %s\n%s;\n", b.N, of, b.Group, b.Folder, textfmt.Plural(len(b.Files), "file"), textfmt.Plural(b.Rows, "row"), textsafe.Escape(b.SQL))
 		}
 		fmt.Fprintln(w)
 	}
@@ -829,6 +821,18 @@ type planDoc struct {
 	Unreadable []string              `json:"unreadable"`
 	Refused    []reload.SkippedFile  `json:"refused"`
 	Blocked    []reload.BlockedGroup `json:"blocked"`
+	// Redo counts the files of undone batches loaded again, Forced those of them read from
+	// the fallback folder with COPY INTO's force (zbrecover undo).
+	Redo   int `json:"redo_files,omitempty"`
+	Forced int `json:"forced_files,omitempty"`
+}
+
+// redoHow says how the files of undone batches load again.
+func redoHow(forced int) string {
+	if forced > 0 {
+		return "read from the fallback folder with COPY INTO's force on exactly those FILES, which the undo proved gone from the table"
+	}
+	return "through fresh staged paths, which no earlier load read (COPY INTO skips a path it loaded, even if the file changed)"
 }
 
 type planBatchDoc struct {
@@ -852,6 +856,7 @@ func planJSON(p *reload.Plan, work reload.Work) planDoc {
 	for _, u := range p.Unreadable {
 		d.Unreadable = append(d.Unreadable, u.Key)
 	}
+	d.Redo, d.Forced = p.Redo()
 	return d
 }
 
@@ -871,12 +876,12 @@ func printReloadReport(f *Factory, r *reload.Report) error {
 	for _, b := range r.Batches {
 		ins := "-"
 		if b.Inserted != nil {
-			ins = fmt.Sprint(*b.Inserted)
+			ins = textfmt.Count(*b.Inserted)
 		}
-		fmt.Fprintf(w, "  batch %d  %-9s  %d files  %d rows expected, %s inserted  %s\n", b.Batch, b.Status, b.Files, b.Expected, ins, textsafe.Escape(b.Reason))
+		fmt.Fprintf(w, "  batch %d  %-9s  %s  %s expected, %s inserted  %s\n", b.Batch, b.Status, textfmt.Plural(b.Files, "file"), textfmt.Plural(b.Expected, "row"), ins, textsafe.Escape(b.Reason))
 	}
-	fmt.Fprintf(w, "%d load statements sent; %d batches verified, %d unknown, %d failed, %d mismatch; run %s\n",
-		r.Statements, r.Verified, r.Unknown, r.Failed, r.Mismatch, r.Status)
+	fmt.Fprintf(w, "%s sent; %s verified, %s unknown, %s failed, %s mismatch; run %s\n",
+		textfmt.Plural(r.Statements, "load statement"), textfmt.Plural(r.Verified, "batch"), textfmt.Count(r.Unknown), textfmt.Count(r.Failed), textfmt.Count(r.Mismatch), r.Status)
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", textsafe.Escape(warn))
 	}
@@ -890,13 +895,14 @@ func printReloadReport(f *Factory, r *reload.Report) error {
 func partialIf(rep *inspect.Report, changed []string, refused ...reload.SkippedFile) error {
 	var msgs []string
 	if n := rep.Totals.Unreadable; n > 0 {
-		msgs = append(msgs, fmt.Sprintf("%d unreadable fallback files were left behind", n))
+		msgs = append(msgs, fmt.Sprintf("%s %s left behind", textfmt.Plural(n, "unreadable fallback file"), textfmt.Were(n)))
 	}
 	if n := len(refused); n > 0 {
-		msgs = append(msgs, fmt.Sprintf("%d fallback files were left behind: %s", n, textsafe.Escape(refused[0].Reason)))
+		msgs = append(msgs, fmt.Sprintf("%s %s left behind: %s", textfmt.Plural(n, "fallback file"), textfmt.Were(n), textsafe.Escape(refused[0].Reason)))
 	}
 	if len(changed) > 0 {
-		msgs = append(msgs, fmt.Sprintf("%d files changed since a run recorded them and were not loaded", len(changed)))
+		n := len(changed)
+		msgs = append(msgs, fmt.Sprintf("%s changed since a run recorded %s and %s not loaded", textfmt.Plural(n, "file"), textfmt.Either(n, "it", "them"), textfmt.Were(n)))
 	}
 	if len(msgs) > 0 {
 		return WithCode(ExitPartial, strings.Join(msgs, "; "))
@@ -915,13 +921,13 @@ func reloadExit(ctx context.Context, err error, rep *inspect.Report, prep *reloa
 		return WithCode(ExitInterrupted, err.Error()+": reload stopped cleanly and journaled what it did; run the same command again "+
 			"to continue the run (a statement that was in flight is settled from the table's history; no file is loaded twice)")
 	case errors.Is(err, reload.ErrLocationOverlap):
-		cmdline := "zbrecover reload " + shellArg(tgt.TableName())
+		cmdline := "zbrecover reload " + textfmt.Shell(tgt.TableName())
 		for _, r := range o.Renames {
-			cmdline += " --rename " + shellArg(r)
+			cmdline += " --rename " + textfmt.Shell(r)
 		}
 		to, where := reload.StageToSuggestion(tgt.Name), "(the volume must exist; the workspace identity needs WRITE VOLUME on it)"
 		if vols := o.F.schemaVolumes(ctx, tgt.Name); len(vols) > 0 {
-			to = shellArg(strings.Replace(to, "<volume>", vols[0], 1))
+			to = textfmt.Shell(strings.Replace(to, "<volume>", vols[0], 1))
 			where = fmt.Sprintf("(the volumes of %s.%s: %s; the workspace identity needs READ VOLUME and WRITE VOLUME on the one chosen)",
 				tgt.Name.Catalog, tgt.Name.Schema, strings.Join(vols, ", "))
 		}

@@ -64,9 +64,9 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	err := execute(ctx, root)
 	code := exitStatus(ctx, f, args, err)
 	if err != nil {
-		f.logFile.line("error", err.Error())
+		f.logFile.line(slog.LevelError, err.Error())
 	}
-	f.logFile.line("info", fmt.Sprintf("exit status %d", code))
+	f.logFile.line(slog.LevelInfo, fmt.Sprintf("exit status %d", code))
 	_ = f.logFile.close()
 	if err == nil {
 		return ExitOK
@@ -307,9 +307,9 @@ Every step is journaled: after a crash or Ctrl-C, run the same command again. Th
 	pf.BoolVar(&g.NoProgress, "no-progress", false, "never show progress bars")
 	pf.StringVar(&g.LogFile, "log-file", "", "append every log line (as -vv, timestamped, secrets redacted) to this file")
 	pf.StringVar(&g.S3Region, "s3-region", "", "S3 bucket region (default: discovered)")
-	pf.StringVar(&g.S3Endpoint, "s3-endpoint", "", "S3-compatible endpoint URL (path-style addressing)")
-	pf.StringVar(&g.GCSEndpoint, "gcs-endpoint", "", "Google Cloud Storage endpoint URL (an emulator; no auth)")
-	pf.StringVar(&g.AzureEndpoint, "azure-endpoint", "", "Azure Blob service URL replacing https://<account>.blob.<suffix>/")
+	pf.StringVar(&g.S3Endpoint, "s3-endpoint", "", "S3-compatible endpoint URL, path-style (default $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL)")
+	pf.StringVar(&g.GCSEndpoint, "gcs-endpoint", "", "Google Cloud Storage emulator URL, no auth (default $STORAGE_EMULATOR_HOST)")
+	pf.StringVar(&g.AzureEndpoint, "azure-endpoint", "", "Azure Blob service URL replacing https://<account>.blob.<suffix>/ (default $AZURE_STORAGE_SERVICE_ENDPOINT)")
 	wireDatabricks(f, root)
 
 	root.AddCommand(
@@ -323,6 +323,7 @@ Every step is journaled: after a crash or Ctrl-C, run the same command again. Th
 		NewCmdVerify(f, nil),
 		NewCmdHistory(f, nil),
 		NewCmdCleanup(f, nil),
+		NewCmdUndo(f, nil),
 		NewCmdDoctor(f, nil),
 		NewCmdWatch(f, nil),
 	)

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zbrecover/zbrecover/internal/redact"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 )
 
 // commandLine is `zbrecover args…` as a shell would read it back, secrets redacted.
@@ -206,7 +207,7 @@ func (s *runSummary) rows(code int) [][2]string {
 		if n < 0 {
 			return ""
 		}
-		return fmt.Sprint(n)
+		return textfmt.Count(n)
 	}
 	finished := ""
 	if !s.Finished.IsZero() {
@@ -218,9 +219,9 @@ func (s *runSummary) rows(code int) [][2]string {
 	}
 	files := ""
 	if s.Files >= 0 {
-		files = fmt.Sprint(s.Files)
+		files = textfmt.Count(s.Files)
 		if s.Bytes > 0 {
-			files += fmt.Sprintf(" (%d bytes)", s.Bytes)
+			files += " (" + textfmt.Bytes(s.Bytes) + ")"
 		}
 	}
 	return [][2]string{
@@ -243,7 +244,7 @@ func (s *runSummary) batchStates() string {
 	sort.Strings(states)
 	parts := make([]string, 0, len(states))
 	for _, st := range states {
-		parts = append(parts, fmt.Sprintf("%d %s", s.Batches[st], st))
+		parts = append(parts, textfmt.Count(s.Batches[st])+" "+st)
 	}
 	return strings.Join(parts, ", ")
 }

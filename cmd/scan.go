@@ -11,6 +11,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/internal/fallback"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/scan"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/tableref"
@@ -72,9 +73,6 @@ It needs the workspace and read access to the tables' storage (vended, or your o
 			if err := checkGlob(o.TablePattern); err != nil {
 				return FlagErrorf("--table-pattern %q: %v", o.TablePattern, err)
 			}
-			if o.MinAge < 0 {
-				return FlagErrorf("--min-age must not be negative, not %s", o.MinAge)
-			}
 			if err := checkSummaryFlag(f, o.Summary); err != nil {
 				return err
 			}
@@ -87,7 +85,7 @@ It needs the workspace and read access to the tables' storage (vended, or your o
 	fl := c.Flags()
 	fl.StringVar(&o.TablePattern, "table-pattern", "", "scan only the tables whose name matches `GLOB` (*, ?, [a-z]; any case)")
 	fl.StringVar(&o.Prefix, "prefix", fallback.Prefix, "the fallback folder under each table root (a folder under _zerobus/)")
-	fl.DurationVar(&o.MinAge, "min-age", 0, "leave out files modified less than `DURATION` ago (a producer may be writing them): 15m, 1h")
+	fl.Var(textfmt.DurationFlag{D: &o.MinAge}, "min-age", "leave out files modified less than `DURATION` ago (a producer may be writing them): 15m, 1h, 1d")
 	fl.BoolVar(&o.ExitCode, "exit-code", false, "exit 6 when some table holds parked files (5 when some could not be read): for a scheduled check")
 	addSummaryFlag(c, &o.Summary)
 	return c
@@ -176,14 +174,10 @@ func scanOutcome(o *ScanOptions, rep *scan.Report) error {
 	t := rep.Totals
 	var unread []string
 	if t.Unreadable > 0 {
-		unread = append(unread, fmt.Sprintf("%d of %d tables could not be read", t.Unreadable, t.Scanned))
+		unread = append(unread, fmt.Sprintf("%s of %s could not be read", textfmt.Count(t.Unreadable), textfmt.Plural(t.Scanned, "table")))
 	}
 	if t.Unlisted > 0 {
-		what := fmt.Sprintf("%d catalogs or schemas could not be listed", t.Unlisted)
-		if t.Unlisted == 1 {
-			what = "1 catalog or schema could not be listed"
-		}
-		unread = append(unread, what)
+		unread = append(unread, textfmt.Count(t.Unlisted)+" "+textfmt.Either(t.Unlisted, "catalog or schema", "catalogs or schemas")+" could not be listed")
 	}
 	what := strings.Join(unread, "; ")
 	if what != "" {
@@ -197,11 +191,8 @@ func scanOutcome(o *ScanOptions, rep *scan.Report) error {
 	}
 	switch {
 	case t.Parked > 0:
-		files := fmt.Sprintf("%d files", t.Files)
-		if t.Files == 1 {
-			files = "1 file"
-		}
-		msg := fmt.Sprintf("%d of %d tables hold parked fallback files (%s in all)", t.Parked, t.Scanned, files)
+		msg := fmt.Sprintf("%s of %s %s parked fallback files (%s in all)", textfmt.Count(t.Parked), textfmt.Plural(t.Scanned, "table"),
+			textfmt.Either(t.Parked, "holds", "hold"), textfmt.Plural(t.Files, "file"))
 		if what != "" {
 			msg += "; " + what
 		}
@@ -266,10 +257,12 @@ func scanNext(rep *scan.Report, code int) []string {
 	}
 	var next []string
 	if rep.Totals.Parked > 0 {
-		next = append(next, fmt.Sprintf("inspect each of the %d tables with parked files (the command is in its row), then follow the runbook: doctor, inspect, fix the schema, reload, verify, cleanup", rep.Totals.Parked))
+		next = append(next, fmt.Sprintf("inspect %s (the command is in its row), then follow the runbook: doctor, inspect, fix the schema, reload, verify, cleanup",
+			textfmt.Either(rep.Totals.Parked, "the table with parked files", "each of the "+textfmt.Plural(rep.Totals.Parked, "table")+" with parked files")))
 	}
 	if rep.Totals.Unreadable > 0 {
-		next = append(next, fmt.Sprintf("run the doctor command of each of the %d unreadable tables: it says what access is missing", rep.Totals.Unreadable))
+		next = append(next, fmt.Sprintf("run the doctor command of %s: it says what access is missing",
+			textfmt.Either(rep.Totals.Unreadable, "the unreadable table", "each of the "+textfmt.Plural(rep.Totals.Unreadable, "unreadable table"))))
 	}
 	if rep.Totals.Unlisted > 0 {
 		next = append(next, "get USE CATALOG / USE SCHEMA on the catalogs and schemas that could not be listed, then scan again")

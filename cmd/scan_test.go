@@ -105,7 +105,7 @@ func TestScanText(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Scope:   catalog main\n",
-		"Tables:  9 tables scanned: 2 with parked files, 6 clean, 1 unreadable; 1 skipped, not managed Delta tables (1 view); 1 catalog or schema not listed",
+		"Tables:  9 tables scanned: 2 with parked files, 6 clean, 1 unreadable; 1 skipped, not a managed Delta table (1 view); 1 catalog or schema not listed",
 		"Files:   5 fallback files, 5.9 KiB in fallback folders\n",
 		"Tables with parked files: 2\n",
 		"  main.sales.orders   3      5.9 KiB  2026-02-27T10:00:00Z  2026-02-28T11:00:00Z  2\n",
@@ -126,8 +126,8 @@ func TestScanText(t *testing.T) {
 
 	// --min-age leaves out the file written just now; --exit-code makes the finding the status.
 	code, out, errOut = run(t, "scan", "main.sales", "--min-age", "1h", "--exit-code", "--table-pattern", "REF*")
-	if code != ExitParked || !strings.Contains(out, "main.sales.refunds  1      10 B") || !strings.Contains(out, "(1 file younger than 1h0m0s left out)") ||
-		!strings.Contains(errOut, "1 of 1 tables hold parked fallback files (1 file in all)") {
+	if code != ExitParked || !strings.Contains(out, "main.sales.refunds  1      10 B") || !strings.Contains(out, "(1 file younger than 1h left out)") ||
+		!strings.Contains(errOut, "1 of 1 table holds parked fallback files (1 file in all)") {
 		t.Errorf("--exit-code: exit %d\n%s\n%s", code, out, errOut)
 	}
 	code, _, errOut = run(t, "scan", "main.sales", "--exit-code", "--table-pattern", "clean*")
@@ -135,7 +135,7 @@ func TestScanText(t *testing.T) {
 		t.Errorf("--exit-code on clean tables: exit %d, %s", code, errOut)
 	}
 	code, _, errOut = run(t, "scan", "main.sales", "--exit-code", "--table-pattern", "gone")
-	if code != ExitPartial || !strings.Contains(errOut, "1 of 1 tables could not be read") {
+	if code != ExitPartial || !strings.Contains(errOut, "1 of 1 table could not be read") {
 		t.Errorf("--exit-code on an unreadable table: exit %d, %s", code, errOut)
 	}
 	code, _, errOut = run(t, "scan", "nope")
@@ -227,15 +227,15 @@ func TestScanJSONLinesAndSummary(t *testing.T) {
 		"### zbrecover scan: catalog main\n",
 		"| scope | catalog main |\n",
 		"| tables | 9 tables scanned: 2 with parked files, 6 clean, 1 unreadable;",
-		"| files | 5 (6020 bytes) |\n",
+		"| files | 5 (5.9 KiB) |\n",
 		"| exit status | 6 (parked fallback files found) |\n",
 		"**Tables with parked files (2):**",
-		"| `main.sales.orders` | 3 | 6000 | 2026-02-27T10:00:00Z | 2026-02-28T11:00:00Z | 2 | `zbrecover inspect --table main.sales.orders` |\n",
+		"| `main.sales.orders` | 3 | 5.9 KiB | 2026-02-27T10:00:00Z | 2026-02-28T11:00:00Z | 2 | `zbrecover inspect --table main.sales.orders` |\n",
 		"**Unreadable tables (1):**",
 		"| `main.sales.gone` | local path ",
 		"**Not listed (1):**",
 		"**Next:**\n- inspect each of the 2 tables with parked files",
-		"- run the doctor command of each of the 1 unreadable tables",
+		"- run the doctor command of the unreadable table: it says what access is missing",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("summary lacks %q:\n%s", want, s)

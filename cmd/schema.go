@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/tableref"
 	"io"
 	"slices"
@@ -214,7 +215,7 @@ func printSchemaText(f *Factory, table *schemadiff.Table, ts *schemaDoc) error {
 // schemaFooter is the line under the schema: how many columns, from where, which version.
 func schemaFooter(table *schemadiff.Table, ts *schemaDoc) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d columns from the %s", len(ts.Columns), sourceDesc(table))
+	fmt.Fprintf(&b, "%s from the %s", textfmt.Plural(len(ts.Columns), "column"), sourceDesc(table))
 	if ts.Version != nil {
 		fmt.Fprintf(&b, ", table version %d", *ts.Version)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zbrecover/zbrecover/history"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 	"github.com/zbrecover/zbrecover/recovery"
 	"github.com/zbrecover/zbrecover/reload"
@@ -174,10 +175,11 @@ func printVerify(f *Factory, rep *reload.VerifyReport) error {
 		fmt.Fprintf(out, "  version %d: %s by %s removed or rewrote rows\n", r.Version, textsafe.Escape(r.Operation), textsafe.Escape(orUnknown(r.User)))
 	}
 	if rep.Settled > 0 {
-		fmt.Fprintf(out, "  %d %s settled by key: every key of %s files is in the table (recorded as verified by key)\n",
-			rep.Settled, either(rep.Settled, "unknown or open batch", "unknown or open batches"), either(rep.Settled, "its", "their"))
+		fmt.Fprintf(out, "  %s settled by key: every key of %s files is in the table (recorded as verified by key)\n",
+			textfmt.Plural(rep.Settled, "unknown or open batch"), textfmt.Either(rep.Settled, "its", "their"))
 	}
-	fmt.Fprintf(out, "%d batches, %d failed, %d need review; %s\n", len(rep.Checks), rep.Failed, rep.Review, rowsLine(rep.Expected, rep.Inserted, rep.HistoryRows))
+	fmt.Fprintf(out, "%s, %s failed, %s review; %s\n", textfmt.Plural(len(rep.Checks), "batch"), textfmt.Count(rep.Failed),
+		textfmt.Count(rep.Review)+" "+textfmt.Either(rep.Review, "needs", "need"), rowsLine(rep.Expected, rep.Inserted, rep.HistoryRows))
 	fmt.Fprintf(out, "Checked: %s.\n", strings.Join(rep.Checked, "; "))
 	if n := notChecked(rep); n != "" {
 		fmt.Fprintf(out, "%s\n", n)
@@ -192,7 +194,7 @@ func notChecked(rep *reload.VerifyReport) string {
 	if rep.Keys != nil {
 		return ""
 	}
-	return "Not checked: rows per key (duplicates): zbrecover verify " + shellArg(rep.Table) + " --key COL counts them."
+	return "Not checked: rows per key (duplicates): zbrecover verify " + textfmt.Shell(rep.Table) + " --key COL counts them."
 }
 
 // summarizeVerify copies the check into s.
@@ -201,9 +203,11 @@ func summarizeVerify(s *runSummary, rep *reload.VerifyReport) {
 	s.Rows, s.Inserted = rep.Expected, rep.Inserted
 	s.Files, s.Batches = rep.Files, rep.BatchStates
 	if rep.OK {
-		s.Verification = fmt.Sprintf("ok: all %d batches agree (footer rows = inserted rows = history)", len(rep.Checks))
+		s.Verification = fmt.Sprintf("ok: %s (footer rows = inserted rows = history)",
+			textfmt.Either(len(rep.Checks), "the one batch agrees", "all "+textfmt.Plural(len(rep.Checks), "batch")+" agree"))
 	} else {
-		s.Verification = fmt.Sprintf("FAILED: %d of %d batches do not agree or are not known", rep.Failed, len(rep.Checks))
+		s.Verification = fmt.Sprintf("FAILED: %s of %s %s not agree or %s not known", textfmt.Count(rep.Failed), textfmt.Plural(len(rep.Checks), "batch"),
+			textfmt.Either(rep.Failed, "does", "do"), textfmt.Are(rep.Failed))
 	}
 	for _, c := range rep.Checks {
 		if !c.OK {
@@ -239,9 +243,9 @@ func verifyNext(o *VerifyOptions, s *runSummary, code int) []string {
 // rowsLine is one accounting of a run's rows in words: expected, loaded, and of them those
 // settled from the table's history (their answer lost), when any.
 func rowsLine(expected, loaded, fromHistory int64) string {
-	line := fmt.Sprintf("%d rows expected, %d loaded", expected, loaded)
+	line := fmt.Sprintf("%s expected, %s loaded", textfmt.Plural(expected, "row"), textfmt.Count(loaded))
 	if fromHistory > 0 {
-		line += fmt.Sprintf(" (%d of them by batches settled from the table's history)", fromHistory)
+		line += fmt.Sprintf(" (%s of them by batches settled from the table's history)", textfmt.Count(fromHistory))
 	}
 	return line
 }
@@ -250,5 +254,5 @@ func optInt(p *int64) string {
 	if p == nil {
 		return "-"
 	}
-	return fmt.Sprint(*p)
+	return textfmt.Count(*p)
 }

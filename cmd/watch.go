@@ -12,6 +12,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/cleanup"
 	"github.com/zbrecover/zbrecover/internal/fallback"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/place"
 	"github.com/zbrecover/zbrecover/recovery"
 	"github.com/zbrecover/zbrecover/scan"
@@ -211,7 +212,7 @@ func onceExit(res watch.CycleResult) error {
 		return nil
 	}
 	return WithCode(MostUrgent(codes...), fmt.Sprintf("cycle %d: %s blocked by their schema, %d failed, %s review (the events above say which and why)",
-		res.Cycle, plural(e.BlockedTables, "table"), e.FailedTables, plural(e.ReviewRuns, "run")+" "+either(e.ReviewRuns, "needs", "need")))
+		res.Cycle, textfmt.Plural(e.BlockedTables, "table"), e.FailedTables, textfmt.Plural(e.ReviewRuns, "run")+" "+textfmt.Either(e.ReviewRuns, "needs", "need")))
 }
 
 // serveMetrics serves h on addr until the returned function is called.

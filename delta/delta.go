@@ -39,6 +39,35 @@ var ErrNotDeltaTable = errors.New("no Delta transaction log (_delta_log/) found:
 var ErrCatalogManaged = errors.New("the table is catalog-managed (reader feature catalogManaged): " +
 	"its log in storage may be incomplete; read the schema through Unity Catalog or the warehouse instead")
 
+// ErrUnsupportedProtocol is returned (wrapped) for a table whose protocol asks for a reader
+// version newer than MaxReaderVersion, or for a reader feature this reader does not know: the
+// protocol says such a table must not be read, since its log may mean something else.
+var ErrUnsupportedProtocol = errors.New("unsupported Delta protocol")
+
+// MaxReaderVersion is the newest Delta reader protocol version Read supports: 1, 2 (column
+// mapping) and 3 (table features, checked one by one against readerFeatures).
+const MaxReaderVersion = 3
+
+// readerFeatures are the reader features Read knows, with why each leaves the latest schema
+// readable from the log. Read refuses a table listing any other, naming it. The
+// catalog-managed features are known too, and refused with ErrCatalogManaged.
+var readerFeatures = map[string]string{
+	"columnMapping":            "physical names are mapped (delta.columnMapping.physicalName)",
+	"deletionVectors":          "changes which rows of a data file count, not the schema",
+	"timestampNtz":             "timestamp_ntz is a type of the model",
+	"v2Checkpoint":             "V2 checkpoints are read",
+	"vacuumProtocolCheck":      "constrains VACUUM, not readers",
+	"typeWidening":             "the schema holds each column's current (widened) type",
+	"typeWidening-preview":     "the schema holds each column's current (widened) type",
+	"variantType":              "variant is a type of the model",
+	"variantType-preview":      "variant is a type of the model",
+	"variantShredding":         "changes how variant values are stored, not the schema",
+	"variantShredding-preview": "changes how variant values are stored, not the schema",
+	"geospatial":               "geometry and geography are types of the model",
+	"catalogManaged":           "refused: ErrCatalogManaged",
+	"catalogOwned-preview":     "refused: ErrCatalogManaged",
+}
+
 // Snapshot is the latest state of a table's metadata and protocol.
 type Snapshot struct {
 	// Version is the newest table version in the log.
@@ -208,6 +237,9 @@ func Read(ctx context.Context, b storage.Backend, opts ...Option) (*Snapshot, er
 	if slices.Contains(st.proto.ReaderFeatures, "catalogManaged") || slices.Contains(st.proto.ReaderFeatures, "catalogOwned-preview") {
 		return nil, fmt.Errorf("%s: %w", b.Location(), ErrCatalogManaged)
 	}
+	if err := checkProtocol(st.proto); err != nil {
+		return nil, fmt.Errorf("%s: %s%s: %w", b.Location(), LogDir, st.protoFile, err)
+	}
 	schema, err := schemadiff.ParseDeltaSchema(st.md.SchemaString)
 	if err != nil {
 		return nil, fmt.Errorf("%s: schema in %s: %w", b.Location(), st.mdFile, err)
@@ -238,6 +270,45 @@ func Read(ctx context.Context, b storage.Backend, opts ...Option) (*Snapshot, er
 		snap.CheckpointVersion = &v
 	}
 	return snap, nil
+}
+
+// checkProtocol refuses a protocol this reader cannot honour: a reader version outside
+// 1..MaxReaderVersion, or a reader feature it does not know. The error names the version or
+// the features, wraps ErrUnsupportedProtocol, and says where to read the schema instead.
+func checkProtocol(p *protocol) error {
+	const instead = "read the schema through Unity Catalog or the warehouse instead (--from uc or --from warehouse)"
+	if p.MinReaderVersion < 1 {
+		return fmt.Errorf("%w: the protocol action has minReaderVersion %d, which no Delta writer produces; the log is damaged or was not written by Delta",
+			ErrUnsupportedProtocol, p.MinReaderVersion)
+	}
+	if p.MinReaderVersion > MaxReaderVersion {
+		return fmt.Errorf("%w: the table needs Delta reader version %d (minReaderVersion), and zbrecover reads Delta reader versions 1 to %d; %s",
+			ErrUnsupportedProtocol, p.MinReaderVersion, MaxReaderVersion, instead)
+	}
+	var unknown []string
+	for _, f := range p.ReaderFeatures {
+		if _, ok := readerFeatures[f]; !ok {
+			unknown = append(unknown, strconv.Quote(f))
+		}
+	}
+	if len(unknown) > 0 {
+		what := "an unknown reader feature"
+		if len(unknown) > 1 {
+			what = "unknown reader features"
+		}
+		return fmt.Errorf("%w: the table needs %s, %s, which zbrecover does not know; %s",
+			ErrUnsupportedProtocol, what, strings.Join(unknown, ", "), instead)
+	}
+	return nil
+}
+
+// checkMetaData refuses a metaData action without the table's schema, naming what is missing
+// instead of failing later on an empty JSON document.
+func checkMetaData(md *metaData) error {
+	if md != nil && md.SchemaString == "" {
+		return errors.New("the metaData action has no schemaString (the table's schema): the log is damaged or was not written by Delta")
+	}
+	return nil
 }
 
 func orEmpty(s []string) []string {
@@ -506,6 +577,9 @@ func readJSONActions(ctx context.Context, b storage.Backend, f logFile) (*metaDa
 		if err := json.Unmarshal(line, &a); err != nil {
 			return err
 		}
+		if err := checkMetaData(a.MetaData); err != nil {
+			return err
+		}
 		if a.MetaData != nil {
 			md = a.MetaData
 		}
@@ -533,7 +607,7 @@ func scanActions(ctx context.Context, b storage.Backend, f logFile, keys [][]byt
 		line, err := readLine(r)
 		if len(bytes.TrimSpace(line)) > 0 && slices.ContainsFunc(keys, func(k []byte) bool { return bytes.Contains(line, k) }) {
 			if jerr := decode(line); jerr != nil {
-				return fmt.Errorf("%s%s line %d: %w", LogDir, f.name, lineNo, jerr)
+				return fmt.Errorf("%s: %s%s line %d: %w", b.Location(), LogDir, f.name, lineNo, jerr)
 			}
 		}
 		if err == io.EOF {

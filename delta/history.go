@@ -158,6 +158,9 @@ func readCommitSchema(ctx context.Context, b storage.Backend, f logFile) (*metaD
 		if err := json.Unmarshal(line, &a); err != nil {
 			return err
 		}
+		if err := checkMetaData(a.MetaData); err != nil {
+			return err
+		}
 		if a.MetaData != nil {
 			md = a.MetaData
 		}

@@ -12,11 +12,13 @@ import (
 
 	"github.com/zbrecover/zbrecover/delta"
 	sd "github.com/zbrecover/zbrecover/schemadiff"
+	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/storage/local"
 )
 
 // TestHistoryEndsAtTheLatestSchema: on every shared test table, the last schema History
-// replays is the schema Read finds, and versions ascend.
+// replays is the schema Read finds, and versions ascend. Every table must be read: under
+// CI=true missing test tables fail, and a table Read rejects fails.
 func TestHistoryEndsAtTheLatestSchema(t *testing.T) {
 	entries, err := os.ReadDir(testdata)
 	if err != nil {
@@ -30,33 +32,71 @@ func TestHistoryEndsAtTheLatestSchema(t *testing.T) {
 		if !e.IsDir() {
 			continue
 		}
+		read++
 		t.Run(e.Name(), func(t *testing.T) {
-			b := local.New(filepath.Join(testdata, e.Name()))
-			snap, err := delta.Read(context.Background(), b)
-			if err != nil {
-				t.Fatalf("Read: %v", err)
-			}
-			read++
-			h, err := delta.History(context.Background(), b, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(h) == 0 {
-				t.Fatal("no schema in the history")
-			}
-			for i := 1; i < len(h); i++ {
-				if h[i].Version <= h[i-1].Version {
-					t.Errorf("versions %d then %d", h[i-1].Version, h[i].Version)
-				}
-			}
-			last := h[len(h)-1]
-			if last.Schema.DeltaJSON() != snap.Schema.DeltaJSON() {
-				t.Errorf("last schema (version %d) %s, want %s", last.Version, last.Schema.DeltaJSON(), snap.Schema.DeltaJSON())
+			for _, p := range historyProblems(local.New(filepath.Join(testdata, e.Name()))) {
+				t.Error(p)
 			}
 		})
 	}
 	if read == 0 {
 		t.Fatal("no table of the test data was read")
+	}
+}
+
+// historyProblems returns what is wrong with the schema history of the table in b: Read or
+// History failing, no schema, versions that do not ascend, a last schema that is not the
+// snapshot's.
+func historyProblems(b storage.Backend) []string {
+	snap, err := delta.Read(context.Background(), b)
+	if err != nil {
+		return []string{fmt.Sprintf("Read: %v", err)}
+	}
+	h, err := delta.History(context.Background(), b, 0)
+	if err != nil {
+		return []string{fmt.Sprintf("History: %v", err)}
+	}
+	return schemaHistoryProblems(snap.Schema, h)
+}
+
+// schemaHistoryProblems compares a schema history with the snapshot's schema.
+func schemaHistoryProblems(latest sd.Schema, h []sd.SchemaVersion) []string {
+	if len(h) == 0 {
+		return []string{"no schema in the history"}
+	}
+	var out []string
+	for i := 1; i < len(h); i++ {
+		if h[i].Version <= h[i-1].Version {
+			out = append(out, fmt.Sprintf("versions %d then %d", h[i-1].Version, h[i].Version))
+		}
+	}
+	if last := h[len(h)-1]; last.Schema.DeltaJSON() != latest.DeltaJSON() {
+		out = append(out, fmt.Sprintf("last schema (version %d) %s, want %s", last.Version, last.Schema.DeltaJSON(), latest.DeltaJSON()))
+	}
+	return out
+}
+
+// TestHistoryCheckCatches is a test of the test: a table Read rejects, an empty history,
+// versions out of order and a last schema other than the snapshot's are each reported.
+func TestHistoryCheckCatches(t *testing.T) {
+	if got := historyProblems(local.New(t.TempDir())); len(got) != 1 || !strings.HasPrefix(got[0], "Read: ") {
+		t.Errorf("a folder that is no table: %q", got)
+	}
+	v1 := sd.NewSchema().Col("id", sd.LongType)
+	v2 := sd.NewSchema().Col("id", sd.LongType).Col("region", sd.StringType)
+	for name, c := range map[string]struct {
+		h    []sd.SchemaVersion
+		want string
+	}{
+		"empty":     {nil, "no schema"},
+		"order":     {[]sd.SchemaVersion{{Version: 3, Schema: v1}, {Version: 3, Schema: v2}}, "versions 3 then 3"},
+		"not last":  {[]sd.SchemaVersion{{Version: 1, Schema: v2}, {Version: 4, Schema: v1}}, "last schema (version 4)"},
+		"all right": {[]sd.SchemaVersion{{Version: 1, Schema: v1}, {Version: 4, Schema: v2}}, ""},
+	} {
+		got := schemaHistoryProblems(v2, c.h)
+		if c.want == "" && len(got) != 0 || c.want != "" && (len(got) != 1 || !strings.Contains(got[0], c.want)) {
+			t.Errorf("%s: %q, want %q", name, got, c.want)
+		}
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/zbrecover/zbrecover/internal/jsonout"
 	"github.com/zbrecover/zbrecover/internal/redact"
 	"github.com/zbrecover/zbrecover/internal/suggest"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/sqlstmt"
@@ -72,6 +73,9 @@ const (
 	CheckPathAccess = "path_access"
 	CheckDelete     = "delete"
 	CheckCommitTags = "commit_tags"
+	// CheckTableFeatures reports row tracking, deletion vectors and change data feed: what
+	// undo can name a loaded batch's rows by.
+	CheckTableFeatures = "table_features"
 )
 
 // Check is one check's outcome. Its Detail starts from what holds: an ok check never reads as
@@ -143,6 +147,7 @@ var stepNeeds = []struct {
 	{"reload", []string{CheckIdentity, CheckWarehouse, CheckTable, CheckPrivileges, CheckStaging, CheckRead, CheckPathAccess}},
 	{"verify", []string{CheckIdentity, CheckWarehouse, CheckTable, CheckPrivileges}},
 	{"cleanup", []string{CheckRead, CheckDelete}},
+	{"undo", []string{CheckIdentity, CheckWarehouse, CheckTable, CheckPrivileges}},
 }
 
 // Options configure Run.
@@ -202,6 +207,7 @@ func Run(ctx context.Context, o Options) *Report {
 		{CheckIdentity, r.identity},
 		{CheckWarehouse, r.warehouse},
 		{CheckTable, r.tableCheck},
+		{CheckTableFeatures, r.tableFeatures},
 		{CheckPrivileges, r.privileges},
 		{CheckStaging, r.staging},
 		{CheckVending, r.vending},
@@ -400,6 +406,36 @@ func (r *run) tableCheck(ctx context.Context) Check {
 		d += ", owner " + ti.Owner
 	}
 	return Check{Status: OK, Detail: d}
+}
+
+// RowTrackingTradeOff is what doctor says of enabling row tracking on a table Zerobus writes
+// to: what undo gains, and what enabling costs.
+const RowTrackingTradeOff = "with row tracking, zbrecover undo takes back a reload's batch by the stable row IDs its commit assigned, exactly, " +
+	"even after OPTIMIZE, UPDATE or MERGE; without it, only while the load's data files are untouched, or by key from the run's keys file (reload --key). " +
+	"Enabling it (ALTER TABLE … SET TBLPROPERTIES ('delta.enableRowTracking' = 'true')) is a metadata change that makes every concurrent write fail " +
+	"(MetadataChangedException) for its duration, Zerobus' included, and backfills row IDs for the rows already there; " +
+	"it must be enabled before the load it should help undo. zbrecover never enables it: plan it with the table's owner at a quiet time"
+
+// tableFeatures reports the table's row tracking, deletion vectors and change data feed, from
+// its Unity Catalog properties: a warning when row tracking is off (undo then has weaker
+// evidence), never a failure.
+func (r *run) tableFeatures(ctx context.Context) Check {
+	if ch, ok := r.needs(CheckTable); !ok {
+		return ch
+	}
+	on := func(k string) bool { return strings.EqualFold(r.table.Properties[k], "true") }
+	word := func(b bool) string {
+		if b {
+			return "on"
+		}
+		return "off"
+	}
+	rt := on("delta.enableRowTracking") && !on("delta.rowTrackingSuspended")
+	d := fmt.Sprintf("row tracking %s, deletion vectors %s, change data feed %s", word(rt), word(on("delta.enableDeletionVectors")), word(on("delta.enableChangeDataFeed")))
+	if rt {
+		return Check{Status: OK, Detail: d + ": zbrecover undo can take back a reload's batch by its stable row IDs"}
+	}
+	return Check{Status: Warn, Detail: d + ": zbrecover undo can take back a reload's batch only by its untouched data files or its keys", Fix: RowTrackingTradeOff}
 }
 
 // need is one privilege the recovery needs, on one securable.
@@ -729,9 +765,9 @@ func (r *run) read(ctx context.Context) Check {
 		return Check{Status: Fail, Detail: fmt.Sprintf("listing %s failed: %v", folder, err), Fix: "the storage credentials need list and read access to the table's storage"}
 	}
 	if r.first != nil {
-		d := fmt.Sprintf("listed %s; the footer of %s was read (%d rows)", folder, r.first.Key, r.first.Rows)
-		if len(unreadable) > 0 {
-			d += fmt.Sprintf("; %d other files were unreadable first (%s)", len(unreadable), unreadable[0])
+		d := fmt.Sprintf("listed %s; the footer of %s was read (%s)", folder, r.first.Key, textfmt.Plural(r.first.Rows, "row"))
+		if n := len(unreadable); n > 0 {
+			d += fmt.Sprintf("; %s %s unreadable first (%s)", textfmt.Plural(n, "other file"), textfmt.Were(n), unreadable[0])
 		}
 		return Check{Status: OK, Detail: d}
 	}
@@ -739,7 +775,7 @@ func (r *run) read(ctx context.Context) Check {
 		return Check{Status: Fail, Detail: fmt.Sprintf("listed %s, but no footer could be read: %s", folder, strings.Join(unreadable, "; ")),
 			Fix: "the storage credentials need read (GET) access, not only list; zbrecover inspect lists every unreadable file"}
 	}
-	d := fmt.Sprintf("listed %s: no fallback files (%d other objects); nothing to recover", folder, totals.OtherObjects)
+	d := fmt.Sprintf("listed %s: no fallback files (%s); nothing to recover", folder, textfmt.Plural(totals.OtherObjects, "other object"))
 	if note, _ := tableref.CheckRoot(ctx, tgt); note != "" {
 		return Check{Status: Warn, Detail: d + "; " + note, Fix: "check --root, or the table name"}
 	}

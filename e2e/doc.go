@@ -15,4 +15,7 @@
 //   - reliability: faults, throttling, concurrency, remote journals and locks, staging figures.
 //   - kill: kill -9 of a staged reload at random moments while Zerobus commits; every re-run
 //     converges.
+//   - undo: undo against `demo serve` while Zerobus commits: a wrong load undone by row IDs,
+//     files and keys (or refused) and loaded again right; OPTIMIZE in between; cleaned runs
+//     with and without an archive; kill -9 of an undo at random moments.
 package e2e

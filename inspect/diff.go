@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/storage"
 )
@@ -55,7 +56,7 @@ func (t *Table) Known() bool { return t != nil && t.Table.Known() }
 func (t *Table) describe() string {
 	var b strings.Builder
 	b.WriteString(t.Describe())
-	fmt.Fprintf(&b, " (%s", plural(len(t.Columns), "column"))
+	fmt.Fprintf(&b, " (%s", textfmt.Plural(len(t.Columns), "column"))
 	if t.Schema.HasColumnMapping() {
 		mode := t.ColumnMappingMode
 		if mode == "" {
@@ -334,7 +335,7 @@ func commitDesc(c schemadiff.SchemaVersion) string {
 		parts = append(parts, "by "+c.User)
 	}
 	if !c.Time.IsZero() {
-		parts = append(parts, rfc3339(c.Time))
+		parts = append(parts, textfmt.Time(c.Time))
 	}
 	if len(parts) == 0 {
 		return ""
@@ -378,8 +379,9 @@ func suggest(changes []schemadiff.Change, file schemadiff.Schema, table, source 
 	}
 	switch {
 	case batches == 0 && total > 0:
-		out.Notes = append(out.Notes, fmt.Sprintf("the group's %s need more than %d COPY INTO statements (one per folder and %d files): "+
-			"load them with zbrecover reload", plural(total, "file"), maxSuggestedStatements, schemadiff.MaxCopyFiles))
+		out.Notes = append(out.Notes, fmt.Sprintf("the group's %s %s more than %s (one per folder and %s): "+
+			"load them with zbrecover reload", textfmt.Plural(total, "file"), textfmt.Either(total, "needs", "need"),
+			textfmt.Plural(maxSuggestedStatements, "COPY INTO statement"), textfmt.Plural(schemadiff.MaxCopyFiles, "file")))
 	case batches <= maxSuggestedStatements:
 		qt := unplace(schemadiff.QuoteName(name))
 		for _, b := range bs {
@@ -388,8 +390,9 @@ func suggest(changes []schemadiff.Change, file schemadiff.Schema, table, source 
 			}.SQL())
 		}
 	default:
-		out.Notes = append(out.Notes, fmt.Sprintf("the group's %s need %d COPY INTO statements (one per folder and %d files): "+
-			"load them with zbrecover reload", plural(total, "file"), batches, schemadiff.MaxCopyFiles))
+		out.Notes = append(out.Notes, fmt.Sprintf("the group's %s %s %s (one per folder and %s): "+
+			"load them with zbrecover reload", textfmt.Plural(total, "file"), textfmt.Either(total, "needs", "need"),
+			textfmt.Plural(batches, "COPY INTO statement"), textfmt.Plural(schemadiff.MaxCopyFiles, "file")))
 	}
 	if table == "" && (len(out.DDL) > 0 || len(out.Statements) > 0) {
 		out.Notes = append(out.Notes, "replace "+TablePlaceholder+" with the table's name (catalog.schema.table)")
@@ -481,7 +484,7 @@ const (
 
 // writeAcrossGroups writes, for a report of several compared groups, the changes that block
 // or need a cast with the groups that have them, and the ok changes counted over all groups.
-func (r *Report) writeAcrossGroups(ew *errWriter, byID map[string]int) {
+func (r *Report) writeAcrossGroups(ew *textfmt.Writer, byID map[string]int) {
 	if !r.Table.Known() || len(r.Groups) < 2 || len(r.ChangeTotals) == 0 {
 		return
 	}
@@ -521,18 +524,18 @@ func (r *Report) writeAcrossGroups(ew *errWriter, byID map[string]int) {
 		}
 		return cmp.Compare(b.n, a.n)
 	})
-	ew.printf("\nChanges across the %s:\n", countOf(len(r.Groups), "schema group"))
+	ew.Printf("\nChanges across the %s:\n", countOf(len(r.Groups), "schema group"))
 	for i, sh := range order {
 		if i == maxSharedShown && !r.allChanges {
-			ew.printf("  and %s (blocking or needing a cast): each group lists its own\n", countOf(len(order)-i, "more distinct change"))
+			ew.Printf("  and %s (blocking or needing a cast): each group lists its own\n", countOf(len(order)-i, "more distinct change"))
 			break
 		}
-		ew.printf("  %s\n", sh.info)
-		ew.printf("    in %s (%s): %s\n", countOf(sh.n, "group"), countOf(sh.files, "file"), namesAndMore(sh.groups, sh.n))
+		ew.Printf("  %s\n", sh.info)
+		ew.Printf("    in %s (%s): %s\n", countOf(sh.n, "group"), countOf(sh.files, "file"), namesAndMore(sh.groups, sh.n))
 	}
 	for _, t := range r.ChangeTotals {
 		if t.Verdict == schemadiff.OK {
-			ew.printf("  ok: %s, in %s (%s)\n", t.Summary, countOf(t.Groups, "group"), countOf(t.Files, "file"))
+			ew.Printf("  ok: %s, in %s (%s)\n", t.Summary, countOf(t.Groups, "group"), countOf(t.Files, "file"))
 		}
 	}
 	var ddl []string
@@ -548,14 +551,14 @@ func (r *Report) writeAcrossGroups(ew *errWriter, byID map[string]int) {
 		}
 	}
 	if len(ddl) > 0 {
-		ew.printf("  Table changes the groups' fixes suggest (each group's fix below says what else it needs):\n")
+		ew.Printf("  Table changes the groups' fixes suggest (each group's fix below says what else it needs):\n")
 	}
 	for i, d := range ddl {
 		if i == maxSharedShown && !r.allChanges {
-			ew.printf("    and %s\n", countOf(len(ddl)-i, "more statement"))
+			ew.Printf("    and %s\n", countOf(len(ddl)-i, "more statement"))
 			break
 		}
-		ew.printf("    %s: %s;\n", countOf(groups[d], "group"), d)
+		ew.Printf("    %s: %s;\n", countOf(groups[d], "group"), d)
 	}
 }
 
@@ -591,7 +594,7 @@ func changePaths(cs []schemadiff.ChangeInfo) []string {
 
 // writeGroupDiff writes a group's changes and suggested fix (byID: schema id → index in
 // r.Groups).
-func (r *Report) writeGroupDiff(ew *errWriter, g *Group, byID map[string]int) {
+func (r *Report) writeGroupDiff(ew *textfmt.Writer, g *Group, byID map[string]int) {
 	if g.Verdict == nil {
 		return
 	}
@@ -602,71 +605,71 @@ func (r *Report) writeGroupDiff(ew *errWriter, g *Group, byID map[string]int) {
 		}
 		switch {
 		case tv.Current:
-			ew.printf("  Written against table version %d%s, the table's current schema.\n", tv.Version, from)
+			ew.Printf("  Written against table version %d%s, the table's current schema.\n", tv.Version, from)
 		default:
-			ew.printf("  Written against table version %d%s; the schema changed since in:\n", tv.Version, from)
+			ew.Printf("  Written against table version %d%s; the schema changed since in:\n", tv.Version, from)
 			for _, c := range tv.ChangedBy {
-				ew.printf("    version %d%s\n", c.Version, commitDesc(c))
+				ew.Printf("    version %d%s\n", c.Version, commitDesc(c))
 			}
 		}
 	}
-	ew.printf("  Against the table: %s\n", verdictText(*g.Verdict))
+	ew.Printf("  Against the table: %s\n", verdictText(*g.Verdict))
 	if r.allChanges {
 		for _, c := range g.AllChanges() {
-			ew.printf("    %s\n", c)
+			ew.Printf("    %s\n", c)
 		}
 	} else {
 		list := r.listedChanges(g, byID)
 		if g.SameChangesAs != "" && len(list) > maxInlineShared {
-			ew.printf("    the same %s changes that block or need a cast as schema %s, listed there: %s\n", thousands(len(list)),
+			ew.Printf("    the same %s changes that block or need a cast as schema %s, listed there: %s\n", thousands(len(list)),
 				g.SameChangesAs, namesAndMore(changePaths(list[:maxPathsInlined]), len(list)))
 			list = nil
 		}
 		for _, c := range list {
-			ew.printf("    %s\n", c)
+			ew.Printf("    %s\n", c)
 		}
 		for _, s := range g.OKChanges {
 			if s.Count <= len(s.Examples) {
 				for _, c := range s.Examples {
-					ew.printf("    %s\n", c)
+					ew.Printf("    %s\n", c)
 				}
 				continue
 			}
-			ew.printf("    ok: %s: %s (--all-changes lists them)\n", s.Summary, namesAndMore(changePaths(s.Examples), s.Count))
+			ew.Printf("    ok: %s: %s (--all-changes lists them)\n", s.Summary, namesAndMore(changePaths(s.Examples), s.Count))
 		}
 	}
 	s := g.Suggestion
 	if s == nil {
 		return
 	}
-	ew.printf("  Suggested fix:\n")
+	ew.Printf("  Suggested fix:\n")
 	if len(s.DDL) > 0 {
-		ew.printf("    Table changes:\n")
+		ew.Printf("    Table changes:\n")
 		for _, d := range s.DDL {
-			ew.printf("      %s;\n", d)
+			ew.Printf("      %s;\n", d)
 		}
 	}
 	if s.Select != "" {
-		ew.printf("    Projection, for COPY INTO … FROM (SELECT … FROM '<folder>'):\n")
-		ew.printf("      SELECT %s\n", s.Select)
+		ew.Printf("    Projection, for COPY INTO … FROM (SELECT … FROM '<folder>'):\n")
+		ew.Printf("      SELECT %s\n", s.Select)
 		if len(s.Omit) > 0 {
-			ew.printf("      It leaves out %s, which the table does not have.\n", strings.Join(s.Omit, ", "))
+			ew.Printf("      It leaves out %s, which the table does not have.\n", strings.Join(s.Omit, ", "))
 		}
 		if s.Confirm {
-			ew.printf("      It guesses a rename: confirm it before loading.\n")
+			ew.Printf("      It guesses a rename: confirm it before loading.\n")
 		}
 		if !s.Complete {
-			ew.printf("      It does not settle every change on its own: see the notes.\n")
+			ew.Printf("      It does not settle every change on its own: see the notes.\n")
 		}
 	}
 	if len(s.Statements) > 0 {
-		ew.printf("    To load this group's files, and only them (FILES lists cut here; -o json has them whole):\n")
+		ew.Printf("    To load this group's files, and only them (FILES lists cut here; -o json has them whole):\n")
 		for _, st := range s.Statements {
-			ew.printf("      %s;\n", shortFilesList(st, 2))
+			ew.Printf("      %s;\n", shortFilesList(st, 2))
 		}
 	}
 	for _, n := range s.Notes {
-		ew.printf("    Note: %s\n", n)
+		ew.Printf("    Note: %s\n", n)
 	}
 }
 
@@ -711,7 +714,7 @@ func shortFilesList(st string, keep int) string {
 			if cut < 0 || n == keep {
 				return st
 			}
-			return st[:cut] + fmt.Sprintf(", … %d more", n-keep) + st[j:]
+			return st[:cut] + ", … " + textfmt.Count(n-keep) + " more" + st[j:]
 		default:
 			return st
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/storage"
 )
@@ -273,7 +274,7 @@ func previewFile(ctx context.Context, b storage.Backend, obj storage.ObjectInfo,
 		}
 		if end-start > opts.maxBytes() {
 			return pf, fmt.Errorf("row group %d spans %s of column data, over the preview limit of %s (raise the limit or select fewer columns)",
-				rg, HumanBytes(end-start), HumanBytes(opts.maxBytes()))
+				rg, textfmt.Bytes(end-start), textfmt.Bytes(opts.maxBytes()))
 		}
 		span, err := readRange(ctx, b, obj.Key, start, end-start)
 		pf.Requests++

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"unicode/utf8"
 
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 )
 
@@ -81,7 +82,7 @@ const maxCell = 60
 // Names and values holding control or format characters are Go-quoted (textsafe.Quote);
 // long values are cut and end with "…".
 func (p *PreviewResult) WriteTable(w io.Writer) error {
-	ew := &errWriter{w: w}
+	ew := textfmt.NewWriter(w)
 	tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
 	names := make([]string, len(p.Columns))
 	types := make([]string, len(p.Columns))
@@ -102,7 +103,7 @@ func (p *PreviewResult) WriteTable(w io.Writer) error {
 	files := make([]string, 0, len(p.Files))
 	for _, f := range p.Files {
 		key := textsafe.Quote(f.Key)
-		s := fmt.Sprintf("%s (%d of %d rows)", key, f.Shown, f.Rows)
+		s := fmt.Sprintf("%s (%s of %s)", key, textfmt.Count(f.Shown), textfmt.Plural(f.Rows, "row"))
 		if f.Error != "" {
 			s = fmt.Sprintf("%s (unreadable: %s)", key, textsafe.Escape(f.Error))
 		}
@@ -111,8 +112,8 @@ func (p *PreviewResult) WriteTable(w io.Writer) error {
 	if len(files) == 0 {
 		files = append(files, "no file")
 	}
-	ew.printf("(%s from %s)\n", plural(len(p.Rows), "row"), strings.Join(files, ", "))
-	return ew.err
+	ew.Printf("(%s from %s)\n", textfmt.Plural(len(p.Rows), "row"), strings.Join(files, ", "))
+	return ew.Err()
 }
 
 // cell cuts an already escaped value to maxCell runes.

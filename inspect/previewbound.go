@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 )
 
 const (
@@ -51,7 +53,7 @@ func checkDecodedSize(md *metadata.FileMetaData, rg int, leaves []int, span []by
 				total += uncompressed
 				if total > limit {
 					return fmt.Errorf("row group %d decodes to more than %s (its pages declare at least %s uncompressed), over the preview limit; select fewer columns",
-						rg, HumanBytes(limit), HumanBytes(total))
+						rg, textfmt.Bytes(limit), textfmt.Bytes(total))
 				}
 				off += n + compressed
 			}

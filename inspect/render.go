@@ -8,9 +8,9 @@ import (
 	"io"
 	"strconv"
 	"text/tabwriter"
-	"time"
 
 	"github.com/zbrecover/zbrecover/internal/jsonout"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 )
 
@@ -205,30 +205,30 @@ func marshalNoHTML(v any) ([]byte, error) {
 // counted by kind with a few examples (every change under DiffOptions.AllChanges). Times are
 // RFC3339 in UTC.
 func (r *Report) WriteText(w io.Writer) error {
-	ew := &errWriter{w: w}
+	ew := textfmt.NewWriter(w)
 	t := r.Totals
-	ew.printf("Root:    %s\n", r.Root)
-	ew.printf("Folder:  %s\n", r.Prefix)
-	ew.printf("Files:   %d Parquet files, %d rows, %s", t.Files, t.Rows, HumanBytes(t.Bytes))
+	ew.Printf("Root:    %s\n", r.Root)
+	ew.Printf("Folder:  %s\n", r.Prefix)
+	ew.Printf("Files:   %s, %s, %s", textfmt.Plural(t.Files, "Parquet file"), textfmt.Plural(t.Rows, "row"), textfmt.Bytes(t.Bytes))
 	if t.Unreadable > 0 {
-		ew.printf(", %d unreadable", t.Unreadable)
+		ew.Printf(", %s unreadable", textfmt.Count(t.Unreadable))
 	}
-	ew.printf("\n")
+	ew.Printf("\n")
 	if t.OtherObjects > 0 {
-		ew.printf("Other:   %s not read (hidden or not .parquet), %s\n", plural(t.OtherObjects, "object"), HumanBytes(t.OtherBytes))
+		ew.Printf("Other:   %s not read (hidden or not .parquet), %s\n", textfmt.Plural(t.OtherObjects, "object"), textfmt.Bytes(t.OtherBytes))
 	}
 	switch {
 	case r.Table.Known():
-		ew.printf("Table:   %s\n", r.Table.describe())
+		ew.Printf("Table:   %s\n", r.Table.describe())
 	case r.Table != nil:
-		ew.printf("Table:   %s\n", r.Table.Note)
+		ew.Printf("Table:   %s\n", r.Table.Note)
 	}
 	if t.Files == 0 {
-		ew.printf("\nNo fallback Parquet files: nothing to recover.\n")
-		return ew.err
+		ew.Printf("\nNo fallback Parquet files: nothing to recover.\n")
+		return ew.Err()
 	}
 	if len(r.Groups) > 0 {
-		ew.printf("\nSchema groups: %d\n", len(r.Groups))
+		ew.Printf("\nSchema groups: %s\n", textfmt.Count(len(r.Groups)))
 		tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
 		diffed := r.Table.Known()
 		head := "  SCHEMA\tFILES\tROWS\tBYTES\tFIRST MODIFIED\tLAST MODIFIED"
@@ -237,8 +237,8 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintln(tw, head)
 		for _, g := range r.Groups {
-			line := fmt.Sprintf("  %s\t%d\t%d\t%s\t%s\t%s", g.SchemaID, g.Files, g.Rows, HumanBytes(g.Bytes),
-				rfc3339(g.FirstModified), rfc3339(g.LastModified))
+			line := fmt.Sprintf("  %s\t%s\t%s\t%s\t%s\t%s", g.SchemaID, textfmt.Count(g.Files), textfmt.Count(g.Rows), textfmt.Bytes(g.Bytes),
+				textfmt.Time(g.FirstModified), textfmt.Time(g.LastModified))
 			if diffed && g.Verdict != nil {
 				line += "\t" + g.Verdict.String()
 			}
@@ -247,9 +247,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		tw.Flush()
 	}
 	if bad := r.Unreadable(); len(bad) > 0 {
-		ew.printf("\nUnreadable files: %d\n", len(bad))
+		ew.Printf("\nUnreadable files: %s\n", textfmt.Count(len(bad)))
 		for _, f := range bad {
-			ew.printf("  %s (%s): %s\n", textsafe.Quote(f.Key), HumanBytes(f.Size), f.Error)
+			ew.Printf("  %s (%s): %s\n", textsafe.Quote(f.Key), textfmt.Bytes(f.Size), f.Error)
 		}
 	}
 	byID := make(map[string]int, len(r.Groups))
@@ -258,14 +258,14 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	r.writeAcrossGroups(ew, byID)
 	for _, g := range r.Groups {
-		ew.printf("\nSchema %s (%s, first: %s)\n", g.SchemaID, plural(g.Files, "file"), textsafe.Quote(g.FirstFile))
+		ew.Printf("\nSchema %s (%s, first: %s)\n", g.SchemaID, textfmt.Plural(g.Files, "file"), textsafe.Quote(g.FirstFile))
 		tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
 		for _, c := range g.Columns {
 			null := "NOT NULL"
 			if c.Nullable {
 				null = "NULL"
 				if c.NullCount != nil {
-					null += " (" + strconv.FormatInt(*c.NullCount, 10) + " nulls)"
+					null += " (" + textfmt.Plural(*c.NullCount, "null") + ")"
 				} else {
 					null += " (null count unknown)"
 				}
@@ -275,64 +275,5 @@ func (r *Report) WriteText(w io.Writer) error {
 		tw.Flush()
 		r.writeGroupDiff(ew, &g, byID)
 	}
-	return ew.err
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
-}
-
-func rfc3339(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return t.UTC().Format(time.RFC3339)
-}
-
-// HumanBytes formats a size with binary units: "812 B", "1.5 KiB", "3.2 GiB".
-func HumanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 5; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
-
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
-}
-
-// printf writes formatted text with every string argument (and every Stringer and error)
-// escaped for the terminal (textsafe.Escape): names and messages in reports come from files
-// and stores an attacker may control.
-func (e *errWriter) printf(format string, args ...any) {
-	for i, a := range args {
-		switch v := a.(type) {
-		case string:
-			args[i] = textsafe.Escape(v)
-		case error:
-			args[i] = textsafe.Escape(v.Error())
-		case fmt.Stringer:
-			args[i] = textsafe.Escape(v.String())
-		}
-	}
-	fmt.Fprintf(e, format, args...)
+	return ew.Err()
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/storage"
 )
@@ -89,7 +90,7 @@ func CheckUnchanged(ctx context.Context, b storage.Backend, prefix string, f Fil
 		diffs = append(diffs, fmt.Sprintf("generation %d, not %d", cur.Generation, want.Generation))
 	}
 	if want.ETag == "" && want.Generation == 0 && !want.ModTime.IsZero() && !cur.ModTime.Equal(want.ModTime) {
-		diffs = append(diffs, "modified "+rfc3339(cur.ModTime)+", not "+rfc3339(want.ModTime))
+		diffs = append(diffs, "modified "+textfmt.Time(cur.ModTime)+", not "+textfmt.Time(want.ModTime))
 	}
 	if len(diffs) > 0 {
 		return cur, fmt.Errorf("%s: %s: %w", f.Key, strings.Join(diffs, ", "), ErrChanged)

@@ -40,8 +40,9 @@ func (e *UnsupportedTypeError) Error() string {
 //
 //   - OPTIONAL → nullable, REQUIRED → not null.
 //
-//   - BINARY with GEOMETRY or GEOGRAPHY → geometry(srid) / geography(srid), the SRID taken from
-//     the CRS (OGC:CRS84, the default, is 4326; EPSG:n is n).
+//   - BINARY with GEOMETRY or GEOGRAPHY → geometry(srid) / geography(srid[, algorithm]), the
+//     SRID taken from the CRS (OGC:CRS84, the default, is 4326; EPSG:n is n), a geography's
+//     edge algorithm kept unless it is spherical, the default.
 //
 // A column of a type Databricks cannot read (TIMESTAMP(NANOS), TIME, INTERVAL, UUID, FLOAT16,
 // decimals over 38 digits, an annotation illegal for its physical type) gets a
@@ -165,7 +166,11 @@ func convertPrimitive(n *schema.PrimitiveNode, path *colPath) (schemadiff.Type, 
 		if n.PhysicalType() != parquet.Types.ByteArray {
 			return unsupported("illegal physical type for GEOGRAPHY")
 		}
-		return schemadiff.GeographyType(sridOf(t.CRS())), nil
+		g := schemadiff.GeographyType(sridOf(t.CRS()))
+		if a := strings.ToLower(string(t.EdgeInterpolationAlgorithm())); a != "spherical" {
+			g.Algorithm = a
+		}
+		return g, nil
 	}
 	decimal := func(lt schema.DecimalLogicalType, maxDigits int32) (schemadiff.Type, error) {
 		p, s := lt.Precision(), lt.Scale()
@@ -277,19 +282,13 @@ func convertPrimitive(n *schema.PrimitiveNode, path *colPath) (schemadiff.Type, 
 	return unsupported("unknown physical type")
 }
 
-// sridOf turns a Parquet geospatial CRS into the SRID Databricks types carry: OGC:CRS84 (the
-// Parquet default) and EPSG:4326 are 4326, EPSG:n and SRID:n are n; any other CRS is kept as
-// it is, so that it differs from every table SRID rather than matching one by accident.
+// sridOf turns a Parquet geospatial CRS into the SRID Databricks types carry
+// (schemadiff.SRIDFromCRS); an unset CRS is Parquet's default, OGC:CRS84, so 4326.
 func sridOf(crs string) string {
-	c := strings.TrimSpace(crs)
-	u := strings.ToUpper(c)
-	switch {
-	case c == "", u == "OGC:CRS84", u == "EPSG:4326":
+	if strings.TrimSpace(crs) == "" {
 		return "4326"
-	case strings.HasPrefix(u, "EPSG:"), strings.HasPrefix(u, "SRID:"):
-		return c[5:]
 	}
-	return c
+	return schemadiff.SRIDFromCRS(crs)
 }
 
 func convertGroup(g *schema.GroupNode, path *colPath) (schemadiff.Type, error) {

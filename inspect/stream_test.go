@@ -172,7 +172,7 @@ func TestStreamedGroupKeepsBoundedFiles(t *testing.T) {
 	}
 	rep.Diff(inspect.NewTable(&sd.Table{Source: sd.SourceDelta, Schema: sd.NewSchema().Col("id", sd.LongType).Col("other", sd.LongType)}), inspect.DiffOptions{})
 	sg := rep.Groups[0].Suggestion
-	if sg == nil || len(sg.Statements) != 0 || !strings.Contains(strings.Join(sg.Notes, "\n"), "3001 files need more than 3 COPY INTO statements") {
+	if sg == nil || len(sg.Statements) != 0 || !strings.Contains(strings.Join(sg.Notes, "\n"), "3,001 files need more than 3 COPY INTO statements (one per folder and 1,000 files)") {
 		t.Errorf("suggestion %+v", sg)
 	}
 }

@@ -155,7 +155,19 @@
 //     some are; otherwise mismatch, loading (work pending and the last process wrote no
 //     end), unknown, failed, planned or verified, the first that applies;
 //   - a failed batch (the warehouse refused its statement) still counts as possibly loaded
-//     in every skip list: no other run loads its files through another path on that word.
+//     in every skip list: no other run loads its files through another path on that word;
+//   - an undo (zbrecover undo) takes a verified batch back, as a load puts it in: an undo
+//     intent (the DELETE, the evidence naming the rows, the rows it must delete) makes the
+//     batch undoing; an undo result needs an open undo intent; an undo outcome makes it
+//     undone, or verified again when nothing was deleted (the warehouse refused the
+//     DELETE). A new undo intent is allowed only for a verified batch, or an undoing one
+//     whose DELETE returned an error (settled from history by the caller). An undoing batch
+//     counts as possibly loaded; an undone one does not: its files are not in LoadedKeys
+//     (a reload may load them again, through a path no load read: Facts counts them by key
+//     in Undone), not in VerifiedFiles (cleanup keeps them), and no load outcome may be
+//     recorded for it again (its old commit proves nothing now). The run is undoing while
+//     an undo is open, undone when every batch is, partially undone when some are and the
+//     rest are verified.
 //
 // Records are replayed as they are read, one at a time (a run is never held whole), and a
 // record the replay decoded for itself shares its files' keys and ETags with the state.
@@ -169,8 +181,8 @@
 //
 // Runs, Facts, FactsFor, LoadedKeys and LatestUnfinished need, of every run of a table, only
 // what a snapshot holds: the run's summary (history's line), whether a re-run continues it,
-// its source, the commits its batches claim and the batches whose commit is unknown, and its
-// files that are verified or may be loaded. A snapshot is derived from the run's records and
+// its source, the commits its batches claim and the batches whose commit is unknown, the keys
+// of its undone files, and its files that are verified or may be loaded. A snapshot is derived from the run's records and
 // can be rebuilt from them at any time; it is never the source of truth:
 //
 //   - it names the records it was made from (their fingerprint: how many, how many bytes,

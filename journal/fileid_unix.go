@@ -12,7 +12,8 @@ import (
 // change times, device and inode. Any write to the file changes its change time.
 func fileIdentity(fi os.FileInfo) string {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return fmt.Sprintf("%d/%d/%d.%d/%d/%d", fi.Size(), fi.ModTime().UnixNano(), st.Ctim.Sec, st.Ctim.Nsec, st.Dev, st.Ino)
+		sec, nsec := changeTime(st)
+		return fmt.Sprintf("%d/%d/%d.%d/%d/%d", fi.Size(), fi.ModTime().UnixNano(), sec, nsec, st.Dev, st.Ino)
 	}
 	return fmt.Sprintf("%d/%d", fi.Size(), fi.ModTime().UnixNano())
 }

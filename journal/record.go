@@ -33,13 +33,14 @@ const (
 	KindEnd          Kind = "end"           // End: the process is done with the run
 	KindMerge        Kind = "merge"         // Merge: a step of a load by key (reload --dedupe-key)
 	KindKeys         Kind = "keys"          // Keys: a keys file of the run's files, where the warehouse reads it
+	KindUndo         Kind = "undo"          // Undo: a step of taking back a batch's rows (zbrecover undo)
 )
 
 // Known reports whether this version of the package understands kind k.
 func (k Kind) Known() bool {
 	switch k {
 	case KindRun, KindPlan, KindIntent, KindResult, KindOutcome, KindVerification, KindStaging,
-		KindDeleteIntent, KindDeleted, KindEnd, KindMerge, KindKeys:
+		KindDeleteIntent, KindDeleted, KindEnd, KindMerge, KindKeys, KindUndo:
 		return true
 	}
 	return false
@@ -70,6 +71,7 @@ type Record struct {
 	End          *End          `json:"end,omitempty"`
 	Merge        *Merge        `json:"merge,omitempty"`
 	Keys         *KeysFile     `json:"keys,omitempty"`
+	Undo         *Undo         `json:"undo,omitempty"`
 
 	// Raw holds a record of a kind this version does not know, as it was read.
 	Raw json.RawMessage `json:"-"`
@@ -433,6 +435,118 @@ type Merge struct {
 	Err      string `json:"error,omitempty" redact:"yes"`
 }
 
+// UndoStep is the step of a batch's undo an undo record records.
+type UndoStep string
+
+// The steps of one attempt to take back a batch's rows, in order.
+const (
+	UndoIntent  UndoStep = "intent"  // the DELETE is about to be sent: its statement, the rows it must delete
+	UndoResult  UndoStep = "result"  // what the DELETE returned
+	UndoOutcome UndoStep = "outcome" // the batch's rows are gone (undone), or nothing was deleted (failed)
+)
+
+// UndoEvidence is what names a batch's rows in the table for its DELETE.
+type UndoEvidence string
+
+// The kinds of evidence an undo uses, strongest first.
+const (
+	// UndoByRowIDs: the stable row IDs the batch's commit assigned (row tracking): its add
+	// actions' [baseRowId, baseRowId + numRecords − 1]. Stable through UPDATE, MERGE and
+	// OPTIMIZE.
+	UndoByRowIDs UndoEvidence = "row_ids"
+	// UndoByFiles: the data files the batch's commit added, while no later commit removed
+	// them: they hold the batch's rows and no other.
+	UndoByFiles UndoEvidence = "files"
+	// UndoByKeys: the keys of the batch's records (the run's keys file), when no other row
+	// of the table has them.
+	UndoByKeys UndoEvidence = "keys"
+)
+
+// UndoStatus is the outcome of an undo attempt.
+type UndoStatus string
+
+// The outcomes of an undo attempt.
+const (
+	// Undone: the DELETE committed and deleted the batch's rows: the batch is undone, its
+	// files loadable again.
+	Undone UndoStatus = "undone"
+	// UndoFailed: the warehouse refused the DELETE before it committed: nothing was deleted,
+	// the batch stays verified.
+	UndoFailed UndoStatus = "failed"
+	// UndoMismatch: the DELETE committed with another number of deleted rows than the
+	// batch's: the table needs a look (exit 4); the batch is neither verified nor undone.
+	UndoMismatch UndoStatus = "mismatch"
+)
+
+// Undo is one step of taking back a verified batch's rows (zbrecover undo): the intent is
+// written, durably, before the DELETE is sent; the result after it answered; the outcome
+// once the table's history shows the DELETE's commit. A batch undone is never verified
+// again by its old commit, its files may be loaded again (through fresh paths), and cleanup
+// keeps them until a later load verifies them.
+type Undo struct {
+	Step  UndoStep `json:"step"`
+	Batch int      `json:"batch"`
+
+	// Evidence names the rows (intent).
+	Evidence UndoEvidence `json:"evidence,omitempty"`
+	// SQL is the DELETE as sent (intent).
+	SQL string `json:"sql,omitempty"`
+	// Rows is what the DELETE must delete: the rows the batch loaded (intent).
+	Rows int64 `json:"rows,omitempty"`
+	// Matched is what the DELETE's condition matched when counted just before it was sent,
+	// and Modified how many of those were changed after the load (their row commit version
+	// is not the load's; row IDs only) (intent).
+	Matched  int64 `json:"matched,omitempty"`
+	Modified int64 `json:"modified,omitempty"`
+	// LoadVersion is the version of the batch's load commit the evidence was read from
+	// (intent).
+	LoadVersion *int64    `json:"load_version,omitempty"`
+	Started     time.Time `json:"started,omitzero"`
+	// BaseVersion is the table's newest version just before the DELETE was sent: its commit
+	// is a later version (intent).
+	BaseVersion *int64 `json:"base_version,omitempty"`
+	// Tag is the commit tag the DELETE carried ("" for none) (intent).
+	Tag string `json:"tag,omitempty"`
+
+	// Deleted is the DELETE's num_affected_rows, nil when no count came back (result).
+	Deleted *int64 `json:"deleted,omitempty"`
+	QueryID string `json:"query_id,omitempty"`
+	Err     string `json:"error,omitempty" redact:"yes"`
+
+	// Version is the DELETE's commit in the table's history (result, when known; outcome).
+	Version *int64 `json:"version,omitempty"`
+	// Status and Reason classify the attempt (outcome).
+	Status UndoStatus `json:"status,omitempty"`
+	Reason string     `json:"reason,omitempty" redact:"yes"`
+}
+
+func (u *Undo) validate() error {
+	if u.Batch < 1 {
+		return fmt.Errorf("undo of batch %d", u.Batch)
+	}
+	switch u.Step {
+	case UndoIntent:
+		switch u.Evidence {
+		case UndoByRowIDs, UndoByFiles, UndoByKeys:
+		default:
+			return fmt.Errorf("undo intent for batch %d: evidence %q (want row_ids, files or keys)", u.Batch, u.Evidence)
+		}
+		if u.SQL == "" {
+			return fmt.Errorf("undo intent for batch %d without its statement", u.Batch)
+		}
+	case UndoResult:
+	case UndoOutcome:
+		switch u.Status {
+		case Undone, UndoFailed, UndoMismatch:
+		default:
+			return fmt.Errorf("undo outcome for batch %d: status %q (want undone, failed or mismatch)", u.Batch, u.Status)
+		}
+	default:
+		return fmt.Errorf("undo step %q (want intent, result or outcome)", u.Step)
+	}
+	return nil
+}
+
 // End closes a process's work on a run, with the state it left the run in.
 type End struct {
 	State RunStatus `json:"state"`
@@ -466,7 +580,7 @@ func (r *Record) Validate() error {
 	set := map[Kind]bool{
 		KindRun: r.Header != nil, KindPlan: r.Plan != nil, KindIntent: r.Intent != nil,
 		KindResult: r.Result != nil, KindOutcome: r.Outcome != nil, KindVerification: r.Verification != nil,
-		KindStaging: r.Staging != nil, KindEnd: r.End != nil, KindMerge: r.Merge != nil, KindKeys: r.Keys != nil,
+		KindStaging: r.Staging != nil, KindEnd: r.End != nil, KindMerge: r.Merge != nil, KindKeys: r.Keys != nil, KindUndo: r.Undo != nil,
 		KindDeleteIntent: r.Deletion != nil && r.Kind == KindDeleteIntent,
 		KindDeleted:      r.Deletion != nil && r.Kind == KindDeleted,
 	}
@@ -486,6 +600,11 @@ func (r *Record) Validate() error {
 		}
 		if r.Merge.Staging == "" {
 			return fmt.Errorf("run %s seq %d: merge record without its staging table", r.Run, r.Seq)
+		}
+	}
+	if r.Undo != nil {
+		if err := r.Undo.validate(); err != nil {
+			return fmt.Errorf("run %s seq %d: %w", r.Run, r.Seq, err)
 		}
 	}
 	if r.Outcome != nil {

@@ -18,14 +18,26 @@ const (
 	BatchUnknown  BatchStatus = "unknown"  // may or may not be loaded; never verified
 	BatchMismatch BatchStatus = "mismatch" // rows were loaded, not the expected number
 	BatchFailed   BatchStatus = "failed"   // the warehouse refused the statement before it committed
+	// BatchUndoing: an undo's DELETE may have run (intent without an outcome): the rows may
+	// or may not still be in the table until the undo is settled (a re-run of undo).
+	BatchUndoing BatchStatus = "undoing"
+	// BatchUndone: the batch's rows were taken back (zbrecover undo): never verified again by
+	// its load's commit, its files loadable again, never deleted by this run's cleanup.
+	BatchUndone BatchStatus = "undone"
+	// BatchUndoMismatch: an undo's DELETE deleted another number of rows than the batch
+	// loaded: neither verified nor undone until someone looks (its files stay put).
+	BatchUndoMismatch BatchStatus = "undo_mismatch"
 )
 
 // PossiblyLoaded reports whether a batch in status s may have put rows in the table. A
 // failed batch counts: its statement was refused, but the refusal is the warehouse's word,
 // and no other run may load its files through another path on that word alone.
+//
+// An undone batch's rows are gone (its undo proved it): its files are not loaded, and may be
+// loaded again. A batch being undone may still have its rows: it counts.
 func (s BatchStatus) PossiblyLoaded() bool {
 	switch s {
-	case BatchOpen, BatchLoaded, BatchVerified, BatchUnknown, BatchMismatch, BatchFailed:
+	case BatchOpen, BatchLoaded, BatchVerified, BatchUnknown, BatchMismatch, BatchFailed, BatchUndoing, BatchUndoMismatch:
 		return true
 	}
 	return false
@@ -44,6 +56,11 @@ const (
 	RunFailed           RunStatus = "failed"            // a batch failed, or the run stopped early
 	RunPlanned          RunStatus = "planned"           // nothing sent yet
 	RunVerified         RunStatus = "verified"          // every batch verified
+	// RunUndoing: an undo of some batch is in progress (or was interrupted): re-run undo.
+	RunUndoing RunStatus = "undoing"
+	// RunUndone: every batch was undone; RunPartiallyUndone: some were, the others verified.
+	RunUndone          RunStatus = "undone"
+	RunPartiallyUndone RunStatus = "partially_undone"
 )
 
 // Process is one process's run record.
@@ -76,6 +93,24 @@ type BatchState struct {
 	Tags []string
 	// FirstBase is the base version of the batch's first attempt that recorded one: no
 	// commit of any attempt can be older.
+	FirstBase *int64
+	// Undo is the batch's undo (zbrecover undo), nil when none was attempted.
+	Undo *UndoState
+}
+
+// UndoState is a batch's undo after replay: its attempts' DELETEs, the latest's answer and
+// the latest outcome.
+type UndoState struct {
+	Intent    *Undo // the latest intent
+	IntentSeq int
+	Result    *Undo // the latest intent's result, if one was written
+	Outcome   *Undo // the latest outcome
+	// OutcomeTime is when the latest outcome was written.
+	OutcomeTime time.Time
+	Attempts    int
+	// Tags are the commit tags of every attempt, in order ("" for an untagged attempt);
+	// FirstBase the base version of the first attempt that recorded one.
+	Tags      []string
 	FirstBase *int64
 }
 
@@ -392,6 +427,10 @@ func (s *State) apply(r Record, batches map[int]*BatchState, owned bool) error {
 		if b == nil || b.Intent == nil {
 			return fmt.Errorf("classification of batch %d without an intent", r.Outcome.Batch)
 		}
+		if b.Status == BatchUndoing || b.Status == BatchUndone {
+			// Its rows were (or are being) taken back: its load's commit proves nothing now.
+			return fmt.Errorf("classification of batch %d, which is %s", b.Batch, b.Status)
+		}
 		o := *r.Outcome
 		b.Outcome, b.OutcomeTime, b.Status = &o, r.Time, o.Status
 		s.lastBatchSeq = r.Seq
@@ -476,11 +515,80 @@ func (s *State) apply(r Record, batches map[int]*BatchState, owned bool) error {
 			}
 		}
 		s.KeysFiles = append(s.KeysFiles, *r.Keys)
+	case KindUndo:
+		return s.applyUndo(r, batches)
 	default:
 		s.Unknown = append(s.Unknown, r)
 		s.Warnings = append(s.Warnings, fmt.Sprintf("run %s seq %d: record of unknown kind %q (format v%d), kept unread", s.Run, r.Seq, r.Kind, r.V))
 	}
 	return nil
+}
+
+// applyUndo applies an undo record: an intent needs a verified batch, or one whose undo's
+// latest DELETE returned an error (the caller settled it from the table's history first);
+// a result needs an intent without one; an outcome needs an intent, and makes the batch
+// undone, or verified again when nothing was deleted.
+func (s *State) applyUndo(r Record, batches map[int]*BatchState) error {
+	u := *r.Undo
+	b := batches[u.Batch]
+	if b == nil {
+		return fmt.Errorf("undo of batch %d, which no plan names", u.Batch)
+	}
+	switch u.Step {
+	case UndoIntent:
+		retry := b.Status == BatchUndoing && b.Undo.Result != nil && b.Undo.Result.Err != ""
+		if b.Status != BatchVerified && !retry {
+			return fmt.Errorf("undo intent for batch %d, which is %s", b.Batch, b.Status)
+		}
+		if b.Undo == nil {
+			b.Undo = &UndoState{}
+		}
+		b.Undo.Intent, b.Undo.IntentSeq, b.Undo.Result = &u, r.Seq, nil
+		b.Undo.Attempts++
+		b.Undo.Tags = append(b.Undo.Tags, u.Tag)
+		if b.Undo.FirstBase == nil && u.BaseVersion != nil {
+			v := *u.BaseVersion
+			b.Undo.FirstBase = &v
+		}
+		b.Status = BatchUndoing
+	case UndoResult:
+		if b.Status != BatchUndoing || b.Undo.Result != nil {
+			return fmt.Errorf("undo result for batch %d, which is %s with no undo intent open", b.Batch, b.Status)
+		}
+		b.Undo.Result = &u
+	case UndoOutcome:
+		if b.Status != BatchUndoing {
+			return fmt.Errorf("undo outcome for batch %d, which is %s", b.Batch, b.Status)
+		}
+		b.Undo.Outcome, b.Undo.OutcomeTime = &u, r.Time
+		switch u.Status {
+		case Undone:
+			b.Status = BatchUndone
+		case UndoMismatch:
+			b.Status = BatchUndoMismatch
+		default:
+			b.Status = BatchVerified
+		}
+	}
+	return nil
+}
+
+// UndoOpen returns the batches whose undo's DELETE may have run without a known outcome:
+// a re-run of undo settles them from the table's history before anything else.
+func (s *State) UndoOpen() []*BatchState { return s.batchesIn(BatchUndoing) }
+
+// Undone returns the batches whose rows were taken back.
+func (s *State) Undone() []*BatchState { return s.batchesIn(BatchUndone) }
+
+// UndoneFiles returns the files of undone batches: loadable again.
+func (s *State) UndoneFiles() []FileState {
+	var out []FileState
+	for _, f := range s.files {
+		if v := s.view(f); v.Status == BatchUndone {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // applyMerge applies a merge record: planned names the staging table and the key (the same
@@ -586,8 +694,10 @@ func (s *State) status(ended bool) RunStatus {
 	pending := count[BatchPlanned] + count[BatchOpen] + count[BatchLoaded] + count[BatchFailed]
 	mergePending := attempted && s.MergePending()
 	switch {
-	case count[BatchMismatch] > 0:
+	case count[BatchMismatch]+count[BatchUndoMismatch] > 0:
 		return RunMismatch
+	case count[BatchUndoing] > 0:
+		return RunUndoing
 	case !ended && attempted && (pending > 0 || mergePending):
 		return RunLoading
 	case count[BatchOpen]+count[BatchLoaded]+count[BatchUnknown] > 0:
@@ -596,6 +706,10 @@ func (s *State) status(ended bool) RunStatus {
 		return RunFailed
 	case count[BatchPlanned] > 0 || (len(s.Batches) == 0 && !ended):
 		return RunPlanned
+	case count[BatchUndone] > 0 && count[BatchUndone] == len(s.Batches):
+		return RunUndone
+	case count[BatchUndone] > 0:
+		return RunPartiallyUndone
 	}
 	return RunVerified
 }
@@ -690,18 +804,6 @@ func (s *State) VerifiedFiles() []FileState {
 	return out
 }
 
-// LoadedKeys returns the files of this run that are verified or may be loaded (open, loaded,
-// unknown, mismatch), by key.
-func (s *State) LoadedKeys() map[string]FileState {
-	out := map[string]FileState{}
-	for _, f := range s.files {
-		if v := s.view(f); v.Status.PossiblyLoaded() {
-			out[f.Key] = v
-		}
-	}
-	return out
-}
-
 // Deleted returns the files a deleted record names, with their latest delete status.
 func (s *State) Deleted() []FileState {
 	var out []FileState
@@ -735,16 +837,19 @@ type Rows struct {
 	FromHistory int64 `json:"history_rows"`
 	// Loaded is Answered + FromHistory: the rows the run put in the table.
 	Loaded int64 `json:"loaded_rows"`
+	// Undone is the rows of the batches undone since (zbrecover undo took them back).
+	Undone int64 `json:"undone_rows,omitempty"`
 }
 
 // LoadedRows returns the rows batch b put in the table and how that is known: "answer" (its
 // statement's answer), "history" (verified from the table's history, its answer lost: its
 // footer rows), or "" with 0 when it loaded nothing known.
 func (b *BatchState) LoadedRows() (int64, string) {
-	if b.Result != nil && b.Result.Inserted != nil && (*b.Result.Inserted > 0 || b.Status != BatchVerified) {
+	verified := b.Status == BatchVerified || b.Undo != nil // an undo starts from a verified batch
+	if b.Result != nil && b.Result.Inserted != nil && (*b.Result.Inserted > 0 || !verified) {
 		return *b.Result.Inserted, "answer"
 	}
-	if b.Status == BatchVerified {
+	if verified {
 		return b.ExpectedRows, "history"
 	}
 	return 0, ""
@@ -755,11 +860,15 @@ func (s *State) Rows() Rows {
 	var r Rows
 	for _, b := range s.Batches {
 		r.Expected += b.ExpectedRows
-		switch n, how := b.LoadedRows(); how {
+		n, how := b.LoadedRows()
+		switch how {
 		case "answer":
 			r.Answered += n
 		case "history":
 			r.FromHistory += n
+		}
+		if b.Status == BatchUndone {
+			r.Undone += n
 		}
 	}
 	r.Loaded = r.Answered + r.FromHistory

@@ -45,7 +45,7 @@ const maxSection = 256 << 20
 // snapshotFormat is the format of the snapshots this version writes and reads. It changes
 // whenever what a snapshot holds, or a rule of Replay that decides it, changes: snapshots of
 // another format are ignored (and rewritten), never interpreted.
-const snapshotFormat = 1
+const snapshotFormat = 2
 
 // castagnoli is the CRC-32C table of run file checksums and of snapshots.
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -83,6 +83,8 @@ type runInfo struct {
 	claimed            []claim
 	unpinned           []BatchRef
 	loaded             int // files in the snapshot's files section
+	// undone are the keys of the files of undone batches (loadable again).
+	undone []string
 }
 
 // infoOf returns the snapshot's view of st, replayed from records with fingerprint fp.
@@ -118,8 +120,13 @@ func infoOf(st *State, fp fingerprint) *runInfo {
 		}
 	}
 	for _, f := range st.files {
-		if st.batch(f.Batch).Status.PossiblyLoaded() {
-			in.loaded++
+		switch st.batch(f.Batch).Status {
+		case BatchUndone:
+			in.undone = append(in.undone, f.Key)
+		default:
+			if st.batch(f.Batch).Status.PossiblyLoaded() {
+				in.loaded++
+			}
 		}
 	}
 	return in
@@ -161,6 +168,10 @@ func encodeSnapshot(st *State, fp fingerprint) []byte {
 	h.uint(uint64(len(in.unpinned)))
 	for _, r := range in.unpinned {
 		h.ref(r)
+	}
+	h.uint(uint64(len(in.undone)))
+	for _, k := range in.undone {
+		h.str(k)
 	}
 
 	out := []byte(snapshotMagic)
@@ -291,6 +302,9 @@ func (sr *snapshotReader) header(tableID, run string) (*runInfo, error) {
 	for n := h.count(); n > 0; n-- {
 		in.unpinned = append(in.unpinned, h.ref(run))
 	}
+	for n := h.count(); n > 0; n-- {
+		in.undone = append(in.undone, strings.Clone(h.str()))
+	}
 	if h.bad || h.p != len(h.s) || in.loaded < 0 {
 		return nil, fmt.Errorf("%w: header damaged", errSnapshot)
 	}
@@ -353,7 +367,7 @@ func (sr *snapshotReader) files(keep func(string) bool, share bool) ([]FileState
 // batchStatus and deleteStatus return the package's constants for the known values, so that
 // a kept file holds no snapshot memory for them.
 func batchStatus(s string) BatchStatus {
-	for _, c := range []BatchStatus{BatchVerified, BatchPlanned, BatchOpen, BatchLoaded, BatchUnknown, BatchMismatch, BatchFailed} {
+	for _, c := range []BatchStatus{BatchVerified, BatchPlanned, BatchOpen, BatchLoaded, BatchUnknown, BatchMismatch, BatchFailed, BatchUndoing, BatchUndone, BatchUndoMismatch} {
 		if string(c) == s {
 			return c
 		}

@@ -558,17 +558,18 @@ type TableFacts struct {
 	// Sources are the folder URLs each run's statements read (run id → source; "" for
 	// journals of earlier versions).
 	Sources map[string]string
+	// Undone counts, by file key, the runs whose batch holding the file was undone
+	// (zbrecover undo): such a file is not loaded (unless Loaded lists it too), and a load
+	// of it again must read it through a path no earlier load read (see reload's staged
+	// copies).
+	Undone map[string]int
 }
 
-// Facts reads every run of the table. A run that cannot be replayed is an error, since what
-// it loaded is unknown. Runs are read from their snapshots where those are current.
-func Facts(ctx context.Context, s Store, tableID string) (*TableFacts, error) {
-	return facts(ctx, s, tableID, nil, true)
-}
-
-// FactsFor is Facts with Loaded narrowed to the files whose key keep accepts (none when keep
-// is nil): what a reload needs of a table whose journal names many more files than its
-// fallback folder still holds, without holding them all.
+// FactsFor reads every run of the table, with Loaded narrowed to the files whose key keep
+// accepts (none when keep is nil): what a reload needs of a table whose journal names many
+// more files than its fallback folder still holds, without holding them all. A run that cannot
+// be replayed is an error, since what it loaded is unknown. Runs are read from their snapshots
+// where those are current.
 func FactsFor(ctx context.Context, s Store, tableID string, keep func(key string) bool) (*TableFacts, error) {
 	if keep == nil {
 		keep = func(string) bool { return false }
@@ -577,7 +578,7 @@ func FactsFor(ctx context.Context, s Store, tableID string, keep func(key string
 }
 
 func facts(ctx context.Context, s Store, tableID string, keep func(string) bool, share bool) (*TableFacts, error) {
-	f := &TableFacts{Runs: map[string]bool{}, Claimed: map[int64]BatchRef{}, Sources: map[string]string{}}
+	f := &TableFacts{Runs: map[string]bool{}, Claimed: map[int64]BatchRef{}, Sources: map[string]string{}, Undone: map[string]int{}}
 	if keep == nil {
 		// Every loaded file is kept: the summaries (read once, then from the cache) say how
 		// many there are.
@@ -607,18 +608,11 @@ func facts(ctx context.Context, s Store, tableID string, keep func(string) bool,
 			f.Claimed[c.Version] = c.Ref
 		}
 		f.Unpinned = append(f.Unpinned, e.info.unpinned...)
+		for _, k := range e.info.undone {
+			if keep == nil || keep(k) {
+				f.Undone[k]++
+			}
+		}
 	}
 	return f, nil
-}
-
-// LoadedKeys returns every file that any run of the table shows verified or possibly loaded
-// (FileState.Run and FileState.Root say where), so that a re-run or staging can refuse to load
-// a file a second time or through a second path. A run that cannot be replayed is an error,
-// since what it loaded is unknown.
-func LoadedKeys(ctx context.Context, s Store, tableID string) ([]FileState, error) {
-	f, err := Facts(ctx, s, tableID)
-	if err != nil {
-		return nil, err
-	}
-	return f.Loaded, nil
 }

@@ -392,6 +392,9 @@ func (w *wedging) apply(r Record) error {
 		if err := s.applyMerge(r); err != nil {
 			w.skip(r, "%v", err)
 		}
+	case KindUndo:
+		// An undo refuses a run read by the wedge rule; a record of one is not applied.
+		w.skip(r, "an undo of batch %d in a run written by two processes at once is not applied", r.Undo.Batch)
 	case KindKeys:
 		for _, n := range r.Keys.Batches {
 			if len(w.batches(n)) == 0 {

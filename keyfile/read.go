@@ -21,6 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/storage"
 )
@@ -217,7 +218,7 @@ type FileErrors struct {
 
 func (e *FileErrors) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "the keys of %d of %d files could not be read", len(e.Failed), e.Files)
+	fmt.Fprintf(&b, "the keys of %s of %s could not be read", textfmt.Count(len(e.Failed)), textfmt.Plural(e.Files, "file"))
 	for i, f := range e.Failed {
 		if i == 3 {
 			fmt.Fprintf(&b, "; and %d more", len(e.Failed)-i)
@@ -627,7 +628,7 @@ func (r *reader) rowGroup(ctx context.Context, fr *fileRun, pf *file.Reader, h *
 	}
 	if need > r.opts.maxBytesInFlight() {
 		return fmt.Errorf("row group %d: its key column chunks take %s, over the %s limit of bytes held at once",
-			rg, inspect.HumanBytes(need), inspect.HumanBytes(r.opts.maxBytesInFlight()))
+			rg, textfmt.Bytes(need), textfmt.Bytes(r.opts.maxBytesInFlight()))
 	}
 	if need > 0 {
 		if err := r.budget.Acquire(ctx, need); err != nil {

@@ -319,6 +319,11 @@ func (r *runner) statementOf(b *journal.BatchState, validate bool) string {
 	if r.st != nil && r.st.Merge != nil {
 		table = StagingTable(r.p.tgt.Name, r.st.Run)
 	}
+	if sqlstmt.Forced(b.SQL) {
+		// A redo planned from the fallback folder: rendered forced again, as planned.
+		folder, names := batchNames(r.p.Plan.Prefix, b.Files, nil)
+		return copySQL(table, r.p.Source, folder, sel, names, validate, true)
+	}
 	return r.batchSQL(table, b.Batch, b.Files, sel, validate)
 }
 
@@ -440,9 +445,17 @@ func (r *runner) workOf(b *journal.BatchState) work {
 // so a second send cannot load them twice, and its answer decides (0 rows: an earlier
 // send committed, which the history must then show).
 func (r *runner) settleOpen(ctx context.Context, b *journal.BatchState, w work) error {
-	if s, why, err := r.byTag(ctx, w); err != nil {
+	s, why, err := r.byTag(ctx, w)
+	if err != nil {
 		return err
-	} else if s != nil {
+	}
+	if s == nil && sqlstmt.Forced(r.statementOfWork(b, w)) && !r.forcedNotCommitted(w, why) {
+		// A forced load (a redo from the fallback folder) loads its files whether or not an
+		// earlier send committed: it is sent again only once its tags prove no send did.
+		return r.outcome(ctx, w, journal.BatchUnknown, "a forced load whose earlier send may have committed is never sent again blindly ("+
+			orDefault(why, "its attempts carried no commit tag")+"); zbrecover verify --key COL shows whether its rows are in the table", nil, nil, "")
+	}
+	if s != nil {
 		c := s.Commit
 		n, _ := c.OutputRows()
 		if s.Mismatch {
@@ -466,6 +479,21 @@ func (r *runner) settleOpen(ctx context.Context, b *journal.BatchState, w work) 
 	return r.send(ctx, w)
 }
 
+// forcedNotCommitted reports whether the table's history, read by byTag (why), proves that
+// no attempt of w committed: every attempt carried a tag, the warehouse took tags, and the
+// history reaches back to the first attempt's base without a commit carrying one of them.
+func (r *runner) forcedNotCommitted(w work, why string) bool {
+	if !r.tagging || len(w.tags) == 0 || strings.Contains(why, "no longer reaches") {
+		return false
+	}
+	for _, t := range w.tags {
+		if t == "" {
+			return false
+		}
+	}
+	return strings.HasPrefix(why, "no commit after version")
+}
+
 // statementOfWork is the statement an open batch is sent again with: the one its last
 // attempt sent (the source cannot have changed after an intent).
 func (r *runner) statementOfWork(b *journal.BatchState, w work) string {
@@ -486,6 +514,12 @@ func (r *runner) send(ctx context.Context, w work) error {
 		}
 		if err := r.checkStaged(ctx, w); err != nil {
 			return err
+		}
+		if sqlstmt.Forced(w.sql) && !r.tagging {
+			// A forced load is not idempotent: only a tagged statement on a held session
+			// (never run again by the driver on another connection) can be settled.
+			return fmt.Errorf("batch %d: not sent: a redo read from the fallback folder loads with COPY INTO's force, "+
+				"which needs commit tags the warehouse does not take; stage the files (--stage-to) to load them through fresh paths", w.n)
 		}
 		w.attempts++
 		tag := r.tag(w, w.attempts)

@@ -18,6 +18,7 @@ import (
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/journal"
 	sd "github.com/zbrecover/zbrecover/schemadiff"
+	"github.com/zbrecover/zbrecover/sqlstmt"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/storage/mem"
 	"github.com/zbrecover/zbrecover/tableref"
@@ -221,7 +222,7 @@ func (m *model) copyInto(stmt, tag string) int64 {
 	var n int64
 	for _, lit := range literalRe.FindAllStringSubmatch(filesRe.FindStringSubmatch(stmt)[1], -1) {
 		p := folder + unquoteString("'"+lit[1]+"'")
-		if m.loaded[p] {
+		if m.loaded[p] && !sqlstmt.Forced(stmt) {
 			continue
 		}
 		id, ok := m.identityOf(p)

@@ -41,6 +41,12 @@ type PlanOptions struct {
 	// folder itself files whose names hold glob characters are left behind.
 	Staged  bool
 	TableID string
+	// Redo counts, by fallback key (the prefix included, as the journal keys files), how
+	// often an undo took back the rows of a file (journal.TableFacts.Undone): a file loaded
+	// again is staged under a path of its redo generation, or, read from the fallback folder
+	// itself, loaded in a batch of its own with COPY INTO forced on exactly its FILES (the
+	// undo proved its rows gone; COPY INTO would skip it there).
+	Redo map[string]int
 }
 
 // Batch is one COPY INTO statement's work: files of one schema group in one folder.
@@ -56,6 +62,10 @@ type Batch struct {
 	// SQL loads the batch; ValidateSQL checks it (VALIDATE ALL) without writing.
 	SQL         string
 	ValidateSQL string
+	// Redo counts the batch's files of undone batches, loaded again; Forced is set when
+	// they are read from the fallback folder, with COPY INTO's force on exactly these FILES.
+	Redo   int
+	Forced bool
 }
 
 // Keys returns the batch's keys relative to the fallback prefix.
@@ -159,20 +169,40 @@ func NewPlan(rep *inspect.Report, table *schemadiff.Table, name databricks.Table
 		if load.Empty {
 			return nil, fmt.Errorf("schema group %s: the projection would leave out every file column", g.SchemaID)
 		}
-		for _, b := range inspect.Batches(files, max) {
-			batch := Batch{N: len(p.Batches) + 1, Group: g.SchemaID, Folder: b.Folder, Files: b.Files, Select: load.Select}
-			for _, f := range b.Files {
-				batch.ExpectedRows += f.Rows
+		// Read from the fallback folder, files loaded again after an undo go in batches of
+		// their own, forced (PlanOptions.Redo).
+		sets := [][]inspect.File{files}
+		if !o.Staged && len(o.Redo) > 0 {
+			var fresh, redo []inspect.File
+			for _, f := range files {
+				if o.Redo[prefix+f.Key] > 0 {
+					redo = append(redo, f)
+				} else {
+					fresh = append(fresh, f)
+				}
 			}
-			jf := journalFiles(prefix, b.Files)
-			var staged map[string]string
-			if o.Staged {
-				staged = stagedPaths(o.TableID, jf)
+			sets = [][]inspect.File{fresh, redo}
+		}
+		for si, set := range sets {
+			forced := si == 1
+			for _, b := range inspect.Batches(set, max) {
+				batch := Batch{N: len(p.Batches) + 1, Group: g.SchemaID, Folder: b.Folder, Files: b.Files, Select: load.Select, Forced: forced}
+				for _, f := range b.Files {
+					batch.ExpectedRows += f.Rows
+					if o.Redo[prefix+f.Key] > 0 {
+						batch.Redo++
+					}
+				}
+				jf := journalFiles(prefix, b.Files)
+				var staged map[string]string
+				if o.Staged {
+					staged = stagedPaths(o.TableID, jf, o.Redo)
+				}
+				folder, names := batchNames(prefix, jf, staged)
+				batch.SQL = copySQL(name, source, folder, load.Select, names, false, forced)
+				batch.ValidateSQL = copySQL(name, source, folder, load.Select, names, true, forced)
+				p.Batches = append(p.Batches, batch)
 			}
-			folder, names := batchNames(prefix, jf, staged)
-			batch.SQL = CopySQL(name, source, folder, load.Select, names, false)
-			batch.ValidateSQL = CopySQL(name, source, folder, load.Select, names, true)
-			p.Batches = append(p.Batches, batch)
 		}
 	}
 	// Without a schema group (no fallback files left, as after cleanup) there is nothing to
@@ -307,6 +337,27 @@ func CopySQL(t databricks.TableName, source, folder, sel string, names []string,
 	return sqlstmt.CopyInto(t, schemadiff.JoinFolder(source, folder), sel, names, validate)
 }
 
+// copySQL is CopySQL, forced on exactly the named files when forced is set (a redo read
+// from the fallback folder: sqlstmt.CopyIntoForced).
+func copySQL(t databricks.TableName, source, folder, sel string, names []string, validate, forced bool) string {
+	if forced {
+		return sqlstmt.CopyIntoForced(t, schemadiff.JoinFolder(source, folder), sel, names, validate)
+	}
+	return CopySQL(t, source, folder, sel, names, validate)
+}
+
+// Redo returns the files of undone batches the plan loads again, and how many of them load
+// with COPY INTO forced (read from the fallback folder).
+func (p *Plan) Redo() (files, forced int) {
+	for _, b := range p.Batches {
+		files += b.Redo
+		if b.Forced {
+			forced += len(b.Files)
+		}
+	}
+	return files, forced
+}
+
 // stagingCopySQL is CopySQL into a load by key's staging table, the batch number a column.
 func stagingCopySQL(staging databricks.TableName, batch int, source, folder, sel string, names []string, validate bool) string {
 	return sqlstmt.CopyIntoStaging(staging, batch, schemadiff.JoinFolder(source, folder), sel, names, validate)
@@ -321,11 +372,13 @@ func journalFiles(prefix string, files []inspect.File) []journal.File {
 	return out
 }
 
-// stagedPaths maps each file's key to its StagedPath.
-func stagedPaths(tableID string, files []journal.File) map[string]string {
+// stagedPaths maps each file's key to its StagedPath; a file of an undone batch (redo: its
+// undo count by key, journal.TableFacts.Undone) to a path of its redo generation, which no
+// earlier load read.
+func stagedPaths(tableID string, files []journal.File, redo map[string]int) map[string]string {
 	m := make(map[string]string, len(files))
 	for _, f := range files {
-		m[f.Key] = StagedPath(tableID, f)
+		m[f.Key] = stagedPathGen(tableID, f, redo[f.Key])
 	}
 	return m
 }

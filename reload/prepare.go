@@ -287,8 +287,11 @@ func Prepare(ctx context.Context, d Deps, tgt *tableref.Ref, rep *inspect.Report
 	if err != nil {
 		return fail(err)
 	}
+	// Files of undone batches are not in facts.Loaded, so skips plans them again: the redo
+	// (Redo: through fresh staged paths, or forced from the fallback folder).
 	plan, planErr := NewPlan(rep, table, tgt.Name, tgt.Loc.Join(prefix), PlanOptions{
-		BatchFiles: o.BatchFiles, Renames: o.Renames, Skip: skip, Refuse: refuse, Source: p.Source, Staged: o.Stage != nil, TableID: tgt.TableID})
+		BatchFiles: o.BatchFiles, Renames: o.Renames, Skip: skip, Refuse: refuse, Source: p.Source, Staged: o.Stage != nil, TableID: tgt.TableID,
+		Redo: p.facts.Undone})
 	if plan == nil {
 		return fail(planErr)
 	}

@@ -40,6 +40,17 @@ type batchFacts struct {
 	Base int64
 	// Operation is the load's operation in the history ("COPY INTO" when empty).
 	Operation string
+	// Metric is the operation metric that counts its rows ("numOutputRows" when empty; an
+	// undo's DELETE counts numDeletedRows).
+	Metric string
+}
+
+// rows is the count of c's rows the batch's commit must show.
+func (b batchFacts) rows(c Commit) (int64, bool) {
+	if b.Metric == "" {
+		return c.OutputRows()
+	}
+	return c.metric(b.Metric)
 }
 
 // knownCommits is what the journal says of the table's other batches.
@@ -88,14 +99,14 @@ func settle(cs []Commit, whole bool, b batchFacts, k knownCommits) (settlement, 
 		if c.Version <= b.Base || !strings.EqualFold(c.Operation, b.operation()) || !b.tagged(c) {
 			continue
 		}
-		if rows, _ := c.OutputRows(); rows > 0 || b.Rows == 0 {
+		if rows, _ := b.rows(c); rows > 0 || b.Rows == 0 {
 			tagged = append(tagged, c)
 		}
 	}
 	switch len(tagged) {
 	case 1:
 		c := tagged[0]
-		rows, _ := c.OutputRows()
+		rows, _ := b.rows(c)
 		return settlement{Commit: &c, Evidence: journal.EvidenceTag, Mismatch: rows != b.Rows,
 			Why: fmt.Sprintf("version %d carries its tag %s", c.Version, c.UserMetadata)}, nil
 	case 0:
@@ -124,7 +135,7 @@ func settle(cs []Commit, whole bool, b batchFacts, k knownCommits) (settlement, 
 		if c.UserMetadata != "" && !b.tagged(c) {
 			continue // another statement's tagged commit
 		}
-		if n, ok := c.OutputRows(); ok && n == b.Rows {
+		if n, ok := b.rows(c); ok && n == b.Rows {
 			found = append(found, c)
 		}
 	}
@@ -152,7 +163,7 @@ func settle(cs []Commit, whole bool, b batchFacts, k knownCommits) (settlement, 
 // confirm checks a recorded commit against the rules: the commit recorded as b's (by tag
 // when tagged) must be a load of b's rows, carrying b's tag when tagged is set.
 func confirm(c Commit, b batchFacts, tagged bool) (bool, string) {
-	rows, _ := c.OutputRows()
+	rows, _ := b.rows(c)
 	if !strings.EqualFold(c.Operation, b.operation()) || rows != b.Rows {
 		return false, fmt.Sprintf("version %d, recorded as the batch's commit, is %s with %d output rows, not a %s of the files' %d rows",
 			c.Version, c.Operation, rows, b.operation(), b.Rows)

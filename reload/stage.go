@@ -160,6 +160,8 @@ func (r *runner) claimFiles(ctx context.Context, files []journal.File, paths map
 			if have.Path != "" && sameSource(have.Path, c.Path) {
 				return nil // the same copy: COPY INTO loads it once, whoever sends it
 			}
+			// (A file whose rows an undo took back is not among the loaded files either: its
+			// claim follows the redo, which loads it through a path of its own.)
 			ours := have.Run == c.Run || r.p.facts.Runs[have.Run] && !loaded[f.Key]
 			if ours {
 				// A run of this journal claimed the file through another copy and sent no
@@ -190,11 +192,11 @@ func (r *runner) stagedMap(files []journal.File) map[string]string {
 	for i, f := range files {
 		rec, ok := r.staged[f.Key]
 		if !ok {
-			return stagedPaths(r.p.tgt.TableID, files)
+			return stagedPaths(r.p.tgt.TableID, files, r.p.facts.Undone)
 		}
 		d, _ := path.Split(rec.Key)
 		if i > 0 && d != dir {
-			return stagedPaths(r.p.tgt.TableID, files)
+			return stagedPaths(r.p.tgt.TableID, files, r.p.facts.Undone)
 		}
 		dir = d
 		out[f.Key] = rec.Key

@@ -37,19 +37,27 @@ func FileVersion(f journal.File) string {
 	return "size:" + strconv.FormatInt(f.Size, 10) + ":mtime:" + strconv.FormatInt(f.ModTime.UnixNano(), 10)
 }
 
-// fileIdentity is the digest naming one version of one fallback file of one table.
-func fileIdentity(tableID string, f journal.File) string {
-	sum := sha256.Sum256([]byte(tableID + "\x00" + f.Key + "\x00" + FileVersion(f)))
+// fileIdentity is the digest naming one version of one fallback file of one table; gen > 0
+// is its redo generation (the file's rows were undone gen times: each load again reads a
+// path of its own), 0 the file's first load.
+func fileIdentity(tableID string, f journal.File, gen int) string {
+	id := tableID + "\x00" + f.Key + "\x00" + FileVersion(f)
+	if gen > 0 {
+		id += "\x00redo:" + strconv.Itoa(gen)
+	}
+	sum := sha256.Sum256([]byte(id))
 	return hex.EncodeToString(sum[:8])
 }
 
 // StagedPath is where a fallback file of a table (its key relative to the table's root) is
 // staged, relative to the staging location.
-func StagedPath(tableID string, f journal.File) string {
+func StagedPath(tableID string, f journal.File) string { return stagedPathGen(tableID, f, 0) }
+
+func stagedPathGen(tableID string, f journal.File, gen int) string {
 	rel := strings.TrimPrefix(f.Key, fallback.Prefix)
 	dir, name := path.Split(rel)
 	stem := strings.TrimSuffix(name, ".parquet")
-	return stagedElement(tableID) + "/" + stagedFolder(dir) + stagedElement(stem) + "~" + fileIdentity(tableID, f) + ".parquet"
+	return stagedElement(tableID) + "/" + stagedFolder(dir) + stagedElement(stem) + "~" + fileIdentity(tableID, f, gen) + ".parquet"
 }
 
 // batchDigest is the digest of a batch's files (their keys and versions, in key order): what

@@ -37,7 +37,8 @@ func claimTag(run string, attempt int) string {
 // releaseTag is the commit tag of a run's release of its claim: it loaded nothing and stops.
 func releaseTag(run string) string { return fmt.Sprintf("zbrecover:%s:release:1", run) }
 
-// tagKind returns what a zbrecover tag marks: "claim", "release", or "" for a load.
+// tagKind returns what a zbrecover tag marks: "claim", "release", "undo" (an undo's DELETE,
+// package undo), or "" for a load.
 func tagKind(tag string) string {
 	rest, ok := strings.CutPrefix(tag, "zbrecover:")
 	if !ok {
@@ -46,7 +47,7 @@ func tagKind(tag string) string {
 	_, kind, _ := strings.Cut(rest, ":")
 	kind, _, _ = strings.Cut(kind, ":")
 	switch kind {
-	case "claim", "release":
+	case "claim", "release", "undo":
 		return kind
 	}
 	return ""

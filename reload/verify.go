@@ -263,6 +263,15 @@ func judge(st *journal.State, b *journal.BatchState, cs *commits, keys *journal.
 	if b.Result != nil && b.Result.Inserted != nil {
 		c.Inserted = b.Result.Inserted
 	}
+	if b.Status == journal.BatchUndone {
+		// Taken back by zbrecover undo: its rows are gone by design, nothing proves them
+		// (its old commit least of all), and cleanup keeps its files.
+		c.Note = "undone: its rows were taken back by zbrecover undo"
+		if u := b.Undo.Outcome; u != nil && u.Version != nil {
+			c.Note += fmt.Sprintf(" (version %d)", *u.Version)
+		}
+		return c
+	}
 	if b.Status != journal.BatchVerified {
 		c.OK = false
 		c.Note = fmt.Sprintf("batch is %s", b.Status)
@@ -337,7 +346,7 @@ func judge(st *journal.State, b *journal.BatchState, cs *commits, keys *journal.
 	// from the history.
 	if after != nil && cs != nil {
 		for _, cm := range cs.List {
-			if cm.Version > *after && cm.RemovesRows() {
+			if cm.Version > *after && cm.RemovesRows() && !undoneBy(st, cm.Version) {
 				c.OK = false
 				notes = append(notes, fmt.Sprintf("version %d (%s by %s) may have removed its rows since it loaded", cm.Version, cm.Operation, orDefault(cm.User, "unknown")))
 				ev = ""
@@ -384,6 +393,18 @@ func judge(st *journal.State, b *journal.BatchState, cs *commits, keys *journal.
 	c.Evidence = ev
 	c.Note = strings.Join(notes, "; ")
 	return c
+}
+
+// undoneBy reports whether version v is the DELETE of an undo of one of st's batches that
+// the journal records as undone: it deleted exactly that batch's rows (counted before it was
+// sent, and its numDeletedRows after), none of the run's other batches'.
+func undoneBy(st *journal.State, v int64) bool {
+	for _, b := range st.Undone() {
+		if u := b.Undo.Outcome; u != nil && u.Version != nil && *u.Version == v {
+			return true
+		}
+	}
+	return false
 }
 
 // atOK returns the commit at v when cs holds it.

@@ -15,6 +15,7 @@ import (
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/jsonout"
 	"github.com/zbrecover/zbrecover/internal/redact"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 )
 
@@ -39,7 +40,8 @@ func (r *Report) ScopeText() string {
 // 285 clean, 3 unreadable; 2 skipped (1 view, 1 external)".
 func (r *Report) CountsText() string {
 	t := r.Totals
-	s := fmt.Sprintf("%s scanned: %d with parked files, %d clean, %d unreadable", plural(t.Scanned, "table"), t.Parked, t.Clean, t.Unreadable)
+	s := fmt.Sprintf("%s scanned: %s with parked files, %s clean, %s unreadable", textfmt.Plural(t.Scanned, "table"), textfmt.Count(t.Parked),
+		textfmt.Count(t.Clean), textfmt.Count(t.Unreadable))
 	if t.Skipped > 0 {
 		kinds := make([]string, 0, len(t.SkippedKinds))
 		for k := range t.SkippedKinds {
@@ -48,12 +50,12 @@ func (r *Report) CountsText() string {
 		slices.Sort(kinds)
 		parts := make([]string, len(kinds))
 		for i, k := range kinds {
-			parts[i] = fmt.Sprintf("%d %s", t.SkippedKinds[k], k)
+			parts[i] = textfmt.Count(t.SkippedKinds[k]) + " " + k
 		}
-		s += fmt.Sprintf("; %d skipped, not managed Delta tables (%s)", t.Skipped, strings.Join(parts, ", "))
+		s += fmt.Sprintf("; %s skipped, not %s (%s)", textfmt.Count(t.Skipped), textfmt.Either(t.Skipped, "a managed Delta table", "managed Delta tables"), strings.Join(parts, ", "))
 	}
 	if t.NotMatched > 0 {
-		s += fmt.Sprintf("; %d not matching the table pattern", t.NotMatched)
+		s += fmt.Sprintf("; %s not matching the table pattern", textfmt.Count(t.NotMatched))
 	}
 	if t.Unlisted > 0 {
 		s += "; " + unlistedText(t.Unlisted) + " not listed"
@@ -67,55 +69,60 @@ func (r *Report) CountsText() string {
 // and schemas that could not be listed, and the count of clean tables. Names and messages
 // are escaped for the terminal; times are RFC 3339 in UTC.
 func (r *Report) WriteText(w io.Writer) error {
-	ew := &errWriter{w: w}
+	ew := textfmt.NewWriter(w)
 	t := r.Totals
-	ew.printf("Scope:   %s\n", r.ScopeText())
-	ew.printf("Folder:  %s\n", r.Prefix)
-	ew.printf("Tables:  %s (%.1f s)\n", r.CountsText(), float64(r.ElapsedMS)/1000)
-	files := fmt.Sprintf("%s, %s in fallback folders", plural64(t.Files, "fallback file"), HumanBytes(t.Bytes))
+	ew.Printf("Scope:   %s\n", r.ScopeText())
+	ew.Printf("Folder:  %s\n", r.Prefix)
+	ew.Printf("Tables:  %s (%.1f s)\n", r.CountsText(), float64(r.ElapsedMS)/1000)
+	files := fmt.Sprintf("%s, %s in fallback folders", textfmt.Plural(t.Files, "fallback file"), textfmt.Bytes(t.Bytes))
 	if r.MinAge != "" {
-		files += fmt.Sprintf(" (%s younger than %s left out)", plural64(t.YoungFiles, "file"), r.MinAge)
+		age := r.MinAge
+		if d, err := time.ParseDuration(age); err == nil {
+			age = textfmt.FormatDuration(d) // as --min-age reads it: 3d, not 72h0m0s
+		}
+		files += fmt.Sprintf(" (%s younger than %s left out)", textfmt.Plural(t.YoungFiles, "file"), age)
 	}
-	ew.printf("Files:   %s\n", files)
+	ew.Printf("Files:   %s\n", files)
 	for _, c := range r.SkippedCatalogs {
-		ew.printf("Skipped: catalog %s (%s)\n", textsafe.Quote(c.Name), c.Reason)
+		ew.Printf("Skipped: catalog %s (%s)\n", textsafe.Quote(c.Name), c.Reason)
 	}
 
 	if parked := r.With(Parked); len(parked) > 0 {
-		ew.printf("\nTables with parked files: %d\n", len(parked))
+		ew.Printf("\nTables with parked files: %s\n", textfmt.Count(len(parked)))
 		tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  TABLE\tFILES\tSIZE\tOLDEST\tNEWEST\tDATE FOLDERS")
 		for _, p := range parked {
-			fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%d\n", textsafe.Quote(p.Name), p.Files, HumanBytes(p.Bytes), rfc3339(p.Oldest), rfc3339(p.Newest), p.DateFolders)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", textsafe.Quote(p.Name), textfmt.Count(p.Files), textfmt.Bytes(p.Bytes), textfmt.Time(p.Oldest),
+				textfmt.Time(p.Newest), textfmt.Count(p.DateFolders))
 		}
 		tw.Flush()
-		ew.printf("\nNext: what is parked in each, and what blocks its load:\n")
+		ew.Printf("\nNext: what is parked in each, and what blocks its load:\n")
 		for _, p := range parked {
-			ew.printf("  %s\n", p.Next)
+			ew.Printf("  %s\n", p.Next)
 		}
 	}
 	if bad := r.With(Unreadable); len(bad) > 0 {
-		ew.printf("\nUnreadable tables: %d\n", len(bad))
+		ew.Printf("\nUnreadable tables: %s\n", textfmt.Count(len(bad)))
 		for _, u := range bad {
-			ew.printf("  %s: %s\n", textsafe.Quote(u.Name), u.Error)
-			ew.printf("    %s\n", u.Next)
+			ew.Printf("  %s: %s\n", textsafe.Quote(u.Name), u.Error)
+			ew.Printf("    %s\n", u.Next)
 		}
 	}
 	if len(r.Unlisted) > 0 {
-		ew.printf("\nNot listed: %d\n", len(r.Unlisted))
+		ew.Printf("\nNot listed: %s\n", textfmt.Count(len(r.Unlisted)))
 		for _, u := range r.Unlisted {
-			ew.printf("  %s: %s\n", textsafe.Quote(u.where()), u.Error)
+			ew.Printf("  %s: %s\n", textsafe.Quote(u.where()), u.Error)
 		}
 	}
 	switch {
 	case t.Scanned == 0:
-		ew.printf("\nNo managed Delta table in %s.\n", r.ScopeText())
+		ew.Printf("\nNo managed Delta table in %s.\n", r.ScopeText())
 	case t.Parked == 0 && t.Unreadable == 0:
-		ew.printf("\nNo parked files: all %s clean.\n", plural(t.Clean, "table"))
+		ew.Printf("\nNo parked files: all %s clean.\n", textfmt.Plural(t.Clean, "table"))
 	default:
-		ew.printf("\n%s clean (no parked files).\n", plural(t.Clean, "table"))
+		ew.Printf("\n%s clean (no parked files).\n", textfmt.Plural(t.Clean, "table"))
 	}
-	return ew.err
+	return ew.Err()
 }
 
 // unlistedText is "1 catalog or schema", "2 catalogs or schemas".
@@ -208,33 +215,33 @@ func (l *JSONLines) Totals(r *Report) error {
 // listings that failed) as Markdown tables, each row with its next command, for an incident
 // ticket. Names and messages are on one line, redacted, with the table's separator escaped.
 func (r *Report) WriteMarkdown(w io.Writer) error {
-	ew := &errWriter{w: w}
+	ew := textfmt.NewWriter(w)
 	if parked := r.With(Parked); len(parked) > 0 {
-		ew.raw(fmt.Sprintf("**Tables with parked files (%d):**\n\n", len(parked)))
-		ew.raw("| table | files | bytes | oldest | newest | date folders | next |\n|---|---:|---:|---|---|---:|---|\n")
+		ew.Raw(fmt.Sprintf("**Tables with parked files (%s):**\n\n", textfmt.Count(len(parked))))
+		ew.Raw("| table | files | size | oldest | newest | date folders | next |\n|---|---:|---:|---|---|---:|---|\n")
 		for _, p := range parked {
-			ew.raw(fmt.Sprintf("| %s | %d | %d | %s | %s | %d | %s |\n", mdCode(p.Name), p.Files, p.Bytes,
-				rfc3339(p.Oldest), rfc3339(p.Newest), p.DateFolders, mdCode(p.Next)))
+			ew.Raw(fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s |\n", mdCode(p.Name), textfmt.Count(p.Files), textfmt.Bytes(p.Bytes),
+				textfmt.Time(p.Oldest), textfmt.Time(p.Newest), textfmt.Count(p.DateFolders), mdCode(p.Next)))
 		}
-		ew.raw("\n")
+		ew.Raw("\n")
 	}
 	if bad := r.With(Unreadable); len(bad) > 0 {
-		ew.raw(fmt.Sprintf("**Unreadable tables (%d):**\n\n", len(bad)))
-		ew.raw("| table | reason | next |\n|---|---|---|\n")
+		ew.Raw(fmt.Sprintf("**Unreadable tables (%s):**\n\n", textfmt.Count(len(bad))))
+		ew.Raw("| table | reason | next |\n|---|---|---|\n")
 		for _, u := range bad {
-			ew.raw(fmt.Sprintf("| %s | %s | %s |\n", mdCode(u.Name), mdCell(u.Error), mdCode(u.Next)))
+			ew.Raw(fmt.Sprintf("| %s | %s | %s |\n", mdCode(u.Name), mdCell(u.Error), mdCode(u.Next)))
 		}
-		ew.raw("\n")
+		ew.Raw("\n")
 	}
 	if len(r.Unlisted) > 0 {
-		ew.raw(fmt.Sprintf("**Not listed (%d):**\n\n", len(r.Unlisted)))
-		ew.raw("| catalog or schema | reason |\n|---|---|\n")
+		ew.Raw(fmt.Sprintf("**Not listed (%s):**\n\n", textfmt.Count(len(r.Unlisted))))
+		ew.Raw("| catalog or schema | reason |\n|---|---|\n")
 		for _, u := range r.Unlisted {
-			ew.raw(fmt.Sprintf("| %s | %s |\n", mdCode(u.where()), mdCell(u.Error)))
+			ew.Raw(fmt.Sprintf("| %s | %s |\n", mdCode(u.where()), mdCell(u.Error)))
 		}
-		ew.raw("\n")
+		ew.Raw("\n")
 	}
-	return ew.err
+	return ew.Err()
 }
 
 // mdCell is s (redacted, escaped for the terminal) on one line, with the table's column
@@ -266,61 +273,3 @@ func mdCode(s string) string {
 	}
 	return fence + s + fence
 }
-
-func plural(n int, word string) string { return plural64(int64(n), word) }
-
-func plural64(n int64, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.FormatInt(n, 10) + " " + word + "s"
-}
-
-func rfc3339(t *time.Time) string {
-	if t == nil || t.IsZero() {
-		return "-"
-	}
-	return t.UTC().Format(time.RFC3339)
-}
-
-// HumanBytes formats a size with binary units: "812 B", "1.5 KiB", "3.2 GiB".
-func HumanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 5; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
-
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
-}
-
-// printf writes formatted text with every string argument escaped for the terminal
-// (textsafe.Escape) and redacted: names and messages come from stores and catalogs.
-func (e *errWriter) printf(format string, args ...any) {
-	for i, a := range args {
-		if s, ok := a.(string); ok {
-			args[i] = textsafe.Escape(redact.String(s))
-		}
-	}
-	fmt.Fprintf(e, format, args...)
-}
-
-// raw writes s as it is (already escaped).
-func (e *errWriter) raw(s string) { _, _ = io.WriteString(e, s) }

@@ -58,7 +58,7 @@ func TestWriteText(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"Scope:   catalog main\n",
-		"Tables:  3 tables scanned: 1 with parked files, 1 clean, 1 unreadable; 1 skipped, not managed Delta tables (1 view)",
+		"Tables:  3 tables scanned: 1 with parked files, 1 clean, 1 unreadable; 1 skipped, not a managed Delta table (1 view)",
 		"Files:   2 fallback files, 3.0 KiB in fallback folders\n",
 		"Tables with parked files: 1\n",
 		"main.sales.orders  2      3.0 KiB  2026-02-27T12:00:00Z  2026-02-27T13:00:00Z  1",
@@ -85,8 +85,8 @@ func TestWriteMarkdown(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		"**Tables with parked files (1):**\n\n| table | files | bytes | oldest | newest | date folders | next |\n",
-		"| `main.sales.orders` | 2 | 3072 | 2026-02-27T12:00:00Z | 2026-02-27T13:00:00Z | 1 | `zbrecover inspect --table main.sales.orders` |\n",
+		"**Tables with parked files (1):**\n\n| table | files | size | oldest | newest | date folders | next |\n",
+		"| `main.sales.orders` | 2 | 3.0 KiB | 2026-02-27T12:00:00Z | 2026-02-27T13:00:00Z | 1 | `zbrecover inspect --table main.sales.orders` |\n",
 		"**Unreadable tables (1):**",
 		"| ``` main.sales.`x\\x1b[2Jy\\|z``q` ``` | list failed \\| with REDACTED and \\x1b]0;title\\a | ``` zbrecover doctor --table 'main.sales.`x\\x1b[2Jy\\|z``q`' ``` |\n",
 	} {

@@ -32,6 +32,7 @@ import (
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/redact"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/tableref"
 )
@@ -582,18 +583,7 @@ func isFallbackFile(rel string) bool {
 // command is `zbrecover <verb> --table NAME` with NextArgs, quoted for a POSIX shell.
 func (s *scanner) command(verb, name string) string {
 	args := append([]string{"zbrecover", verb, "--table", name}, s.opts.NextArgs...)
-	for i, a := range args {
-		args[i] = shellQuote(a)
-	}
-	return redact.String(strings.Join(args, " "))
-}
-
-// shellQuote returns a as a POSIX shell reads it back as one word.
-func shellQuote(a string) string {
-	if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`*?[]{}();&|<>#~!") {
-		return a
-	}
-	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	return redact.String(textfmt.ShellJoin(args...))
 }
 
 // collect adds an event to the report and passes it on.

@@ -24,6 +24,9 @@ type CopyInto struct {
 	Validate bool
 	// FormatOptions are extra FORMAT_OPTIONS (key → value), rendered in key order.
 	FormatOptions [][2]string
+	// Force adds COPY_OPTIONS 'force' = 'true': the named files load even if the table
+	// loaded them before (COPY INTO's idempotency off, for exactly these FILES).
+	Force bool
 }
 
 // SQL renders the statement:
@@ -63,6 +66,10 @@ func (c CopyInto) SQL() string {
 			b.WriteString(QuoteString(kv[0]) + " = " + QuoteString(kv[1]))
 		}
 		b.WriteString(")")
+	}
+	if c.Force {
+		b.WriteString(" COPY_OPTIONS ('force' = 'true', 'mergeSchema' = 'false')")
+		return b.String()
 	}
 	b.WriteString(" COPY_OPTIONS ('mergeSchema' = 'false')")
 	return b.String()

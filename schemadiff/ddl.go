@@ -538,6 +538,22 @@ func (p *ddlParser) parseType(path *fieldPath) (Type, error) {
 		}
 		return MapType(key, val, true), nil
 	}
+	// geometry(crs) and geography(crs[, algorithm]): the CRS is a word, a number or
+	// authority:code, so the text between the parentheses goes to ParsePrimitive as written.
+	if (name == "geometry" || name == "geography") && p.peek().kind == tokPunct && p.peek().text == "(" {
+		open := p.next()
+		for !p.accept(")") {
+			if c := p.next(); c.kind == tokEOF || c.kind == tokPunct && (c.text == "(" || c.text == "<" || c.text == ">") {
+				return Type{}, fmt.Errorf("type %s%s: want \")\", got %s", t.text, at(path), c)
+			}
+		}
+		closing := p.toks[p.i-1]
+		typ, err := ParsePrimitive(t.text + p.src[open.pos:closing.pos+1])
+		if err != nil {
+			return Type{}, fmt.Errorf("%w%s", err, at(path))
+		}
+		return typ, nil
+	}
 	// Parameters: decimal(p[,s]), varchar(n), char(n).
 	if p.accept("(") {
 		var args []int

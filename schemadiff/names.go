@@ -3,6 +3,7 @@ package schemadiff
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -39,7 +40,10 @@ var (
 	decimalRe = regexp.MustCompile(`^(?:decimal|dec|numeric)\s*\(\s*(\d+)\s*(?:,\s*(-?\d+)\s*)?\)$`)
 	charRe    = regexp.MustCompile(`^(?:char|varchar|character)\s*\(\s*\d+\s*\)$`)
 	collateRe = regexp.MustCompile(`^string\s+collate\s+[A-Za-z0-9_.]+$`)
-	geoRe     = regexp.MustCompile(`^(geometry|geography)\s*(?:\(\s*([a-z0-9:_-]+)\s*\))?$`)
+	// geoRe matches geometry and geography with their parameters as Databricks spells them
+	// (GEOMETRY(4326), GEOGRAPHY(ANY)) and as the Delta protocol does (geometry(<crs>),
+	// geography(<crs>, <algorithm>): geometry(OGC:CRS84), geography(OGC:CRS84, spherical)).
+	geoRe = regexp.MustCompile(`(?i)^(geometry|geography)\s*(?:\(\s*([^\s,()]+)\s*(?:,\s*([^\s,()]+)\s*)?\))?$`)
 )
 
 // MaxDecimalPrecision is the largest decimal precision Spark and Delta accept.
@@ -47,9 +51,17 @@ const MaxDecimalPrecision = 38
 
 // ParsePrimitive parses a primitive type name in any accepted spelling, case-insensitively:
 // long, bigint, integer, int, decimal(10,2), decimal (= decimal(10,0)), timestamp_ltz,
-// varchar(20), "string collate UTF8_LCASE", … Unknown and unsupported names are errors.
+// varchar(20), "string collate UTF8_LCASE", geometry(4326), geometry(OGC:CRS84),
+// geography(OGC:CRS84, spherical), … Unknown and unsupported names are errors.
 func ParsePrimitive(name string) (Type, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
+	if m := geoRe.FindStringSubmatch(strings.TrimSpace(name)); m != nil {
+		t, err := geoType(strings.ToLower(m[1]), m[2], m[3])
+		if err != nil {
+			return Type{}, fmt.Errorf("type %q: %w", name, err)
+		}
+		return t, nil
+	}
 	if t, ok := primitiveNames[n]; ok {
 		return t, nil
 	}
@@ -65,12 +77,6 @@ func ParsePrimitive(name string) (Type, error) {
 		}
 		return checkDecimal(p, s)
 	}
-	if m := geoRe.FindStringSubmatch(n); m != nil {
-		if m[1] == "geometry" {
-			return GeometryType(strings.ToUpper(m[2])), nil
-		}
-		return GeographyType(strings.ToUpper(m[2])), nil
-	}
 	if charRe.MatchString(n) || collateRe.MatchString(n) {
 		return StringType, nil
 	}
@@ -82,6 +88,50 @@ func ParsePrimitive(name string) (Type, error) {
 		return Type{}, fmt.Errorf("type %q is not supported by zbrecover", name)
 	}
 	return Type{}, fmt.Errorf("unknown type %q", name)
+}
+
+// EdgeAlgorithms are the edge interpolation algorithms a geography may name (Delta protocol,
+// Parquet GEOGRAPHY); spherical is the default, which the model keeps as "".
+var EdgeAlgorithms = []string{"spherical", "vincenty", "thomas", "andoyer", "karney"}
+
+// geoType builds geometry(crs) or geography(crs[, algorithm]) from a parsed name: the CRS
+// normalized by SRIDFromCRS, the algorithm lower case and "" for spherical.
+func geoType(kind, crs, algorithm string) (Type, error) {
+	if kind == "geometry" {
+		if algorithm != "" {
+			return Type{}, fmt.Errorf("geometry takes one parameter, a CRS (an edge algorithm such as %q belongs to geography)", algorithm)
+		}
+		return GeometryType(SRIDFromCRS(crs)), nil
+	}
+	alg := strings.ToLower(algorithm)
+	if alg != "" && !slices.Contains(EdgeAlgorithms, alg) {
+		return Type{}, fmt.Errorf("unknown edge interpolation algorithm %q (want one of %s)", algorithm, strings.Join(EdgeAlgorithms, ", "))
+	}
+	if alg == "spherical" {
+		alg = ""
+	}
+	t := GeographyType(SRIDFromCRS(crs))
+	t.Algorithm = alg
+	return t, nil
+}
+
+// SRIDFromCRS turns a geospatial CRS, as the Delta protocol and Parquet state it, into the
+// SRID Databricks types carry: OGC:CRS84 (the Parquet and Delta default) and EPSG:4326 are
+// 4326, EPSG:n and SRID:n are n, ANY is ANY (Databricks' GEOMETRY(ANY)), a bare number stays;
+// any other CRS (projjson:…, another authority) is kept as it is, so that it differs from
+// every SRID rather than matching one by accident. "" (no CRS stated) stays "".
+func SRIDFromCRS(crs string) string {
+	c := strings.TrimSpace(crs)
+	u := strings.ToUpper(c)
+	switch {
+	case u == "OGC:CRS84", u == "EPSG:4326":
+		return "4326"
+	case u == "ANY":
+		return "ANY"
+	case strings.HasPrefix(u, "EPSG:"), strings.HasPrefix(u, "SRID:"):
+		return c[5:]
+	}
+	return c
 }
 
 func checkDecimal(p, s int) (Type, error) {
@@ -105,7 +155,10 @@ func deltaTypeName(t Type) string {
 	case Decimal:
 		return "decimal(" + strconv.Itoa(t.Precision) + "," + strconv.Itoa(t.Scale) + ")"
 	case Geometry, Geography:
-		if t.SRID != "" {
+		switch {
+		case t.Algorithm != "":
+			return t.Kind.String() + "(" + strings.ToLower(t.SRID) + ", " + t.Algorithm + ")"
+		case t.SRID != "":
 			return t.Kind.String() + "(" + strings.ToLower(t.SRID) + ")"
 		}
 	}

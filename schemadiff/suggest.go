@@ -348,7 +348,7 @@ func sameForLoad(ft, tt Type) bool {
 	case Decimal:
 		return ft.Precision == tt.Precision && ft.Scale == tt.Scale
 	case Geometry, Geography:
-		return ft.SRID == tt.SRID
+		return ft.SRID == tt.SRID && ft.Algorithm == tt.Algorithm
 	case Unsupported:
 		return false
 	case Array:

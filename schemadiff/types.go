@@ -73,8 +73,11 @@ type Type struct {
 	ValueContainsNull bool
 
 	// Geometry and Geography: SRID is the spatial reference system ("4326"), "" when the
-	// type does not state one.
+	// type does not state one (see SRIDFromCRS).
 	SRID string
+	// Geography: Algorithm is the edge interpolation algorithm (vincenty, thomas, andoyer,
+	// karney), "" for spherical, the default.
+	Algorithm string
 
 	// Unsupported (file columns only): Parquet is the column's Parquet type ("FIXED_LEN_BYTE_ARRAY
 	// (Float16)") and Reason why Databricks cannot read it.
@@ -207,7 +210,10 @@ func (s syntax) writeType(b *strings.Builder, t Type) {
 	case Decimal:
 		b.WriteString("(" + strconv.Itoa(t.Precision) + "," + strconv.Itoa(t.Scale) + ")")
 	case Geometry, Geography:
-		if t.SRID != "" {
+		switch {
+		case t.Algorithm != "":
+			b.WriteString("(" + t.SRID + s.sep + t.Algorithm + ")")
+		case t.SRID != "":
 			b.WriteString("(" + t.SRID + ")")
 		}
 	case Unsupported:
@@ -270,7 +276,7 @@ func typesEqual(t, u Type, sameName func(a, b string) bool) bool {
 	case Decimal:
 		return t.Precision == u.Precision && t.Scale == u.Scale
 	case Geometry, Geography:
-		return t.SRID == u.SRID
+		return t.SRID == u.SRID && t.Algorithm == u.Algorithm
 	case Unsupported:
 		return t.Parquet == u.Parquet
 	case Array:

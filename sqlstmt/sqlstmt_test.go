@@ -58,6 +58,8 @@ func TestStatements(t *testing.T) {
 	keys := []string{"order id", "re`gion"}
 	files := KeySource{Label: "g'1", Folder: "file:///f/", Files: []string{"a,b.parquet", "c{1}.parquet", `d\e.parquet`}, Exprs: []string{"CAST(`order id` AS BIGINT)", "`re``gion`"}}
 	keysFile := KeySource{File: "/Volumes/main/sales/staging/run1/_zbrecover/keys/run-x[1].parquet", Exprs: []string{"k0", "k1"}}
+	loadVersion := int64(12)
+	dataFiles := []string{"s3://lake/orders/part-00000-1a2b.c000.snappy.parquet", "s3://lake/orders/it's/part-1.parquet"}
 	for _, c := range []struct{ file, got string }{
 		{"copy_into", CopyInto(orders, folder, "", names, false)},
 		{"copy_into_projection", CopyInto(hostile, folder, sel, names, false)},
@@ -82,6 +84,16 @@ func TestStatements(t *testing.T) {
 		{"claim", Claim(hostile, schemadiff.NewSchema().Col("order id", schemadiff.LongType, schemadiff.NotNull).
 			Col("re`gion", schemadiff.StringType).Col("amount", schemadiff.DecimalType(18, 4)).Fields)},
 		{"reconcile_by_label_files", ReconcileByLabel(hostile, keys, []KeySource{files, keysFile})},
+		{"copy_into_forced", CopyIntoForced(hostile, folder, sel, names, false)},
+		{"copy_into_forced_validate", CopyIntoForced(orders, folder, "", names, true)},
+		{"undo_count_row_ids", UndoCount(hostile, RowIDCondition([]RowIDRange{{0, 99}, {250, 250}, {300, 419}}), &loadVersion)},
+		{"undo_delete_row_ids", UndoDelete(hostile, RowIDCondition([]RowIDRange{{0, 99}, {250, 250}, {300, 419}}))},
+		{"undo_count_files", UndoCount(hostile, FileCondition(dataFiles), nil)},
+		{"undo_delete_files", UndoDelete(hostile, FileCondition(dataFiles))},
+		{"undo_count_keys", UndoCount(hostile, KeyCondition(keys, keysFile.File, 3), nil)},
+		{"undo_delete_keys", UndoDelete(hostile, KeyCondition(keys, keysFile.File, 3))},
+		{"undo_delete_key", UndoDelete(orders, KeyCondition([]string{"id"}, keysFile.File, 12))},
+		{"keys_of_batch", KeysOfBatch(keysFile.File, 3, 2)},
 	} {
 		golden(t, c.file, c.got)
 	}
@@ -106,5 +118,14 @@ func TestKeySourceChunksItsGlob(t *testing.T) {
 	}
 	if n := strings.Count(many.SQL(), "read_files("); n != 3 {
 		t.Errorf("2,500 names in %d globs, want 3", n)
+	}
+}
+
+// TestForcedCopyIntoIsScopedAndRecognised: a forced load names its files (never a whole
+// folder) and says so, so that a re-run never mistakes it for an idempotent one.
+func TestForcedCopyIntoIsScopedAndRecognised(t *testing.T) {
+	f := CopyIntoForced(orders, "s3://lake/orders/_zerobus/table_rejected_parquets/", "", []string{"a.parquet"}, false)
+	if !Forced(f) || !strings.Contains(f, "FILES = ('a.parquet')") || Forced(CopyInto(orders, "s3://x/", "", []string{"a.parquet"}, false)) {
+		t.Errorf("forced: %s", f)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/zbrecover/zbrecover/internal/fake/workspace"
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/storage/all"
@@ -74,7 +75,7 @@ func (r *recovery) fallbackFiles(t *testing.T) map[string]bool {
 }
 
 // runState reads the one run of the recovery's journal.
-func runState(t *testing.T) *journal.State {
+func runState(t testing.TB) *journal.State {
 	t.Helper()
 	ctx := context.Background()
 	s, err := journal.OpenDir(filepath.Join(os.Getenv("XDG_STATE_HOME"), "zbrecover"))
@@ -263,7 +264,7 @@ func TestCleanupDeletesExactlyTheVerifiedFiles(t *testing.T) {
 	// Again: only the changed file is tried, kept again, and named with the reason.
 	code, out, errOut = runZbrecover(t, "cleanup", r.table, "--yes")
 	if code != 5 || !strings.Contains(out, "0 deleted") || !strings.Contains(out, "1 skipped") ||
-		!strings.Contains(out, "skipped "+changed+": changed since it was verified") || !strings.Contains(errOut, "1 files changed") {
+		!strings.Contains(out, "skipped "+changed+": changed since it was verified") || !strings.Contains(errOut, "1 file changed since it was verified and was kept") {
 		t.Errorf("second cleanup: exit %d\n%s%s", code, out, errOut)
 	}
 	if got := r.fallbackFiles(t); len(got) != len(want) {
@@ -428,10 +429,10 @@ func TestCleanupS3SlowDownVerbose(t *testing.T) {
 	srv.FailNext(storagetest.KindBatchDelete, 503, 2)
 	code, out, errOut := runZbrecover(t, "-v", "--no-progress", "--s3-endpoint", srv.URL, "--s3-region", s3test.Region,
 		"cleanup", "--table", "main.sales.orders", "--root", srv.URLFor("orders"), "--yes", "--journal", jdir)
-	if code != 0 || !strings.Contains(out, fmt.Sprintf("%d deleted", n)) {
+	if code != 0 || !strings.Contains(out, textfmt.Count(n)+" deleted") {
 		t.Fatalf("cleanup: exit %d\n%s%s", code, out, errOut)
 	}
-	for _, want := range []string{"info: retry op=delete batch", "SlowDown", "wait=", "delete concurrency limit=4 why=throttled was=8 error=",
+	for _, want := range []string{`level=info msg=retry op="delete batch"`, "SlowDown", "wait=", `msg="delete concurrency" limit=4 why=throttled was=8 error=`,
 		"delete-batches=5 (", "throttles=2", "decreases=1"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("-v output lacks %q:\n%s", want, errOut)

@@ -17,7 +17,7 @@ import (
 )
 
 // runZbrecover runs the command line in-process and returns its exit code and output.
-func runZbrecover(t *testing.T, args ...string) (int, string, string) {
+func runZbrecover(t testing.TB, args ...string) (int, string, string) {
 	t.Helper()
 	io, _, out, errOut := iostreams.Test()
 	code := cmd.Run(context.Background(), cmd.NewFactory(io), args)

@@ -67,10 +67,10 @@ func TestTerminalStageCleanupBarsAndSummaries(t *testing.T) {
 		t.Errorf("cleanup summary with rows it does not know:\n%s", sum)
 	}
 	log := readFile(t, logPath)
-	if n := strings.Count(log, "info: run header "); n != 3 {
+	if n := strings.Count(log, `level=info msg="run header" `); n != 3 {
 		t.Errorf("%d run headers in the log file, want 3:\n%s", n, log)
 	}
-	for _, want := range []string{"workspace=http", "command=zbrecover reload main.sales.orders", "command=zbrecover cleanup main.sales.orders",
+	for _, want := range []string{"workspace=http", `command="zbrecover reload main.sales.orders`, `command="zbrecover cleanup main.sales.orders`,
 		"warehouse identity", "exit status 0"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("log file lacks %q:\n%s", want, log)

@@ -101,7 +101,7 @@ func TestTerminalInTmux(t *testing.T) {
 		}
 		return strings.Contains(s, "EXIT:")
 	})
-	if midRun == "" || !strings.Contains(final, "EXIT:0") || !strings.Contains(final, "Files:   5000 Parquet files") {
+	if midRun == "" || !strings.Contains(final, "EXIT:0") || !strings.Contains(final, "Files:   5,000 Parquet files") {
 		t.Errorf("inspect on S3: want the bar on the screen while it runs, then the report\nduring:\n%s\nat the end:\n%s", midRun, final)
 	}
 

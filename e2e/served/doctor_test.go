@@ -51,7 +51,8 @@ func TestDemoServeDoctor(t *testing.T) {
 	release := e2etest.Release(t)
 
 	root := filepath.Join(t.TempDir(), "orders")
-	if _, err := deltatest.Write(root, deltatest.Table{Schema: e2etest.TableSchema}); err != nil {
+	// Row tracking on: the table_features check passes too (off, it warns).
+	if _, err := deltatest.Write(root, deltatest.Table{Schema: e2etest.TableSchema, Configuration: map[string]string{"delta.enableRowTracking": "true"}}); err != nil {
 		t.Fatal(err)
 	}
 	data, err := pqgen.Bytes(e2etest.OldFiles, `[{"id":1,"customer_id":"c1","amount":"1.25"}]`, pqgen.Options{})

@@ -219,7 +219,7 @@ func TestKeysStrictNullKeys(t *testing.T) {
 		t.Errorf("batch 2 (no NULL key): ok %v by %q: %s", ok, ev, note)
 	}
 	_, out, _ := b.Run("verify", strictTable, "--key", "customer_id")
-	if !strings.Contains(out, "1 of 8 rows read have a NULL key column") || !strings.Contains(out, "batch 1  not proved by key") {
+	if !strings.Contains(out, "1 of 8 rows read has a NULL key column") || !strings.Contains(out, "batch 1  not proved by key") {
 		t.Errorf("verify --key does not report the NULL key:\n%s", out)
 	}
 

@@ -343,7 +343,7 @@ func TestScanDemoServe(t *testing.T) {
 	for _, want := range []string{
 		"Tables: 298 tables scanned: 12 with parked files, 283 clean, 3 unreadable; 2 skipped, not managed Delta tables (2 external)",
 		"Tables with parked files: 12 ", "Unreadable tables: 3 ",
-		"main.ops.t150 10000 1.2 MiB 2026-02-01T08:00:00Z 2026-02-10T10:46:39Z 10 ",
+		"main.ops.t150 10,000 1.2 MiB 2026-02-01T08:00:00Z 2026-02-10T10:46:39Z 10 ",
 		"main.sales.t042 1 100 B 2026-02-01T08:00:00Z 2026-02-01T08:00:00Z 1 ",
 		"283 tables clean (no parked files).",
 	} {
@@ -367,7 +367,7 @@ func TestScanDemoServe(t *testing.T) {
 	}
 
 	// As a monitor.
-	if code, _, errOut = run("scan", "main", "--exit-code"); code != 6 || !strings.Contains(errOut, "12 of 298 tables hold parked fallback files (10040 files in all)") {
+	if code, _, errOut = run("scan", "main", "--exit-code"); code != 6 || !strings.Contains(errOut, "12 of 298 tables hold parked fallback files (10,040 files in all)") {
 		t.Errorf("--exit-code: exit %d, stderr %q", code, errOut)
 	}
 	if code, _, _ = run("scan", "main.sales", "--exit-code", "--table-pattern", "t00[4-9]"); code != 0 {
@@ -437,7 +437,7 @@ func TestScanDemoServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"### zbrecover scan: catalog main\n", "**Tables with parked files (12):**", "**Unreadable tables (3):**",
-		"| `main.ops.t150` | 10000 | ", "`zbrecover inspect --table main.ops.t150 --s3-region us-east-1 --s3-endpoint "} {
+		"| `main.ops.t150` | 10,000 | ", "`zbrecover inspect --table main.ops.t150 --s3-region us-east-1 --s3-endpoint "} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("summary lacks %q:\n%s", want, md)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/zbrecover/zbrecover/e2e/e2etest"
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 )
 
 // writeFallback makes a managed table's root with n fallback files of 2 rows in the old
@@ -202,7 +203,7 @@ func TestTerminalPhasesAndWatch(t *testing.T) {
 					t.Errorf("the staged reload did not finish:\n%s", final)
 				}
 				for _, w := range []string{"Following run ", "reload started by", "batch 1 verified", "batch 12 verified",
-					fmt.Sprintf("reload ended: verified; 12 of 12 batches verified, %d rows inserted of %d expected", 2*nFiles, 2*nFiles), "EXIT:0"} {
+					"reload ended: verified; 12 of 12 batches verified, " + textfmt.Plural(2*nFiles, "row") + " inserted of " + textfmt.Count(2*nFiles) + " expected", "EXIT:0"} {
 					if !strings.Contains(watchFinal, w) {
 						t.Errorf("the follower's screen lacks %q:\n%s", w, watchFinal)
 					}

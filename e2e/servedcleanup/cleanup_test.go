@@ -1197,7 +1197,7 @@ func TestCleanupSafetyNeedsReview(t *testing.T) {
 	b.ClearFaults()
 	b.must(0, reload...)
 	out, errOut := b.must(0, "verify", ordersTable)
-	if !strings.Contains(out, "batch 2  review") || !strings.Contains(out, "1 need review") {
+	if !strings.Contains(out, "batch 2  review") || !strings.Contains(out, "1 needs review") {
 		t.Errorf("verify:\nstdout: %s\nstderr: %s", out, errOut)
 	}
 	out, errOut = b.must(5, "cleanup", ordersTable, "--yes")

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/zbrecover/zbrecover/inspect"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 )
 
 // Summary is the digest of `zbrecover inspect -o json` the demo prints: totals, the schema
@@ -149,57 +150,47 @@ func (s *Summary) Blocking() bool {
 
 // WriteText writes the summary for a human.
 func (s *Summary) WriteText(w io.Writer) error {
-	ew := &errWriter{w: w}
+	ew := textfmt.NewWriter(w)
 	t := s.Totals
-	ew.printf("totals: %d Parquet files, %d rows, %s; %d unreadable; %d hidden or other objects not read; %d schema groups\n",
-		t.Files, t.Rows, inspect.HumanBytes(t.Bytes), t.Unreadable, t.OtherObjects, t.Groups)
+	ew.Printf("totals: %s, %s, %s; %s unreadable; %s not read; %s\n",
+		textfmt.Plural(t.Files, "Parquet file"), textfmt.Plural(t.Rows, "row"), textfmt.Bytes(t.Bytes), textfmt.Count(t.Unreadable),
+		textfmt.Plural(t.OtherObjects, "hidden or other object"), textfmt.Plural(t.Groups, "schema group"))
 	for _, f := range s.Unreadable {
-		ew.printf("unreadable: %s (%s): %s\n", f.Key, inspect.HumanBytes(f.Size), f.Error)
+		ew.Printf("unreadable: %s (%s): %s\n", f.Key, textfmt.Bytes(f.Size), f.Error)
 	}
 	if len(s.Groups) == 0 {
-		return ew.err
+		return ew.Err()
 	}
 	v := ""
 	if s.TableVersion != nil {
 		v = fmt.Sprintf(" (version %d)", *s.TableVersion)
 	}
-	ew.printf("\nEach group against the table%s, as inspect reports it (what COPY INTO with\nmergeSchema = false would do):\n", v)
+	ew.Printf("\nEach group against the table%s, as inspect reports it (what COPY INTO with\nmergeSchema = false would do):\n", v)
 	for _, g := range s.Groups {
 		names := make([]string, len(g.Columns))
 		for i, c := range g.Columns {
 			names[i] = c.Name
 		}
-		ew.printf("\ngroup %s: %d files, %d rows, verdict %s\n", g.SchemaID, g.Files, g.Rows, strings.ToUpper(g.Verdict))
-		ew.printf("  columns: %s\n", strings.Join(names, ", "))
+		ew.Printf("\ngroup %s: %s, %s, verdict %s\n", g.SchemaID, textfmt.Plural(g.Files, "file"), textfmt.Plural(g.Rows, "row"), strings.ToUpper(g.Verdict))
+		ew.Printf("  columns: %s\n", strings.Join(names, ", "))
 		for _, c := range g.Changes {
-			ew.printf("  - %s [%s] %s\n", c.Path, c.Verdict, c.Reason)
+			ew.Printf("  - %s [%s] %s\n", c.Path, c.Verdict, c.Reason)
 		}
 		for _, s := range g.OKCounts {
-			ew.printf("  - [ok] %s\n", s)
+			ew.Printf("  - [ok] %s\n", s)
 		}
 		if len(g.Changes) == 0 && len(g.OKCounts) == 0 {
-			ew.printf("  - no difference: the files load as they are\n")
+			ew.Printf("  - no difference: the files load as they are\n")
 		}
 		if g.Projection != "" {
-			ew.printf("  load through: %s\n", g.Projection)
+			ew.Printf("  load through: %s\n", g.Projection)
 			if g.Confirm {
-				ew.printf("  (the projection holds a guessed rename: confirm it before loading)\n")
+				ew.Printf("  (the projection holds a guessed rename: confirm it before loading)\n")
 			}
 		}
 		for _, d := range g.DDL {
-			ew.printf("  or change the table: %s\n", d)
+			ew.Printf("  or change the table: %s\n", d)
 		}
 	}
-	return ew.err
-}
-
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) printf(format string, args ...any) {
-	if e.err == nil {
-		_, e.err = fmt.Fprintf(e.w, format, args...)
-	}
+	return ew.Err()
 }

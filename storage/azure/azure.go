@@ -45,6 +45,10 @@ const (
 	EnvSASToken         = "AZURE_STORAGE_SAS_TOKEN"
 )
 
+// EnvServiceEndpoint is the Azure CLI's variable for the Blob service endpoint (az storage
+// --blob-endpoint): it stands for cfg.AzureEndpoint when that is not set.
+const EnvServiceEndpoint = "AZURE_STORAGE_SERVICE_ENDPOINT"
+
 // refreshBefore is how long before vended credentials expire that new ones are fetched.
 const refreshBefore = 2 * time.Minute
 
@@ -91,7 +95,7 @@ const copyPoll = 200 * time.Millisecond
 
 // CloudSuffixes are the Blob endpoint suffixes of Azure's public and sovereign clouds. A URL
 // naming another host is refused unless an endpoint is configured explicitly (--azure-endpoint,
-// or AZURE_STORAGE_CONNECTION_STRING), so that credentials never go to a host that merely
+// AZURE_STORAGE_SERVICE_ENDPOINT or AZURE_STORAGE_CONNECTION_STRING), so that credentials never go to a host that merely
 // looks like a storage account.
 var CloudSuffixes = []string{
 	"blob.core.windows.net",       // public
@@ -109,7 +113,7 @@ func CheckHost(host string) error {
 		}
 	}
 	return fmt.Errorf("host %q is not an Azure Blob endpoint (<account>.%s, or a sovereign cloud's); "+
-		"for another endpoint (Azure Stack, an emulator, a private endpoint) pass --azure-endpoint", host, CloudSuffixes[0])
+		"for another endpoint (Azure Stack, an emulator, a private endpoint) pass --azure-endpoint or set "+EnvServiceEndpoint, host, CloudSuffixes[0])
 }
 
 // registerEnvSecrets registers the storage secrets of the environment with the redactor.
@@ -126,8 +130,9 @@ func registerEnvSecrets() {
 
 // New opens a backend for loc.
 //
-// The service URL is cfg.AzureEndpoint (for Azurite, http://127.0.0.1:10000/devstoreaccount1/)
-// or https://<account>.blob.<cloud suffix>/ from the URL. Credentials, first match wins:
+// The service URL is cfg.AzureEndpoint (for Azurite, http://127.0.0.1:10000/devstoreaccount1/),
+// else AZURE_STORAGE_SERVICE_ENDPOINT (as the Azure CLI reads it), else
+// https://<account>.blob.<cloud suffix>/ from the URL. Credentials, first match wins:
 // cfg.Credentials (a SAS token, refreshed before it expires); AZURE_STORAGE_CONNECTION_STRING
 // (its endpoint wins over the URL's); AZURE_STORAGE_KEY with AZURE_STORAGE_ACCOUNT or the
 // URL's account; AZURE_STORAGE_SAS_TOKEN; a SAS in the URL's query; else
@@ -138,6 +143,9 @@ func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backen
 		return nil, fmt.Errorf("azure backend: %s is not an abfss://container@account.dfs.core.windows.net/path location", loc)
 	}
 	serviceURL := cfg.AzureEndpoint
+	if serviceURL == "" {
+		serviceURL = strings.TrimSpace(os.Getenv(EnvServiceEndpoint))
+	}
 	if serviceURL == "" {
 		if loc.BlobHost == "" {
 			return nil, fmt.Errorf("azure backend: %s names no storage account host", loc)

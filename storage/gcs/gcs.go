@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -50,7 +51,7 @@ type Backend struct {
 	pageSize int
 	loc      string
 	vended   bool // the token comes from cfg.Credentials (Unity Catalog)
-	// endpoint is cfg.GCSEndpoint ("" for Google's).
+	// endpoint is cfg.GCSEndpoint or STORAGE_EMULATOR_HOST ("" for Google's).
 	endpoint string
 	// refusedCopies holds the source buckets GCS refused a CopyFrom from (403).
 	refusedCopies sync.Map
@@ -64,15 +65,33 @@ var (
 	_ storage.CopierFrom = (*Backend)(nil)
 )
 
+// EnvEmulatorHost is the variable the Google Cloud Storage client libraries read to talk to an
+// emulator instead of Google, without authentication.
+const EnvEmulatorHost = "STORAGE_EMULATOR_HOST"
+
+// EmulatorHost returns the endpoint STORAGE_EMULATOR_HOST names, as a URL: a bare host:port
+// gets http://, as the client libraries give it; "" when the variable is unset or empty.
+func EmulatorHost() string {
+	h := strings.TrimSpace(os.Getenv(EnvEmulatorHost))
+	if h == "" || strings.Contains(h, "://") {
+		return h
+	}
+	return "http://" + h
+}
+
 // New opens a backend for loc.
 //
 // Credentials are Application Default Credentials, or an OAuth token from cfg.Credentials
-// (GCSOAuthToken, vended by Unity Catalog) when set. cfg.GCSEndpoint points the client at an
-// emulator, without authentication. Reads always go through the JSON API
+// (GCSOAuthToken, vended by Unity Catalog) when set. cfg.GCSEndpoint (--gcs-endpoint), else
+// STORAGE_EMULATOR_HOST as the Google Cloud SDKs read it (host:port, or a URL), points the
+// client at an emulator, without authentication. Reads always go through the JSON API
 // (storage.WithJSONReads), the same for the cloud and for emulators.
 func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backend, error) {
 	if loc.Scheme != "gs" || loc.Bucket == "" {
 		return nil, fmt.Errorf("gcs backend: %s is not a gs://bucket/prefix location", loc)
+	}
+	if cfg.GCSEndpoint == "" {
+		cfg.GCSEndpoint = EmulatorHost()
 	}
 	opts := []option.ClientOption{gstorage.WithJSONReads()}
 	var auth []option.ClientOption

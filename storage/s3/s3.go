@@ -51,6 +51,9 @@ type Backend struct {
 	plainHTTP bool
 	// endpointURL is the configured S3-compatible endpoint, "" for AWS.
 	endpointURL string
+	// endpointFrom is the environment variable or file that configured endpointURL, "" for
+	// --s3-endpoint.
+	endpointFrom string
 	// vended is set when the credentials come from cfg.Credentials (Unity Catalog).
 	vended bool
 	// refusedCopies holds the source buckets S3 refused a CopyFrom from (403).
@@ -76,7 +79,12 @@ const MaxPutSize = 5 << 30
 // the SDK's default chain (environment, shared profile, SSO, instance role). The region is
 // cfg.S3Region, else the bucket's region as S3 reports it (one HeadBucket request per bucket
 // and endpoint in the life of the process), else the region of the environment or profile,
-// else us-east-1. cfg.S3Endpoint selects an S3-compatible store with path-style addressing.
+// else us-east-1.
+//
+// The endpoint is cfg.S3Endpoint (--s3-endpoint), else the one the AWS SDK and CLI configure:
+// AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, or endpoint_url in the shared config file's profile
+// (unless AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true). Any configured endpoint is addressed
+// path-style (http://host/bucket/key), as the AWS CLI addresses a custom endpoint.
 func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backend, error) {
 	if loc.Scheme != "s3" || loc.Bucket == "" {
 		return nil, fmt.Errorf("s3 backend: %s is not an s3://bucket/prefix location", loc)
@@ -92,13 +100,17 @@ func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backen
 	if err != nil {
 		return nil, fmt.Errorf("aws configuration: %w", storage.RedactError(err))
 	}
+	endpoint, endpointFrom := cfg.S3Endpoint, ""
+	if endpoint == "" {
+		endpoint, endpointFrom = ConfiguredEndpoint(awsCfg)
+	}
 	clientFor := func(region string) *s3.Client {
 		return s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 			o.Region = region
 			// Ranged reads carry no whole-object checksum; skipping validation is expected.
 			o.DisableLogOutputChecksumValidationSkipped = true
-			if cfg.S3Endpoint != "" {
-				o.BaseEndpoint = aws.String(cfg.S3Endpoint)
+			if endpoint != "" {
+				o.BaseEndpoint = aws.String(endpoint)
 				o.UsePathStyle = true
 			}
 			if cfg.Transport != nil {
@@ -118,7 +130,7 @@ func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backen
 		if awsCfg.Region != "" {
 			probe = awsCfg.Region
 		}
-		region = cachedRegion(cfg.S3Endpoint, loc.Bucket, func() string { return BucketRegion(ctx, clientFor(probe), loc.Bucket) })
+		region = cachedRegion(endpoint, loc.Bucket, func() string { return BucketRegion(ctx, clientFor(probe), loc.Bucket) })
 		if region == "" {
 			region = probe
 		}
@@ -130,9 +142,10 @@ func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backen
 		root:   loc.KeyPrefix(),
 		loc:    loc.String(),
 
-		plainHTTP:   strings.HasPrefix(strings.ToLower(cfg.S3Endpoint), "http://"),
-		endpointURL: redact.String(cfg.S3Endpoint),
-		vended:      cfg.Credentials != nil,
+		plainHTTP:    strings.HasPrefix(strings.ToLower(endpoint), "http://"),
+		endpointURL:  redact.String(endpoint),
+		endpointFrom: endpointFrom,
+		vended:       cfg.Credentials != nil,
 	}
 	if cfg.PageSize > 0 {
 		b.pageSize = int32(min(cfg.PageSize, 1000))
@@ -485,8 +498,28 @@ func s3Permission(op string) string {
 	return "list or read (s3:ListBucket, s3:GetObject)"
 }
 
+// ConfiguredEndpoint returns the S3 endpoint the AWS SDK's configuration sets, as the SDK
+// resolves it (AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, endpoint_url in the shared config file,
+// all off under AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true), and what set it; "", "" when none
+// does and requests go to AWS.
+func ConfiguredEndpoint(awsCfg aws.Config) (endpoint, from string) {
+	e := aws.ToString(s3.NewFromConfig(awsCfg).Options().BaseEndpoint)
+	if e == "" {
+		return "", ""
+	}
+	for _, name := range []string{"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"} {
+		if v := os.Getenv(name); v != "" && v == e {
+			return e, name
+		}
+	}
+	return e, "endpoint_url in the AWS config file"
+}
+
 // endpoint names where the backend's requests go, for messages.
 func (b *Backend) endpoint() string {
+	if b.endpointURL != "" && b.endpointFrom != "" {
+		return b.endpointURL + " (from " + b.endpointFrom + ")"
+	}
 	if b.endpointURL != "" {
 		return b.endpointURL
 	}

@@ -338,6 +338,9 @@ func (e *DuckDB) createTable(ctx context.Context, sess *Session, p *parser, orRe
 		if err != nil {
 			return nil, err
 		}
+		if err := e.addHiddenColumns(ctx, t.phys); err != nil {
+			return nil, err
+		}
 		cols = qcols
 		op += " AS SELECT"
 		metrics = map[string]string{"numOutputRows": fmt.Sprint(n)}
@@ -349,10 +352,12 @@ func (e *DuckDB) createTable(ctx context.Context, sess *Session, p *parser, orRe
 				defs[i] += " NOT NULL"
 			}
 		}
+		defs = append(defs, hiddenColumnDefs()...)
 		if _, err := e.duckExec(ctx, fmt.Sprintf("CREATE TABLE %s (%s)", duckIdent(t.phys), strings.Join(defs, ", "))); err != nil {
 			return nil, err
 		}
 	}
+	initRowTracking(t)
 	for k := range t.props {
 		if strings.HasPrefix(k, constraintPrefix) {
 			return nil, errUnsupported("CHECK constraints in TBLPROPERTIES (use ALTER TABLE … ADD CONSTRAINT)")
@@ -645,14 +650,25 @@ func (e *DuckDB) alter(ctx context.Context, sess *Session, p *parser) (*Result, 
 					Message: fmt.Sprintf("Changing column mapping mode from 'name' to '%s' is not supported.", v)}
 			}
 		}
+		wasTracked := t.rowTracking()
 		for k, v := range set {
 			t.props[k] = v
 		}
 		if !wasMapped && t.columnMapping() {
 			upgradeColumnMapping(t)
 		}
+		// Enabling row tracking backfills row IDs for the rows already there, in the
+		// same commit (rowtracking.go).
+		var readds []dataFile
+		if !wasTracked && t.rowTracking() {
+			initRowTracking(t)
+			var err error
+			if readds, err = e.backfillRowIDs(ctx, t); err != nil {
+				return nil, err
+			}
+		}
 		propJSON, _ := json.Marshal(t.props)
-		if _, err := e.addCommit(t, "SET TBLPROPERTIES", map[string]string{"properties": string(propJSON)}, nil, false); err != nil {
+		if _, err := e.addCommitSpec(t, commitSpec{op: "SET TBLPROPERTIES", params: map[string]string{"properties": string(propJSON)}, readds: readds}); err != nil {
 			return nil, err
 		}
 		return emptyDDLResult(), nil

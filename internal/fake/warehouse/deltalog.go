@@ -12,8 +12,8 @@ import (
 // version, <location>/_delta_log/<version>.json holds the protocol and metaData actions when
 // they change (always at version 0) and a commitInfo action. The schemaString is the table's
 // schema in Delta's JSON form, so tools that read a table's schema from its log see what
-// DESCRIBE shows. No data files are written and no add actions appear: the log describes the
-// table's schema and history, not its rows.
+// DESCRIBE shows. Data files and their add and remove actions are written by write.go (with
+// row tracking's fields and high-water mark, rowtracking.go).
 
 // deltaActions returns the log lines of a new version of t.
 func (e *DuckDB) deltaActions(t *tableMeta, c commit) ([]string, error) {
@@ -79,23 +79,33 @@ func deltaProtocol(t *tableMeta) string {
 	if strings.EqualFold(t.props["delta.enableTypeWidening"], "true") {
 		features = append(features, "typeWidening")
 	}
+	// Row tracking is a writer-only feature that needs domain metadata (PROTOCOL: Row
+	// Tracking); once supported it stays in the protocol.
+	var writerOnly []string
+	if t.rowTrackingFeature {
+		writerOnly = []string{"domainMetadata", "rowTracking"}
+	}
 	if t.columnMapping() {
-		if len(features) == 0 {
+		if len(features) == 0 && len(writerOnly) == 0 {
 			return `{"protocol":{"minReaderVersion":2,"minWriterVersion":5}}`
 		}
 		features = append(features, "columnMapping")
 	}
-	if len(t.constraints()) > 0 && len(features) == 0 {
+	if len(t.constraints()) > 0 && len(features) == 0 && len(writerOnly) == 0 {
 		return `{"protocol":{"minReaderVersion":1,"minWriterVersion":3}}`
 	}
 	if len(t.constraints()) > 0 {
 		features = append(features, "checkConstraints")
 	}
-	if len(features) == 0 {
+	if len(features) == 0 && len(writerOnly) == 0 {
 		return `{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}`
 	}
+	w, _ := json.Marshal(append(append([]string(nil), features...), writerOnly...))
+	if len(features) == 0 {
+		return fmt.Sprintf(`{"protocol":{"minReaderVersion":1,"minWriterVersion":7,"writerFeatures":%s}}`, w)
+	}
 	f, _ := json.Marshal(features)
-	return fmt.Sprintf(`{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":%s,"writerFeatures":%s}}`, f, f)
+	return fmt.Sprintf(`{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":%s,"writerFeatures":%s}}`, f, w)
 }
 
 func hasKind(fields []Field, k Kind) bool {

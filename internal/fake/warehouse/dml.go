@@ -233,7 +233,8 @@ func (e *DuckDB) merge(ctx context.Context, sess *Session, p *parser) (*Result, 
 		}
 		toks = append(toks, tk)
 	}
-	q, _, err := e.rewrite(ctx, sess, toks, rewriteOpts{})
+	toks = withChangedMark(toks, t)
+	q, _, err := e.rewrite(ctx, sess, toks, rewriteOpts{targetFirst: true})
 	if err != nil {
 		return nil, err
 	}
@@ -278,24 +279,12 @@ func (e *DuckDB) merge(ctx context.Context, sess *Session, p *parser) (*Result, 
 		}
 	}
 	affected := ins + upd + del
-	// Inserted rows go to a new data file. A MERGE that updates or deletes rows rewrites the
-	// table: every data file is removed and one file of the resulting rows is added (a
-	// copy-on-write rewrite of more files than Delta would touch).
-	mark0, removes := mark, []dataFile(nil)
-	if upd+del > 0 {
-		mark0, removes = -1, t.files
-	}
-	w, err := e.writeDataFiles(ctx, t, mark0)
+	// Inserted and updated rows, and the rows left in the files it touched, go to one new
+	// data file; the touched files are removed (copy-on-write, as Delta rewrites).
+	_ = mark
+	w, removes, copied, err := e.rewriteTouched(ctx, t)
 	if err != nil {
 		return nil, err
-	}
-	var removedRows int64
-	for _, f := range removes {
-		removedRows += f.rows
-	}
-	copied := max(removedRows-upd-del, 0)
-	if len(removes) == 0 {
-		copied = 0
 	}
 	if _, err := e.addCommitSpec(t, commitSpec{op: "MERGE", params: mergeParams(p.toks[p.i:]), adds: w.adds, removes: removes, metrics: map[string]string{
 		"numSourceRows":                          strconv.FormatInt(srcCount.Int(0, 0), 10),
@@ -333,12 +322,20 @@ func (e *DuckDB) merge(ctx context.Context, sess *Session, p *parser) (*Result, 
 // deleteUpdate handles DELETE FROM and UPDATE.
 func (e *DuckDB) deleteUpdate(ctx context.Context, sess *Session, p *parser) (*Result, error) {
 	op := strings.ToUpper(p.peek().val)
-	q, refs, err := e.rewrite(ctx, sess, p.toks, rewriteOpts{})
+	opts := rewriteOpts{targetFirst: true, deleteTarget: op == "DELETE"}
+	q, refs, err := e.rewrite(ctx, sess, p.toks, opts)
 	if err != nil {
 		return nil, err
 	}
 	if len(refs) == 0 {
 		return nil, p.errorf("%s needs a target table", op)
+	}
+	if t := refs[0].t; op == "UPDATE" {
+		// Updated rows leave their file (and with row tracking keep their row IDs and take
+		// the commit's version): rowtracking.go.
+		if q, _, err = e.rewrite(ctx, sess, withChangedMark(p.toks, t), opts); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := e.duckExec(ctx, "BEGIN TRANSACTION"); err != nil {
 		return nil, err
@@ -354,21 +351,18 @@ func (e *DuckDB) deleteUpdate(ctx context.Context, sess *Session, p *parser) (*R
 		_, _ = e.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		return nil, err
 	}
-	// The rewrite removes every data file and adds one file of the remaining rows.
+	// The rewrite removes the files that held deleted or updated rows and adds one file of
+	// their remaining rows and the updated ones (Delta's copy-on-write DELETE and UPDATE).
 	t := refs[0].t
 	var (
 		w       written
 		removes []dataFile
+		copied  int64
 	)
 	if n > 0 {
-		if w, err = e.writeDataFiles(ctx, t, -1); err != nil {
+		if w, removes, copied, err = e.rewriteTouched(ctx, t); err != nil {
 			return nil, err
 		}
-		removes = t.files
-	}
-	var rest int64
-	for _, f := range w.adds {
-		rest += f.rows
 	}
 	metrics := map[string]string{
 		"numAddedFiles": strconv.Itoa(w.files), "numRemovedFiles": strconv.Itoa(len(removes)),
@@ -378,11 +372,10 @@ func (e *DuckDB) deleteUpdate(ctx context.Context, sess *Session, p *parser) (*R
 	}
 	if op == "UPDATE" {
 		metrics["numUpdatedRows"] = strconv.FormatInt(n, 10)
-		metrics["numCopiedRows"] = strconv.FormatInt(max(rest-n, 0), 10)
 	} else {
 		metrics["numDeletedRows"] = strconv.FormatInt(n, 10)
-		metrics["numCopiedRows"] = strconv.FormatInt(rest, 10)
 	}
+	metrics["numCopiedRows"] = strconv.FormatInt(copied, 10)
 	if _, err := e.addCommitSpec(t, commitSpec{op: op, params: map[string]string{"predicate": wherePredicate(p.toks)}, metrics: metrics,
 		adds: w.adds, removes: removes}); err != nil {
 		return nil, err
@@ -530,4 +523,45 @@ func plainJSON(v any) string {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// withChangedMark returns the tokens of an UPDATE, or of a MERGE's UPDATE SET clauses, with
+// the hidden columns of every updated row set in every SET list: its data file cleared (it
+// leaves its file, which rewriteTouched then rewrites) and, with row tracking, its row commit
+// version the commit's, as row tracking requires (rowtracking.go). A SET list ends at the next
+// WHERE or FROM (UPDATE) or WHEN (MERGE) outside parentheses and CASE, or at the end.
+func withChangedMark(toks []token, t *tableMeta) []token {
+	text := fmt.Sprintf(", %s = NULL", duckIdent(hiddenFile))
+	if t.rowTracking() {
+		text += fmt.Sprintf(", %s = %d", duckIdent(hiddenRowVersion), t.nextVersion())
+	}
+	set := token{kind: tkIdent, val: text, raw: text, literal: true}
+	out := make([]token, 0, len(toks)+2)
+	update := len(toks) > 0 && toks[0].isKw("UPDATE")
+	inSet, seenSet, depth, cases := false, false, 0, 0
+	for i, t := range toks {
+		switch {
+		case t.isOp("("):
+			depth++
+		case t.isOp(")"):
+			depth--
+		case t.isKw("CASE"):
+			cases++
+		case t.isKw("END") && cases > 0:
+			cases--
+		}
+		top := depth == 0 && cases == 0
+		end := t.kind == tkEOF || t.isOp(";") || top && (t.isKw("WHERE") || t.isKw("FROM") || t.isKw("WHEN"))
+		if inSet && end {
+			out = append(out, set)
+			inSet = false
+		}
+		out = append(out, t)
+		starts := top && t.isKw("SET") && (i > 0 && toks[i-1].isKw("UPDATE") || update && !seenSet) ||
+			top && t.literal && strings.HasPrefix(t.val, "UPDATE SET ")
+		if starts {
+			inSet, seenSet = true, true
+		}
+	}
+	return out
 }

@@ -47,7 +47,9 @@
 //   - DESCRIBE [TABLE] [EXTENDED] t [AS JSON], DESCRIBE HISTORY t [LIMIT n], DESCRIBE DETAIL t.
 //   - SELECT (with parquet.`path` and read_files('path') sources), INSERT INTO | OVERWRITE,
 //     MERGE INTO … USING … ON … WHEN [NOT] MATCHED … (INSERT * and UPDATE SET * by name),
-//     UPDATE, DELETE, TRUNCATE, RESTORE.
+//     UPDATE, DELETE, TRUNCATE, RESTORE, OPTIMIZE t.
+//   - _metadata.file_path, _metadata.file_name and, with row tracking, _metadata.row_id and
+//     _metadata.row_commit_version, in SELECT and in a DELETE's or UPDATE's condition.
 //
 // Queries run on DuckDB after a token-level rewrite (identifiers, string literals, table
 // names, Spark types in casts, a few Spark functions and literals). Spark functions DuckDB does
@@ -148,9 +150,10 @@
 //     metrics numFiles, numOutputRows, numOutputBytes), TRUNCATE (numRemovedFiles,
 //     executionTimeMs) and MERGE (predicate, matchedPredicates, notMatchedPredicates;
 //     numTargetRowsDeleted/Updated/Inserted/Copied, numTargetFilesRemoved/Added, …). A
-//     statement that updates or deletes rows rewrites the table: it removes every live data
-//     file and adds one file of the remaining rows (Delta rewrites only the files it touches,
-//     so its file counts can be smaller). The log's add and remove actions describe the
+//     statement that updates or deletes rows rewrites the files it touches (copy-on-write, as
+//     Delta does without deletion vectors): it removes the data files holding a row it
+//     deleted or changed and adds one file of their remaining rows and the changed ones; other
+//     files stay live. The log's add and remove actions describe the
 //     table's rows at every version; removed files stay on disk (no VACUUM). CREATE OR
 //     REPLACE TABLE removes the old files; CREATE TABLE AS SELECT writes a data file.
 //   - RESTORE [TABLE] t [TO] VERSION AS OF n | TIMESTAMP AS OF 'ts' (CODE: Delta
@@ -174,6 +177,25 @@
 //     Databricks was seen to do; whether every warehouse does (Delta can skip empty commits)
 //     is unknown: switch SkipEmptyCommits (default false; true: no version).
 //     Struct members are not evolved.
+//   - Row tracking (PROTOCOL: Row Tracking; rowtracking.go): with the table property
+//     delta.enableRowTracking = true (at CREATE, or by ALTER TABLE, which backfills IDs for the
+//     rows there, re-adding their files in the same commit), every add action carries
+//     baseRowId and defaultRowCommitVersion, the version records the high-water mark (domain
+//     metadata delta.rowTracking, rowIdHighWaterMark), the protocol lists the writer features
+//     rowTracking and domainMetadata, and the configuration names the materialized columns. A
+//     commit's rows are [baseRowId, baseRowId + numRecords − 1] by _metadata.row_id; stable
+//     IDs survive UPDATE, MERGE and OPTIMIZE (rows an UPDATE or MERGE changes take the
+//     commit's _metadata.row_commit_version; rows OPTIMIZE moves keep theirs). Without row
+//     tracking, _metadata.row_id is FIELD_NOT_FOUND (42704). _metadata.file_path is the
+//     table's location, "/", and the add action's path. SELECT * never shows _metadata.
+//   - OPTIMIZE t (CODE: Delta OptimizeTableCommand): rewrites the live data files into one
+//     when there are two or more (else commits nothing); operation OPTIMIZE with
+//     operationParameters predicate, zOrderBy and auto, adds and removes with dataChange
+//     false, and the metrics numRemovedFiles, numAddedFiles, numRemovedBytes,
+//     numAddedBytes, min/p25/p50/p75/maxFileSize, numDeletionVectorsRemoved.
+//   - _metadata in a DELETE's condition: unknown: switch RefuseMetadataInDelete (default
+//     false: taken; true: UNRESOLVED_COLUMN.WITH_SUGGESTION, 42703, nothing committed;
+//     SELECT takes _metadata either way).
 //   - MERGE: INSERT * and UPDATE SET * by name; a target column the source lacks is
 //     DELTA_MERGE_UNRESOLVED_EXPRESSION (42601) (CODE); source duplicates are all inserted.
 //   - CHECK constraints (CODE: Delta): ALTER TABLE … ADD CONSTRAINT c CHECK (expr) checks the
@@ -270,5 +292,9 @@
 // and history metrics beyond those listed are approximations. NULL values in nested NOT NULL
 // fields are not rejected. Not implemented (clear UNSUPPORTED_FEATURE errors): views, external
 // volumes, CSV/JSON sources, column DEFAULT and GENERATED clauses, renaming or dropping nested
-// fields, time travel in queries (VERSION AS OF in SELECT; RESTORE is supported).
+// fields, time travel in queries (VERSION AS OF in SELECT; RESTORE is supported). Row tracking's
+// materialized columns are not written into data files (stable row IDs live in the engine), so
+// RESTORE of a table with row tracking is refused; OPTIMIZE takes no WHERE or ZORDER BY. A
+// query that names _metadata sees it as a column of SELECT * too (Spark hides it there), and
+// _metadata has only file_path, file_name, row_id and row_commit_version.
 package warehouse

@@ -134,6 +134,11 @@ type tableMeta struct {
 	// the versions that did not change them.
 	snapCols  []Field
 	snapProps map[string]string
+	// Row tracking (rowtracking.go): the next fresh row ID, the one the log's high-water
+	// mark last recorded (its value is one less), and whether the protocol lists the
+	// feature (once enabled, it stays).
+	nextRowID, loggedNextRowID int64
+	rowTrackingFeature         bool
 }
 
 func (t *tableMeta) fullName() string { return t.catalog + "." + t.schema + "." + t.name }
@@ -339,6 +344,8 @@ func (e *DuckDB) execute(ctx context.Context, sess *Session, stmt string, params
 		return e.truncate(ctx, sess, p)
 	case first.isKw("RESTORE"):
 		return e.restore(ctx, sess, p)
+	case first.isKw("OPTIMIZE"):
+		return e.optimize(ctx, sess, p)
 	case first.isKw("USE"):
 		return e.use(sess, p)
 	case first.isKw("SET"):

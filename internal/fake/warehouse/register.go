@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -78,6 +79,16 @@ func (e *DuckDB) RegisterTable(ctx context.Context, fullName, root string, manag
 			defs[i] += " NOT NULL"
 		}
 	}
+	defs = append(defs, hiddenColumnDefs()...)
+	// Row IDs continue above the high-water mark the log records, so that the rows of the
+	// files already there (not loaded here) and the engine's never share one.
+	hwm, err := logHighWaterMark(ctx, be)
+	if err != nil {
+		return fmt.Errorf("fakewarehouse: register %s: read the row ID high-water mark: %w", fullName, err)
+	}
+	t.nextRowID, t.loggedNextRowID = hwm+1, hwm+1
+	t.rowTrackingFeature = slices.Contains(snap.WriterFeatures, "rowTracking")
+	initRowTracking(t)
 	if _, err := e.duckExec(ctx, fmt.Sprintf("CREATE TABLE %s (%s)", duckIdent(t.phys), strings.Join(defs, ", "))); err != nil {
 		return e.classify(err)
 	}

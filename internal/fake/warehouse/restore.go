@@ -71,6 +71,10 @@ func (e *DuckDB) restore(ctx context.Context, sess *Session, p *parser) (*Result
 	if _, local := localPath(t.location); !local || t.foreignLog {
 		return nil, errUnsupported("RESTORE of a table whose data files the local warehouse does not keep (a remote location or a Delta log it did not write)")
 	}
+	if t.rowTracking() {
+		// The stable row IDs of rewritten rows live only in the engine (rowtracking.go).
+		return nil, errUnsupported("RESTORE of a table with row tracking (the local warehouse does not write the materialized row ID columns it would restore)")
+	}
 	if target < t.baseVersion {
 		return nil, errUnsupported(fmt.Sprintf("RESTORE to version %d, older than the local warehouse's first version %d of this registered table", target, t.baseVersion))
 	}
@@ -114,6 +118,7 @@ func (e *DuckDB) restore(ctx context.Context, sess *Session, p *parser) (*Result
 			defs[i] += " NOT NULL"
 		}
 	}
+	defs = append(defs, hiddenColumnDefs()...)
 	if _, err := e.duckExec(ctx, "BEGIN TRANSACTION"); err != nil {
 		return nil, err
 	}
@@ -141,8 +146,8 @@ func (e *DuckDB) restore(ctx context.Context, sess *Session, p *parser) (*Result
 				exprs[i] = "CAST(NULL AS " + c.Type.Duck() + ")"
 			}
 		}
-		if _, err := e.duckExec(ctx, fmt.Sprintf("INSERT INTO %s SELECT %s FROM read_parquet(%s, hive_partitioning = false)",
-			duckIdent(phys), strings.Join(exprs, ", "), duckString(local))); err != nil {
+		if _, err := e.duckExec(ctx, fmt.Sprintf("INSERT INTO %s SELECT %s, NULL, NULL, %s FROM read_parquet(%s, hive_partitioning = false)",
+			duckIdent(phys), strings.Join(exprs, ", "), duckString(f.path), duckString(local))); err != nil {
 			return fail(err)
 		}
 	}

@@ -17,8 +17,17 @@ import (
 
 // rewriteOpts tune rewriting for the statement around a query.
 type rewriteOpts struct {
-	// noAliasFirst suppresses the alias for the first table reference (INSERT INTO target).
+	// noAliasFirst suppresses the alias for the first table reference (INSERT INTO target):
+	// it is the target, named bare, and gets the column list when it has none (the DuckDB
+	// table also holds the hidden columns, rowtracking.go).
 	noAliasFirst bool
+	// targetFirst makes the first table reference the statement's target (DELETE, UPDATE,
+	// MERGE): the DuckDB table itself, whose _metadata fields the condition reads from the
+	// hidden columns. deleteTarget says the statement is a DELETE.
+	targetFirst, deleteTarget bool
+	// bareTables names every table bare, hidden columns included (the engine's own
+	// queries over a table's rows).
+	bareTables bool
 }
 
 // tableRef is a resolved table reference in a rewritten statement.
@@ -61,6 +70,12 @@ type rewriter struct {
 	expectTable bool
 	afterInto   bool // the table position follows INTO: "t (" is a column list, not a call
 	tablesSeen  int
+	// target is the statement's target table (rewriteOpts.targetFirst) once read, and
+	// targetAlias the name its columns are qualified with; metaFields are the _metadata
+	// fields the statement names.
+	target      *tableMeta
+	targetAlias string
+	metaFields  []string
 }
 
 type rwFrame struct {
@@ -83,6 +98,9 @@ func (e *DuckDB) rewrite(ctx context.Context, sess *Session, toks []token, opts 
 	for i := 0; i+2 < len(toks); i++ {
 		if (toks[i].kind == tkIdent || toks[i].kind == tkQuoted) && toks[i+1].isKw("AS") && toks[i+2].isOp("(") {
 			rw.ctes[strings.ToLower(toks[i].val)] = true
+		}
+		if isMetadataToken(toks[i]) && toks[i+1].isOp(".") && (toks[i+2].kind == tkIdent || toks[i+2].kind == tkQuoted) {
+			rw.metaFields = append(rw.metaFields, strings.ToLower(toks[i+2].val))
 		}
 	}
 	if err := rw.run(); err != nil {
@@ -179,6 +197,10 @@ func (rw *rewriter) run() error {
 			rw.emit(t)
 			rw.i++
 			if err := rw.typeAfter(); err != nil {
+				return err
+			}
+		case rw.target != nil && rw.metadataAt():
+			if err := rw.metadataColumn(); err != nil {
 				return err
 			}
 		case t.kind == tkIdent && !t.literal:
@@ -297,12 +319,29 @@ func (rw *rewriter) tableReference() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	rw.out.WriteString(first.pre + duckIdent(t.phys))
+	target := rw.opts.bareTables || rw.tablesSeen == 0 && (rw.opts.noAliasFirst || rw.opts.targetFirst)
+	if target {
+		rw.out.WriteString(first.pre + duckIdent(t.phys))
+	} else {
+		// A read sees the table's columns, not the hidden ones, and _metadata when the
+		// statement names it (rowtracking.go).
+		sel := "SELECT * " + hiddenExclude()
+		if len(rw.metaFields) > 0 && !rw.opts.targetFirst {
+			for _, f := range rw.metaFields {
+				if f != "file_path" && f != "file_name" && (!t.rowTracking() || f != "row_id" && f != "row_commit_version") {
+					return false, fieldNotFound(t, f)
+				}
+			}
+			sel += ", " + metadataStruct(t) + " AS " + duckIdent("_metadata")
+		}
+		rw.out.WriteString(first.pre + "(" + sel + " FROM " + duckIdent(t.phys) + ")")
+	}
 	rw.i = j
 	rw.tablesSeen++
 	alias := strings.ToLower(parts[len(parts)-1])
 	if rw.opts.noAliasFirst && rw.tablesSeen == 1 {
 		rw.refs = append(rw.refs, tableRef{t: t})
+		rw.insertColumns(t)
 		return true, nil
 	}
 	if a := rw.userAlias(); a != "" {
@@ -310,8 +349,69 @@ func (rw *rewriter) tableReference() (bool, error) {
 	} else {
 		rw.out.WriteString(" AS " + duckIdent(alias))
 	}
+	if target && rw.target == nil && !rw.opts.bareTables {
+		rw.target, rw.targetAlias = t, alias
+	}
 	rw.refs = append(rw.refs, tableRef{t: t, alias: alias})
 	return true, nil
+}
+
+// insertColumns names the table's columns after an INSERT's target when the statement does
+// not (VALUES or a query by position): the DuckDB table also holds the hidden columns.
+func (rw *rewriter) insertColumns(t *tableMeta) {
+	n := rw.peek(0)
+	if n.isKw("BY") {
+		return // BY NAME
+	}
+	if n.isOp("(") {
+		after := rw.peek(1)
+		if !(after.isKw("SELECT") || after.isKw("WITH") || after.isKw("VALUES") || after.isKw("FROM") || after.isOp("(")) {
+			return // a column list
+		}
+	}
+	names := make([]string, len(t.cols))
+	for i, c := range t.cols {
+		names[i] = duckIdent(c.Name)
+	}
+	rw.out.WriteString(" (" + strings.Join(names, ", ") + ")")
+}
+
+// isMetadataToken reports whether t names the _metadata column.
+func isMetadataToken(t token) bool {
+	return (t.kind == tkIdent || t.kind == tkQuoted) && !t.literal && strings.EqualFold(t.val, "_metadata")
+}
+
+// metadataAt reports whether a _metadata field reference of the target starts at the current
+// token: _metadata.field, or alias._metadata.field with the target's alias.
+func (rw *rewriter) metadataAt() bool {
+	t := rw.peek(0)
+	field := func(k int) bool { f := rw.peek(k); return f.kind == tkIdent || f.kind == tkQuoted }
+	if isMetadataToken(t) && rw.peek(1).isOp(".") && field(2) {
+		return rw.i == 0 || !rw.toks[rw.i-1].isOp(".")
+	}
+	return (t.kind == tkIdent || t.kind == tkQuoted) && strings.EqualFold(t.val, rw.targetAlias) &&
+		rw.peek(1).isOp(".") && isMetadataToken(rw.peek(2)) && rw.peek(3).isOp(".") && field(4)
+}
+
+// metadataColumn writes the target's hidden column for the _metadata field reference at the
+// current token (metadataAt) and moves past it.
+func (rw *rewriter) metadataColumn() error {
+	t := rw.peek(0)
+	qual, field := "", rw.peek(2).val
+	n := 3
+	if !isMetadataToken(t) {
+		qual, field, n = duckIdent(t.val), rw.peek(4).val, 5
+	}
+	if rw.opts.deleteTarget && rw.e.Unknowns().RefuseMetadataInDelete {
+		return metadataRefused(rw.target, field)
+	}
+	col, err := metadataColumn(rw.target, field, qual)
+	if err != nil {
+		return err
+	}
+	rw.out.WriteString(t.pre + col)
+	rw.i += n
+	return nil
 }
 
 // userAlias returns the alias written after a table reference, if any.
@@ -499,7 +599,9 @@ func (rw *rewriter) sub(toks []token) (string, error) {
 	if len(own) > 0 {
 		own[0].pre = ""
 	}
-	sr := &rewriter{e: rw.e, ctx: rw.ctx, sess: rw.sess, toks: own, ctes: rw.ctes, frames: []rwFrame{{}}}
+	sr := &rewriter{e: rw.e, ctx: rw.ctx, sess: rw.sess, toks: own, ctes: rw.ctes, frames: []rwFrame{{}},
+		opts: rewriteOpts{bareTables: rw.opts.bareTables, deleteTarget: rw.opts.deleteTarget}, tablesSeen: 1,
+		target: rw.target, targetAlias: rw.targetAlias, metaFields: rw.metaFields}
 	if err := sr.run(); err != nil {
 		return "", err
 	}

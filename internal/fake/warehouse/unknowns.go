@@ -59,6 +59,12 @@ type Unknowns struct {
 	// numOutputRows 0), as Databricks was seen to do (OBS: an empty INSERT shows in DESCRIBE
 	// HISTORY).
 	SkipEmptyCommits bool `json:"skip_empty_commits"`
+	// RefuseMetadataInDelete refuses _metadata (row_id, row_commit_version, file_path, …) in a
+	// DELETE's condition, as an analyzer that does not resolve the hidden column there would:
+	// UNRESOLVED_COLUMN.WITH_SUGGESTION (SQLSTATE 42703). Whether a SQL warehouse takes it is
+	// not known (Delta's own DELETE reads _metadata.file_path internally). Default false:
+	// accepted. SELECT takes _metadata either way.
+	RefuseMetadataInDelete bool `json:"refuse_metadata_in_delete"`
 }
 
 // PathAccess is the answer to a path read inside a managed table's storage.

@@ -26,6 +26,12 @@ type commitSpec struct {
 	// userMetadata is the commit's userMetadata; empty means the running statement's session
 	// value (none outside a statement).
 	userMetadata string
+	// noDataChange marks the adds and removes dataChange false (OPTIMIZE rearranges rows,
+	// it does not change them).
+	noDataChange bool
+	// readds are live files committed again (dataChange false) with new fields: the
+	// backfill of row IDs when row tracking is enabled.
+	readds []dataFile
 }
 
 // dataFile is one data file of a table.
@@ -35,6 +41,11 @@ type dataFile struct {
 	size    int64
 	rows    int64
 	modTime int64 // milliseconds since the epoch
+	// tracked is set when row tracking numbered the file's rows: its add action carries
+	// baseRowId and defaultRowCommitVersion (rowtracking.go).
+	tracked    bool
+	baseRowID  int64
+	rowVersion int64
 }
 
 // local returns the file on disk, "" when the engine does not keep it.
@@ -90,25 +101,52 @@ func (e *DuckDB) addCommitSpec(t *tableMeta, cs commitSpec) (int64, error) {
 	c.cols, c.props = t.snapCols, t.snapProps
 	ts := c.Timestamp.UnixMilli()
 	for _, f := range cs.removes {
-		rm, err := json.Marshal(map[string]any{"remove": orderedJSON{
-			{"path", f.path}, {"deletionTimestamp", ts}, {"dataChange", true}, {"extendedFileMetadata", true},
+		fields := orderedJSON{
+			{"path", f.path}, {"deletionTimestamp", ts}, {"dataChange", !cs.noDataChange}, {"extendedFileMetadata", true},
 			{"partitionValues", map[string]string{}}, {"size", f.size},
-		}})
+		}
+		if f.tracked {
+			fields = append(fields, kv{"baseRowId", f.baseRowID}, kv{"defaultRowCommitVersion", f.rowVersion})
+		}
+		rm, err := json.Marshal(map[string]any{"remove": fields})
 		if err != nil {
 			return 0, errInternal(err)
 		}
 		lines = append(lines, string(rm))
 	}
-	for _, f := range cs.adds {
+	addLine := func(f dataFile, dataChange bool) error {
 		stats, _ := json.Marshal(map[string]any{"numRecords": f.rows})
-		add, err := json.Marshal(map[string]any{"add": orderedJSON{
+		fields := orderedJSON{
 			{"path", f.path}, {"partitionValues", map[string]string{}}, {"size", f.size},
-			{"modificationTime", f.modTime}, {"dataChange", true}, {"stats", string(stats)},
-		}})
+			{"modificationTime", f.modTime}, {"dataChange", dataChange}, {"stats", string(stats)},
+		}
+		if f.tracked {
+			fields = append(fields, kv{"baseRowId", f.baseRowID}, kv{"defaultRowCommitVersion", f.rowVersion})
+		}
+		add, err := json.Marshal(map[string]any{"add": fields})
+		if err != nil {
+			return err
+		}
+		lines = append(lines, string(add))
+		return nil
+	}
+	for _, f := range cs.readds {
+		if err := addLine(f, false); err != nil {
+			return 0, errInternal(err)
+		}
+	}
+	for _, f := range cs.adds {
+		if err := addLine(f, !cs.noDataChange); err != nil {
+			return 0, errInternal(err)
+		}
+	}
+	if t.nextRowID > t.loggedNextRowID {
+		dm, err := rowTrackingDomain(t.nextRowID - 1)
 		if err != nil {
 			return 0, errInternal(err)
 		}
-		lines = append(lines, string(add))
+		lines = append(lines, dm)
+		t.loggedNextRowID = t.nextRowID
 	}
 	c.logLines = lines
 	c.adds = cs.adds
@@ -116,6 +154,13 @@ func (e *DuckDB) addCommitSpec(t *tableMeta, cs commitSpec) (int64, error) {
 		c.removes = append(c.removes, f.path)
 	}
 	t.files = applyFiles(t.files, c.removes, cs.adds)
+	for _, f := range cs.readds {
+		for i := range t.files {
+			if t.files[i].path == f.path {
+				t.files[i] = f
+			}
+		}
+	}
 	c.seq = e.commitSeq.Add(1)
 	if !t.foreignLog {
 		if err := writeDeltaLog(t.location, []commit{c}); err != nil {
@@ -216,7 +261,13 @@ type written struct {
 // table's location when that is a local folder whose log the engine keeps; otherwise it is
 // only measured (the metrics still count it) and removed.
 func (e *DuckDB) writeDataFiles(ctx context.Context, t *tableMeta, mark int64) (written, error) {
-	res, err := e.duckQuery(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE rowid > %d", duckIdent(t.phys), mark))
+	return e.writeRows(ctx, t, fmt.Sprintf("rowid > %d", mark))
+}
+
+// writeRows writes the rows where (a DuckDB condition over the table's columns, hidden ones
+// included) holds as one Parquet data file, as writeDataFiles does.
+func (e *DuckDB) writeRows(ctx context.Context, t *tableMeta, where string) (written, error) {
+	res, err := e.duckQuery(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE %s", duckIdent(t.phys), where))
 	if err != nil {
 		return written{}, err
 	}
@@ -224,31 +275,69 @@ func (e *DuckDB) writeDataFiles(ctx context.Context, t *tableMeta, mark int64) (
 	if rows == 0 {
 		return written{}, nil
 	}
+	name := newDataFileName()
+	tr, err := e.trackRows(ctx, t, where, name, rows)
+	if err != nil {
+		return written{}, err
+	}
 	exprs := make([]string, len(t.cols))
 	for i, c := range t.cols {
 		exprs[i] = physicalExpr(duckIdent(c.Name), c.Type) + " AS " + duckIdent(c.physical())
 	}
-	return e.writeDataFile(ctx, t, fmt.Sprintf("SELECT %s FROM %s WHERE rowid > %d", strings.Join(exprs, ", "), duckIdent(t.phys), mark), rows)
-}
-
-// writeDataFile writes the rows of query (a DuckDB query with the columns' physical names)
-// as one data file of t; rows is their count.
-func (e *DuckDB) writeDataFile(ctx context.Context, t *tableMeta, query string, rows int64) (written, error) {
-	df, keep, err := e.newDataFile(ctx, t, query)
+	// In rowid order: the order row IDs were given in.
+	df, keep, err := e.newDataFile(ctx, t, name, fmt.Sprintf("SELECT %s FROM %s WHERE %s = %s ORDER BY rowid", strings.Join(exprs, ", "), duckIdent(t.phys), duckIdent(hiddenFile), duckString(name)))
 	if err != nil {
 		return written{}, err
 	}
-	return df.written(keep, rows)
+	w, err := df.written(keep, rows)
+	if err == nil && tr.tracked {
+		w.adds[0].tracked, w.adds[0].baseRowID, w.adds[0].rowVersion = true, tr.baseRowID, tr.rowVersion
+	}
+	return w, err
 }
+
+// rewriteTouched writes, after a DELETE, UPDATE or MERGE, one data file of the rows the
+// statement changed or inserted (their data file is cleared: withChangedMark) and of the rows
+// left in the files it touched (files now holding fewer rows than they were written with), and
+// returns it with the touched files, which the commit removes, and the rows copied from them:
+// Delta's copy-on-write rewrites the files it touches and leaves the others as they are.
+func (e *DuckDB) rewriteTouched(ctx context.Context, t *tableMeta) (written, []dataFile, int64, error) {
+	res, err := e.duckQuery(ctx, fmt.Sprintf("SELECT %[1]s, count(*) FROM %[2]s WHERE %[1]s IS NOT NULL GROUP BY %[1]s", duckIdent(hiddenFile), duckIdent(t.phys)))
+	if err != nil {
+		return written{}, nil, 0, err
+	}
+	left := map[string]int64{}
+	for i := range res.Rows {
+		left[res.String(i, 0)] = res.Int(i, 1)
+	}
+	var touched []dataFile
+	var names []string
+	var copied int64
+	for _, f := range t.files {
+		if n := left[f.path]; n < f.rows {
+			touched = append(touched, f)
+			names = append(names, duckString(f.path))
+			copied += n
+		}
+	}
+	where := duckIdent(hiddenFile) + " IS NULL"
+	if len(names) > 0 {
+		where += " OR " + duckIdent(hiddenFile) + " IN (" + strings.Join(names, ", ") + ")"
+	}
+	w, err := e.writeRows(ctx, t, where)
+	return w, touched, copied, err
+}
+
+// newDataFileName is the name of a new data file, as Delta writers name them.
+func newDataFileName() string { return fmt.Sprintf("part-00000-%s-c000.snappy.parquet", newUUID()) }
 
 // pendingFile is a data file written and not yet committed.
 type pendingFile struct{ name, dir, file string }
 
-// newDataFile writes the rows of query as a Parquet file for t: in the table's location
+// newDataFile writes the rows of query as the Parquet file name of t: in the table's location
 // when that is a local folder whose log the engine keeps (keep), else in the working
 // directory, where written removes it once measured.
-func (e *DuckDB) newDataFile(ctx context.Context, t *tableMeta, query string) (pendingFile, bool, error) {
-	name := fmt.Sprintf("part-00000-%s-c000.snappy.parquet", newUUID())
+func (e *DuckDB) newDataFile(ctx context.Context, t *tableMeta, name, query string) (pendingFile, bool, error) {
 	dir, local := localPath(t.location)
 	keep := local && !t.foreignLog
 	if !keep {
@@ -413,7 +502,7 @@ func (e *DuckDB) constraintQuery(ctx context.Context, t *tableMeta, expr, relati
 	if err != nil {
 		return "", err
 	}
-	q, _, err := e.rewrite(ctx, &Session{Catalog: t.catalog, Schema: t.schema}, p.toks, rewriteOpts{})
+	q, _, err := e.rewrite(ctx, &Session{Catalog: t.catalog, Schema: t.schema}, p.toks, rewriteOpts{bareTables: true})
 	if err != nil {
 		return "", err
 	}

@@ -201,15 +201,34 @@ func (e *DuckDB) appendValues(ctx context.Context, t *tableMeta, rows [][]string
 	if err := e.constraintViolation(ctx, t, relation); err != nil {
 		return written{}, e.classify(err)
 	}
-	df, keep, err := e.newDataFile(ctx, t, fmt.Sprintf("SELECT %s FROM (%s) AS r", strings.Join(phys, ", "), relation))
+	name := newDataFileName()
+	df, keep, err := e.newDataFile(ctx, t, name, fmt.Sprintf("SELECT %s FROM (%s) AS r", strings.Join(phys, ", "), relation))
 	if err != nil {
 		return written{}, e.classify(err)
 	}
-	if _, err := e.duckExec(ctx, fmt.Sprintf("INSERT INTO %s (%s) %s", duckIdent(t.phys), strings.Join(names, ", "), relation)); err != nil {
+	// The rows go in with their data file and, with row tracking, fresh row IDs in the
+	// order they were written (rowtracking.go).
+	hidden := []string{duckIdent(hiddenFile)}
+	hvals := []string{duckString(name)}
+	var tr dataFile
+	if t.rowTracking() {
+		tr = dataFile{tracked: true, baseRowID: t.nextRowID, rowVersion: t.nextVersion()}
+		hidden = append(hidden, duckIdent(hiddenRowID), duckIdent(hiddenRowVersion))
+		hvals = append(hvals, fmt.Sprintf("%d + row_number() OVER () - 1", tr.baseRowID), fmt.Sprintf("%d", tr.rowVersion))
+	}
+	if _, err := e.duckExec(ctx, fmt.Sprintf("INSERT INTO %s (%s, %s) SELECT r.*, %s FROM (%s) AS r", duckIdent(t.phys),
+		strings.Join(names, ", "), strings.Join(hidden, ", "), strings.Join(hvals, ", "), relation)); err != nil {
 		_ = os.Remove(df.file)
 		return written{}, e.classify(err)
 	}
-	return df.written(keep, int64(len(rows)))
+	if tr.tracked {
+		t.nextRowID += int64(len(rows))
+	}
+	w, err := df.written(keep, int64(len(rows)))
+	if err == nil && tr.tracked {
+		w.adds[0].tracked, w.adds[0].baseRowID, w.adds[0].rowVersion = true, tr.baseRowID, tr.rowVersion
+	}
+	return w, err
 }
 
 // Start flushes every interval in a goroutine until Close. The first error stops it and is

@@ -1,0 +1,1 @@
+COPY INTO `main`.`sa``les`.`or ders` FROM (SELECT `id`, `customer_id` AS `customer_key`, CAST(`amount` AS DECIMAL(18,4)) AS `amount` FROM 's3://lake/orders/_zerobus/table_rejected_parquets/2026/01/0\'1\\/') FILEFORMAT = PARQUET FILES = ('part-1.parquet', 'it\'s.parquet', 'back\\slash.parquet') COPY_OPTIONS ('force' = 'true', 'mergeSchema' = 'false')

@@ -1,0 +1,1 @@
+COPY INTO `main`.`sales`.`orders` FROM 's3://lake/orders/_zerobus/table_rejected_parquets/2026/01/0\'1\\/' FILEFORMAT = PARQUET VALIDATE ALL FILES = ('part-1.parquet', 'it\'s.parquet', 'back\\slash.parquet') COPY_OPTIONS ('force' = 'true', 'mergeSchema' = 'false')

@@ -1,0 +1,1 @@
+SELECT count(*) AS records, count(CASE WHEN k0 IS NULL OR k1 IS NULL THEN 1 END) AS null_keys FROM read_files('/Volumes/main/sales/staging/run1/_zbrecover/keys/run-x\\[1\\].parquet', format => 'parquet') WHERE g = '3'

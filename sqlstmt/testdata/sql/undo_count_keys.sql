@@ -1,0 +1,1 @@
+SELECT count(*) AS matched, 0 AS modified FROM `main`.`sa``les`.`or ders` WHERE (`order id`, `re``gion`) IN (SELECT k0, k1 FROM read_files('/Volumes/main/sales/staging/run1/_zbrecover/keys/run-x\\[1\\].parquet', format => 'parquet') WHERE g = '3')

@@ -1,0 +1,1 @@
+SELECT count(*) AS matched, count(CASE WHEN _metadata.row_commit_version <> 12 THEN 1 END) AS modified FROM `main`.`sa``les`.`or ders` WHERE _metadata.row_id BETWEEN 0 AND 99 OR _metadata.row_id = 250 OR _metadata.row_id BETWEEN 300 AND 419

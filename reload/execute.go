@@ -402,6 +402,9 @@ func (r *runner) execute(ctx context.Context, st *journal.State, newBatches []Ba
 		if err := r.stage(ctx, files); err != nil {
 			return err
 		}
+		if r.run.stopped() {
+			return fmt.Errorf("%w after staging: stopped on request; nothing of these batches was loaded", ErrInterrupted)
+		}
 		// The copies are in place: check the statements against them now.
 		if err := r.preflight(ctx, r.toSend); err != nil {
 			return err
@@ -829,6 +832,11 @@ func (r *runner) preflight(ctx context.Context, stmts []string) error {
 	}
 	tell(r.run.Progress.Validate, 0, len(stmts))
 	for i, s := range stmts {
+		// A graceful stop waits for the statement in flight, not for every batch's check:
+		// nothing is loaded yet, and the next run checks them again.
+		if r.run.stopped() {
+			return fmt.Errorf("%w during preflight: stopped on request; nothing of these batches was loaded", ErrInterrupted)
+		}
 		if err := check(s); err != nil {
 			return err
 		}

@@ -297,7 +297,18 @@ func (w *watcher) terminate(limit time.Duration) (int, time.Duration) {
 	select {
 	case <-w.exited:
 	case <-time.After(limit):
-		w.t.Fatalf("the watcher did not stop within %s of SIGTERM\nstderr: %.3000s", limit, w.stderr)
+		// Where it is stuck: SIGQUIT makes the Go runtime print every goroutine's stack.
+		_ = w.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-w.exited:
+		case <-time.After(10 * time.Second):
+		}
+		events := w.all()
+		var tail []string
+		for _, e := range events[max(0, len(events)-10):] {
+			tail = append(tail, fmt.Sprintf("%s %s %s %s %s", e.Event, e.Table, e.Status, e.Error, e.Reason))
+		}
+		w.t.Fatalf("the watcher did not stop within %s of SIGTERM\nlast events:\n%s\nstderr and stacks: %s", limit, strings.Join(tail, "\n"), w.stderr)
 	}
 	return w.cmd.ProcessState.ExitCode(), time.Since(start)
 }

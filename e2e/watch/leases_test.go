@@ -119,8 +119,9 @@ func TestKilledWatcherConverges(t *testing.T) {
 		s.writeFiles(table, 1_000_000+i*1000, files, folders) // ids far from the writers'
 		s.s.Apply(map[string]any{"zerobus": []map[string]any{{"table": table, "interval_ms": 20}}})
 	}
-	// Each load statement takes 150 ms more: 200 batches outlast the ten kills.
-	s.s.Apply(map[string]any{"faults": []map[string]any{{"method": "ExecuteStatement", "match": "(?i)^COPY INTO .* FILES", "times": -1,
+	// Each load statement (not its VALIDATE check) takes 150 ms more: 200 batches outlast the
+	// ten kills.
+	s.s.Apply(map[string]any{"faults": []map[string]any{{"method": "ExecuteStatement", "match": "(?i)^COPY INTO .* FILEFORMAT = PARQUET FILES", "times": -1,
 		"action": "delay", "delay_ms": 150}}})
 	args := []string{"--interval", "1s", "--lease", "5s", "--cleanup-after", "1s"}
 	once := func(table string) {
@@ -136,7 +137,7 @@ func TestKilledWatcherConverges(t *testing.T) {
 	var moments []string
 	for k := 0; k < kills; k++ {
 		w := s.startWatch(args...)
-		delay := 300*time.Millisecond + time.Duration(rng.Int64N(int64(3*time.Second)))
+		delay := 300*time.Millisecond + time.Duration(rng.Int64N(int64(6*time.Second)))
 		time.Sleep(delay)
 		events := w.all()
 		w.kill()
@@ -144,7 +145,11 @@ func TestKilledWatcherConverges(t *testing.T) {
 		if len(events) > 0 {
 			last = events[len(events)-1].Event
 		}
-		moments = append(moments, fmt.Sprintf("%s (after %s)", delay.Round(time.Millisecond), last))
+		var loaded int64
+		for i, table := range s.tables {
+			loaded += s.s.Count(fmt.Sprintf("SELECT count(*) FROM %s WHERE id > %d", table, 1_000_000+i*1000))
+		}
+		moments = append(moments, fmt.Sprintf("%s (after %s, %d of %d parked rows loaded)", delay.Round(time.Millisecond), last, loaded, n*files))
 		for _, e := range events {
 			if e.Event == "skipped_locked" {
 				t.Errorf("kill %d: a restarted watcher left a table locked by a dead one: %s", k+1, e.Reason)
@@ -158,7 +163,7 @@ func TestKilledWatcherConverges(t *testing.T) {
 
 	// SIGTERM while a statement runs: it finishes and is journaled.
 	s.s.ClearFaults()
-	s.s.Apply(map[string]any{"faults": []map[string]any{{"method": "ExecuteStatement", "match": "(?i)^COPY INTO .* FILES", "times": -1,
+	s.s.Apply(map[string]any{"faults": []map[string]any{{"method": "ExecuteStatement", "match": "(?i)^COPY INTO .* FILEFORMAT = PARQUET FILES", "times": -1,
 		"action": "delay", "delay_ms": 2000}}})
 	left := func() int {
 		total := 0

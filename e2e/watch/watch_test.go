@@ -16,7 +16,7 @@ import (
 	"github.com/zbrecover/zbrecover/e2e/e2etest"
 )
 
-// TestWatchTablesBreakAndGetFixed: twelve managed tables with Zerobus committing to each; eight
+// TestWatchTablesBreakAndGetFixed: fifty managed tables with Zerobus committing to each; eight
 // break while one watcher runs (a column dropped: their records parked), are fixed, one breaks
 // a second time. Every record the writers produced is in its table exactly once; each blocked
 // table raised one alert per time it broke; nothing was deleted before its batch was verified
@@ -25,15 +25,11 @@ import (
 // alerted once for review, and deletes every other file. The metrics endpoint, scraped all
 // along, shows the parked counts falling to zero (to the files kept), /healthz answers ok;
 // SIGTERM stops the watcher, exit 0.
-//
-// Twelve tables, not the fifty of a real workspace: each cycle recovers its tables one after
-// the other on the 2 cores CI has, and fifty made the test take several minutes; the code paths
-// are the same for any number (the cost of many quiet tables is BenchmarkWatchCycle1000).
 func TestWatchTablesBreakAndGetFixed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two binaries; breaks and fixes tables while a watcher runs")
 	}
-	const n = 12
+	const n = 50
 	all := make([]int, n)
 	for i := range all {
 		all[i] = i

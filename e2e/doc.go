@@ -18,4 +18,7 @@
 //   - undo: undo against `demo serve` while Zerobus commits: a wrong load undone by row IDs,
 //     files and keys (or refused) and loaded again right; OPTIMIZE in between; cleaned runs
 //     with and without an archive; kill -9 of an undo at random moments.
+//   - watch: zbrecover watch against `demo serve` over fifty tables that Zerobus keeps
+//     writing to: tables break and get fixed, alerts, cleanup after --cleanup-after, the
+//     metrics scraped; two watchers on one journal; kill -9 of a watcher at random moments.
 package e2e

@@ -89,7 +89,7 @@ var importRules = []importRule{
 	{dir: "undo", only: []string{"databricks", "delta", "journal", "reload", "sqlstmt", "tableref"}},
 	// history reads the journal for zbrecover history, and writes nothing.
 	{dir: "history", only: []string{"journal", "internal/suggest"}},
-	{dir: "doctor", only: []string{"databricks", "inspect", "reload", "schemadiff", "sqlstmt", "storage", "tableref", "internal/jsonout", "internal/redact", "internal/fallback", "internal/suggest", "internal/textfmt"}},
+	{dir: "doctor", only: []string{"databricks", "inspect", "schemadiff", "sqlstmt", "storage", "tableref", "internal/jsonout", "internal/redact", "internal/fallback", "internal/suggest", "internal/textfmt"}},
 	{dir: "internal/fake/warehouse", only: []string{"delta", "inspect", "schemadiff", "storage", "storage/local", "internal/fake/warehouse/tcli"}},
 	{dir: "internal/fake/warehouse/tcli", only: []string{}},
 	{dir: "internal/fake/workspace", only: []string{"internal/fake/warehouse", "databricks/uctest", "schemadiff"}},

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/zbrecover/zbrecover/tableref"
 	"strings"
+
+	"github.com/zbrecover/zbrecover/tableref"
 
 	"github.com/spf13/cobra"
 )

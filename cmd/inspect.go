@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/tableref"
@@ -248,7 +249,7 @@ func inspectKeyPlace(ctx context.Context, o *InspectOptions, tgt *tableref.Ref) 
 	if o.StageTo == "" && tgt.Info != nil && strings.EqualFold(tgt.Info.TableType, "MANAGED") {
 		return WithCode(ExitUsage, fmt.Sprintf("--key on the managed table %s needs --stage-to %s: the warehouse may not read the fallback "+
 			"folder by path (LOCATION_OVERLAP), so zbrecover reads the key columns itself and puts one keys file where the warehouse "+
-			"may read it; nothing was read", tgt.TableName(), reload.StageToSuggestion(tgt.Name)))
+			"may read it; nothing was read", tgt.TableName(), databricks.StageToSuggestion(tgt.Name)))
 	}
 	if o.StageTo == "" {
 		return nil

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
@@ -64,7 +65,7 @@ func inspectKeys(ctx context.Context, o *InspectOptions, tgt *tableref.Ref, rep 
 	ov, err := reload.Overlap(ctx, wh, tgt.Name, keys, srcs)
 	if err != nil {
 		if errors.Is(err, reload.ErrLocationOverlap) {
-			return nil, fmt.Errorf("--key: %w; give --stage-to %s: zbrecover then reads the key columns itself and puts one keys file there", err, reload.StageToSuggestion(tgt.Name))
+			return nil, fmt.Errorf("--key: %w; give --stage-to %s: zbrecover then reads the key columns itself and puts one keys file there", err, databricks.StageToSuggestion(tgt.Name))
 		}
 		return nil, fmt.Errorf("--key: %w", err)
 	}

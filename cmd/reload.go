@@ -925,7 +925,7 @@ func reloadExit(ctx context.Context, err error, rep *inspect.Report, prep *reloa
 		for _, r := range o.Renames {
 			cmdline += " --rename " + textfmt.Shell(r)
 		}
-		to, where := reload.StageToSuggestion(tgt.Name), "(the volume must exist; the workspace identity needs WRITE VOLUME on it)"
+		to, where := databricks.StageToSuggestion(tgt.Name), "(the volume must exist; the workspace identity needs WRITE VOLUME on it)"
 		if vols := o.F.schemaVolumes(ctx, tgt.Name); len(vols) > 0 {
 			to = textfmt.Shell(strings.Replace(to, "<volume>", vols[0], 1))
 			where = fmt.Sprintf("(the volumes of %s.%s: %s; the workspace identity needs READ VOLUME and WRITE VOLUME on the one chosen)",

@@ -9,8 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/zbrecover/zbrecover/internal/jsonout"
-	"github.com/zbrecover/zbrecover/internal/redact"
 	"log"
 	"log/slog"
 	"os"
@@ -18,6 +16,9 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+
+	"github.com/zbrecover/zbrecover/internal/jsonout"
+	"github.com/zbrecover/zbrecover/internal/redact"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"

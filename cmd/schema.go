@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/zbrecover/zbrecover/internal/textfmt"
-	"github.com/zbrecover/zbrecover/tableref"
 	"io"
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/zbrecover/zbrecover/internal/textfmt"
+	"github.com/zbrecover/zbrecover/tableref"
 
 	"github.com/spf13/cobra"
 	"github.com/zbrecover/zbrecover/schemadiff"

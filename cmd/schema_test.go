@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/zbrecover/zbrecover/tableref"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zbrecover/zbrecover/tableref"
 
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/internal/iostreams"

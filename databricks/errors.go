@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/zbrecover/zbrecover/internal/redact"
 	"net"
 	"net/url"
 	"strings"
+
+	"github.com/zbrecover/zbrecover/internal/redact"
 
 	"github.com/databricks/databricks-sdk-go/apierr"
 )

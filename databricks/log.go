@@ -5,12 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/zbrecover/zbrecover/internal/redact"
 	"io"
 	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/zbrecover/zbrecover/internal/redact"
 
 	sdklogger "github.com/databricks/databricks-sdk-go/logger"
 	dbsqllog "github.com/databricks/databricks-sql-go/logger"

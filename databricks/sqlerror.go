@@ -3,9 +3,10 @@ package databricks
 import (
 	"context"
 	"errors"
-	"github.com/zbrecover/zbrecover/internal/redact"
 	"regexp"
 	"strings"
+
+	"github.com/zbrecover/zbrecover/internal/redact"
 
 	dbsqlerr "github.com/databricks/databricks-sql-go/errors"
 )
@@ -292,4 +293,13 @@ func RefusedBeforeCommit(err error) bool {
 		return strings.Contains(se.ErrorClass, "CONCURRENT")
 	}
 	return false
+}
+
+// IsLocationOverlap reports whether err is Unity Catalog's refusal of a path read inside a
+// managed table's storage: the class LOCATION_OVERLAP, recognised by SQLSTATE-free text too.
+func IsLocationOverlap(err error) bool {
+	if err == nil {
+		return false
+	}
+	return Classify(err).Class == ClassLocationOverlap || strings.Contains(err.Error(), "LOCATION_OVERLAP")
 }

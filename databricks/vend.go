@@ -3,9 +3,10 @@ package databricks
 import (
 	"context"
 	"fmt"
-	"github.com/zbrecover/zbrecover/internal/redact"
 	"sync"
 	"time"
+
+	"github.com/zbrecover/zbrecover/internal/redact"
 
 	"github.com/databricks/databricks-sdk-go/service/catalog"
 	"github.com/zbrecover/zbrecover/storage"

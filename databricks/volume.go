@@ -477,3 +477,9 @@ func (c *countingSeeker) Seek(off int64, whence int) (int64, error) {
 	}
 	return c.ReadSeeker.Seek(off, whence)
 }
+
+// StageToSuggestion is the --stage-to path suggested when Unity Catalog refuses the fallback
+// folder: a directory of a volume (to be named) in the table's schema.
+func StageToSuggestion(n TableName) string {
+	return fmt.Sprintf("/Volumes/%s/%s/<volume>/zbrecover-%s", n.Catalog, n.Schema, n.Table)
+}

@@ -6,8 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/databricks/databricks-sql-go/driverctx"
-	"github.com/zbrecover/zbrecover/internal/redact"
 	"io"
 	"net/http"
 	"net/url"
@@ -15,6 +13,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/databricks/databricks-sql-go/driverctx"
+	"github.com/zbrecover/zbrecover/internal/redact"
+	"github.com/zbrecover/zbrecover/sqlstmt"
 
 	"github.com/databricks/databricks-sdk-go/config"
 	dbsql "github.com/databricks/databricks-sql-go"
@@ -341,3 +343,18 @@ type notFoundError struct{ msg string }
 
 func (e *notFoundError) Error() string        { return e.msg }
 func (e *notFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// Querier runs a statement and reads its whole result: a Warehouse, or one of its Sessions.
+type Querier interface {
+	QueryAll(ctx context.Context, stmt string, args ...any) (*Result, error)
+}
+
+// ProbeTagging reports whether the warehouse takes a commit tag on a session: it sets (and
+// clears) the tag on s, and returns the refusal when it does not. Doctor, reload and undo use it.
+func ProbeTagging(ctx context.Context, s Querier, run string) error {
+	if _, err := s.QueryAll(ctx, sqlstmt.SetTag("zbrecover:"+run+":probe")); err != nil {
+		return err
+	}
+	_, err := s.QueryAll(ctx, sqlstmt.SetTag(""))
+	return err
+}

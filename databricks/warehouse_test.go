@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/zbrecover/zbrecover/internal/redact"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/zbrecover/zbrecover/internal/redact"
 )
 
 // thriftRecorder stands in for a warehouse that rejects every session with 401, recording

@@ -26,7 +26,6 @@ import (
 	"github.com/zbrecover/zbrecover/internal/redact"
 	"github.com/zbrecover/zbrecover/internal/suggest"
 	"github.com/zbrecover/zbrecover/internal/textfmt"
-	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/sqlstmt"
 	"github.com/zbrecover/zbrecover/storage"
@@ -264,7 +263,7 @@ func (r *run) commitTags(ctx context.Context) Check {
 		return Check{Status: Warn, Detail: "could not open a session to probe commit tags: " + err.Error()}
 	}
 	defer s.Close()
-	if err := reload.ProbeTagging(ctx, s, "doctor"); err != nil {
+	if err := databricks.ProbeTagging(ctx, s, "doctor"); err != nil {
 		return Check{Status: Warn, Detail: "the warehouse does not take a commit tag (SET spark.databricks.delta.commitInfo.userMetadata: " +
 			databricks.Classify(err).Error() + "): a batch whose answer is lost is settled only when exactly one commit can be its, " +
 			"and cleanup keeps such a batch's files until verify --key proves them",
@@ -801,14 +800,14 @@ func (r *run) pathAccess(ctx context.Context) Check {
 			d += "; --stage-to is not needed"
 		}
 		return Check{Status: OK, Detail: d}
-	case reload.IsLocationOverlap(err):
+	case databricks.IsLocationOverlap(err):
 		d := "the warehouse may not read the fallback folder by path: Unity Catalog refuses it (LOCATION_OVERLAP: it lies inside the managed table's storage)"
 		if staged {
 			return Check{Status: OK, Detail: "reload loads through the staged copies in " + r.o.StageTo +
 				", which --stage-to makes it write first (the warehouse may not read the fallback folder itself: LOCATION_OVERLAP, it lies inside the managed table's storage)"}
 		}
 		n := r.table.Name
-		to := reload.StageToSuggestion(n)
+		to := databricks.StageToSuggestion(n)
 		where := "(the volume must exist; the identity needs READ VOLUME and WRITE VOLUME on it; run doctor with the same --stage-to to check them)"
 		if vols, err := r.client.Volumes(ctx, n.Catalog, n.Schema); err == nil {
 			schema := n.Catalog + "." + n.Schema

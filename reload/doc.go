@@ -61,7 +61,7 @@
 //	execute.go   Execute: the batches' statements, journaled
 //	settle.go    which commit holds a batch (one rule)
 //	history.go   reading DESCRIBE HISTORY (ParseHistory, Commit)
-//	tag.go       commit tags and the tagging probe (ProbeTagging)
+//	tag.go       commit tags and the tagging probe (databricks.ProbeTagging)
 //	foreign.go   runs of other journals in the history, the claim commit
 //	stage.go     copying files to the staging location, the staging claim
 //	staged.go    the staged copies' names (StagedPath)

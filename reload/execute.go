@@ -568,7 +568,7 @@ func (r *runner) send(ctx context.Context, w work) error {
 			_ = r.result(context.WithoutCancel(ctx), w.n, nil, "interrupted: the statement was cancelled; outcome unknown until the next run settles it")
 			r.rep.addOpen(w, "interrupted")
 			return fmt.Errorf("batch %d: %w", w.n, ErrInterrupted)
-		case isLocationOverlap(err) && databricks.RefusedBeforeCommit(err):
+		case databricks.IsLocationOverlap(err) && databricks.RefusedBeforeCommit(err):
 			_ = r.result(ctx, w.n, nil, se.Error())
 			_ = r.outcome(ctx, w, journal.BatchFailed, "LOCATION_OVERLAP: nothing was read", nil, nil, "")
 			return fmt.Errorf("batch %d: %w", w.n, ErrLocationOverlap)
@@ -814,7 +814,7 @@ func (r *runner) preflight(ctx context.Context, stmts []string) error {
 		if err == nil {
 			return nil
 		}
-		if isLocationOverlap(err) {
+		if databricks.IsLocationOverlap(err) {
 			return ErrLocationOverlap
 		}
 		if ctx.Err() != nil {
@@ -849,24 +849,6 @@ func (r *runner) preflight(ctx context.Context, stmts []string) error {
 // the statement) into its VALIDATE ALL form.
 func validateOf(stmt string) string {
 	return strings.Replace(stmt, " FILEFORMAT = PARQUET FILES = (", " FILEFORMAT = PARQUET VALIDATE ALL FILES = (", 1)
-}
-
-// StageToSuggestion is the --stage-to path suggested when Unity Catalog refuses the fallback
-// folder: a directory of a volume (to be named) in the table's schema.
-func StageToSuggestion(n databricks.TableName) string {
-	return fmt.Sprintf("/Volumes/%s/%s/<volume>/zbrecover-%s", n.Catalog, n.Schema, n.Table)
-}
-
-// IsLocationOverlap reports whether err is Unity Catalog's refusal of a path read inside a
-// managed table's storage: the class LOCATION_OVERLAP, recognised by SQLSTATE-free text too.
-func IsLocationOverlap(err error) bool { return isLocationOverlap(err) }
-
-func isLocationOverlap(err error) bool {
-	if err == nil {
-		return false
-	}
-	se := databricks.Classify(err)
-	return se.Class == databricks.ClassLocationOverlap || strings.Contains(err.Error(), "LOCATION_OVERLAP")
 }
 
 // isConflict reports a transaction conflict: retryable on the same batch.

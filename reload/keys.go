@@ -207,7 +207,7 @@ func Overlap(ctx context.Context, wh Warehouse, table databricks.TableName, keys
 	res, err := wh.QueryAll(ctx, sqlstmt.Overlap(table, keys, srcs))
 	rep.Statements = 1
 	if err != nil {
-		if isLocationOverlap(err) {
+		if databricks.IsLocationOverlap(err) {
 			return nil, fmt.Errorf("measure the overlap by key: %w", ErrLocationOverlap)
 		}
 		return nil, fmt.Errorf("measure the overlap by key: %w", err)
@@ -389,7 +389,7 @@ func Reconcile(ctx context.Context, wh Warehouse, table databricks.TableName, ke
 	res, err := wh.QueryAll(ctx, sqlstmt.ReconcileByLabel(table, keys, srcs))
 	kc.Statements = 1
 	if err != nil {
-		if isLocationOverlap(err) {
+		if databricks.IsLocationOverlap(err) {
 			return nil, nil, fmt.Errorf("reconcile by key: %w", ErrLocationOverlap)
 		}
 		return nil, nil, fmt.Errorf("reconcile by key: %w", err)

@@ -68,16 +68,6 @@ func tagRun(tag string) (string, bool) {
 	return run, ok && run != ""
 }
 
-// ProbeTagging reports whether the warehouse takes a commit tag on a session: it sets (and
-// clears) the tag on s, and returns the refusal when it does not. Doctor and reload use it.
-func ProbeTagging(ctx context.Context, s Warehouse, run string) error {
-	if _, err := s.QueryAll(ctx, sqlstmt.SetTag("zbrecover:"+run+":probe")); err != nil {
-		return err
-	}
-	_, err := s.QueryAll(ctx, sqlstmt.SetTag(""))
-	return err
-}
-
 // startTagging opens the session loads run on and probes whether the warehouse takes a
 // commit tag. A refusal leaves the run untagged (the report says so); any other failure to
 // open a session is an error.
@@ -89,7 +79,7 @@ func (r *runner) startTagging(ctx context.Context) error {
 	if err := r.openSession(ctx); err != nil {
 		return err
 	}
-	if err := ProbeTagging(ctx, r.session, r.w.Run()); err != nil {
+	if err := databricks.ProbeTagging(ctx, r.session, r.w.Run()); err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w while probing commit tags", ErrInterrupted)
 		}

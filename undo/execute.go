@@ -460,7 +460,7 @@ func (x *executor) startTagging(ctx context.Context) {
 		x.rep.Warnings = append(x.rep.Warnings, "no session could be held for commit tags ("+err.Error()+"): DELETEs go untagged")
 		return
 	}
-	if err := reload.ProbeTagging(ctx, s, x.p.State.Run); err != nil {
+	if err := databricks.ProbeTagging(ctx, s, x.p.State.Run); err != nil {
 		_ = s.Close()
 		x.rep.Warnings = append(x.rep.Warnings, "the warehouse does not take a commit tag: a DELETE's commit is settled from the history only as the only candidate (weaker evidence)")
 		return

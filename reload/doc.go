@@ -58,7 +58,9 @@
 //	prepare.go   Prepare, Options, Deps, the table's lock (LockTable)
 //	plan.go      NewPlan: batches, folders, projections, blocked groups
 //	work.go      what a run will do, for the plan and the continue prompt
-//	execute.go   Execute: the batches' statements, journaled
+//	execute.go   Execute: the batches' statements, journaled, and the report
+//	statement.go a batch's COPY INTO (or VALIDATE) as the run sends it
+//	preflight.go the VALIDATE checks before the first load
 //	settle.go    which commit holds a batch (one rule)
 //	history.go   reading DESCRIBE HISTORY (ParseHistory, Commit)
 //	tag.go       commit tags and the tagging probe (databricks.ProbeTagging)
@@ -66,7 +68,7 @@
 //	stage.go     copying files to the staging location, the staging claim
 //	staged.go    the staged copies' names (StagedPath)
 //	keys.go      key columns, the overlap of parked records with the table (Overlap)
-//	keysfile.go  writing a keys file (BuildKeys)
+//	keysfile.go  writing a keys file (BuildKeys), the run's before its first load
 //	keycheck.go  checking a run's keys against the table
 //	dedupe.go    the load by key (MERGE through a staging table)
 //	verify.go    verify's and cleanup's re-check of a run (Checker)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/journal"
-	"github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/sqlstmt"
 )
 
@@ -300,57 +299,6 @@ func (p *Prepared) Execute(ctx context.Context, ro RunOptions) (*Report, error) 
 
 func (r *runner) files(b *Batch) []journal.File { return journalFiles(r.p.Plan.Prefix, b.Files) }
 
-// statementOf is the statement batch b sends now (validate: its VALIDATE ALL form), rendered
-// from the parts the journal keeps against this process's source; a batch already sent is
-// sent again exactly as before (its source cannot have changed since). A journal of an
-// earlier version that kept only the statement gives that statement.
-func (r *runner) statementOf(b *journal.BatchState, validate bool) string {
-	if b.Attempts > 0 && !validate && b.Intent != nil {
-		return b.Intent.SQL
-	}
-	sel, ok := r.selectOf(b)
-	if !ok {
-		if validate {
-			return validateOf(b.SQL)
-		}
-		return b.SQL
-	}
-	table := r.p.tgt.Name
-	if r.st != nil && r.st.Merge != nil {
-		table = StagingTable(r.p.tgt.Name, r.st.Run)
-	}
-	if sqlstmt.Forced(b.SQL) {
-		// A redo planned from the fallback folder: rendered forced again, as planned.
-		folder, names := batchNames(r.p.Plan.Prefix, b.Files, nil)
-		return copySQL(table, r.p.Source, folder, sel, names, validate, true)
-	}
-	return r.batchSQL(table, b.Batch, b.Files, sel, validate)
-}
-
-// batchSQL renders the load of a batch's files with the projection sel into table (the
-// target, or a load by key's staging table, which takes the batch number as a column), from
-// the run's source: the fallback folder, or the files' staged paths.
-func (r *runner) batchSQL(table databricks.TableName, batch int, files []journal.File, sel string, validate bool) string {
-	var staged map[string]string
-	if r.o.Stage != nil {
-		staged = r.stagedMap(files)
-	}
-	folder, names := batchNames(r.p.Plan.Prefix, files, staged)
-	if table != r.p.tgt.Name {
-		return stagingCopySQL(table, batch, r.p.Source, folder, sel, names, validate)
-	}
-	return CopySQL(table, r.p.Source, folder, sel, names, validate)
-}
-
-// selectOf returns the batch's projection as planned, and false for journals of earlier
-// versions that kept only the statement (and rendered one with a projection).
-func (r *runner) selectOf(b *journal.BatchState) (string, bool) {
-	if b.Select != "" || !strings.Contains(b.SQL, "(SELECT ") {
-		return b.Select, true
-	}
-	return "", false
-}
-
 func (r *runner) execute(ctx context.Context, st *journal.State, newBatches []Batch, base int) error {
 	var todo []work
 	if st != nil {
@@ -495,15 +443,6 @@ func (r *runner) forcedNotCommitted(w work, why string) bool {
 		}
 	}
 	return strings.HasPrefix(why, "no commit after version")
-}
-
-// statementOfWork is the statement an open batch is sent again with: the one its last
-// attempt sent (the source cannot have changed after an intent).
-func (r *runner) statementOfWork(b *journal.BatchState, w work) string {
-	if b.Intent != nil {
-		return b.Intent.SQL
-	}
-	return w.sql
 }
 
 // send writes the intent, runs the statement (retrying transaction conflicts on the same
@@ -802,55 +741,6 @@ func (r *runner) finish(ctx context.Context, runErr error) (*Report, error) {
 	return rep, runErr
 }
 
-// preflight runs VALIDATE ALL for every statement (pass/fail only; its rows are never read),
-// or, with NoValidate, one cheap probe of path access. A LOCATION_OVERLAP refusal anywhere
-// stops the reload before anything is loaded.
-func (r *runner) preflight(ctx context.Context, stmts []string) error {
-	if len(stmts) == 0 {
-		return nil
-	}
-	check := func(stmt string) error {
-		_, err := r.d.Warehouse.QueryAll(ctx, stmt)
-		if err == nil {
-			return nil
-		}
-		if databricks.IsLocationOverlap(err) {
-			return ErrLocationOverlap
-		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("%w during preflight", ErrInterrupted)
-		}
-		if se := databricks.Classify(err); se.Class == databricks.ClassAuth || se.Class == databricks.ClassConnection {
-			// Not a refusal of the files: the warehouse was not reached, or refused the
-			// credentials.
-			return fmt.Errorf("preflight: %w; nothing was loaded", err)
-		}
-		return fmt.Errorf("%w: %v", ErrValidate, err)
-	}
-	if r.o.NoValidate {
-		stmts = stmts[:1]
-	}
-	tell(r.run.Progress.Validate, 0, len(stmts))
-	for i, s := range stmts {
-		// A graceful stop waits for the statement in flight, not for every batch's check:
-		// nothing is loaded yet, and the next run checks them again.
-		if r.run.stopped() {
-			return fmt.Errorf("%w during preflight: stopped on request; nothing of these batches was loaded", ErrInterrupted)
-		}
-		if err := check(s); err != nil {
-			return err
-		}
-		tell(r.run.Progress.Validate, i+1, len(stmts))
-	}
-	return nil
-}
-
-// validateOf turns a load statement of a journal of an earlier version (which kept only
-// the statement) into its VALIDATE ALL form.
-func validateOf(stmt string) string {
-	return strings.Replace(stmt, " FILEFORMAT = PARQUET FILES = (", " FILEFORMAT = PARQUET VALIDATE ALL FILES = (", 1)
-}
-
 // isConflict reports a transaction conflict: retryable on the same batch.
 func isConflict(se *databricks.SQLError) bool {
 	if se.Class == databricks.ClassConcurrentCopy {
@@ -895,94 +785,4 @@ func outcomeVersion(b *journal.BatchState) *int64 {
 		return b.Outcome.Version
 	}
 	return nil
-}
-
-// writeKeys reads the key columns of the run's files that no keys file of the run with the
-// same key holds (the batches about to be sent, and those sent before) into one keys file,
-// and records it. Nothing happens without Options.Keys.
-func (r *runner) writeKeys(ctx context.Context, todo []work) error {
-	keys := r.o.Keys
-	if len(keys) == 0 {
-		return nil
-	}
-	place := r.o.KeysPlace
-	if place == nil && r.o.Stage != nil {
-		place = &KeysPlace{Dst: r.o.Stage.Dst, Location: r.o.Stage.Location}
-	}
-	if place == nil {
-		return fmt.Errorf("no place for the keys file")
-	}
-	covered := map[int]bool{}
-	if r.st != nil {
-		for _, kf := range r.st.KeysFiles {
-			if sameKey(kf.Columns, keys) {
-				for _, b := range kf.Batches {
-					covered[b] = true
-				}
-			}
-		}
-	}
-	groups := map[string]schemadiff.Schema{}
-	footer := map[string]int64{}
-	for _, g := range r.p.rep.Groups {
-		groups[g.SchemaID] = g.Schema
-	}
-	for _, f := range r.p.rep.Files {
-		footer[r.p.Plan.Prefix+f.Key] = f.FooterBytes
-	}
-	type batch struct {
-		n     int
-		group string
-		files []journal.File
-	}
-	var all []batch
-	if r.st != nil {
-		for _, b := range r.st.Batches {
-			all = append(all, batch{b.Batch, b.Group, b.Files})
-		}
-	}
-	seen := map[int]bool{}
-	for _, b := range all {
-		seen[b.n] = true
-	}
-	for _, w := range todo {
-		if !seen[w.n] {
-			all = append(all, batch{w.n, w.group, w.files})
-		}
-	}
-	var srcs []KeysSource
-	var nums []int
-	for _, b := range all {
-		if covered[b.n] || len(b.files) == 0 {
-			continue
-		}
-		if _, ok := groups[b.group]; !ok {
-			return fmt.Errorf("batch %d: its schema group %s is not among the files listed now", b.n, b.group)
-		}
-		nums = append(nums, b.n)
-		for _, f := range b.files {
-			srcs = append(srcs, KeysSource{Key: f.Key, Size: f.Size, Rows: f.Rows, Label: fmt.Sprint(b.n), Group: b.group, FooterBytes: footer[f.Key]})
-		}
-	}
-	if len(srcs) == 0 {
-		return nil
-	}
-	kf, err := BuildKeys(ctx, r.p.tgt.Root, srcs, KeysSpec{Key: keys, Table: r.p.table.Schema, Groups: groups, Renames: r.o.Renames}, *place, r.w.Run(), r.run.Progress.Keys)
-	if err != nil {
-		return err
-	}
-	kf.Batches = nums
-	return r.w.Append(ctx, journal.Record{Kind: journal.KindKeys, Keys: kf})
-}
-
-func sameKey(a []string, b Keys) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !strings.EqualFold(a[i], b[i]) {
-			return false
-		}
-	}
-	return true
 }

@@ -191,3 +191,93 @@ func reportSources(rep *inspect.Report) []KeysSource {
 	}
 	return out
 }
+
+// writeKeys reads the key columns of the run's files that no keys file of the run with the
+// same key holds (the batches about to be sent, and those sent before) into one keys file,
+// and records it. Nothing happens without Options.Keys.
+func (r *runner) writeKeys(ctx context.Context, todo []work) error {
+	keys := r.o.Keys
+	if len(keys) == 0 {
+		return nil
+	}
+	place := r.o.KeysPlace
+	if place == nil && r.o.Stage != nil {
+		place = &KeysPlace{Dst: r.o.Stage.Dst, Location: r.o.Stage.Location}
+	}
+	if place == nil {
+		return fmt.Errorf("no place for the keys file")
+	}
+	covered := map[int]bool{}
+	if r.st != nil {
+		for _, kf := range r.st.KeysFiles {
+			if sameKey(kf.Columns, keys) {
+				for _, b := range kf.Batches {
+					covered[b] = true
+				}
+			}
+		}
+	}
+	groups := map[string]schemadiff.Schema{}
+	footer := map[string]int64{}
+	for _, g := range r.p.rep.Groups {
+		groups[g.SchemaID] = g.Schema
+	}
+	for _, f := range r.p.rep.Files {
+		footer[r.p.Plan.Prefix+f.Key] = f.FooterBytes
+	}
+	type batch struct {
+		n     int
+		group string
+		files []journal.File
+	}
+	var all []batch
+	if r.st != nil {
+		for _, b := range r.st.Batches {
+			all = append(all, batch{b.Batch, b.Group, b.Files})
+		}
+	}
+	seen := map[int]bool{}
+	for _, b := range all {
+		seen[b.n] = true
+	}
+	for _, w := range todo {
+		if !seen[w.n] {
+			all = append(all, batch{w.n, w.group, w.files})
+		}
+	}
+	var srcs []KeysSource
+	var nums []int
+	for _, b := range all {
+		if covered[b.n] || len(b.files) == 0 {
+			continue
+		}
+		if _, ok := groups[b.group]; !ok {
+			return fmt.Errorf("batch %d: its schema group %s is not among the files listed now", b.n, b.group)
+		}
+		nums = append(nums, b.n)
+		for _, f := range b.files {
+			srcs = append(srcs, KeysSource{Key: f.Key, Size: f.Size, Rows: f.Rows, Label: fmt.Sprint(b.n), Group: b.group, FooterBytes: footer[f.Key]})
+		}
+	}
+	if len(srcs) == 0 {
+		return nil
+	}
+	kf, err := BuildKeys(ctx, r.p.tgt.Root, srcs, KeysSpec{Key: keys, Table: r.p.table.Schema, Groups: groups, Renames: r.o.Renames}, *place, r.w.Run(), r.run.Progress.Keys)
+	if err != nil {
+		return err
+	}
+	kf.Batches = nums
+	return r.w.Append(ctx, journal.Record{Kind: journal.KindKeys, Keys: kf})
+}
+
+func sameKey(a []string, b Keys) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !strings.EqualFold(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}

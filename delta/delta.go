@@ -557,41 +557,56 @@ func (s *state) fromCheckpoint(ctx context.Context, b storage.Backend, cp *check
 	return nil
 }
 
-var (
-	metaDataKey = []byte(`"metaData"`)
-	protocolKey = []byte(`"protocol"`)
-)
+var metaDataKey = []byte(`"metaData"`)
 
 // readJSONActions scans newline-delimited actions and returns the metaData and protocol ones
 // (the last of each, though a commit holds at most one).
 func readJSONActions(ctx context.Context, b storage.Backend, f logFile) (*metaData, *protocol, error) {
+	return readMetaDataAnd[protocol](ctx, b, f, "protocol")
+}
+
+// readMetaDataAnd scans a JSON commit for its metaData action and the action named other,
+// decoded as a T, and returns the last of each (nil when the commit has none); a metaData
+// without a schema is an error.
+func readMetaDataAnd[T any](ctx context.Context, b storage.Backend, f logFile, other string) (*metaData, *T, error) {
 	var (
 		md *metaData
-		p  *protocol
+		o  *T
 	)
-	err := scanActions(ctx, b, f, [][]byte{metaDataKey, protocolKey}, func(line []byte) error {
-		var a struct {
-			MetaData *metaData `json:"metaData"`
-			Protocol *protocol `json:"protocol"`
-		}
+	err := scanActions(ctx, b, f, [][]byte{metaDataKey, []byte(`"` + other + `"`)}, func(line []byte) error {
+		var a map[string]json.RawMessage
 		if err := json.Unmarshal(line, &a); err != nil {
 			return err
 		}
-		if err := checkMetaData(a.MetaData); err != nil {
+		var (
+			lineMD *metaData
+			lineO  *T
+		)
+		if raw, ok := a["metaData"]; ok {
+			if err := json.Unmarshal(raw, &lineMD); err != nil {
+				return err
+			}
+		}
+		if raw, ok := a[other]; ok {
+			if err := json.Unmarshal(raw, &lineO); err != nil {
+				return err
+			}
+		}
+		if err := checkMetaData(lineMD); err != nil {
 			return err
 		}
-		if a.MetaData != nil {
-			md = a.MetaData
+		if lineMD != nil {
+			md = lineMD
 		}
-		if a.Protocol != nil {
-			p = a.Protocol
+		if lineO != nil {
+			o = lineO
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	return md, p, nil
+	return md, o, nil
 }
 
 // scanActions reads the JSON commit f line by line and calls decode for each line holding one

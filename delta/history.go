@@ -2,7 +2,6 @@ package delta
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -146,31 +145,5 @@ func History(ctx context.Context, b storage.Backend, maxCommits int) ([]schemadi
 
 // readCommitSchema scans a JSON commit for its metaData and commitInfo actions.
 func readCommitSchema(ctx context.Context, b storage.Backend, f logFile) (*metaData, *commitInfo, error) {
-	var (
-		md *metaData
-		ci *commitInfo
-	)
-	err := scanActions(ctx, b, f, [][]byte{metaDataKey, commitInfoKey}, func(line []byte) error {
-		var a struct {
-			MetaData   *metaData   `json:"metaData"`
-			CommitInfo *commitInfo `json:"commitInfo"`
-		}
-		if err := json.Unmarshal(line, &a); err != nil {
-			return err
-		}
-		if err := checkMetaData(a.MetaData); err != nil {
-			return err
-		}
-		if a.MetaData != nil {
-			md = a.MetaData
-		}
-		if a.CommitInfo != nil {
-			ci = a.CommitInfo
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return md, ci, nil
+	return readMetaDataAnd[commitInfo](ctx, b, f, "commitInfo")
 }

@@ -129,6 +129,10 @@ func drained(r io.Reader) error {
 	}
 }
 
+// ContextReader returns a reader of r that fails with ctx's error once ctx is done, so that
+// a copy from it stops between two reads.
+func ContextReader(ctx context.Context, r io.Reader) io.Reader { return &ctxReader{ctx: ctx, r: r} }
+
 // ctxReader stops a read once ctx is done.
 type ctxReader struct {
 	ctx context.Context

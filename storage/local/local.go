@@ -398,7 +398,7 @@ func (b *Backend) write(ctx context.Context, key string, r io.Reader, size int64
 	}
 	defer root.Remove(tmpName) // gone after the rename; after the link, the extra name
 	h := md5.New()
-	_, err = io.Copy(io.MultiWriter(tmp, h), &ctxReader{ctx: ctx, r: storage.ExactReader(r, size)})
+	_, err = io.Copy(io.MultiWriter(tmp, h), storage.ContextReader(ctx, storage.ExactReader(r, size)))
 	if err == nil {
 		err = tmp.Chmod(0o644)
 	}
@@ -487,19 +487,6 @@ func syncDir(root *os.Root, dir string) error {
 		return nil // the file system does not sync folders
 	}
 	return err
-}
-
-// ctxReader stops a copy once ctx is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c *ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // Copy implements storage.Copier: the source file is opened as ReadRange opens it (a link

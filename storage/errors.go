@@ -44,6 +44,16 @@ func IsRetryable(err error) bool {
 	return errors.As(err, &r)
 }
 
+// HTTPStatus returns the HTTP status code of an SDK error: status of the first error of type
+// E in err's chain, or 0 when there is none (the request got no answer).
+func HTTPStatus[E error](err error, status func(E) int) int {
+	var e E
+	if errors.As(err, &e) {
+		return status(e)
+	}
+	return 0
+}
+
 // RetryableStatus reports whether an HTTP status code means "try again later": 408, 429,
 // 500, 502, 503 and 504.
 func RetryableStatus(code int) bool {

@@ -519,11 +519,7 @@ func (b *Backend) DeleteBatch(ctx context.Context, reqs []storage.DeleteRequest)
 }
 
 func status(err error) int {
-	var re *azcore.ResponseError
-	if errors.As(err, &re) {
-		return re.StatusCode
-	}
-	return 0
+	return storage.HTTPStatus(err, func(re *azcore.ResponseError) int { return re.StatusCode })
 }
 
 // fail translates an SDK error with storage.RequestError: BlobNotFound, ConditionNotMet (or a

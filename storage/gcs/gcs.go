@@ -330,11 +330,7 @@ func (b *Backend) Delete(ctx context.Context, key string, cond storage.Precondit
 }
 
 func code(err error) int {
-	var ge *googleapi.Error
-	if errors.As(err, &ge) {
-		return ge.Code
-	}
-	return 0
+	return storage.HTTPStatus(err, func(ge *googleapi.Error) int { return ge.Code })
 }
 
 // fail translates an SDK error with storage.RequestError: not found, a failed generation

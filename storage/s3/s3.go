@@ -412,11 +412,7 @@ var retryableCodes = map[string]bool{
 }
 
 func statusOf(err error) int {
-	var re *awshttp.ResponseError
-	if errors.As(err, &re) {
-		return re.HTTPStatusCode()
-	}
-	return 0
+	return storage.HTTPStatus(err, (*awshttp.ResponseError).HTTPStatusCode)
 }
 
 // fail translates an SDK error with storage.RequestError.

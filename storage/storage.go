@@ -209,6 +209,26 @@ type BatchDeleter interface {
 	MaxBatchDelete() int
 }
 
+// BatchResults begins a store's DeleteBatch of reqs in loc: more than max requests is an
+// error, and so is a done ctx when there are requests. Otherwise it returns one result per
+// request, in order, each with its Key, for the store to fill in.
+func BatchResults(ctx context.Context, loc string, reqs []DeleteRequest, max int) ([]DeleteResult, error) {
+	if len(reqs) > max {
+		return nil, fmt.Errorf("delete batch in %s: %d keys, at most %d per request", loc, len(reqs), max)
+	}
+	res := make([]DeleteResult, len(reqs))
+	if len(reqs) == 0 {
+		return res, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("delete batch in %s: %w", loc, err)
+	}
+	for i, r := range reqs {
+		res[i].Key = r.Key
+	}
+	return res, nil
+}
+
 // ReadAll reads a whole range into memory. It is a convenience for small reads (footers, logs).
 func ReadAll(ctx context.Context, b Backend, key string, off, n int64) ([]byte, error) {
 	rc, err := b.ReadRange(ctx, key, off, n)

@@ -445,15 +445,9 @@ func (b *Backend) MaxBatchDelete() int { return MaxBatchDelete }
 // DeleteBatch implements storage.BatchDeleter with one blob batch request; each sub-request
 // carries its own If-Match. Requests whose precondition has no ETag are deleted one by one.
 func (b *Backend) DeleteBatch(ctx context.Context, reqs []storage.DeleteRequest) ([]storage.DeleteResult, error) {
-	if len(reqs) > MaxBatchDelete {
-		return nil, fmt.Errorf("delete batch in %s: %d keys, at most %d per request", b.loc, len(reqs), MaxBatchDelete)
-	}
-	res := make([]storage.DeleteResult, len(reqs))
-	if len(reqs) == 0 {
-		return res, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("delete batch in %s: %w", b.loc, err)
+	res, err := storage.BatchResults(ctx, b.loc, reqs, MaxBatchDelete)
+	if err != nil || len(res) == 0 {
+		return res, err
 	}
 	cc, err := b.client(ctx)
 	if err != nil {
@@ -465,7 +459,6 @@ func (b *Backend) DeleteBatch(ctx context.Context, reqs []storage.DeleteRequest)
 	}
 	var batched []int // request index of each sub-request
 	for i, r := range reqs {
-		res[i].Key = r.Key
 		if res[i].Err = storage.CheckKey(r.Key, b.loc); res[i].Err != nil {
 			continue
 		}

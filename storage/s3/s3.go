@@ -344,20 +344,13 @@ func (b *Backend) MaxBatchDelete() int { return MaxBatchDelete }
 // object's ETag as its precondition. Requests whose precondition has no ETag are deleted one
 // by one with Delete.
 func (b *Backend) DeleteBatch(ctx context.Context, reqs []storage.DeleteRequest) ([]storage.DeleteResult, error) {
-	if len(reqs) > MaxBatchDelete {
-		return nil, fmt.Errorf("delete batch in %s: %d keys, at most %d per request", b.loc, len(reqs), MaxBatchDelete)
-	}
-	res := make([]storage.DeleteResult, len(reqs))
-	if len(reqs) == 0 {
-		return res, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("delete batch in %s: %w", b.loc, err)
+	res, err := storage.BatchResults(ctx, b.loc, reqs, MaxBatchDelete)
+	if err != nil || len(res) == 0 {
+		return res, err
 	}
 	var objs []types.ObjectIdentifier
 	var batched []int
 	for i, r := range reqs {
-		res[i].Key = r.Key
 		k, err := b.key(r.Key)
 		switch {
 		case err != nil:

@@ -76,8 +76,9 @@ type Backend struct {
 	expires time.Time
 	refresh func(ctx context.Context) (*container.Client, time.Time, error)
 
-	// refusedCopies holds the source containers the service refused a CopyFrom from (403).
-	refusedCopies sync.Map
+	// copies names Azure in CopyFrom's errors and holds the source containers the service
+	// refused a CopyFrom from (403).
+	copies storage.CopyScope
 }
 
 var (
@@ -187,6 +188,7 @@ func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backen
 		pageSize:  DefaultPageSize,
 		loc:       loc.String(),
 		base:      strings.TrimSuffix(base.String(), "/"),
+		copies:    storage.CopyScope{Store: "Azure", Bucket: "container", Elsewhere: "in another storage account"},
 	}
 	if cfg.PageSize > 0 {
 		b.pageSize = int32(min(cfg.PageSize, DefaultPageSize))
@@ -618,26 +620,15 @@ func (b *Backend) Copy(ctx context.Context, srcKey, dstKey string, cond storage.
 // When it refuses (403), CopyFrom fails with storage.ErrNotSupported and sends no more copies
 // from that container, so storage.CopyObject reads the blob with src's own credentials.
 func (b *Backend) CopyFrom(ctx context.Context, src storage.Backend, srcKey, dstKey string, cond storage.Precondition, opts storage.PutOptions) (storage.ObjectInfo, error) {
-	sb, ok := storage.Unwrap(src).(*Backend)
-	if !ok {
-		return storage.ObjectInfo{}, fmt.Errorf("copy %s to %s: the source is not on Azure: %w", storage.ObjectURL(src, srcKey), b.url(dstKey), storage.ErrNotSupported)
-	}
-	if sb == b {
-		return b.copyFrom(ctx, b, srcKey, dstKey, cond, opts)
-	}
-	scc, err := sb.client(ctx)
+	sb, err := storage.CopySource(&b.copies, src, srcKey, b, dstKey, func(b *Backend) (string, string, error) {
+		cc, err := b.client(ctx)
+		if err != nil {
+			return "", "", err
+		}
+		return serviceOf(cc.URL()), b.container, nil
+	})
 	if err != nil {
 		return storage.ObjectInfo{}, err
-	}
-	dcc, err := b.client(ctx)
-	if err != nil {
-		return storage.ObjectInfo{}, err
-	}
-	switch {
-	case serviceOf(scc.URL()) != serviceOf(dcc.URL()):
-		return storage.ObjectInfo{}, fmt.Errorf("copy %s to %s: the source is in another storage account: %w", sb.url(srcKey), b.url(dstKey), storage.ErrNotSupported)
-	case b.copyRefused(sb.container):
-		return storage.ObjectInfo{}, fmt.Errorf("copy %s to %s: the service refused a copy from container %s before: %w", sb.url(srcKey), b.url(dstKey), sb.container, storage.ErrNotSupported)
 	}
 	return b.copyFrom(ctx, sb, srcKey, dstKey, cond, opts)
 }
@@ -653,12 +644,6 @@ func serviceOf(containerURL string) string {
 	u.Path = path.Dir(strings.TrimSuffix(u.Path, "/"))
 	u.RawPath = ""
 	return strings.ToLower(u.Host) + u.Path
-}
-
-// copyRefused reports whether a copy from the container was refused for lack of permission.
-func (b *Backend) copyRefused(container string) bool {
-	_, refused := b.refusedCopies.Load(container)
-	return refused
 }
 
 // copyFrom copies srcKey of sb (b itself, or another container of b's account) to dstKey of b.
@@ -694,8 +679,7 @@ func (b *Backend) copyFrom(ctx context.Context, sb *Backend, srcKey, dstKey stri
 	resp, err := dst.StartCopyFromURL(ctx, src.URL(), co)
 	if err != nil {
 		if sb != b && status(err) == http.StatusForbidden {
-			b.refusedCopies.Store(sb.container, true)
-			return storage.ObjectInfo{}, fmt.Errorf("copy %s inside Azure: %w (%w)", where, storage.ErrNotSupported, b.fail("copy", dstKey, err, false))
+			return storage.ObjectInfo{}, b.copies.Refused(sb.container, where, b.fail("copy", dstKey, err, false))
 		}
 		return storage.ObjectInfo{}, sb.copyFailed(ctx, srcKey, where, cond, opts, err)
 	}

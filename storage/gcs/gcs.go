@@ -53,8 +53,9 @@ type Backend struct {
 	vended   bool // the token comes from cfg.Credentials (Unity Catalog)
 	// endpoint is cfg.GCSEndpoint or STORAGE_EMULATOR_HOST ("" for Google's).
 	endpoint string
-	// refusedCopies holds the source buckets GCS refused a CopyFrom from (403).
-	refusedCopies sync.Map
+	// copies names GCS in CopyFrom's errors and holds the source buckets GCS refused a
+	// CopyFrom from (403).
+	copies storage.CopyScope
 }
 
 var (
@@ -152,6 +153,7 @@ func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backen
 		loc:      loc.String(),
 		vended:   cfg.Credentials != nil && cfg.GCSEndpoint == "",
 		endpoint: cfg.GCSEndpoint,
+		copies:   storage.CopyScope{Store: "GCS", Bucket: "bucket", Elsewhere: "on another endpoint"},
 	}
 	if cfg.PageSize > 0 {
 		b.pageSize = min(cfg.PageSize, DefaultPageSize)
@@ -438,22 +440,13 @@ func (b *Backend) Copy(ctx context.Context, srcKey, dstKey string, cond storage.
 // refuses them (403), CopyFrom fails with storage.ErrNotSupported and sends no more copies
 // from that bucket, so storage.CopyObject reads the object with src's own credentials.
 func (b *Backend) CopyFrom(ctx context.Context, src storage.Backend, srcKey, dstKey string, cond storage.Precondition, opts storage.PutOptions) (storage.ObjectInfo, error) {
-	sb, ok := storage.Unwrap(src).(*Backend)
-	switch {
-	case !ok:
-		return storage.ObjectInfo{}, fmt.Errorf("copy %s to %s: the source is not on GCS: %w", storage.ObjectURL(src, srcKey), b.url(dstKey), storage.ErrNotSupported)
-	case sb.endpoint != b.endpoint:
-		return storage.ObjectInfo{}, fmt.Errorf("copy %s to %s: the source is on another endpoint: %w", sb.url(srcKey), b.url(dstKey), storage.ErrNotSupported)
-	case sb != b && b.copyRefused(sb.name):
-		return storage.ObjectInfo{}, fmt.Errorf("copy %s to %s: GCS refused a copy from bucket %s with these credentials before: %w", sb.url(srcKey), b.url(dstKey), sb.name, storage.ErrNotSupported)
+	sb, err := storage.CopySource(&b.copies, src, srcKey, b, dstKey, func(b *Backend) (string, string, error) {
+		return b.endpoint, b.name, nil
+	})
+	if err != nil {
+		return storage.ObjectInfo{}, err
 	}
 	return b.copyFrom(ctx, sb, srcKey, dstKey, cond, opts)
-}
-
-// copyRefused reports whether a copy from bucket was refused for lack of permission.
-func (b *Backend) copyRefused(bucket string) bool {
-	_, refused := b.refusedCopies.Load(bucket)
-	return refused
 }
 
 // copyFrom copies srcKey of sb (b itself, or another backend on b's endpoint) to dstKey of b,
@@ -492,8 +485,7 @@ func (b *Backend) copyFrom(ctx context.Context, sb *Backend, srcKey, dstKey stri
 	}
 	where := sb.url(srcKey) + " to " + b.url(dstKey)
 	if sb != b && code(err) == http.StatusForbidden {
-		b.refusedCopies.Store(sb.name, true)
-		return storage.ObjectInfo{}, fmt.Errorf("copy %s inside GCS: %w (%w)", where, storage.ErrNotSupported, b.fail("copy", dstKey, err, false))
+		return storage.ObjectInfo{}, b.copies.Refused(sb.name, where, b.fail("copy", dstKey, err, false))
 	}
 	err = sb.fail("copy", srcKey, err, true)
 	if !errors.Is(err, storage.ErrNotExist) && !errors.Is(err, storage.ErrPreconditionFailed) {

@@ -14,7 +14,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -56,8 +55,9 @@ type Backend struct {
 	endpointFrom string
 	// vended is set when the credentials come from cfg.Credentials (Unity Catalog).
 	vended bool
-	// refusedCopies holds the source buckets S3 refused a CopyFrom from (403).
-	refusedCopies sync.Map
+	// copies names S3 in CopyFrom's errors and holds the source buckets S3 refused a
+	// CopyFrom from (403).
+	copies storage.CopyScope
 }
 
 var (
@@ -146,6 +146,7 @@ func New(ctx context.Context, loc storage.Location, cfg storage.Config) (*Backen
 		endpointURL:  redact.String(endpoint),
 		endpointFrom: endpointFrom,
 		vended:       cfg.Credentials != nil,
+		copies:       storage.CopyScope{Store: "S3", Bucket: "bucket", Elsewhere: "on another endpoint"},
 	}
 	if cfg.PageSize > 0 {
 		b.pageSize = int32(min(cfg.PageSize, 1000))
@@ -615,22 +616,13 @@ func (b *Backend) Copy(ctx context.Context, srcKey, dstKey string, cond storage.
 // (403), CopyFrom fails with storage.ErrNotSupported and sends no more copies from that
 // bucket, so storage.CopyObject reads the object with src's own credentials instead.
 func (b *Backend) CopyFrom(ctx context.Context, src storage.Backend, srcKey, dstKey string, cond storage.Precondition, opts storage.PutOptions) (storage.ObjectInfo, error) {
-	sb, ok := storage.Unwrap(src).(*Backend)
-	switch {
-	case !ok:
-		return storage.ObjectInfo{}, fmt.Errorf("copy %s to %s: the source is not on S3: %w", storage.ObjectURL(src, srcKey), b.url(dstKey), storage.ErrNotSupported)
-	case sb.endpointURL != b.endpointURL:
-		return storage.ObjectInfo{}, fmt.Errorf("copy %s to %s: the source is on another endpoint: %w", sb.url(srcKey), b.url(dstKey), storage.ErrNotSupported)
-	case sb != b && b.copyRefused(sb.bucket):
-		return storage.ObjectInfo{}, fmt.Errorf("copy %s to %s: S3 refused a copy from bucket %s with these credentials before: %w", sb.url(srcKey), b.url(dstKey), sb.bucket, storage.ErrNotSupported)
+	sb, err := storage.CopySource(&b.copies, src, srcKey, b, dstKey, func(b *Backend) (string, string, error) {
+		return b.endpointURL, b.bucket, nil
+	})
+	if err != nil {
+		return storage.ObjectInfo{}, err
 	}
 	return b.copyFrom(ctx, sb, srcKey, dstKey, cond, opts)
-}
-
-// copyRefused reports whether a copy from bucket was refused for lack of permission.
-func (b *Backend) copyRefused(bucket string) bool {
-	_, refused := b.refusedCopies.Load(bucket)
-	return refused
 }
 
 // copyFrom copies srcKey of sb (b itself, or another backend on b's endpoint) to dstKey of b.
@@ -671,8 +663,7 @@ func (b *Backend) copyFrom(ctx context.Context, sb *Backend, srcKey, dstKey stri
 	if sdkErr != nil {
 		err = b.fail("copy", dstKey, sdkErr)
 		if sb != b && statusOf(sdkErr) == http.StatusForbidden {
-			b.refusedCopies.Store(sb.bucket, true)
-			return storage.ObjectInfo{}, fmt.Errorf("copy %s inside S3: %w (%w)", sb.url(srcKey), storage.ErrNotSupported, err)
+			return storage.ObjectInfo{}, b.copies.Refused(sb.bucket, sb.url(srcKey)+" to "+b.url(dstKey), err)
 		}
 		if !errors.Is(err, storage.ErrPreconditionFailed) {
 			return storage.ObjectInfo{}, err

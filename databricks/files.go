@@ -102,23 +102,7 @@ func newFilesClient(cfg *config.Config, transport http.RoundTripper, o Options) 
 			log.Info("files api concurrency raised", "limit", to, "max", maxConc)
 		}
 	}})
-	p := o.FilesRetry
-	d := DefaultFilesRetryPolicy()
-	if p.MaxAttempts < 1 {
-		p.MaxAttempts = d.MaxAttempts
-	}
-	if p.InitialDelay <= 0 {
-		p.InitialDelay = d.InitialDelay
-	}
-	if p.MaxDelay <= 0 {
-		p.MaxDelay = d.MaxDelay
-	}
-	if p.Multiplier < 1 {
-		p.Multiplier = d.Multiplier
-	}
-	if p.Sleep == nil {
-		p.Sleep = sleepCtx
-	}
+	p := o.FilesRetry.WithDefaults(DefaultFilesRetryPolicy())
 	if p.OnRetry == nil {
 		p.OnRetry = func(op string, attempt int, err error, wait time.Duration) {
 			log.Info("files api request failed, retrying", "op", op, "attempt", attempt, "max_attempts", p.MaxAttempts,
@@ -127,17 +111,6 @@ func newFilesClient(cfg *config.Config, transport http.RoundTripper, o Options) 
 	}
 	fc.policy = p
 	return fc
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // filesRequest is one Files API call.

@@ -31,8 +31,9 @@ func DefaultRetryPolicy() RetryPolicy {
 	return RetryPolicy{MaxAttempts: 5, InitialDelay: 200 * time.Millisecond, MaxDelay: 10 * time.Second, Multiplier: 2}
 }
 
-func (p RetryPolicy) withDefaults() RetryPolicy {
-	d := DefaultRetryPolicy()
+// WithDefaults returns p with each zero field (or out of range: fewer than 1 attempt, a
+// multiplier below 1) taken from d, and a timer for a nil Sleep.
+func (p RetryPolicy) WithDefaults(d RetryPolicy) RetryPolicy {
 	if p.MaxAttempts < 1 {
 		p.MaxAttempts = d.MaxAttempts
 	}
@@ -64,7 +65,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // Backoff returns the wait after the given failed try (1 for the first), with jitter.
 func (p RetryPolicy) Backoff(attempt int) time.Duration {
-	p = p.withDefaults()
+	p = p.WithDefaults(DefaultRetryPolicy())
 	d := float64(p.InitialDelay)
 	for i := 1; i < attempt && d < float64(p.MaxDelay); i++ {
 		d *= p.Multiplier
@@ -95,7 +96,7 @@ func (p RetryPolicy) pause(ctx context.Context, op string, attempt int, err erro
 // the same way, a retried create-only Put or Copy can report ErrExist for the object its own
 // lost try wrote; the error then says that an earlier try was made.
 func WithRetry(b Backend, policy RetryPolicy) Backend {
-	return &retrying{inner: b, p: policy.withDefaults()}
+	return &retrying{inner: b, p: policy.WithDefaults(DefaultRetryPolicy())}
 }
 
 type retrying struct {

@@ -455,26 +455,8 @@ func (s *State) apply(r Record, batches map[int]*BatchState, owned bool) error {
 			}
 		}
 	case KindStaging:
-		if r.Staging.Removing && r.Staging.Removed {
-			return fmt.Errorf("a staging record both removing and removed")
-		}
-		s.Staging = append(s.Staging, *r.Staging)
-		for _, st := range r.Staging.Files {
-			f := s.byKey[st.Source]
-			if f == nil {
-				continue
-			}
-			switch {
-			case r.Staging.Removing:
-				if f.Staged != st.Key || f.StagedLocation != r.Staging.Location {
-					return fmt.Errorf("removal of staged copy %s of %s, which the run does not hold there", st.Key, st.Source)
-				}
-				f.StagedRemoving = true
-			case r.Staging.Removed:
-				f.StagedRemoved, f.StagedRemoving = true, false
-			default:
-				f.Staged, f.StagedSize, f.StagedLocation, f.StagedRemoved, f.StagedRemoving = st.Key, st.Size, r.Staging.Location, false, false
-			}
+		if err := s.applyStaging(r, func(format string, args ...any) error { return fmt.Errorf(format, args...) }); err != nil {
+			return err
 		}
 	case KindDeleteIntent:
 		for _, f := range r.Deletion.Files {
@@ -589,6 +571,39 @@ func (s *State) UndoneFiles() []FileState {
 		}
 	}
 	return out
+}
+
+// applyStaging applies a staging record to the run's files: their copies staged, being
+// removed or removed. A record both removing and removed, and a removal of a copy the run
+// does not hold there, are passed to refuse (a format and its arguments): for the first the
+// record is not applied at all; for the second that file is left as it is, and applying
+// stops at refuse's error when it returns one.
+func (s *State) applyStaging(r Record, refuse func(format string, args ...any) error) error {
+	if r.Staging.Removing && r.Staging.Removed {
+		return refuse("a staging record both removing and removed")
+	}
+	s.Staging = append(s.Staging, *r.Staging)
+	for _, st := range r.Staging.Files {
+		f := s.byKey[st.Source]
+		if f == nil {
+			continue
+		}
+		switch {
+		case r.Staging.Removing:
+			if f.Staged != st.Key || f.StagedLocation != r.Staging.Location {
+				if err := refuse("removal of staged copy %s of %s, which the run does not hold there", st.Key, st.Source); err != nil {
+					return err
+				}
+				continue
+			}
+			f.StagedRemoving = true
+		case r.Staging.Removed:
+			f.StagedRemoved, f.StagedRemoving = true, false
+		default:
+			f.Staged, f.StagedSize, f.StagedLocation, f.StagedRemoved, f.StagedRemoving = st.Key, st.Size, r.Staging.Location, false, false
+		}
+	}
+	return nil
 }
 
 // applyMerge applies a merge record: planned names the staging table and the key (the same

@@ -457,30 +457,10 @@ func sameKeys(a, b []File) bool {
 // staging applies a forked staging record; a removal of a copy the run does not hold there
 // is skipped.
 func (w *wedging) staging(r Record) {
-	s := w.p.s
-	if r.Staging.Removing && r.Staging.Removed {
-		w.skip(r, "a staging record both removing and removed")
-		return
-	}
-	s.Staging = append(s.Staging, *r.Staging)
-	for _, st := range r.Staging.Files {
-		f := s.byKey[st.Source]
-		if f == nil {
-			continue
-		}
-		switch {
-		case r.Staging.Removing:
-			if f.Staged != st.Key || f.StagedLocation != r.Staging.Location {
-				w.skip(r, "removal of staged copy %s of %s, which the run does not hold there", st.Key, st.Source)
-				continue
-			}
-			f.StagedRemoving = true
-		case r.Staging.Removed:
-			f.StagedRemoved, f.StagedRemoving = true, false
-		default:
-			f.Staged, f.StagedSize, f.StagedLocation, f.StagedRemoved, f.StagedRemoving = st.Key, st.Size, r.Staging.Location, false, false
-		}
-	}
+	_ = w.p.s.applyStaging(r, func(format string, args ...any) error {
+		w.skip(r, format, args...)
+		return nil
+	})
 }
 
 // resolve judges every batch a forked record names (see Wedge) and returns the wedge.

@@ -289,6 +289,26 @@ func (d *Dir) Read(ctx context.Context, tableID, run string) (*Log, error) {
 
 // RunIDs implements Store.
 func (d *Dir) RunIDs(ctx context.Context, tableID string) ([]string, error) {
+	ents, err := d.runDirEntries(tableID)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, e := range ents {
+		ids = append(ids, e.run)
+	}
+	return ids, ctx.Err()
+}
+
+// runDirEntry is a run file in a table's folder and its run id.
+type runDirEntry struct {
+	run string
+	fs.DirEntry
+}
+
+// runDirEntries lists the run files in the table's folder, in name order: regular files named
+// <run id>.jsonl with a valid run id. A table without a folder has none.
+func (d *Dir) runDirEntries(tableID string) ([]runDirEntry, error) {
 	if err := checkName("table id", tableID); err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
@@ -299,13 +319,13 @@ func (d *Dir) RunIDs(ctx context.Context, tableID string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	var ids []string
+	var out []runDirEntry
 	for _, e := range ents {
 		if id, ok := strings.CutSuffix(e.Name(), ".jsonl"); ok && e.Type().IsRegular() && checkName("run id", id) == nil {
-			ids = append(ids, id)
+			out = append(out, runDirEntry{id, e})
 		}
 	}
-	return ids, ctx.Err()
+	return out, nil
 }
 
 // Tables implements Store.

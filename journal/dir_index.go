@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 )
 
@@ -174,22 +173,12 @@ func tornWarning(run string, line, n int) string {
 // probeRuns implements runStore: the run files of the table with their size, modification
 // time and file identity.
 func (d *Dir) probeRuns(ctx context.Context, tableID string) ([]runProbe, error) {
-	if err := checkName("table id", tableID); err != nil {
-		return nil, fmt.Errorf("journal: %w", err)
-	}
-	ents, err := os.ReadDir(filepath.Join(d.dir, tableID))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	ents, err := d.runDirEntries(tableID)
 	if err != nil {
-		return nil, fmt.Errorf("journal: %w", err)
+		return nil, err
 	}
 	var out []runProbe
 	for _, e := range ents {
-		id, ok := strings.CutSuffix(e.Name(), ".jsonl")
-		if !ok || !e.Type().IsRegular() || checkName("run id", id) != nil {
-			continue
-		}
 		fi, err := e.Info()
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // removed since the listing
@@ -197,7 +186,7 @@ func (d *Dir) probeRuns(ctx context.Context, tableID string) ([]runProbe, error)
 		if err != nil {
 			return nil, fmt.Errorf("journal: %w", err)
 		}
-		out = append(out, runProbe{run: id, id: fileIdentity(fi), size: fi.Size()})
+		out = append(out, runProbe{run: e.run, id: fileIdentity(fi), size: fi.Size()})
 	}
 	return out, ctx.Err()
 }

@@ -49,12 +49,7 @@ type Env struct {
 	Log *slog.Logger
 }
 
-func (e Env) log() *slog.Logger {
-	if e.Log == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return e.Log
-}
+func (e Env) log() *slog.Logger { return reload.Deps{Log: e.Log}.Logger() }
 
 // Schema says where the table's schema comes from: File, when set, reads a schema file the
 // operator gave (it has no history); otherwise Source, when set, returns the source named

@@ -204,7 +204,7 @@ func (p *Prepared) Execute(ctx context.Context, ro RunOptions) (*Report, error) 
 		o.Header = ro.Header
 	}
 	tgt := p.tgt
-	r := &runner{p: p, d: d, o: o, run: ro, log: p.d.log(), table: tgt.Name, claimed: map[int64]journal.BatchRef{},
+	r := &runner{p: p, d: d, o: o, run: ro, log: p.d.Logger(), table: tgt.Name, claimed: map[int64]journal.BatchRef{},
 		rep: &Report{TableID: tgt.TableID, Table: tgt.TableName(), Root: tgt.Display(), Guarantee: Guarantee, Tagging: Untagged}}
 	r.hist = &history{wh: p.d.Warehouse, table: tgt.Name, retries: o.HistoryRetries, backoff: o.Backoff}
 	for v, ref := range p.facts.Claimed {

@@ -1,6 +1,7 @@
 package reload
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,11 +32,11 @@ type Session interface {
 	Close() error
 }
 
-// Deps are what a reload works with.
+// Deps are what a reload works with, and an undo (undo.Deps).
 type Deps struct {
 	Warehouse Warehouse
-	// Session opens a session of the warehouse; nil when it has none, and statements then
-	// carry no commit tag.
+	// Session opens a session of the warehouse, on which a statement and its commit tag's
+	// SET run; nil when it has none, and statements then carry no commit tag.
 	Session func(ctx context.Context) (Session, error)
 	Journal journal.Store
 	// Identity is current_user() on the warehouse, "" when unknown: without a tag, a commit
@@ -45,12 +46,10 @@ type Deps struct {
 	Log *slog.Logger
 }
 
-func (d Deps) log() *slog.Logger {
-	if d.Log == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return d.Log
-}
+// Logger returns Log, or a logger that discards everything when Log is nil.
+func (d Deps) Logger() *slog.Logger { return cmp.Or(d.Log, discardLog) }
+
+var discardLog = slog.New(slog.DiscardHandler)
 
 // Options configure Prepare and Execute.
 type Options struct {

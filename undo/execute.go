@@ -244,7 +244,7 @@ func (x *executor) settle(ctx context.Context, u *undoWork) (bool, error) {
 				Reason: "its DELETE answered, but no commit of it is in the table's history yet (" + s.Why + "): re-run undo"})
 			return true, fmt.Errorf("batch %d: %w: %s", n, ErrUnsettled, s.Why)
 		}
-		x.d.log().Info("the DELETE of an unfinished undo is not in the history; it is counted and sent again", "batch", n, "why", s.Why)
+		x.d.Logger().Info("the DELETE of an unfinished undo is not in the history; it is counted and sent again", "batch", n, "why", s.Why)
 		return false, x.closeOpen(ctx, u, "no answer was recorded: the process ended while its DELETE was in flight; "+s.Why)
 	}
 	c := s.Commit
@@ -423,7 +423,7 @@ func (x *executor) undone(ctx context.Context, u *undoWork, deleted *int64, v in
 	x.claimed[v] = journal.BatchRef{Run: x.p.State.Run, Batch: u.bp.Batch, Rows: u.bp.Rows}
 	x.add(BatchReport{Batch: u.bp.Batch, Evidence: u.bp.Evidence, Rows: u.bp.Rows, Matched: u.bp.Matched, Modified: u.bp.Modified,
 		Deleted: deleted, Version: &v, Status: StatusUndone, Reason: why, Attempts: u.attempts})
-	x.d.log().Info("batch undone", "batch", u.bp.Batch, "version", v, "rows", u.bp.Rows)
+	x.d.Logger().Info("batch undone", "batch", u.bp.Batch, "version", v, "rows", u.bp.Rows)
 	return nil
 }
 

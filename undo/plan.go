@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/url"
 	"slices"
 	"sort"
@@ -37,25 +36,10 @@ var (
 // MaxRanges is the most row ID ranges, or data files, one DELETE names by default.
 const MaxRanges = 1000
 
-// Deps are what an undo works with.
-type Deps struct {
-	Warehouse reload.Warehouse
-	// Session opens a session of the warehouse, on which a DELETE and its commit tag's SET
-	// run; nil sends DELETEs untagged.
-	Session func(ctx context.Context) (reload.Session, error)
-	Journal journal.Store
-	// Identity is current_user() on the warehouse ("" when unknown: an untagged DELETE's
-	// commit is then never taken from the history).
-	Identity string
-	Log      *slog.Logger
-}
-
-func (d Deps) log() *slog.Logger {
-	if d.Log == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return d.Log
-}
+// Deps are what an undo works with: a reload's. Session opens the session on which a DELETE
+// and its commit tag's SET run (nil sends DELETEs untagged); without Identity an untagged
+// DELETE's commit is never taken from the history.
+type Deps = reload.Deps
 
 // Request says what to undo.
 type Request struct {

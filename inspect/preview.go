@@ -320,6 +320,20 @@ func leafColumns(md *metadata.FileMetaData, sel []int) (leaves []int, err error)
 	return leaves, err
 }
 
+// columnChunk returns column chunk j of row group r and the offset of its first page: its
+// dictionary page when it has one before the data pages, else its first data page.
+func columnChunk(r *metadata.RowGroupMetaData, j int) (*metadata.ColumnChunkMetaData, int64, error) {
+	cc, err := r.ColumnChunk(j)
+	if err != nil {
+		return nil, 0, err
+	}
+	s := cc.DataPageOffset()
+	if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < s {
+		s = cc.DictionaryPageOffset()
+	}
+	return cc, s, nil
+}
+
 // rowGroupSpan returns the byte range [start, end) that holds the given leaf columns of row
 // group rg, checked against the file's data region.
 func rowGroupSpan(md *metadata.FileMetaData, rg int, leaves []int, size, footerLen int64) (start, end int64, err error) {
@@ -331,7 +345,7 @@ func rowGroupSpan(md *metadata.FileMetaData, rg int, leaves []int, size, footerL
 		dataEnd := size - 8 - footerLen
 		start, end = -1, -1
 		for _, j := range leaves {
-			cc, err := r.ColumnChunk(j)
+			cc, s, err := columnChunk(r, j)
 			if err != nil {
 				return err
 			}

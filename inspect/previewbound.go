@@ -30,13 +30,9 @@ func checkDecodedSize(md *metadata.FileMetaData, rg int, leaves []int, span []by
 		r := md.RowGroup(rg)
 		var total int64
 		for _, j := range leaves {
-			cc, err := r.ColumnChunk(j)
+			cc, s, err := columnChunk(r, j)
 			if err != nil {
 				return err
-			}
-			s := cc.DataPageOffset()
-			if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < s {
-				s = cc.DictionaryPageOffset()
 			}
 			off, end := s-start, s-start+cc.TotalCompressedSize()
 			if off < 0 || end > int64(len(span)) {

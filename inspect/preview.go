@@ -44,25 +44,18 @@ type PreviewOptions struct {
 	TailSize int64
 }
 
-func (o PreviewOptions) maxDecoded() int64 {
-	if o.MaxDecoded <= 0 {
-		return DefaultPreviewMaxDecoded
-	}
-	return o.MaxDecoded
-}
+func (o PreviewOptions) maxDecoded() int64 { return positiveOr(o.MaxDecoded, DefaultPreviewMaxDecoded) }
 
-func (o PreviewOptions) rows() int {
-	if o.Rows <= 0 {
-		return DefaultPreviewRows
-	}
-	return o.Rows
-}
+func (o PreviewOptions) rows() int { return positiveOr(o.Rows, DefaultPreviewRows) }
 
-func (o PreviewOptions) maxBytes() int64 {
-	if o.MaxBytes <= 0 {
-		return DefaultPreviewMaxBytes
+func (o PreviewOptions) maxBytes() int64 { return positiveOr(o.MaxBytes, DefaultPreviewMaxBytes) }
+
+// positiveOr returns v, or def when v is not positive (an option left at zero).
+func positiveOr[T int | int64](v, def T) T {
+	if v <= 0 {
+		return def
 	}
-	return o.MaxBytes
+	return v
 }
 
 // PreviewFile says what a preview read from one file.
@@ -348,10 +341,6 @@ func rowGroupSpan(md *metadata.FileMetaData, rg int, leaves []int, size, footerL
 			cc, s, err := columnChunk(r, j)
 			if err != nil {
 				return err
-			}
-			s := cc.DataPageOffset()
-			if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < s {
-				s = cc.DictionaryPageOffset()
 			}
 			n := cc.TotalCompressedSize()
 			if s < 4 || n <= 0 || s > dataEnd || n > dataEnd-s {

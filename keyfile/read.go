@@ -78,32 +78,22 @@ type Options struct {
 	RowGroupRows int64
 }
 
-func (o Options) concurrency() int {
-	if o.Concurrency <= 0 {
-		return DefaultConcurrency
-	}
-	return o.Concurrency
-}
+func (o Options) concurrency() int { return positiveOr(o.Concurrency, DefaultConcurrency) }
 
-func (o Options) batchRows() int {
-	if o.BatchRows <= 0 {
-		return DefaultBatchRows
-	}
-	return o.BatchRows
-}
+func (o Options) batchRows() int { return positiveOr(o.BatchRows, DefaultBatchRows) }
 
 func (o Options) maxBytesInFlight() int64 {
-	if o.MaxBytesInFlight <= 0 {
-		return DefaultMaxBytesInFlight
-	}
-	return o.MaxBytesInFlight
+	return positiveOr(o.MaxBytesInFlight, DefaultMaxBytesInFlight)
 }
 
-func (o Options) maxPageBytes() int64 {
-	if o.MaxPageBytes <= 0 {
-		return DefaultMaxPageBytes
+func (o Options) maxPageBytes() int64 { return positiveOr(o.MaxPageBytes, DefaultMaxPageBytes) }
+
+// positiveOr returns v, or def when v is not positive (an option left at zero).
+func positiveOr[T int | int64](v, def T) T {
+	if v <= 0 {
+		return def
 	}
-	return o.MaxPageBytes
+	return v
 }
 
 func (o Options) fileBuffer() int64 {

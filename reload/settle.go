@@ -247,15 +247,7 @@ func (r *runner) byTag(ctx context.Context, w work) (*settlement, string, error)
 	if !slices.ContainsFunc(w.tags, func(t string) bool { return t != "" }) || w.firstBase == nil {
 		return nil, "", nil
 	}
-	cs, err := r.hist.since(ctx, *w.firstBase)
-	if err != nil {
-		return nil, "", fmt.Errorf("batch %d: read the table's history to settle it: %w", w.n, err)
-	}
-	latest := cs.Latest
-	r.fresh = &latest
-	r.noteForeign(cs)
-	b, k := r.facts(w, w.expected)
-	s, err := settle(cs.List, cs.Whole, b, k)
+	s, err := r.settleSince(ctx, w)
 	if err != nil {
 		return nil, "", err
 	}
@@ -267,6 +259,20 @@ func (r *runner) byTag(ctx context.Context, w work) (*settlement, string, error)
 	return &s, s.Why, nil
 }
 
+// settleSince reads the table's history since w's first base (noting its latest version and
+// any foreign commits) and settles w against it with the facts of w's expected rows.
+func (r *runner) settleSince(ctx context.Context, w work) (settlement, error) {
+	cs, err := r.hist.since(ctx, *w.firstBase)
+	if err != nil {
+		return settlement{}, fmt.Errorf("batch %d: read the table's history to settle it: %w", w.n, err)
+	}
+	latest := cs.Latest
+	r.fresh = &latest
+	r.noteForeign(cs)
+	b, k := r.facts(w, w.expected)
+	return settle(cs.List, cs.Whole, b, k)
+}
+
 // unique looks for the commit of an earlier send of w (rule 2, or rule 1 when a tag shows up
 // late). Without a known identity, or a first base, nothing is settled this way.
 func (r *runner) unique(ctx context.Context, w work) (*settlement, string, error) {
@@ -276,15 +282,7 @@ func (r *runner) unique(ctx context.Context, w work) (*settlement, string, error
 	if w.firstBase == nil {
 		return nil, "the journal records no base version for the earlier send", nil
 	}
-	cs, err := r.hist.since(ctx, *w.firstBase)
-	if err != nil {
-		return nil, "", fmt.Errorf("batch %d: read the table's history to settle it: %w", w.n, err)
-	}
-	latest := cs.Latest
-	r.fresh = &latest
-	r.noteForeign(cs)
-	b, k := r.facts(w, w.expected)
-	s, err := settle(cs.List, cs.Whole, b, k)
+	s, err := r.settleSince(ctx, w)
 	if err != nil {
 		return nil, "", err
 	}

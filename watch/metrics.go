@@ -52,39 +52,44 @@ func NewMetrics(interval time.Duration) *Metrics {
 	const ns = "zbrecover_watch"
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	f := func(c prometheus.Collector) { reg.MustRegister(c) }
 	m := &Metrics{reg: reg, tables: map[string]bool{}, health: health{started: time.Now(), interval: interval}}
-	m.parkedFiles = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "parked_files",
-		Help: "Fallback files in the table's fallback folder older than --min-age, at the last scan."}, []string{"table"})
-	m.parkedBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "parked_bytes",
-		Help: "Bytes of those fallback files, at the last scan."}, []string{"table"})
-	m.parkedOldest = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "parked_oldest_age_seconds",
-		Help: "Age of the oldest of those fallback files at the last scan (0 when none)."}, []string{"table"})
-	m.blockedFiles = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "blocked_files",
-		Help: "Fallback files of schema groups that block the load, waiting for the table's fix."}, []string{"table"})
-	m.tablesParked = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "tables_parked",
-		Help: "Tables with parked fallback files at the last scan."})
-	m.tablesBlocked = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "tables_blocked",
-		Help: "Tables whose fallback files a schema change blocks (alerted once each until fixed)."})
-	m.tablesQuarantined = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "tables_quarantined",
-		Help: "Tables no longer tried after failing --max-failures cycles in a row."})
-	m.rowsRecovered = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "rows_recovered_total",
-		Help: "Rows loaded into the table by this watcher's reloads."}, []string{"table"})
-	m.batches = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "batches_total",
-		Help: "Batches of this watcher's reloads by outcome (verified, unknown, failed, mismatch)."}, []string{"state"})
-	m.filesDeleted = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "files_deleted_total",
-		Help: "Fallback files cleanup deleted (archived first with --archive-to) after they were proved in the table."}, []string{"table"})
-	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "errors_total",
-		Help: "Failures by kind (warehouse, storage, workspace, journal, lease, other)."}, []string{"kind"})
+	gauge := func(name, help string) prometheus.Gauge {
+		g := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: name, Help: help})
+		reg.MustRegister(g)
+		return g
+	}
+	gaugeVec := func(name, help, label string) *prometheus.GaugeVec {
+		g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: name, Help: help}, []string{label})
+		reg.MustRegister(g)
+		return g
+	}
+	counterVec := func(name, help, label string) *prometheus.CounterVec {
+		c := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: name, Help: help}, []string{label})
+		reg.MustRegister(c)
+		return c
+	}
+	m.parkedFiles = gaugeVec("parked_files",
+		"Fallback files in the table's fallback folder older than --min-age, at the last scan.", "table")
+	m.parkedBytes = gaugeVec("parked_bytes", "Bytes of those fallback files, at the last scan.", "table")
+	m.parkedOldest = gaugeVec("parked_oldest_age_seconds",
+		"Age of the oldest of those fallback files at the last scan (0 when none).", "table")
+	m.blockedFiles = gaugeVec("blocked_files",
+		"Fallback files of schema groups that block the load, waiting for the table's fix.", "table")
+	m.tablesParked = gauge("tables_parked", "Tables with parked fallback files at the last scan.")
+	m.tablesBlocked = gauge("tables_blocked",
+		"Tables whose fallback files a schema change blocks (alerted once each until fixed).")
+	m.tablesQuarantined = gauge("tables_quarantined", "Tables no longer tried after failing --max-failures cycles in a row.")
+	m.rowsRecovered = counterVec("rows_recovered_total", "Rows loaded into the table by this watcher's reloads.", "table")
+	m.batches = counterVec("batches_total",
+		"Batches of this watcher's reloads by outcome (verified, unknown, failed, mismatch).", "state")
+	m.filesDeleted = counterVec("files_deleted_total",
+		"Fallback files cleanup deleted (archived first with --archive-to) after they were proved in the table.", "table")
+	m.errors = counterVec("errors_total", "Failures by kind (warehouse, storage, workspace, journal, lease, other).", "kind")
 	m.cycles = prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "cycles_total", Help: "Cycles run."})
 	m.cycleDuration = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "cycle_duration_seconds",
 		Help: "How long a cycle took: the scan and the recovery of every parked table.", Buckets: prometheus.ExponentialBuckets(0.1, 2, 16)})
-	m.lastCycleEnd = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "last_cycle_end_timestamp_seconds",
-		Help: "When the last cycle ended (Unix time)."})
-	for _, c := range []prometheus.Collector{m.parkedFiles, m.parkedBytes, m.parkedOldest, m.blockedFiles, m.tablesParked, m.tablesBlocked,
-		m.tablesQuarantined, m.rowsRecovered, m.batches, m.filesDeleted, m.errors, m.cycles, m.cycleDuration, m.lastCycleEnd} {
-		f(c)
-	}
+	reg.MustRegister(m.cycles, m.cycleDuration)
+	m.lastCycleEnd = gauge("last_cycle_end_timestamp_seconds", "When the last cycle ended (Unix time).")
 	for _, k := range []ErrorKind{KindWarehouse, KindStorage, KindWorkspace, KindJournal, KindLease, KindOther} {
 		m.errors.WithLabelValues(string(k))
 	}

@@ -313,52 +313,20 @@ func leafColumns(md *metadata.FileMetaData, sel []int) (leaves []int, err error)
 	return leaves, err
 }
 
-// columnChunk returns column chunk j of row group r and the offset of its first page: its
-// dictionary page when it has one before the data pages, else its first data page.
-func columnChunk(r *metadata.RowGroupMetaData, j int) (*metadata.ColumnChunkMetaData, int64, error) {
-	cc, err := r.ColumnChunk(j)
-	if err != nil {
-		return nil, 0, err
-	}
-	s := cc.DataPageOffset()
-	if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < s {
-		s = cc.DictionaryPageOffset()
-	}
-	return cc, s, nil
-}
-
 // rowGroupSpan returns the byte range [start, end) that holds the given leaf columns of row
-// group rg, checked against the file's data region.
+// group rg, checked against the file's data region (ChunkSpans).
 func rowGroupSpan(md *metadata.FileMetaData, rg int, leaves []int, size, footerLen int64) (start, end int64, err error) {
 	err = contain("row group metadata", func() error {
-		r := md.RowGroup(rg)
-		if r.NumColumns() != md.Schema.NumColumns() {
-			return fmt.Errorf("corrupt footer: row group %d has %d columns, schema has %d", rg, r.NumColumns(), md.Schema.NumColumns())
+		spans, _, err := ChunkSpans(md, rg, leaves, size, footerLen)
+		if err != nil {
+			return err
 		}
-		dataEnd := size - 8 - footerLen
-		start, end = -1, -1
-		for _, j := range leaves {
-			cc, s, err := columnChunk(r, j)
-			if err != nil {
-				return err
-			}
-			n := cc.TotalCompressedSize()
-			if s < 4 || n <= 0 || s > dataEnd || n > dataEnd-s {
-				return fmt.Errorf("corrupt footer: column chunk %d of row group %d at offset %d, length %d lies outside the file's data (0..%d)", j, rg, s, n, dataEnd)
-			}
-			if start < 0 || s < start {
-				start = s
-			}
-			if s+n > end {
-				end = s + n
-			}
-		}
-		if start < 0 {
+		if len(spans) == 0 {
 			return errors.New("no columns selected")
 		}
-		if md.WriterVersion().LessThan(metadata.Parquet816FixedVersion) {
-			// The Parquet reader pads column chunks of old parquet-mr files (PARQUET-816).
-			end = min(end+100, size)
+		start, end = spans[0].Off, spans[0].End
+		for _, sp := range spans[1:] {
+			start, end = min(start, sp.Off), max(end, sp.End)
 		}
 		return nil
 	})

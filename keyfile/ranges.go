@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 
+	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/storage"
 )
 
@@ -58,42 +59,17 @@ func fetches(chunks []span, have int64) []span {
 	return out
 }
 
-// maxDictHeaderSize is the padding arrow-go reads past a column chunk of files written by
-// parquet-mr before PARQUET-816 was fixed (their chunk sizes leave out the dictionary page
-// header).
-const maxDictHeaderSize = 100
-
 // chunkSpans returns the byte ranges of the given leaf columns of row group rg, as arrow-go's
-// column reader reads them, checked against the file's data region (before the footer of
-// footerLen bytes and its trailer), and the sum of their compressed sizes.
+// column reader reads them, checked against the file's data region (inspect.ChunkSpans), and
+// the sum of their compressed sizes.
 func chunkSpans(md *metadata.FileMetaData, rg int, leaves []int, size, footerLen int64) ([]span, int64, error) {
-	r := md.RowGroup(rg)
-	if r.NumColumns() != md.Schema.NumColumns() {
-		return nil, 0, fmt.Errorf("corrupt footer: row group %d has %d columns, the schema %d", rg, r.NumColumns(), md.Schema.NumColumns())
+	spans, total, err := inspect.ChunkSpans(md, rg, leaves, size, footerLen)
+	if err != nil {
+		return nil, 0, err
 	}
-	dataEnd := size - 8 - footerLen
-	padded := md.WriterVersion().LessThan(metadata.Parquet816FixedVersion)
-	var out []span
-	var total int64
-	for _, j := range leaves {
-		cc, err := r.ColumnChunk(j)
-		if err != nil {
-			return nil, 0, err
-		}
-		s := cc.DataPageOffset()
-		if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < s {
-			s = cc.DictionaryPageOffset()
-		}
-		n := cc.TotalCompressedSize()
-		if s < 4 || n <= 0 || s > dataEnd || n > dataEnd-s {
-			return nil, 0, fmt.Errorf("corrupt footer: column chunk %d of row group %d at offset %d, length %d lies outside the file's data (4..%d)", j, rg, s, n, dataEnd)
-		}
-		end := s + n
-		if padded {
-			end = min(end+maxDictHeaderSize, size)
-		}
-		out = append(out, span{s, end})
-		total += n
+	out := make([]span, len(spans))
+	for i, sp := range spans {
+		out[i] = span{sp.Off, sp.End}
 	}
 	return out, total, nil
 }

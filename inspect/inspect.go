@@ -303,14 +303,8 @@ func Classify(rel string) string {
 // queued for the readers: no footer buffer is kept after parsing.
 func Stream(ctx context.Context, b storage.Backend, opts Options, fn func(FileResult) error) (Totals, error) {
 	prefix := opts.prefix()
-	conc := opts.Concurrency
-	if conc <= 0 {
-		conc = DefaultConcurrency
-	}
-	tailSize := opts.TailSize
-	if tailSize <= 0 {
-		tailSize = DefaultTailSize
-	}
+	conc := positiveOr(opts.Concurrency, DefaultConcurrency)
+	tailSize := positiveOr(opts.TailSize, DefaultTailSize)
 
 	var (
 		mu     sync.Mutex // guards tot, prog and calls to fn and Progress
@@ -328,10 +322,7 @@ func Stream(ctx context.Context, b storage.Backend, opts Options, fn func(FileRe
 	work := make(chan storage.ObjectInfo, 1024)
 	g.Go(func() error {
 		defer close(work)
-		splits := opts.ListSplits
-		if splits <= 0 {
-			splits = DefaultListSplits
-		}
+		splits := positiveOr(opts.ListSplits, DefaultListSplits)
 		err := listSplit(gctx, b, prefix, splits, func(o storage.ObjectInfo) error {
 			rel := strings.TrimPrefix(o.Key, prefix)
 			if o.Special != "" || Classify(rel) != "parquet" {

@@ -102,10 +102,7 @@ func NewWriter(w io.Writer, cols []Column, opts Options) (*Writer, error) {
 	default:
 		return nil, fmt.Errorf("keyfile: compression %s is not supported (zstd or snappy)", codec)
 	}
-	rgRows := opts.RowGroupRows
-	if rgRows <= 0 {
-		rgRows = DefaultRowGroupRows
-	}
+	rgRows := positiveOr(opts.RowGroupRows, DefaultRowGroupRows)
 	fields := []arrow.Field{
 		{Name: ColGroup, Type: arrow.BinaryTypes.String},
 		{Name: ColFile, Type: arrow.BinaryTypes.String},

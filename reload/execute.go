@@ -121,7 +121,7 @@ type runner struct {
 	dd       *dedupeRun
 	// session is the warehouse session loads run on when commits are tagged; tagging is
 	// set once the warehouse took the probe's tag.
-	session Session
+	tagged  TaggedSession
 	tagging bool
 	// fresh is the newest version read after the last statement, a base for the next one.
 	fresh *int64
@@ -211,7 +211,7 @@ func (p *Prepared) Execute(ctx context.Context, ro RunOptions) (*Report, error) 
 		r.claimed[v] = ref
 	}
 	r.unpinned = append(r.unpinned, p.facts.Unpinned...)
-	defer r.closeSession()
+	defer r.tagged.Close()
 
 	st := p.Continues
 	newBatches := p.Plan.Batches
@@ -492,7 +492,7 @@ func (r *runner) send(ctx context.Context, w work) error {
 			return r.classify(ctx, w, n, in)
 		}
 		se := databricks.Classify(err)
-		var ns *notSent
+		var ns *NotSentError
 		switch {
 		case errors.As(err, &ns) && ctx.Err() == nil:
 			// The tag could not be set: the statement was never sent.

@@ -76,10 +76,12 @@ func (r *runner) startTagging(ctx context.Context) error {
 		r.rep.Tagging = Untagged
 		return nil
 	}
-	if err := r.openSession(ctx); err != nil {
+	s, err := r.d.Session(ctx)
+	if err != nil {
 		return err
 	}
-	if err := databricks.ProbeTagging(ctx, r.session, r.w.Run()); err != nil {
+	r.tagged.Hold(s)
+	if err := databricks.ProbeTagging(ctx, s, r.w.Run()); err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w while probing commit tags", ErrInterrupted)
 		}
@@ -87,28 +89,12 @@ func (r *runner) startTagging(ctx context.Context) error {
 		r.rep.Warnings = append(r.rep.Warnings, "the warehouse does not take a commit tag ("+tagKey+"): a batch whose answer is lost "+
 			"is settled from the table's history only when exactly one commit can be its (weaker evidence; cleanup then needs verify --key)")
 		r.rep.Tagging = Untagged
-		r.closeSession()
+		r.tagged.Close()
 		return nil
 	}
 	r.tagging = true
 	r.rep.Tagging = Tagged
 	return nil
-}
-
-func (r *runner) openSession(ctx context.Context) error {
-	s, err := r.d.Session(ctx)
-	if err != nil {
-		return err
-	}
-	r.session = s
-	return nil
-}
-
-func (r *runner) closeSession() {
-	if r.session != nil {
-		_ = r.session.Close()
-		r.session = nil
-	}
 }
 
 // tag returns the tag of an attempt of w, "" when the run is untagged.
@@ -126,24 +112,52 @@ func (r *runner) load(ctx context.Context, stmt, tag string) (*databricks.Result
 	if tag == "" {
 		return r.d.Warehouse.QueryAll(ctx, stmt)
 	}
-	if r.session == nil {
-		if err := r.openSession(ctx); err != nil {
+	return r.tagged.Run(ctx, stmt, tag, r.d.Session)
+}
+
+// TaggedSession is the warehouse session that statements with a commit tag run on: the tag's
+// SET and its statement must share one session. A session that fails a statement is closed,
+// not reused. The zero value holds no session.
+type TaggedSession struct {
+	s Session
+}
+
+// Hold makes s the session held.
+func (t *TaggedSession) Hold(s Session) { t.s = s }
+
+// Close closes the session held, if any.
+func (t *TaggedSession) Close() {
+	if t.s != nil {
+		_ = t.s.Close()
+		t.s = nil
+	}
+}
+
+// Run sets tag on the session held, opening one with open when none is held (open's error is
+// returned as it is), and runs stmt on it. When the tag cannot be set the error is a
+// *NotSentError: the statement never ran. After either error the session is closed.
+func (t *TaggedSession) Run(ctx context.Context, stmt, tag string, open func(context.Context) (Session, error)) (*databricks.Result, error) {
+	if t.s == nil {
+		s, err := open(ctx)
+		if err != nil {
 			return nil, err
 		}
+		t.s = s
 	}
-	if _, err := r.session.QueryAll(ctx, sqlstmt.SetTag(tag)); err != nil {
-		r.closeSession()
-		return nil, &notSent{err}
+	if _, err := t.s.QueryAll(ctx, sqlstmt.SetTag(tag)); err != nil {
+		t.Close()
+		return nil, &NotSentError{err}
 	}
-	res, err := r.session.QueryAll(ctx, stmt)
+	res, err := t.s.QueryAll(ctx, stmt)
 	if err != nil {
-		r.closeSession()
+		t.Close()
 	}
 	return res, err
 }
 
-// notSent is an error before the statement was sent (its tag could not be set): nothing ran.
-type notSent struct{ err error }
+// NotSentError is an error before a statement was sent (its commit tag could not be set, or
+// no session could be opened for it): nothing ran.
+type NotSentError struct{ Err error }
 
-func (e *notSent) Error() string { return "set the commit tag: " + e.err.Error() }
-func (e *notSent) Unwrap() error { return e.err }
+func (e *NotSentError) Error() string { return "set the commit tag: " + e.Err.Error() }
+func (e *NotSentError) Unwrap() error { return e.Err }

@@ -9,7 +9,6 @@ import (
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/reload"
-	"github.com/zbrecover/zbrecover/sqlstmt"
 )
 
 // The fates of a batch in a report.
@@ -87,7 +86,7 @@ type executor struct {
 	w        *journal.Writer
 	hist     *reload.History
 	rep      *Report
-	session  reload.Session
+	tagged   reload.TaggedSession
 	tagging  bool
 	claimed  map[int64]journal.BatchRef
 	identity string
@@ -138,7 +137,7 @@ func (p *Prepared) Execute(ctx context.Context, ro RunOptions) (*Report, error) 
 		return nil, err
 	}
 	x.w = w
-	defer x.closeSession()
+	defer x.tagged.Close()
 	x.startTagging(ctx)
 	if ro.Progress != nil {
 		ro.Progress(0, len(todo))
@@ -372,7 +371,7 @@ func (x *executor) send(ctx context.Context, u *undoWork) error {
 func (x *executor) failed(ctx context.Context, u *undoWork, err error) error {
 	n := u.bp.Batch
 	se := databricks.Classify(err)
-	var ns *notSent
+	var ns *reload.NotSentError
 	switch {
 	case errors.As(err, &ns) && ctx.Err() == nil:
 		if err := x.result(ctx, u, nil, "not sent: "+se.Error()); err != nil {
@@ -465,15 +464,9 @@ func (x *executor) startTagging(ctx context.Context) {
 		x.rep.Warnings = append(x.rep.Warnings, "the warehouse does not take a commit tag: a DELETE's commit is settled from the history only as the only candidate (weaker evidence)")
 		return
 	}
-	x.session, x.tagging = s, true
+	x.tagged.Hold(s)
+	x.tagging = true
 	x.rep.Tagging = "tag"
-}
-
-func (x *executor) closeSession() {
-	if x.session != nil {
-		_ = x.session.Close()
-		x.session = nil
-	}
 }
 
 // delete runs a DELETE: with a tag, the SET and the DELETE on the held session (opened again
@@ -485,26 +478,12 @@ func (x *executor) delete(ctx context.Context, stmt, tag string) (*databricks.Re
 	if tag == "" {
 		return x.d.Warehouse.QueryAll(ctx, stmt)
 	}
-	if x.session == nil {
+	// A session that cannot be opened sends nothing.
+	return x.tagged.Run(ctx, stmt, tag, func(ctx context.Context) (reload.Session, error) {
 		s, err := x.d.Session(ctx)
 		if err != nil {
-			return nil, &notSent{err}
+			return nil, &reload.NotSentError{Err: err}
 		}
-		x.session = s
-	}
-	if _, err := x.session.QueryAll(ctx, sqlstmt.SetTag(tag)); err != nil {
-		x.closeSession()
-		return nil, &notSent{err}
-	}
-	res, err := x.session.QueryAll(ctx, stmt)
-	if err != nil {
-		x.closeSession()
-	}
-	return res, err
+		return s, nil
+	})
 }
-
-// notSent is an error before the DELETE was sent (its tag could not be set): nothing ran.
-type notSent struct{ err error }
-
-func (e *notSent) Error() string { return "set the commit tag: " + e.err.Error() }
-func (e *notSent) Unwrap() error { return e.err }

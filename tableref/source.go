@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/delta"
 	"github.com/zbrecover/zbrecover/internal/redact"
 	"github.com/zbrecover/zbrecover/schemadiff"
@@ -95,11 +96,8 @@ func (s *UCSource) Name() schemadiff.Source { return schemadiff.SourceUC }
 // Table implements Source. It needs a table name, and refuses a table that cannot be a
 // Zerobus target (a view, a non-Delta or an external table).
 func (s *UCSource) Table(ctx context.Context, t *Ref) (*schemadiff.Table, error) {
-	if !t.HasName {
-		return nil, usagef("--from uc needs a table name: give catalog.schema.table or --table")
-	}
-	if s.Workspace == nil {
-		return nil, fmt.Errorf("table %s: %w", t.Name, ErrNeedsDatabricks)
+	if err := needsCatalog(t, "uc", s.Workspace); err != nil {
+		return nil, err
 	}
 	ti := t.Info
 	if ti == nil {
@@ -108,14 +106,32 @@ func (s *UCSource) Table(ctx context.Context, t *Ref) (*schemadiff.Table, error)
 			return nil, err
 		}
 	}
+	return catalogTable(schemadiff.SourceUC, ti, ti.TableID)
+}
+
+// needsCatalog refuses a schema read from the catalog (--from from) without a table name or
+// a Databricks workspace.
+func needsCatalog(t *Ref, from string, w *Workspace) error {
+	if !t.HasName {
+		return usagef("--from %s needs a table name: give catalog.schema.table or --table", from)
+	}
+	if w == nil {
+		return fmt.Errorf("table %s: %w", t.Name, ErrNeedsDatabricks)
+	}
+	return nil
+}
+
+// catalogTable is the table schema of ti as src read it, with tableID (what is known of the
+// table's ID); a table that cannot be a Zerobus target is refused.
+func catalogTable(src schemadiff.Source, ti *databricks.TableInfo, tableID string) (*schemadiff.Table, error) {
 	if err := ti.CheckRecoverable(); err != nil {
 		return nil, err
 	}
 	return &schemadiff.Table{
-		Source:            schemadiff.SourceUC,
+		Source:            src,
 		Name:              ti.Name.String(),
 		Location:          redact.String(ti.StorageLocation),
-		TableID:           ti.TableID,
+		TableID:           tableID,
 		Schema:            ti.Schema,
 		PartitionColumns:  ti.PartitionColumns,
 		ColumnMappingMode: ti.Properties["delta.columnMapping.mode"],
@@ -132,11 +148,8 @@ func (s *WarehouseSource) Name() schemadiff.Source { return schemadiff.SourceWar
 // Table implements Source. It needs a table name, and refuses a table that cannot be a
 // Zerobus target.
 func (s *WarehouseSource) Table(ctx context.Context, t *Ref) (*schemadiff.Table, error) {
-	if !t.HasName {
-		return nil, usagef("--from warehouse needs a table name: give catalog.schema.table or --table")
-	}
-	if s.Workspace == nil {
-		return nil, fmt.Errorf("table %s: %w", t.Name, ErrNeedsDatabricks)
+	if err := needsCatalog(t, "warehouse", s.Workspace); err != nil {
+		return nil, err
 	}
 	w, err := s.Workspace.Warehouse(ctx)
 	if err != nil {
@@ -146,18 +159,7 @@ func (s *WarehouseSource) Table(ctx context.Context, t *Ref) (*schemadiff.Table,
 	if err != nil {
 		return nil, err
 	}
-	if err := d.CheckRecoverable(); err != nil {
-		return nil, err
-	}
-	return &schemadiff.Table{
-		Source:            schemadiff.SourceWarehouse,
-		Name:              d.Name.String(),
-		Location:          redact.String(d.StorageLocation),
-		TableID:           t.TableID,
-		Schema:            d.Schema,
-		PartitionColumns:  d.PartitionColumns,
-		ColumnMappingMode: d.Properties["delta.columnMapping.mode"],
-	}, nil
+	return catalogTable(schemadiff.SourceWarehouse, d, t.TableID)
 }
 
 // ReadSchemaFile reads a schema file (a Delta schema JSON, DESCRIBE … AS JSON, the output of

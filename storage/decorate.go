@@ -25,33 +25,24 @@ func innerListPage(ctx context.Context, inner Backend, prefix, token string) ([]
 }
 
 func innerBatch(inner Backend) (BatchDeleter, error) {
-	bd, ok := AsBatchDeleter(inner)
-	if !ok {
-		return nil, noCapability(inner, "DeleteBatch")
-	}
-	return bd, nil
+	return innerAs(inner, AsBatchDeleter, "DeleteBatch")
 }
 
-func innerPutter(inner Backend) (Putter, error) {
-	p, ok := AsPutter(inner)
-	if !ok {
-		return nil, noCapability(inner, "Put")
-	}
-	return p, nil
-}
+func innerPutter(inner Backend) (Putter, error) { return innerAs(inner, AsPutter, "Put") }
 
-func innerCopier(inner Backend) (Copier, error) {
-	c, ok := AsCopier(inner)
-	if !ok {
-		return nil, noCapability(inner, "Copy")
-	}
-	return c, nil
-}
+func innerCopier(inner Backend) (Copier, error) { return innerAs(inner, AsCopier, "Copy") }
 
 func innerCopierFrom(inner Backend) (CopierFrom, error) {
-	c, ok := AsCopierFrom(inner)
+	return innerAs(inner, AsCopierFrom, "CopyFrom")
+}
+
+// innerAs returns a decorator's inner backend as the capability as finds, or the error of a
+// call of method that inner does not have.
+func innerAs[C any](inner Backend, as func(Backend) (C, bool), method string) (C, error) {
+	c, ok := as(inner)
 	if !ok {
-		return nil, noCapability(inner, "CopyFrom")
+		var none C
+		return none, noCapability(inner, method)
 	}
 	return c, nil
 }

@@ -39,19 +39,34 @@ type lineReader struct {
 var checkBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
 // readers are the buffered readers of run files, reused: a table has many runs.
-var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 256<<10) }}
+var readers = newReaderPool(256 << 10)
 
-func newLineReader(r io.Reader) *lineReader {
-	br := readers.Get().(*bufio.Reader)
-	br.Reset(r)
-	return &lineReader{br: br}
-}
+func newLineReader(r io.Reader) *lineReader { return &lineReader{br: readers.get(r)} }
 
 // close returns the reader's buffer for reuse.
 func (lr *lineReader) close() {
-	lr.br.Reset(nil)
-	readers.Put(lr.br)
+	readers.put(lr.br)
 	lr.br = nil
+}
+
+// readerPool keeps buffered readers of one size for reuse.
+type readerPool struct{ p sync.Pool }
+
+func newReaderPool(size int) *readerPool {
+	return &readerPool{p: sync.Pool{New: func() any { return bufio.NewReaderSize(nil, size) }}}
+}
+
+// get returns a buffered reader of r.
+func (rp *readerPool) get(r io.Reader) *bufio.Reader {
+	br := rp.p.Get().(*bufio.Reader)
+	br.Reset(r)
+	return br
+}
+
+// put takes br back; its caller no longer uses it.
+func (rp *readerPool) put(br *bufio.Reader) {
+	br.Reset(nil)
+	rp.p.Put(br)
 }
 
 // next returns the next complete line, newline included, valid until the following call;

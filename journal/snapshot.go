@@ -8,7 +8,6 @@ import (
 	"hash/crc32"
 	"io"
 	"strings"
-	"sync"
 	"time"
 	"unsafe"
 )
@@ -230,18 +229,15 @@ type snapshotReader struct {
 }
 
 // snapshotReaders are the buffered readers of snapshots, reused: a table has many runs.
-var snapshotReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
+var snapshotReaders = newReaderPool(64 << 10)
 
 func newSnapshotReader(r io.Reader) *snapshotReader {
-	br := snapshotReaders.Get().(*bufio.Reader)
-	br.Reset(r)
-	return &snapshotReader{r: br}
+	return &snapshotReader{r: snapshotReaders.get(r)}
 }
 
 // close returns the reader's buffer for reuse.
 func (sr *snapshotReader) close() {
-	sr.r.Reset(nil)
-	snapshotReaders.Put(sr.r)
+	snapshotReaders.put(sr.r)
 	sr.r = nil
 }
 

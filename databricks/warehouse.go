@@ -93,7 +93,7 @@ func (c *Client) Warehouse(ctx context.Context) (*Warehouse, error) {
 	}
 	// A warehouse id the workspace does not know fails as a connection error, the endpoint
 	// answering 404: say so instead, with the warehouses the identity can see.
-	if id, idErr := c.WarehouseID(); idErr == nil && ctx.Err() == nil && strings.Contains(err.Error(), "404") {
+	if id, idErr := c.WarehouseID(); idErr == nil && ctx.Err() == nil && answeredNotFound(err) {
 		if _, infoErr := c.WarehouseInfo(ctx); errors.Is(infoErr, ErrNotFound) {
 			msg := fmt.Sprintf("SQL warehouse %s does not exist in %s, or the identity may not see it (--warehouse-id, DATABRICKS_WAREHOUSE_ID, --http-path or the profile's warehouse_id names it)",
 				id, redact.String(c.cfg.Host))
@@ -357,4 +357,12 @@ func ProbeTagging(ctx context.Context, s Querier, run string) error {
 	}
 	_, err := s.QueryAll(ctx, sqlstmt.SetTag(""))
 	return err
+}
+
+// answeredNotFound reports whether the driver's error is the endpoint's HTTP 404, by the
+// words the driver and Thrift put around the status: a bare "404" would also match a port
+// or an address that contains it.
+func answeredNotFound(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "404 Not Found") || strings.Contains(msg, "HTTP Response code: 404")
 }

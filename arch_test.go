@@ -72,7 +72,7 @@ var importRules = []importRule{
 	{dir: "journal", only: []string{"storage", "internal/redact"}},
 	// place is the one rule every place written to passes: a leaf over storage.
 	{dir: "place", only: []string{"storage", "internal/redact"}},
-	{dir: "cleanup", only: []string{"journal", "place", "storage", "internal/redact", "internal/fallback"}},
+	{dir: "cleanup", only: []string{"journal", "place", "storage", "internal/redact", "internal/fallback", "internal/textfmt"}},
 	{dir: "tableref", only: []string{"databricks", "delta", "schemadiff", "storage", "internal/redact"}},
 	{dir: "reload", only: []string{"databricks", "inspect", "journal", "keyfile", "schemadiff", "sqlstmt", "storage", "tableref", "internal/fallback", "internal/redact"}},
 	// scan lists catalogs and fallback folders: it reads no footer (inspect, keyfile) and never

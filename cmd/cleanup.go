@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/user"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -385,16 +386,27 @@ func cleanupDryRun(ctx context.Context, f *Factory, s *runSummary, prep *cleanup
 	if copts.Archive != nil {
 		fmt.Fprintf(dryOut, "would archive every file to %s first\n", copts.Archive.Location())
 	}
+	// The deletes run concurrently: their lines are printed once all are known, sorted, so
+	// that a dry run reads the same each time.
+	var lines []string
 	rep, err := prep.DryRun(ctx, copts, func(line string) {
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintln(dryOut, textsafe.Escape(line))
+		lines = append(lines, textsafe.Escape(line))
 	})
+	sort.Strings(lines)
+	for _, l := range lines {
+		fmt.Fprintln(dryOut, l)
+	}
 	if err != nil {
 		return err
 	}
-	s.Deleted = fmt.Sprintf("nothing (dry run: %s would be deleted)", textfmt.Plural(rep.Deleted, "file"))
-	fmt.Fprintf(f.IO.ErrOut, "Dry run: %s would be deleted; nothing was deleted.\n", textfmt.Plural(rep.Deleted, "file"))
+	would := textfmt.Plural(rep.Deleted, "file")
+	if n := prep.Plan.Staged; n > 0 {
+		would += " and " + textfmt.Plural(n, "staged copy")
+	}
+	s.Deleted = fmt.Sprintf("nothing (dry run: %s would be deleted)", would)
+	fmt.Fprintf(f.IO.ErrOut, "Dry run: %s would be deleted; nothing was deleted.\n", would)
 	if f.Global.JSON() {
 		d := cleanupPlanDoc{Plan: prep.Plan, Keys: []string{}, DryRun: true}
 		for _, t := range prep.Plan.Delete {

@@ -495,7 +495,7 @@ func splitSkipped(prep *reload.Prepared) skipped {
 func (sk skipped) lines() []string {
 	var out []string
 	if sk.continued > 0 {
-		out = append(out, fmt.Sprintf("%s %s left to run %s, which this reload continues", textfmt.Plural(sk.continued, "file"), textfmt.Are(sk.continued), sk.run))
+		out = append(out, fmt.Sprintf("%s %s to run %s, which this reload continues", textfmt.Plural(sk.continued, "file"), textfmt.Either(sk.continued, "belongs", "belong"), sk.run))
 	}
 	if n := sk.earlier; n > 0 {
 		out = append(out, fmt.Sprintf("%s %s loaded by earlier runs and %s not planned again", textfmt.Plural(n, "file"), textfmt.Were(n), textfmt.Are(n)))
@@ -739,7 +739,8 @@ func nothingReason(p *reload.Plan, rep *inspect.Report) string {
 func workQuestion(w reload.Work) string {
 	var steps []string
 	if w.Settle > 0 {
-		steps = append(steps, fmt.Sprintf("settle %s of run %s whose answer was lost", textfmt.Plural(w.Settle, "batch"), w.Continues))
+		steps = append(steps, fmt.Sprintf("settle %s of run %s whose outcome is unknown, from the table's history (sending %s again if it did not commit)",
+			textfmt.Plural(w.Settle, "batch"), w.Continues, textfmt.Either(w.Settle, "it", "each")))
 	}
 	if w.Stage > 0 {
 		steps = append(steps, fmt.Sprintf("stage %s to %s", textfmt.Plural(w.Stage, "file"), w.StageTo))
@@ -782,12 +783,19 @@ func printPlan(f *Factory, p *reload.Plan, work reload.Work, sk skipped, changed
 	if f.Global.JSON() && withSQL {
 		return printJSON(f, planJSON(p, work))
 	}
-	w := f.IO.ErrOut
+	out := f.IO.ErrOut
 	if withSQL {
-		w = f.IO.Out
+		out = f.IO.Out
 	}
-	defer fmt.Fprintln(w, workTotals(work))
-	fmt.Fprintf(w, "Plan for %s:\n", p.Table)
+	// The lines about the plan under a heading, when there are some; the totals last.
+	var body strings.Builder
+	w := &body
+	defer func() {
+		if body.Len() > 0 {
+			fmt.Fprintf(out, "Plan for %s:\n%s", p.Table, body.String())
+		}
+		fmt.Fprintln(out, workTotals(work))
+	}()
 	for _, l := range sk.lines() {
 		fmt.Fprintf(w, "  %s\n", l)
 	}

@@ -80,7 +80,7 @@ var importRules = []importRule{
 	{dir: "scan", only: []string{"databricks", "storage", "tableref", "internal/fallback", "internal/jsonout", "internal/redact", "internal/textfmt", "internal/textsafe"}},
 	// undo takes a run's batches back: it reads the table's log (delta), settles its DELETEs
 	// by reload's rules, and journals like reload; it never reaches cleanup or the fallback files.
-	{dir: "undo", only: []string{"databricks", "delta", "journal", "reload", "sqlstmt", "tableref"}},
+	{dir: "undo", only: []string{"databricks", "delta", "journal", "reload", "sqlstmt", "tableref", "internal/textfmt"}},
 	// history reads the journal for zbrecover history, and writes nothing.
 	{dir: "history", only: []string{"journal", "internal/suggest"}},
 	{dir: "doctor", only: []string{"databricks", "inspect", "reload", "schemadiff", "sqlstmt", "storage", "tableref", "internal/jsonout", "internal/redact", "internal/fallback", "internal/suggest", "internal/textfmt"}},

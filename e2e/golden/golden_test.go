@@ -219,7 +219,8 @@ func (g *goldens) normalize(s string) string {
 		s = strings.NewReplacer(" on "+h+" ", " on <MACHINE> ", `"host": "`+h+`"`, `"host": "<MACHINE>"`).Replace(s)
 	}
 	if u, err := user.Current(); err == nil && u.Username != "" {
-		s = strings.NewReplacer("| "+u.Username+" ", "| <USER> ", `"user": "`+u.Username+`"`, `"user": "<USER>"`).Replace(s)
+		s = strings.NewReplacer("| "+u.Username+" (", "| <USER> (", "| "+u.Username+" on ", "| <USER> on ",
+			`"user": "`+u.Username+`"`, `"user": "<USER>"`).Replace(s)
 	}
 	for _, n := range []struct {
 		re     *regexp.Regexp

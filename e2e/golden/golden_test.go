@@ -12,6 +12,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -84,6 +85,8 @@ func TestRecoveryGoldens(t *testing.T) {
 		gs[f] = newGoldens(ctx, t, release, w.Env, f, tmp)
 	}
 	// Both tables parked, before either walk.
+	gs["text"].step("00-version", "version")
+	gs["json"].step("00-version", "version")
 	gs["text"].step("01-scan", "scan", "main")
 	gs["json"].step("01-scan", "scan", "main")
 	for _, f := range []string{"text", "json"} {
@@ -205,13 +208,15 @@ func (g *goldens) compare(name string, args []string, code int, out, errOut stri
 }
 
 // normalize replaces what differs between runs of the test by placeholders: the paths of
-// the test's folders, the binary and the workspace, the machine's host and user names; run
+// the test's folders, the binary and the workspace, the Go release and platform the binary
+// was built with and for, the machine's host and user names; run
 // ids and UUIDs (table ids, query ids) numbered in order of appearance, so that the goldens
 // still say which are the same; then replacements.
 func (g *goldens) normalize(s string) string {
 	host := g.Env["DATABRICKS_HOST"]
 	pairs := []string{g.tmp, "<TMP>", g.State, "<STATE>", g.Home, "<HOME>", g.Release, "zbrecover",
-		host, "<HOST>", strings.TrimPrefix(host, "http://"), "<HOST>"}
+		host, "<HOST>", strings.TrimPrefix(host, "http://"), "<HOST>",
+		runtime.Version(), "<GO>", runtime.GOOS + "/" + runtime.GOARCH, "<PLATFORM>"}
 	s = strings.NewReplacer(pairs...).Replace(s)
 	// A keys file's name ends in when it was written and a random part, as a run id does.
 	s = keysFileStamp.ReplaceAllString(s, "-<WRITTEN>.parquet")
@@ -300,6 +305,9 @@ func (g *goldens) walk() {
 	reload := func(extra ...string) []string { return append(append([]string{"reload", table}, fix...), extra...) }
 
 	g.step("02-doctor", "doctor", table, "--stage-to", stage, "--no-progress")
+	g.step("02b-schema", "schema", table)
+	g.step("02c-schema-warehouse", "schema", table, "--from", "warehouse")
+	g.step("02d-ls", "ls", "file://"+g.root+"/"+fallback.Prefix)
 	g.step("03-inspect", "inspect", table, "--no-progress")
 	g.step("04-preview", "preview", table, "-n", "3", "--no-progress")
 	g.step("05-reload-blocked", "reload", table, "--stage-to", stage, "--dry-run", "--no-progress")
@@ -319,6 +327,9 @@ func (g *goldens) walk() {
 		t.Fatalf("the resumed reload: exit %d", code)
 	}
 	g.step("10-reload-again", reload("--yes")...)
+	// The staged copies, under the folder named by the table's id (the keys file beside it is
+	// written with its own run's stamp: its size varies).
+	g.step("10b-ls-staged", "ls", stage+"/"+g.tableID()+"/")
 
 	g.step("11-verify", "verify", table, "--no-progress")
 	g.step("12-verify-key", "verify", table, "--key", "id", "--no-progress")
@@ -353,6 +364,26 @@ func (g *goldens) walk() {
 	if got := g.Count("SELECT count(DISTINCT id) FROM " + table); got != nFiles*rowsPerFile {
 		t.Errorf("%s holds %d distinct ids, want %d", table, got, nFiles*rowsPerFile)
 	}
+}
+
+// tableID is the table's id, as scan reports it.
+func (g *goldens) tableID() string {
+	g.T.Helper()
+	code, out, errOut := g.Run("-o", "json", "scan", "main")
+	var doc struct {
+		Tables []struct {
+			Name string `json:"name"`
+			ID   string `json:"table_id"`
+		} `json:"tables"`
+	}
+	e2etest.DecodeInto(g.T, out, &doc)
+	for _, t := range doc.Tables {
+		if t.Name == g.table && t.ID != "" {
+			return t.ID
+		}
+	}
+	g.T.Fatalf("scan (exit %d) reports no id of %s\n%s\n%s", code, g.table, out, errOut)
+	return ""
 }
 
 // latestRun is the run id history printed first.

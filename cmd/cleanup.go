@@ -496,12 +496,24 @@ func printCleanupPlan(f *Factory, p *cleanup.Plan, toOut bool) error {
 		}
 		return printJSON(f, d)
 	}
-	w := f.IO.ErrOut
+	out := f.IO.ErrOut
 	if toOut {
-		w = f.IO.Out
+		out = f.IO.Out
 	}
 	table := orDefault(p.Table, p.TableID)
-	fmt.Fprintf(w, "Cleanup plan for %s on %s, run %s (%s):\n", table, p.Root, p.Run, p.Status)
+	// The heading ends in a colon only above the lines that follow it; the totals last.
+	var body strings.Builder
+	w := &body
+	defer func() {
+		head := fmt.Sprintf("Cleanup plan for %s on %s, run %s (%s)", table, p.Root, p.Run, p.Status)
+		if body.Len() > 0 {
+			head += ":\n" + body.String()
+		} else {
+			head += "\n"
+		}
+		fmt.Fprint(out, head)
+		fmt.Fprintln(out, cleanupTotals(p))
+	}()
 	// Each file to delete only at -v (the dry run names each one as it would delete it): a
 	// plan of 6,000 files would scroll past what matters, the files kept and the totals.
 	if f.Global.Verbose > 0 {
@@ -521,7 +533,6 @@ func printCleanupPlan(f *Factory, p *cleanup.Plan, toOut bool) error {
 		kept = append(kept, reload.SkippedFile{Key: k.Key, Reason: k.Reason})
 	}
 	printGrouped(w, "keep", kept, f.Global.Verbose > 0)
-	fmt.Fprintln(w, cleanupTotals(p))
 	return nil
 }
 

@@ -305,6 +305,8 @@ func (g *goldens) walk() {
 	reload := func(extra ...string) []string { return append(append([]string{"reload", table}, fix...), extra...) }
 
 	g.step("02-doctor", "doctor", table, "--stage-to", stage, "--no-progress")
+	// A mistyped volume: doctor says it does not exist and names the schema's volumes.
+	g.step("02a-doctor-mistyped-volume", "doctor", table, "--stage-to", "/Volumes/main/sales/stagin/x", "--no-progress")
 	g.step("02b-schema", "schema", table)
 	g.step("02c-schema-warehouse", "schema", table, "--from", "warehouse")
 	g.step("02d-ls", "ls", "file://"+g.root+"/"+fallback.Prefix)
@@ -398,7 +400,8 @@ func (g *goldens) latestRun(out string) string {
 
 // messages are what the binary prints after the usual mistakes: a profile's name mistyped;
 // --profile with the workspace's variables set and no config file; a bare word for a table;
-// a table's name mistyped; a run id that names no run. In messages.txt the transcript, in
+// a table's name mistyped; a run id that names no run; a reload staged to a mistyped volume
+// (refused before anything is journaled). In messages.txt the transcript, in
 // messages.jsonl the error document of each under -o json. (--min-age 3d, accepted, is
 // step 13 of the walk.)
 func (g *goldens) messages() {
@@ -455,6 +458,7 @@ func (g *goldens) messages() {
 	step(nil, "inspect", "orders")
 	step(nil, "inspect", "main.sales.ordres_text")
 	step(nil, "history", g.table, "--run", "nope")
+	step(nil, "reload", g.table, "--rename", "customer_id=customer_key", "--stage-to", "/Volumes/main/sales/stagin/x", "--yes", "--no-progress")
 	g.golden("messages.txt", text.String())
 	g.golden("messages.jsonl", jsonl.String())
 }

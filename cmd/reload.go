@@ -835,6 +835,13 @@ func printPlan(f *Factory, p *reload.Plan, work reload.Work, sk skipped, changed
 		}
 	}
 	if withSQL {
+		for _, b := range work.Settling {
+			fmt.Fprintf(w, "\n-- batch %d, of run %s, to settle first from the table's history (its statement may have committed): group %s, folder %q, %s, %s\n",
+				b.N, work.Continues, b.Group, b.Folder, textfmt.Plural(len(b.Files), "file"), textfmt.Plural(b.Rows, "row"))
+			if b.SQL != "" {
+				fmt.Fprintf(w, "-- sent again only if it did not commit:\n%s;\n", textsafe.Escape(b.SQL))
+			}
+		}
 		for _, b := range work.Batches {
 			of := ""
 			if b.Continued {
@@ -879,6 +886,7 @@ type planDoc struct {
 	// settle first; StageTo and Stage the staging location and the files copied there.
 	Continues  string                `json:"continues,omitempty"`
 	Settle     int                   `json:"settle_batches,omitempty"`
+	Settling   []planBatchDoc        `json:"settling,omitempty"`
 	StageTo    string                `json:"stage_to,omitempty"`
 	Stage      int                   `json:"stage_files,omitempty"`
 	Batches    []planBatchDoc        `json:"batches"`
@@ -907,7 +915,7 @@ type planBatchDoc struct {
 	Folder    string   `json:"folder"`
 	Files     []string `json:"files"`
 	Rows      int64    `json:"rows"`
-	SQL       string   `json:"sql"`
+	SQL       string   `json:"sql,omitempty"`
 }
 
 func planJSON(p *reload.Plan, work reload.Work) planDoc {
@@ -915,6 +923,9 @@ func planJSON(p *reload.Plan, work reload.Work) planDoc {
 		StageTo: work.StageTo, Stage: work.Stage, Batches: []planBatchDoc{},
 		Skipped: append([]reload.SkippedFile{}, p.Skipped...), Unreadable: []string{}, Refused: append([]reload.SkippedFile{}, p.Refused...),
 		Blocked: append([]reload.BlockedGroup{}, p.Blocked...)}
+	for _, b := range work.Settling {
+		d.Settling = append(d.Settling, planBatchDoc{Batch: b.N, Continued: true, Group: b.Group, Folder: b.Folder, Files: b.Files, Rows: b.Rows, SQL: b.SQL})
+	}
 	for _, b := range work.Batches {
 		d.Batches = append(d.Batches, planBatchDoc{Batch: b.N, Continued: b.Continued, Group: b.Group, Folder: b.Folder, Files: b.Files, Rows: b.Rows, SQL: b.SQL})
 	}

@@ -324,6 +324,7 @@ func (g *goldens) walk() {
 		t.Fatal("the reload the warehouse interrupted exited 0")
 	}
 	g.ClearFaults()
+	g.step("07b-reload-continue-dry-run", reload("--dry-run")...)
 	g.stepTerminal("08-reload-continue-prompt", "n", reload()...)
 	if code, _ := g.step("09-reload-resumed", reload("--yes")...); code != 0 {
 		t.Fatalf("the resumed reload: exit %d", code)

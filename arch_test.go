@@ -72,7 +72,7 @@ var importRules = []importRule{
 	{dir: "journal", only: []string{"storage", "internal/redact"}},
 	// place is the one rule every place written to passes: a leaf over storage.
 	{dir: "place", only: []string{"storage", "internal/redact"}},
-	{dir: "cleanup", only: []string{"journal", "place", "storage", "internal/redact", "internal/fallback"}},
+	{dir: "cleanup", only: []string{"journal", "place", "storage", "internal/redact", "internal/fallback", "internal/textfmt"}},
 	{dir: "tableref", only: []string{"databricks", "delta", "schemadiff", "storage", "internal/redact"}},
 	{dir: "reload", only: []string{"databricks", "inspect", "journal", "keyfile", "schemadiff", "sqlstmt", "storage", "tableref", "internal/fallback", "internal/redact"}},
 	// recovery gathers one table's reload (the table, its lock, its files, its schema, its
@@ -86,7 +86,7 @@ var importRules = []importRule{
 	{dir: "scan", only: []string{"databricks", "storage", "tableref", "internal/fallback", "internal/jsonout", "internal/redact", "internal/textfmt", "internal/textsafe"}},
 	// undo takes a run's batches back: it reads the table's log (delta), settles its DELETEs
 	// by reload's rules, and journals like reload; it never reaches cleanup or the fallback files.
-	{dir: "undo", only: []string{"databricks", "delta", "journal", "reload", "sqlstmt", "tableref"}},
+	{dir: "undo", only: []string{"databricks", "delta", "journal", "reload", "sqlstmt", "tableref", "internal/textfmt"}},
 	// history reads the journal for zbrecover history, and writes nothing.
 	{dir: "history", only: []string{"journal", "internal/suggest"}},
 	{dir: "doctor", only: []string{"databricks", "inspect", "schemadiff", "sqlstmt", "storage", "tableref", "internal/jsonout", "internal/redact", "internal/fallback", "internal/suggest", "internal/textfmt"}},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/redact"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/storage"
 )
@@ -266,7 +267,7 @@ func NewPlan(st *journal.State, o PlanOptions) (*Plan, error) {
 		t.Evidence = c.Evidence
 		if age := now.Sub(t.Verified); o.MinAge > 0 && age < o.MinAge {
 			p.Kept = append(p.Kept, Left{Key: t.Key, Size: t.Size, Batch: t.Batch,
-				Reason: fmt.Sprintf("verified %s ago, younger than --min-age %s", age.Round(time.Second), o.MinAge)})
+				Reason: fmt.Sprintf("verified less than --min-age %s ago", textfmt.FormatDuration(o.MinAge))})
 			continue
 		}
 		p.Delete = append(p.Delete, t)
@@ -600,6 +601,8 @@ func (r *Report) finish() {
 	default:
 		r.After = r.Status
 	}
+	// Files are deleted concurrently: the report lists them by key, the same each time.
+	sort.SliceStable(r.Results, func(i, j int) bool { return r.Results[i].Key < r.Results[j].Key })
 	sort.SliceStable(r.Problems, func(i, j int) bool { return r.Problems[i].Key < r.Problems[j].Key })
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/user"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -384,16 +385,27 @@ func cleanupDryRun(ctx context.Context, f *Factory, s *runSummary, prep *cleanup
 	if copts.Archive != nil {
 		fmt.Fprintf(dryOut, "would archive every file to %s first\n", copts.Archive.Location())
 	}
+	// The deletes run concurrently: their lines are printed once all are known, sorted, so
+	// that a dry run reads the same each time.
+	var lines []string
 	rep, err := prep.DryRun(ctx, copts, func(line string) {
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintln(dryOut, textsafe.Escape(line))
+		lines = append(lines, textsafe.Escape(line))
 	})
+	sort.Strings(lines)
+	for _, l := range lines {
+		fmt.Fprintln(dryOut, l)
+	}
 	if err != nil {
 		return err
 	}
-	s.Deleted = fmt.Sprintf("nothing (dry run: %s would be deleted)", textfmt.Plural(rep.Deleted, "file"))
-	fmt.Fprintf(f.IO.ErrOut, "Dry run: %s would be deleted; nothing was deleted.\n", textfmt.Plural(rep.Deleted, "file"))
+	would := textfmt.Plural(rep.Deleted, "file")
+	if n := prep.Plan.Staged; n > 0 {
+		would += " and " + textfmt.Plural(n, "staged copy")
+	}
+	s.Deleted = fmt.Sprintf("nothing (dry run: %s would be deleted)", would)
+	fmt.Fprintf(f.IO.ErrOut, "Dry run: %s would be deleted; nothing was deleted.\n", would)
 	if f.Global.JSON() {
 		d := cleanupPlanDoc{Plan: prep.Plan, Keys: []string{}, DryRun: true}
 		for _, t := range prep.Plan.Delete {
@@ -483,12 +495,24 @@ func printCleanupPlan(f *Factory, p *cleanup.Plan, toOut bool) error {
 		}
 		return printJSON(f, d)
 	}
-	w := f.IO.ErrOut
+	out := f.IO.ErrOut
 	if toOut {
-		w = f.IO.Out
+		out = f.IO.Out
 	}
 	table := orDefault(p.Table, p.TableID)
-	fmt.Fprintf(w, "Cleanup plan for %s on %s, run %s (%s):\n", table, p.Root, p.Run, p.Status)
+	// The heading ends in a colon only above the lines that follow it; the totals last.
+	var body strings.Builder
+	w := &body
+	defer func() {
+		head := fmt.Sprintf("Cleanup plan for %s on %s, run %s (%s)", table, p.Root, p.Run, p.Status)
+		if body.Len() > 0 {
+			head += ":\n" + body.String()
+		} else {
+			head += "\n"
+		}
+		fmt.Fprint(out, head)
+		fmt.Fprintln(out, cleanupTotals(p))
+	}()
 	// Each file to delete only at -v (the dry run names each one as it would delete it): a
 	// plan of 6,000 files would scroll past what matters, the files kept and the totals.
 	if f.Global.Verbose > 0 {
@@ -508,7 +532,6 @@ func printCleanupPlan(f *Factory, p *cleanup.Plan, toOut bool) error {
 		kept = append(kept, reload.SkippedFile{Key: k.Key, Reason: k.Reason})
 	}
 	printGrouped(w, "keep", kept, f.Global.Verbose > 0)
-	fmt.Fprintln(w, cleanupTotals(p))
 	return nil
 }
 

@@ -280,7 +280,8 @@ func TestDoctorLocationOverlap(t *testing.T) {
 
 // TestDoctorStageToMissingVolume: a --stage-to volume that does not exist fails the staging
 // check saying so, with the volumes of the schema the identity can write and the one probably
-// meant; no GRANT is suggested for it, and verify (which stages nothing) stays ready. Without
+// meant; no GRANT is suggested for it; path access, refused (LOCATION_OVERLAP), fails too; and
+// verify (which stages nothing) stays ready. Without
 // --stage-to, the path-access fix names a volume the identity can write.
 func TestDoctorStageToMissingVolume(t *testing.T) {
 	doctorWorkspace(t)
@@ -297,6 +298,9 @@ func TestDoctorStageToMissingVolume(t *testing.T) {
 		t.Errorf("a GRANT suggested for a volume that does not exist:\n%s", all)
 	}
 	wantCheck(t, rep, doctor.CheckPrivileges, doctor.OK)
+	// The warehouse may not read the fallback folder (LOCATION_OVERLAP) and the staging place
+	// cannot be used: path access fails, never "reload loads through the staged copies".
+	wantCheck(t, rep, doctor.CheckPathAccess, doctor.Fail, "LOCATION_OVERLAP", "--stage-to /Volumes/main/sales/stagin/x cannot be used")
 	wantSteps(t, rep, map[string]bool{"inspect": true, "reload": false, "verify": true, "cleanup": true})
 
 	// The text form: four states, a check not run shown as n/a.

@@ -143,13 +143,15 @@ func printRunFiles(f *Factory, run *history.Run) error {
 	}
 	out := f.IO.Out
 	fmt.Fprintf(out, "Run %s on %s (%s), root %s\n", run.Run, run.Table, run.Status, run.Root)
+	// One file a line, its fields tab-separated (as piped output is), the version and the
+	// deletion as fields of their own when there are some.
 	for _, hf := range run.Files {
 		extra := ""
 		if hf.Version != nil {
-			extra = fmt.Sprintf("  version %d", *hf.Version)
+			extra = fmt.Sprintf("\tversion %d", *hf.Version)
 		}
 		if hf.Deleted != "" {
-			extra += "  " + strings.TrimSpace(hf.Deleted+" "+hf.Reason)
+			extra += "\t" + strings.TrimSpace(hf.Deleted+" "+hf.Reason)
 		}
 		fmt.Fprintf(out, "  %s\t%s\tbatch %d\t%s%s\n", textKey(hf.Key), textfmt.Plural(hf.Rows, "row"), hf.Batch, hf.State, extra)
 	}

@@ -448,7 +448,7 @@ func splitSkipped(prep *reload.Prepared) skipped {
 func (sk skipped) lines() []string {
 	var out []string
 	if sk.continued > 0 {
-		out = append(out, fmt.Sprintf("%s %s left to run %s, which this reload continues", textfmt.Plural(sk.continued, "file"), textfmt.Are(sk.continued), sk.run))
+		out = append(out, fmt.Sprintf("%s %s to run %s, which this reload continues", textfmt.Plural(sk.continued, "file"), textfmt.Either(sk.continued, "belongs", "belong"), sk.run))
 	}
 	if n := sk.earlier; n > 0 {
 		out = append(out, fmt.Sprintf("%s %s loaded by earlier runs and %s not planned again", textfmt.Plural(n, "file"), textfmt.Were(n), textfmt.Are(n)))
@@ -682,7 +682,8 @@ func nothingReason(p *reload.Plan, rep *inspect.Report) string {
 func workQuestion(w reload.Work) string {
 	var steps []string
 	if w.Settle > 0 {
-		steps = append(steps, fmt.Sprintf("settle %s of run %s whose answer was lost", textfmt.Plural(w.Settle, "batch"), w.Continues))
+		steps = append(steps, fmt.Sprintf("settle %s of run %s whose outcome is unknown, from the table's history (sending %s again if it did not commit)",
+			textfmt.Plural(w.Settle, "batch"), w.Continues, textfmt.Either(w.Settle, "it", "each")))
 	}
 	if w.Stage > 0 {
 		steps = append(steps, fmt.Sprintf("stage %s to %s", textfmt.Plural(w.Stage, "file"), w.StageTo))
@@ -725,12 +726,19 @@ func printPlan(f *Factory, p *reload.Plan, work reload.Work, sk skipped, changed
 	if f.Global.JSON() && withSQL {
 		return printJSON(f, planJSON(p, work))
 	}
-	w := f.IO.ErrOut
+	out := f.IO.ErrOut
 	if withSQL {
-		w = f.IO.Out
+		out = f.IO.Out
 	}
-	defer fmt.Fprintln(w, workTotals(work))
-	fmt.Fprintf(w, "Plan for %s:\n", p.Table)
+	// The lines about the plan under a heading, when there are some; the totals last.
+	var body strings.Builder
+	w := &body
+	defer func() {
+		if body.Len() > 0 {
+			fmt.Fprintf(out, "Plan for %s:\n%s", p.Table, body.String())
+		}
+		fmt.Fprintln(out, workTotals(work))
+	}()
 	for _, l := range sk.lines() {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
@@ -770,6 +778,13 @@ func printPlan(f *Factory, p *reload.Plan, work reload.Work, sk skipped, changed
 		}
 	}
 	if withSQL {
+		for _, b := range work.Settling {
+			fmt.Fprintf(w, "\n-- batch %d, of run %s, to settle first from the table's history (its statement may have committed): group %s, folder %q, %s, %s\n",
+				b.N, work.Continues, b.Group, b.Folder, textfmt.Plural(len(b.Files), "file"), textfmt.Plural(b.Rows, "row"))
+			if b.SQL != "" {
+				fmt.Fprintf(w, "-- sent again only if it did not commit:\n%s;\n", textsafe.Escape(b.SQL))
+			}
+		}
 		for _, b := range work.Batches {
 			of := ""
 			if b.Continued {
@@ -814,6 +829,7 @@ type planDoc struct {
 	// settle first; StageTo and Stage the staging location and the files copied there.
 	Continues  string                `json:"continues,omitempty"`
 	Settle     int                   `json:"settle_batches,omitempty"`
+	Settling   []planBatchDoc        `json:"settling,omitempty"`
 	StageTo    string                `json:"stage_to,omitempty"`
 	Stage      int                   `json:"stage_files,omitempty"`
 	Batches    []planBatchDoc        `json:"batches"`
@@ -842,7 +858,7 @@ type planBatchDoc struct {
 	Folder    string   `json:"folder"`
 	Files     []string `json:"files"`
 	Rows      int64    `json:"rows"`
-	SQL       string   `json:"sql"`
+	SQL       string   `json:"sql,omitempty"`
 }
 
 func planJSON(p *reload.Plan, work reload.Work) planDoc {
@@ -850,6 +866,9 @@ func planJSON(p *reload.Plan, work reload.Work) planDoc {
 		StageTo: work.StageTo, Stage: work.Stage, Batches: []planBatchDoc{},
 		Skipped: append([]reload.SkippedFile{}, p.Skipped...), Unreadable: []string{}, Refused: append([]reload.SkippedFile{}, p.Refused...),
 		Blocked: append([]reload.BlockedGroup{}, p.Blocked...)}
+	for _, b := range work.Settling {
+		d.Settling = append(d.Settling, planBatchDoc{Batch: b.N, Continued: true, Group: b.Group, Folder: b.Folder, Files: b.Files, Rows: b.Rows, SQL: b.SQL})
+	}
 	for _, b := range work.Batches {
 		d.Batches = append(d.Batches, planBatchDoc{Batch: b.N, Continued: b.Continued, Group: b.Group, Folder: b.Folder, Files: b.Files, Rows: b.Rows, SQL: b.SQL})
 	}

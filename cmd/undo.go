@@ -256,7 +256,9 @@ func printUndoPlan(f *Factory, p *undo.Plan, dryRun, final bool) error {
 		}
 	}
 	fmt.Fprintf(out, "%s of %s to undo, %s to delete; %s refused.\n", textfmt.Count(p.Undo), textfmt.Plural(len(p.Batches), "batch"), textfmt.Plural(p.Rows, "row"), textfmt.Count(p.Refused))
-	fmt.Fprintf(out, "Redo: %s.\n", textsafe.Escape(p.Redo))
+	if p.Undo > 0 { // how the undone batches load again: nothing to say when none is undone
+		fmt.Fprintf(out, "Redo: %s.\n", textsafe.Escape(p.Redo))
+	}
 	return nil
 }
 

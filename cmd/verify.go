@@ -168,7 +168,11 @@ func printVerify(f *Factory, rep *reload.VerifyReport) error {
 		if c.Evidence != "" {
 			ev = " by " + string(c.Evidence)
 		}
-		fmt.Fprintf(out, "  batch %d  %-6s  expected %d, inserted %s, history %s%s  %s\n", c.Batch, mark, c.Expected, optInt(c.Inserted), optInt(c.History), ev, textsafe.Escape(c.Note))
+		line := fmt.Sprintf("  batch %d  %-6s  expected %d, inserted %s, history %s%s", c.Batch, mark, c.Expected, optInt(c.Inserted), optInt(c.History), ev)
+		if c.Note != "" {
+			line += "  " + textsafe.Escape(c.Note)
+		}
+		fmt.Fprintln(out, line)
 	}
 	printKeyCheck(out, rep)
 	for _, r := range rep.Removals {

@@ -802,6 +802,11 @@ func (r *run) pathAccess(ctx context.Context) Check {
 		return Check{Status: OK, Detail: d}
 	case databricks.IsLocationOverlap(err):
 		d := "the warehouse may not read the fallback folder by path: Unity Catalog refuses it (LOCATION_OVERLAP: it lies inside the managed table's storage)"
+		if sc := r.rep.Check(CheckStaging); staged && sc != nil && (sc.Status == Fail || sc.Status == Skip) {
+			// Reload must stage, and the place given cannot be used: no way to the files.
+			return Check{Status: Fail, Detail: d + "; reload must load through staged copies, and --stage-to " + r.o.StageTo +
+				" cannot be used (the staging check says why)", Fix: "give --stage-to a folder of a volume the identity can write, as the staging check suggests"}
+		}
 		if staged {
 			return Check{Status: OK, Detail: "reload loads through the staged copies in " + r.o.StageTo +
 				", which --stage-to makes it write first (the warehouse may not read the fallback folder itself: LOCATION_OVERLAP, it lies inside the managed table's storage)"}

@@ -15,6 +15,10 @@
 //   - reliability: faults, throttling, concurrency, remote journals and locks, staging figures.
 //   - kill: kill -9 of a staged reload at random moments while Zerobus commits; every re-run
 //     converges.
+//   - golden: what the release binary prints against `demo serve` for every command of a
+//     whole recovery (an interrupted reload, its continued-run prompt and totals, verify,
+//     the cleanup plan, history and the recovery's summary, undo's plan) and after the
+//     usual mistakes, in text and JSON, pinned in testdata/ (-update rewrites them).
 //   - undo: undo against `demo serve` while Zerobus commits: a wrong load undone by row IDs,
 //     files and keys (or refused) and loaded again right; OPTIMIZE in between; cleaned runs
 //     with and without an archive; kill -9 of an undo at random moments.

@@ -84,12 +84,13 @@ type Report struct {
 	Status       string `json:"status"`
 	// Tagging says how commits are told apart: "tag" (each statement carried its own
 	// commit tag) or "untagged" (the warehouse takes no tag: a commit settles a batch only
-	// when it is the only candidate, weaker evidence).
-	Tagging string `json:"commit_tags"`
+	// when it is the only candidate, weaker evidence); "" when nothing was to load.
+	Tagging string `json:"commit_tags,omitempty"`
 	// Warnings are what the operator should know about the table (properties the load
 	// changed, for example).
-	Warnings  []string `json:"warnings"`
-	Guarantee string   `json:"guarantee"`
+	Warnings []string `json:"warnings"`
+	// Guarantee is what the load guarantees, for a human; "" when nothing was to load.
+	Guarantee string `json:"guarantee,omitempty"`
 	// Merge is the load by key's MERGE (reload --dedupe-key); batches then load the
 	// staging table.
 	Merge *MergeReport `json:"merge,omitempty"`
@@ -152,7 +153,7 @@ type work struct {
 // NothingReport is the report of a reload with nothing to do (Nothing): no run, no batch.
 func (p *Prepared) NothingReport() *Report {
 	return &Report{TableID: p.tgt.TableID, Table: p.tgt.TableName(), Root: p.tgt.Display(), Batches: []BatchReport{}, Warnings: []string{},
-		Status: "nothing_to_load", Tagging: Untagged, Guarantee: Guarantee}
+		Status: "nothing_to_load"}
 }
 
 // RunOptions are what Execute needs beyond the plan, known once the operator confirmed it.

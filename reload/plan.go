@@ -162,7 +162,9 @@ func NewPlan(rep *inspect.Report, table *schemadiff.Table, name databricks.Table
 		load := g.Load()
 		if load.Blocked {
 			if len(files) > 0 {
-				p.Blocked = append(p.Blocked, BlockedGroup{Group: g.SchemaID, Files: len(files), Changes: load.Blocking, DDL: load.DDL, Notes: load.Notes})
+				// Lists, never null, as every other list of the plan's document.
+				p.Blocked = append(p.Blocked, BlockedGroup{Group: g.SchemaID, Files: len(files), Changes: load.Blocking,
+					DDL: append([]string{}, load.DDL...), Notes: append([]string{}, load.Notes...)})
 			}
 			continue
 		}

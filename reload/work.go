@@ -1,6 +1,11 @@
 package reload
 
-import "strings"
+import (
+	"sort"
+	"strings"
+
+	"github.com/zbrecover/zbrecover/journal"
+)
 
 // Work is what Execute will do, the batches of the run it continues and the new ones alike:
 // what a prompt asks about and a dry run shows.
@@ -11,6 +16,9 @@ type Work struct {
 	// Settle counts the continued run's batches whose statement may have committed without
 	// its answer being recorded: settled from the table's history, or sent again.
 	Settle int
+	// Settling are those batches, with the statement that sends one again (its SQL "" for a
+	// batch whose row count was recorded: the history only classifies it).
+	Settling []WorkBatch
 	// Batches are the statements to send (the continued run's unsent or failed batches, then
 	// the new ones), with the files they name and the rows those hold.
 	Batches []WorkBatch
@@ -69,9 +77,21 @@ func (p *Prepared) Work() Work {
 	if st := p.Continues; st != nil {
 		w.Continues = st.Run
 		w.Settle = len(st.OpenBatches()) + len(st.Unclassified())
+		settling := func(b *journal.BatchState, sql string) {
+			wb := WorkBatch{N: b.Batch, Continued: true, Group: b.Group, Folder: strings.TrimPrefix(b.Folder, p.Plan.Prefix), Rows: b.ExpectedRows, SQL: sql}
+			for _, f := range b.Files {
+				wb.Files = append(wb.Files, strings.TrimPrefix(f.Key, p.Plan.Prefix))
+			}
+			w.Settling = append(w.Settling, wb)
+		}
 		for _, b := range st.OpenBatches() {
 			stage += len(b.Files)
+			settling(b, r.statementOf(b, false))
 		}
+		for _, b := range st.Unclassified() {
+			settling(b, "")
+		}
+		sort.Slice(w.Settling, func(i, j int) bool { return w.Settling[i].N < w.Settling[j].N })
 		for _, b := range st.Remaining() {
 			wb := WorkBatch{N: b.Batch, Continued: true, Group: b.Group, Folder: strings.TrimPrefix(b.Folder, p.Plan.Prefix), Rows: b.ExpectedRows, SQL: r.statementOf(b, false)}
 			for _, f := range b.Files {

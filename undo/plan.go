@@ -12,6 +12,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/delta"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/sqlstmt"
@@ -593,7 +594,7 @@ func (pl *planner) option(ctx context.Context, ev journal.UndoEvidence, b *journ
 			o.Why = fmt.Sprintf("version %d (%s) removed %s, %s: its rows now share files with other rows", r.Version, r.Operation, r.Path, which)
 		default:
 			o.Usable = true
-			o.Why = fmt.Sprintf("version %d added %d data files holding only its rows, and no commit up to version %d removed one", c.Version, len(paths), pl.newest)
+			o.Why = fmt.Sprintf("version %d added %s holding only its rows, and no commit up to version %d removed one", c.Version, textfmt.Plural(len(paths), "data file"), pl.newest)
 			if bp.Evidence == "" && (req.Evidence == "" || req.Evidence == ev) {
 				for _, p := range paths {
 					bp.Paths = append(bp.Paths, pl.fileURL(p))

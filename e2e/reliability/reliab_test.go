@@ -315,7 +315,7 @@ func TestReliabStageLocationMistakes(t *testing.T) {
 	}
 	code, out, errOut = s.Within(2*time.Minute, args...)
 	if r := decodeStatus(t, out); code != 0 || r.Status != "verified" || !r.Resumed || strings.Contains(errOut, "Refused through") ||
-		!strings.Contains(errOut, fmt.Sprintf("%d files are left to run %s, which this reload continues", n, r.Run)) ||
+		!strings.Contains(errOut, fmt.Sprintf("%d files belong to run %s, which this reload continues", n, r.Run)) ||
 		strings.Contains(errOut, "loaded by earlier runs") {
 		t.Fatalf("re-run after SIGKILL: exit %d %+v\nstderr: %s", code, r, errOut)
 	}

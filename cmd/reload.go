@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -742,23 +743,7 @@ func printPlan(f *Factory, p *reload.Plan, work reload.Work, sk skipped, changed
 	for _, l := range sk.lines() {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
-	if n := len(p.Unreadable); n > 0 {
-		fmt.Fprintf(w, "  %s %s left behind:\n", textfmt.Plural(n, "unreadable file"), textfmt.Are(n))
-		for _, u := range p.Unreadable {
-			fmt.Fprintf(w, "    %s: %s\n", textKey(u.Key), textsafe.Escape(u.Error))
-		}
-	}
-	for _, g := range groupRefused(p.Refused) {
-		n := len(g.keys)
-		fmt.Fprintf(w, "  %s %s left behind: %s\n", textfmt.Plural(n, "file"), textfmt.Are(n), textsafe.Escape(g.reason))
-		for i, k := range g.keys {
-			if i == refusedShown && !withSQL {
-				fmt.Fprintf(w, "    … and %s more (--dry-run lists them all)\n", textfmt.Count(n-i))
-				break
-			}
-			fmt.Fprintf(w, "    %s\n", textKey(k))
-		}
-	}
+	printLeftBehind(w, p, withSQL)
 	for _, c := range changed {
 		fmt.Fprintf(w, "  changed since a run recorded it, not loaded: %s\n", textsafe.Escape(c))
 	}
@@ -778,23 +763,51 @@ func printPlan(f *Factory, p *reload.Plan, work reload.Work, sk skipped, changed
 		}
 	}
 	if withSQL {
-		for _, b := range work.Settling {
-			fmt.Fprintf(w, "\n-- batch %d, of run %s, to settle first from the table's history (its statement may have committed): group %s, folder %q, %s, %s\n",
-				b.N, work.Continues, b.Group, b.Folder, textfmt.Plural(len(b.Files), "file"), textfmt.Plural(b.Rows, "row"))
-			if b.SQL != "" {
-				fmt.Fprintf(w, "-- sent again only if it did not commit:\n%s;\n", textsafe.Escape(b.SQL))
-			}
-		}
-		for _, b := range work.Batches {
-			of := ""
-			if b.Continued {
-				of = ", of run " + work.Continues
-			}
-			fmt.Fprintf(w, "\n-- batch %d%s: group %s, folder %q, %s, %s\n%s;\n", b.N, of, b.Group, b.Folder, textfmt.Plural(len(b.Files), "file"), textfmt.Plural(b.Rows, "row"), textsafe.Escape(b.SQL))
-		}
-		fmt.Fprintln(w)
+		printStatements(w, work)
 	}
 	return nil
+}
+
+// printLeftBehind lists the files the plan leaves behind: unreadable, and refused by reason
+// (the first refusedShown of each reason, all of them with the statements).
+func printLeftBehind(w io.Writer, p *reload.Plan, all bool) {
+	if n := len(p.Unreadable); n > 0 {
+		fmt.Fprintf(w, "  %s %s left behind:\n", textfmt.Plural(n, "unreadable file"), textfmt.Are(n))
+		for _, u := range p.Unreadable {
+			fmt.Fprintf(w, "    %s: %s\n", textKey(u.Key), textsafe.Escape(u.Error))
+		}
+	}
+	for _, g := range groupRefused(p.Refused) {
+		n := len(g.keys)
+		fmt.Fprintf(w, "  %s %s left behind: %s\n", textfmt.Plural(n, "file"), textfmt.Are(n), textsafe.Escape(g.reason))
+		for i, k := range g.keys {
+			if i == refusedShown && !all {
+				fmt.Fprintf(w, "    … and %s more (--dry-run lists them all)\n", textfmt.Count(n-i))
+				break
+			}
+			fmt.Fprintf(w, "    %s\n", textKey(k))
+		}
+	}
+}
+
+// printStatements lists the batches a continued run settles first and every batch's
+// statement, as --dry-run shows them.
+func printStatements(w io.Writer, work reload.Work) {
+	for _, b := range work.Settling {
+		fmt.Fprintf(w, "\n-- batch %d, of run %s, to settle first from the table's history (its statement may have committed): group %s, folder %q, %s, %s\n",
+			b.N, work.Continues, b.Group, b.Folder, textfmt.Plural(len(b.Files), "file"), textfmt.Plural(b.Rows, "row"))
+		if b.SQL != "" {
+			fmt.Fprintf(w, "-- sent again only if it did not commit:\n%s;\n", textsafe.Escape(b.SQL))
+		}
+	}
+	for _, b := range work.Batches {
+		of := ""
+		if b.Continued {
+			of = ", of run " + work.Continues
+		}
+		fmt.Fprintf(w, "\n-- batch %d%s: group %s, folder %q, %s, %s\n%s;\n", b.N, of, b.Group, b.Folder, textfmt.Plural(len(b.Files), "file"), textfmt.Plural(b.Rows, "row"), textsafe.Escape(b.SQL))
+	}
+	fmt.Fprintln(w)
 }
 
 // refusedShown is how many keys of one reason a plan shows without --dry-run.

@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/e2e/e2etest"
 	"github.com/zbrecover/zbrecover/internal/fallback"
@@ -64,8 +66,9 @@ func writeParked(t *testing.T, root string) {
 // binary against demo serve, once in text and once under -o json (each on a table of its
 // own, the same files): scan, doctor, inspect, preview, reload --dry-run (blocked, then with
 // the fix), a reload the warehouse interrupts at its third batch, the re-run's continued-run
-// prompt (answered no) and its totals, verify, verify --key, the cleanup plan, cleanup,
-// history, the whole recovery's summary, and undo --dry-run. Each output is a golden file.
+// prompt (answered no) and its totals, verify, verify --key, undo carried out and the redo,
+// the cleanup plan, cleanup, history, the whole recovery's summary, undo --dry-run after
+// cleanup, and one watch cycle over files parked since. Each output is a golden file.
 func TestRecoveryGoldens(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two binaries")
@@ -270,7 +273,7 @@ var replacements = []struct {
 	{regexp.MustCompile(`zbrecover-doctor-probe-[0-9a-f]+`), "zbrecover-doctor-probe-<RANDOM>"},
 	// Times the commands measure.
 	{regexp.MustCompile(`\(\d+\.\d s\)`), "(<DUR>)"},
-	{regexp.MustCompile(`"(elapsed_ms|duration_ms)": \d+`), `"$1": <MS>`},
+	{regexp.MustCompile(`"(elapsed_ms|duration_ms)":( ?)\d+`), `"$1":$2<MS>`},
 }
 
 // golden compares got, normalized, with testdata/name, or writes it under -update.
@@ -338,6 +341,18 @@ func (g *goldens) walk() {
 	g.step("12-verify-key", "verify", table, "--key", "id", "--no-progress")
 	// Before cleanup, undo could take the run back by its files or its keys.
 	g.step("12b-undo-dry-run", "undo", table, "--dry-run", "--no-progress")
+	// Undo carried out: the run's rows deleted by the evidence its plan chose; then the same
+	// fix loaded again (the redo, through fresh staged paths) and verified.
+	if code, _ := g.step("12c-undo", "undo", table, "--yes", "--no-progress"); code != 0 {
+		t.Fatalf("undo: exit %d", code)
+	}
+	if got := g.Count("SELECT count(*) FROM " + table); got != 0 {
+		t.Errorf("after undo %s holds %d rows, want 0", table, got)
+	}
+	if code, _ := g.step("12d-reload-redo", reload("--yes")...); code != 0 {
+		t.Fatalf("the redo: exit %d", code)
+	}
+	g.step("12e-verify-redo", "verify", table, "--key", "id", "--no-progress")
 	g.step("13-cleanup-min-age", "cleanup", table, "--min-age", "3d", "--dry-run", "--no-progress")
 	// Without --yes, on a terminal, cleanup prints the plan and asks nothing (were it to ask,
 	// "n" would answer and the golden would show the question).
@@ -364,8 +379,41 @@ func (g *goldens) walk() {
 	if n := e2etest.FallbackLeft(t, g.root); n != 0 {
 		t.Errorf("%d parked files left after cleanup", n)
 	}
-	if got := g.Count("SELECT count(DISTINCT id) FROM " + table); got != nFiles*rowsPerFile {
-		t.Errorf("%s holds %d distinct ids, want %d", table, got, nFiles*rowsPerFile)
+	// watch, one cycle, over files parked since in the table's own schema: it loads them,
+	// verifies the run and (--cleanup-after 1ns) deletes them. Its events are JSON lines in
+	// either walk.
+	g.parkMore()
+	if code, _ := g.step("20-watch-once", "watch", "main.sales", "--table-pattern", strings.TrimPrefix(table, "main.sales."), "--once", "--single-host",
+		"--stage-to", stage, "--min-age", "0", "--cleanup-after", "1ns"); code != 0 {
+		t.Errorf("watch --once: exit %d", code)
+	}
+	if n := e2etest.FallbackLeft(t, g.root); n != 0 {
+		t.Errorf("%d parked files left after watch", n)
+	}
+	if got, distinct := g.Count("SELECT count(*) FROM "+table), g.Count("SELECT count(DISTINCT id) FROM "+table); got != distinct || got != nFiles*rowsPerFile+laterFiles {
+		t.Errorf("%s holds %d rows, %d distinct ids, want %d once each", table, got, distinct, nFiles*rowsPerFile+laterFiles)
+	}
+}
+
+// laterFiles is how many one-row files parkMore parks, in the table's own schema.
+const laterFiles = 3
+
+// parkMore parks laterFiles one-row files written in the table's own schema (ids after the
+// fixture's), in a date folder of their own.
+func (g *goldens) parkMore() {
+	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "customer_key", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "amount", Type: &arrow.Decimal128Type{Precision: 18, Scale: 4}, Nullable: true}}, nil)
+	for i := 0; i < laterFiles; i++ {
+		id := nFiles*rowsPerFile + i + 1
+		data, err := pqgen.Bytes(schema, fmt.Sprintf(`[{"id":%d,"customer_key":"c%d","amount":"%d.5000"}]`, id, id, id), pqgen.Options{})
+		if err != nil {
+			g.T.Fatal(err)
+		}
+		key := fmt.Sprintf("2026-02-01/part-%05d.parquet", 100+i)
+		if err := pqgen.WriteFile(filepath.Join(g.root, filepath.FromSlash(fallback.Prefix), filepath.FromSlash(key)), data); err != nil {
+			g.T.Fatal(err)
+		}
 	}
 }
 

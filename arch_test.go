@@ -35,9 +35,9 @@ type importRule struct {
 var importRules = []importRule{
 	{dir: ".", only: []string{"cmd"}},
 	{dir: "cmd", only: []string{"cleanup", "databricks", "delta", "doctor", "history", "inspect", "internal/fallback", "internal/iostreams",
-		"internal/jsonout", "internal/redact", "internal/textfmt", "internal/textsafe", "journal", "place", "recovery", "reload", "scan", "schemadiff", "sqlstmt", "storage", "storage/all", "tableref", "undo", "watch",
+		"internal/jsonout", "internal/redact", "internal/suggest", "internal/textfmt", "internal/textsafe", "journal", "place", "recovery", "reload", "scan", "schemadiff", "sqlstmt", "storage", "storage/all", "tableref", "undo", "watch",
 		"internal/demo", "internal/fake/workspace", "internal/fake/warehouse"}},
-	{dir: "schemadiff", only: []string{}},
+	{dir: "schemadiff", only: []string{"internal/suggest"}},
 	{dir: "sqlstmt", only: []string{"schemadiff"}},
 	{dir: "internal/redact", only: []string{}},
 	{dir: "internal/textsafe", only: []string{}},

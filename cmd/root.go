@@ -19,6 +19,7 @@ import (
 
 	"github.com/zbrecover/zbrecover/internal/jsonout"
 	"github.com/zbrecover/zbrecover/internal/redact"
+	"github.com/zbrecover/zbrecover/internal/suggest"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -361,7 +362,7 @@ func suggestFlag(c *cobra.Command, err error) error {
 	given := strings.TrimPrefix(msg, prefix)
 	best, bestD := "", 3
 	visit := func(fl *pflag.Flag) {
-		if d := editDistance(given, fl.Name); d < bestD {
+		if d := suggest.Distance(given, fl.Name); d < bestD {
 			best, bestD = fl.Name, d
 		}
 	}
@@ -371,25 +372,4 @@ func suggestFlag(c *cobra.Command, err error) error {
 		return err
 	}
 	return fmt.Errorf("%w (did you mean --%s?)", err, best)
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }

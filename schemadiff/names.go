@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/zbrecover/zbrecover/internal/suggest"
 )
 
 // primitiveNames maps every accepted spelling of a primitive type, lower case, to its type.
@@ -196,7 +198,10 @@ func SimilarNames(a, b string) (string, bool) {
 	if common >= 5 && 3*common >= 2*nl {
 		return "the names share the prefix " + string(ra[:common]), true
 	}
-	d := editDistance(ra, rb)
+	if nl > 256 {
+		return "", false // the distance costs ns × nl: a name this long is not a typo of another
+	}
+	d := suggest.Distance(na, nb)
 	switch {
 	case d == 1 && ns >= 4:
 		return "the names differ by one character", true
@@ -216,28 +221,4 @@ func normName(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-// editDistance is the Levenshtein distance between a and b (names are short).
-func editDistance(a, b []rune) int {
-	if len(a) > 256 || len(b) > 256 {
-		return max(len(a), len(b))
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

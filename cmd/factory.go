@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -91,7 +90,7 @@ func (f *Factory) setJSONStderr(v bool) {
 		f.jsonStderr.Store(v)
 	}
 	if _, wrapped := f.IO.ErrOut.(*jsonLineWriter); v && !wrapped {
-		f.IO.ErrOut = &jsonLineWriter{w: f.IO.ErrOut}
+		f.IO.ErrOut = &jsonLineWriter{w: &lockedWriter{w: f.IO.ErrOut}}
 	}
 }
 
@@ -240,15 +239,13 @@ func (f *Factory) retryPolicy() storage.RetryPolicy {
 
 // jsonLineWriter is stderr under -o json: a line that is not already a JSON object is written
 // as {"notice": line}. Text without a newline at its end (a prompt) is written at once, as
-// one notice.
+// one notice. Each line is one write to w, a lockedWriter: lines of concurrent writers never
+// mix.
 type jsonLineWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	w io.Writer
 }
 
 func (j *jsonLineWriter) Write(p []byte) (int, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
 	for _, line := range strings.SplitAfter(string(p), "\n") {
 		text := strings.TrimRight(line, "\r\n")
 		if strings.TrimSpace(text) == "" {

@@ -76,7 +76,7 @@ document and the control endpoints are in docs/runbook.md ("zbrecover demo serve
 	fl.StringVar(&o.WarehouseID, "warehouse-id", "local", "SQL warehouse id")
 	fl.StringVar(&o.Faults, "faults", "", "apply the JSON control document `FILE` (faults, unknowns, Zerobus writers, schema changes, triggers) at start")
 	fl.StringArrayVar(&o.Zerobus, "zerobus", nil, "keep a Zerobus writer committing to the table `c.s.t`, parking its records while the table's schema is broken (repeatable)")
-	fl.DurationVar(&o.ZerobusInterval, "zerobus-interval", 100*time.Millisecond, "with --zerobus: flush every `DURATION`")
+	durationVar(fl, &o.ZerobusInterval, "zerobus-interval", 100*time.Millisecond, "with --zerobus: flush every `DURATION`")
 	return c
 }
 

@@ -6,7 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/zbrecover/zbrecover/internal/iostreams"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 )
 
 // TestDurationFlagsTakeDaysAndWeeks: every duration flag reads days and weeks (3d, 2w, 1d12h)
@@ -42,5 +46,35 @@ func TestDurationFlagsTakeDaysAndWeeks(t *testing.T) {
 		if !strings.Contains(out, "3d") && !strings.Contains(out, "1d") {
 			t.Errorf("%s --help does not say --min-age takes days:\n%s", cmd, out)
 		}
+	}
+}
+
+// TestEveryDurationFlagIsADurationFlag: each flag of type duration, of every command (watch,
+// demo serve and the global ones included), reads days and weeks: it is a textfmt.DurationFlag,
+// not pflag's, whose "3d" is an error.
+func TestEveryDurationFlagIsADurationFlag(t *testing.T) {
+	io, _, _, _ := iostreams.Test()
+	root := NewRootCmd(NewFactory(io))
+	seen := 0
+	var visit func(c *cobra.Command)
+	visit = func(c *cobra.Command) {
+		for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags()} {
+			fs.VisitAll(func(fl *pflag.Flag) {
+				if fl.Value.Type() != "duration" {
+					return
+				}
+				seen++
+				if _, ok := fl.Value.(textfmt.DurationFlag); !ok {
+					t.Errorf("%s --%s is a %T, not a textfmt.DurationFlag: it refuses 3d", c.CommandPath(), fl.Name, fl.Value)
+				}
+			})
+		}
+		for _, sub := range c.Commands() {
+			visit(sub)
+		}
+	}
+	visit(root)
+	if seen < 7 {
+		t.Errorf("%d duration flags found; watch alone has 5", seen)
 	}
 }

@@ -16,10 +16,12 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/zbrecover/zbrecover/internal/jsonout"
 	"github.com/zbrecover/zbrecover/internal/redact"
 	"github.com/zbrecover/zbrecover/internal/suggest"
+	"github.com/zbrecover/zbrecover/internal/textfmt"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -372,4 +374,11 @@ func suggestFlag(c *cobra.Command, err error) error {
 		return err
 	}
 	return fmt.Errorf("%w (did you mean --%s?)", err, best)
+}
+
+// durationVar defines a duration flag with default def that reads textfmt's syntax (days and
+// weeks too: 3d, 2w, 1d12h) and refuses negative values, as every duration flag does.
+func durationVar(fl *pflag.FlagSet, p *time.Duration, name string, def time.Duration, usage string) {
+	*p = def
+	fl.Var(textfmt.DurationFlag{D: p}, name, usage)
 }

@@ -504,7 +504,7 @@ func summarizeReload(s *runSummary, r *reload.Report) {
 // once note is said once, where it applies: not for a run that loaded nothing, and never by
 // verify, whose key check measures the duplicates it warns of.
 func guaranteeApplies(r *reload.Report) bool {
-	return r.Guarantee != "" && (r.Guarantee != reload.Guarantee || r.Inserted > 0)
+	return r.Guarantee != "" && (r.Guarantee == reload.GuaranteeDedupe || r.Inserted > 0)
 }
 
 // reloadNext is what to do after a reload that exited with code.

@@ -39,6 +39,15 @@ const Guarantee = "Each file is loaded at most once (COPY INTO skips files it al
 	"and the journal records every batch). Rows are not deduplicated: Zerobus delivery is at-least-once, so " +
 	"records Zerobus also published may now be in the table twice; check with zbrecover verify --key COL."
 
+// guaranteeFor is Guarantee with the run's key columns in its advice, when the run has them
+// (reload --key): the check to run is then known.
+func guaranteeFor(keys Keys) string {
+	if len(keys) == 0 {
+		return Guarantee
+	}
+	return strings.Replace(Guarantee, "verify --key COL", "verify --key "+keys.String(), 1)
+}
+
 // BatchReport is one batch's fate.
 type BatchReport struct {
 	Batch    int                 `json:"batch"`
@@ -206,7 +215,7 @@ func (p *Prepared) Execute(ctx context.Context, ro RunOptions) (*Report, error) 
 	}
 	tgt := p.tgt
 	r := &runner{p: p, d: d, o: o, run: ro, log: p.d.Logger(), table: tgt.Name, claimed: map[int64]journal.BatchRef{},
-		rep: &Report{TableID: tgt.TableID, Table: tgt.TableName(), Root: tgt.Display(), Guarantee: Guarantee, Tagging: Untagged}}
+		rep: &Report{TableID: tgt.TableID, Table: tgt.TableName(), Root: tgt.Display(), Guarantee: guaranteeFor(o.Keys), Tagging: Untagged}}
 	r.hist = &history{wh: p.d.Warehouse, table: tgt.Name, retries: o.HistoryRetries, backoff: o.Backoff}
 	for v, ref := range p.facts.Claimed {
 		r.claimed[v] = ref

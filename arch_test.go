@@ -76,8 +76,9 @@ var importRules = []importRule{
 	{dir: "tableref", only: []string{"databricks", "delta", "schemadiff", "storage", "internal/redact"}},
 	{dir: "reload", only: []string{"databricks", "inspect", "journal", "keyfile", "schemadiff", "sqlstmt", "storage", "tableref", "internal/fallback", "internal/redact"}},
 	// recovery gathers one table's reload (the table, its lock, its files, its schema, its
-	// places) for reload and watch: what reload needs, nothing that deletes.
-	{dir: "recovery", only: []string{"delta", "inspect", "journal", "place", "reload", "schemadiff", "sqlstmt", "storage", "tableref"}},
+	// places) and prepares its cleanup, for the commands and watch: it deletes nothing itself
+	// (cleanup's Execute does, called by them).
+	{dir: "recovery", only: []string{"cleanup", "databricks", "delta", "inspect", "journal", "place", "reload", "schemadiff", "sqlstmt", "storage", "tableref"}},
 	// watch runs scan, recovery, verify and cleanup under a lease, cycle after cycle: what
 	// reload and cleanup use, and scan.
 	{dir: "watch", only: []string{"cleanup", "databricks", "journal", "recovery", "reload", "scan", "storage", "tableref", "internal/fallback", "internal/jsonout", "internal/redact"}},

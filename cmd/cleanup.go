@@ -245,11 +245,8 @@ func prepareCleanup(ctx context.Context, o *CleanupOptions, s *runSummary, ds *d
 			return nil, nil, nil, err
 		}
 	}
-	checker := reload.LazyChecker{Table: s.Table, Connect: f.checkWarehouse(s), OpenKeys: f.openStagedLocation}
-	prep, err := cleanup.Prepare(ctx, cleanup.Config{Journal: store, TableID: tgt.TableID, Root: tgt.Display(), Backend: tgt.Root,
-		Prefix: o.Prefix, Checker: checker, OpenStaged: f.openStagedLocation, Header: header(""),
-		BreakLock: f.lockBreaker(o.BreakLock, o.Yes), Log: f.Logger},
-		cleanup.Request{Run: o.Run, MinAge: o.MinAge})
+	prep, err := recovery.PrepareCleanup(ctx, recovery.CleanupEnv{Journal: store, Connect: f.checkWarehouse(s), OpenStaged: f.openStagedLocation, Log: f.Logger},
+		tgt, recovery.CleanupRequest{Run: o.Run, MinAge: o.MinAge, Prefix: o.Prefix, Header: header(""), BreakLock: f.lockBreaker(o.BreakLock, o.Yes)})
 	f.warnWedged(store, tgt.TableID, s)
 	if err == nil {
 		s.Run, s.RunStatus = prep.State.Run, string(prep.State.Status)

@@ -381,12 +381,11 @@ func (w *Watcher) cleanup(ctx context.Context, t scan.Table, st *tableState, sto
 
 // cleanRun cleans up one run of the table.
 func (w *Watcher) cleanRun(ctx context.Context, t scan.Table, st *tableState, store journal.Store, tgt *tableref.Ref, run string) (int, error) {
-	checker := reload.LazyChecker{Table: t.Name, OpenKeys: w.d.OpenStaged,
-		Connect: func(context.Context, databricks.TableName) (reload.Warehouse, string, error) {
-			return w.d.Recovery.Warehouse, w.d.Identity, nil
-		}}
-	prep, err := cleanup.Prepare(ctx, cleanup.Config{Journal: store, TableID: t.TableID, Root: tgt.Display(), Backend: tgt.Root, Prefix: w.cfg.Prefix,
-		Checker: checker, OpenStaged: w.d.OpenStaged, Header: w.d.Header, Log: w.d.Log}, cleanup.Request{Run: run, MinAge: w.cfg.CleanupAfter, Now: w.d.Now()})
+	connect := func(context.Context, databricks.TableName) (reload.Warehouse, string, error) {
+		return w.d.Recovery.Warehouse, w.d.Identity, nil
+	}
+	prep, err := recovery.PrepareCleanup(ctx, recovery.CleanupEnv{Journal: store, Connect: connect, OpenStaged: w.d.OpenStaged, Log: w.d.Log},
+		tgt, recovery.CleanupRequest{Run: run, MinAge: w.cfg.CleanupAfter, Now: w.d.Now(), Prefix: w.cfg.Prefix, Header: w.d.Header})
 	if errors.Is(err, cleanup.ErrNotCleanable) || errors.Is(err, cleanup.ErrOutside) {
 		w.review(ctx, t, st, run, 0, 0, 0, "cleanup keeps the run's files: "+err.Error())
 		return 0, nil

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zbrecover/zbrecover/databricks/uctest"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
 )
 
@@ -206,7 +207,7 @@ func (c *cancelOn) Write(p []byte) (int, error) {
 // TestDemoInterrupted: Ctrl-C during a step of the demo prints one line, which says the demo
 // was interrupted during that step and what is left, with no Go error chain; exit 130.
 func TestDemoInterrupted(t *testing.T) {
-	isolateEnv(t)
+	uctest.Isolate(t)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	io, _, _, errOut := iostreams.Test()
@@ -226,7 +227,7 @@ func TestDemoInterrupted(t *testing.T) {
 // workspace serving with the settings to paste; a reload by hand against it, with those
 // settings, loads the files; Ctrl-C then stops the workspace and keeps the example.
 func TestDemoStopBeforeReload(t *testing.T) {
-	isolateEnv(t)
+	uctest.Isolate(t)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	io, _, _, errOut := iostreams.Test()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/zbrecover/zbrecover/databricks/uctest"
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/doctor"
 	"github.com/zbrecover/zbrecover/internal/fake/warehouse"
@@ -28,7 +29,7 @@ import (
 // the workspace's default for managed tables.
 func doctorWorkspace(t *testing.T) (*workspace.Workspace, string) {
 	t.Helper()
-	isolateEnv(t)
+	uctest.Isolate(t)
 	t.Setenv("DATABRICKS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
 	root := filepath.Join(t.TempDir(), "orders")
 	schema := sd.NewSchema().Col("id", sd.LongType, sd.NotNull).Col("customer", sd.StringType)

@@ -24,27 +24,11 @@ import (
 
 const ucToken = "dapi00000000000000000000000000000001"
 
-// isolateEnv hides the machine's Databricks and cloud settings and home directory from the
-// test (restored when it ends).
-func isolateEnv(t *testing.T) {
-	t.Helper()
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		for _, p := range []string{"DATABRICKS_", "ARM_", "AZURE_", "AWS_", "GOOGLE_"} {
-			if strings.HasPrefix(k, p) {
-				t.Setenv(k, "")
-				os.Unsetenv(k)
-			}
-		}
-	}
-	t.Setenv("HOME", t.TempDir())
-}
-
 // databricksEnv isolates the test from the machine's Databricks and cloud settings and points
 // it at a fake workspace.
 func databricksEnv(t *testing.T) *uctest.Server {
 	t.Helper()
-	isolateEnv(t)
+	uctest.Isolate(t)
 	srv := uctest.New(ucToken)
 	t.Cleanup(srv.Close)
 	t.Setenv("DATABRICKS_HOST", srv.URL)

@@ -41,7 +41,7 @@ func BenchmarkScan1000(b *testing.B) {
 		rateLimit string
 	}{{"default-credentials", false, ""}, {"vended", true, ""}, {"vended-rate-5000", true, "5000"}} {
 		b.Run(mode.name, func(b *testing.B) {
-			isolate(b)
+			uctest.Isolate(b)
 			if mode.rateLimit != "" {
 				b.Setenv("DATABRICKS_RATE_LIMIT", mode.rateLimit)
 			}

@@ -3,7 +3,6 @@ package scan
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -17,28 +16,13 @@ import (
 
 const ucToken = "dapi000000000000000000000000000000cafe"
 
-// isolate hides the machine's Databricks and cloud settings from the test.
-func isolate(t testing.TB) {
-	t.Helper()
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		for _, p := range []string{"DATABRICKS_", "AWS_", "AZURE_", "GOOGLE_", "ARM_"} {
-			if strings.HasPrefix(k, p) {
-				t.Setenv(k, "")
-				os.Unsetenv(k)
-			}
-		}
-	}
-	t.Setenv("HOME", t.TempDir())
-}
-
 // TestS3RequestsPerTable scans 50 tables on the S3 emulator through Unity Catalog, as the
 // command does: each table's storage read with the READ credentials Unity Catalog vends for
 // it. An empty fallback folder costs exactly one list request; the folder of 2,500 files
 // three (pages of 1,000); no object is read or stat'ed; the bucket's region is asked once;
 // each table costs one vending request and no table lookup.
 func TestS3RequestsPerTable(t *testing.T) {
-	isolate(t)
+	uctest.Isolate(t)
 	s3srv := s3test.NewServer(t, s3test.WithBucketRegion("eu-west-1"))
 	uc := uctest.New(ucToken)
 	t.Cleanup(uc.Close)

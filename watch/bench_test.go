@@ -15,8 +15,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -33,21 +31,6 @@ import (
 
 const ucToken = "dapi000000000000000000000000000000cafe"
 
-// isolate clears the environment of credentials and settings of the developer's machine.
-func isolate(t testing.TB) {
-	t.Helper()
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		for _, p := range []string{"DATABRICKS_", "AWS_", "AZURE_", "GOOGLE_", "ARM_"} {
-			if strings.HasPrefix(k, p) {
-				t.Setenv(k, "")
-				os.Unsetenv(k)
-			}
-		}
-	}
-	t.Setenv("HOME", t.TempDir())
-}
-
 // quietCatalog is tables managed tables in schemas schemas of catalog main, each on the S3
 // emulator with an empty fallback folder, behind latency per request (Unity Catalog and S3),
 // and a watcher over the catalog that stages nowhere it will go (nothing is parked).
@@ -58,7 +41,7 @@ type quietCatalog struct {
 }
 
 func newQuietCatalog(t testing.TB, tables, schemas, conc int, latency time.Duration) *quietCatalog {
-	isolate(t)
+	uctest.Isolate(t)
 	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKeyID)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretAccessKey)
 	q := &quietCatalog{s3: s3test.NewServer(t), uc: uctest.NewHandler(ucToken)}

@@ -27,26 +27,10 @@ func TestReliabBreakLockOfALiveRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two binaries")
 	}
-	demoBin, release := reliabBinaries(t)
 	const n = 40
 	const table = "main.sales.orders"
-	root := filepath.Join(t.TempDir(), "orders")
-	e2etest.WriteOneRowFiles(t, root, 0, n)
-	fallbackDir := filepath.Join(root, filepath.FromSlash(fallback.Prefix))
-	srv := s3test.NewServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	w := e2etest.StartDemoServe(ctx, t, demoBin, "--table", table+"="+root)
-	env := map[string]string{"AWS_ACCESS_KEY_ID": s3test.AccessKeyID, "AWS_SECRET_ACCESS_KEY": s3test.SecretAccessKey, "AWS_REGION": s3test.Region}
-	for k, v := range w.Env {
-		env[k] = v
-	}
-	s := &served{e2etest.NewServed(ctx, t, release, env)}
-	journalURL := srv.URLFor("zbrecover/journal")
-	global := []string{"--s3-endpoint", srv.URL, "--s3-region", s3test.Region}
-	with := func(args ...string) []string {
-		return append(append(append([]string(nil), global...), args...), "--journal", journalURL)
-	}
+	site := newRemoteJournalSite(t, table, n)
+	s, fallbackDir, srv, with := site.s, site.fallbackDir, site.srv, site.with
 	reload := with("-o", "json", "reload", table, "--rename", "customer_id=customer_key",
 		"--stage-to", "/Volumes/main/sales/staging/live", "--batch-files", "10", "--no-validate", "--yes")
 
@@ -142,7 +126,7 @@ func TestReliabBreakLockOfALiveRun(t *testing.T) {
 		}
 	}
 	t.Logf("refusal under another host's lock:\n%s", errOut)
-	w.Stop()
+	site.ws.Stop()
 }
 
 // TestReliabWedgedJournalGoesOn: a journal on the S3 emulator holding a run an earlier version
@@ -155,26 +139,10 @@ func TestReliabWedgedJournalGoesOn(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two binaries")
 	}
-	demoBin, release := reliabBinaries(t)
 	const n = 20
 	const table = "main.sales.orders"
-	root := filepath.Join(t.TempDir(), "orders")
-	e2etest.WriteOneRowFiles(t, root, 0, n)
-	fallbackDir := filepath.Join(root, filepath.FromSlash(fallback.Prefix))
-	srv := s3test.NewServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	w := e2etest.StartDemoServe(ctx, t, demoBin, "--table", table+"="+root)
-	env := map[string]string{"AWS_ACCESS_KEY_ID": s3test.AccessKeyID, "AWS_SECRET_ACCESS_KEY": s3test.SecretAccessKey, "AWS_REGION": s3test.Region}
-	for k, v := range w.Env {
-		env[k] = v
-	}
-	s := &served{e2etest.NewServed(ctx, t, release, env)}
-	journalURL := srv.URLFor("zbrecover/journal")
-	global := []string{"--s3-endpoint", srv.URL, "--s3-region", s3test.Region}
-	with := func(args ...string) []string {
-		return append(append(append([]string(nil), global...), args...), "--journal", journalURL)
-	}
+	site := newRemoteJournalSite(t, table, n)
+	s, fallbackDir, srv, with := site.s, site.fallbackDir, site.srv, site.with
 	reload := with("-o", "json", "reload", table, "--rename", "customer_id=customer_key",
 		"--stage-to", "/Volumes/main/sales/staging/wedged", "--batch-files", "5", "--no-validate", "--yes")
 	code, out, errOut := s.Within(2*time.Minute, reload...)
@@ -228,5 +196,40 @@ func TestReliabWedgedJournalGoesOn(t *testing.T) {
 	if _, status, _ := history(); status != "cleaned" {
 		t.Errorf("history after cleanup: %s", status)
 	}
-	w.Stop()
+	site.ws.Stop()
+}
+
+// remoteJournalSite is demo serve with table's n one-row parked files, the release binary
+// against it, and a journal on the S3 emulator.
+type remoteJournalSite struct {
+	s           *served
+	ws          *e2etest.ServedWorkspace
+	root        string // the table's storage root
+	fallbackDir string
+	srv         *s3test.Server
+	journal     string // the journal's URL
+	// with returns args with the S3 emulator's flags before them and --journal after.
+	with func(args ...string) []string
+}
+
+func newRemoteJournalSite(t *testing.T, table string, n int) *remoteJournalSite {
+	t.Helper()
+	demoBin, release := reliabBinaries(t)
+	root := filepath.Join(t.TempDir(), "orders")
+	e2etest.WriteOneRowFiles(t, root, 0, n)
+	srv := s3test.NewServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	w := e2etest.StartDemoServe(ctx, t, demoBin, "--table", table+"="+root)
+	env := map[string]string{"AWS_ACCESS_KEY_ID": s3test.AccessKeyID, "AWS_SECRET_ACCESS_KEY": s3test.SecretAccessKey, "AWS_REGION": s3test.Region}
+	for k, v := range w.Env {
+		env[k] = v
+	}
+	site := &remoteJournalSite{s: &served{e2etest.NewServed(ctx, t, release, env)}, ws: w, root: root,
+		fallbackDir: filepath.Join(root, filepath.FromSlash(fallback.Prefix)), srv: srv, journal: srv.URLFor("zbrecover/journal")}
+	global := []string{"--s3-endpoint", srv.URL, "--s3-region", s3test.Region}
+	site.with = func(args ...string) []string {
+		return append(append(append([]string(nil), global...), args...), "--journal", site.journal)
+	}
+	return site
 }

@@ -9,11 +9,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/zbrecover/zbrecover/recovery"
 )
 
 const mod = "github.com/zbrecover/zbrecover/"
@@ -78,7 +81,7 @@ var importRules = []importRule{
 	// recovery gathers one table's reload (the table, its lock, its files, its schema, its
 	// places) and prepares its cleanup, for the commands and watch: it deletes nothing itself
 	// (cleanup's Execute does, called by them).
-	{dir: "recovery", only: []string{"cleanup", "databricks", "delta", "inspect", "journal", "place", "reload", "schemadiff", "sqlstmt", "storage", "tableref"}},
+	{dir: "recovery", only: []string{"cleanup", "databricks", "delta", "history", "inspect", "journal", "place", "reload", "schemadiff", "sqlstmt", "storage", "tableref", "internal/redact"}},
 	// watch runs scan, recovery, verify and cleanup under a lease, cycle after cycle: what
 	// reload and cleanup use, and scan.
 	{dir: "watch", only: []string{"cleanup", "databricks", "journal", "recovery", "reload", "scan", "storage", "tableref", "internal/fallback", "internal/jsonout", "internal/redact"}},
@@ -409,13 +412,10 @@ func TestFunctionLengthRuleCatches(t *testing.T) {
 	}
 }
 
-// decoratorFile is the one file of cmd that decorates storage backends (storage.With…): every
-// chain is built there from a policy value (storagePolicy).
-const decoratorFile = "factory.go"
-
-// TestCmdDecoratesStorageInOneFile: no other file of cmd calls a storage.With… decorator.
-func TestCmdDecoratesStorageInOneFile(t *testing.T) {
-	for _, v := range checkSelectorsIn("cmd", "storage", "With", decoratorFile) {
+// TestCmdDecoratesNoStorage: no file of cmd calls a storage.With… decorator: every chain is
+// built by storage.Opener from a policy value (storage.Policy), which cmd's factory gives.
+func TestCmdDecoratesNoStorage(t *testing.T) {
+	for _, v := range checkSelectorsIn("cmd", "storage", "With", "") {
 		t.Error(v)
 	}
 }
@@ -466,12 +466,12 @@ func TestDecoratorRuleCatches(t *testing.T) {
 }
 
 // journalOpener is the one file of cmd that imports the journal, and what it may use of it:
-// cmd opens a store and hands it to the domain packages, which read and write it.
+// cmd names a store (recovery.Places opens it) and hands it to the domain packages, which read
+// and write it.
 const journalOpener = "journal.go"
 
 // The break rules are the opener's too: it answers --break-lock about a lock it could not take.
-var journalOpenerUses = []string{"Store", "DefaultDir", "OpenDir", "OpenRemote", "Header", "LockedError",
-	"BreakNever", "BreakIfConfirmed", "BreakWithYes"}
+var journalOpenerUses = []string{"Store", "Header", "LockedError", "BreakNever", "BreakIfConfirmed", "BreakWithYes"}
 
 // TestCmdOpensTheJournalOnly: no other file of cmd imports package journal, and the opener
 // uses of it only what opening a store takes.
@@ -529,7 +529,7 @@ func TestCmdJournalRuleCatches(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(journalOpener, "func open() (journal.Store, error) { return journal.OpenDir(\"x\") }\n\nfunc read() { _ = journal.ReadState }\n")
+	write(journalOpener, "func open() (journal.Store, error) { return nil, nil }\n\nfunc read() { _ = journal.ReadState }\n")
 	write("history.go", "var _ journal.Store\n")
 	got := checkJournalOpener(dir)
 	if len(got) != 2 || !strings.Contains(strings.Join(got, "\n"), "uses journal.ReadState") || !strings.Contains(strings.Join(got, "\n"), "history.go imports the journal") {
@@ -586,6 +586,111 @@ func TestVolumeBranchRuleCatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := volumeBranches(dir); len(got) != 2 {
+		t.Errorf("violations %q", got)
+	}
+}
+
+// uiPorts are the only functions recovery's requests and environments carry: the operator's
+// answer about a lock another process holds (a prompt), the footer reads' progress, and the
+// warehouse's sessions (built by recovery.WarehouseDeps). Everything else a run hands to
+// recovery is a value: the table as asked, places as given, the schema's source, the opener
+// of the run's places; so that following a command's options from its run function, control
+// enters cmd once and never comes back to it.
+var uiPorts = []string{"BreakLock", "Footers", "FootersDone", "Session"}
+
+// TestRecoveryTakesValues: the types cmd hands to recovery have no function fields but the UI
+// ports.
+func TestRecoveryTakesValues(t *testing.T) {
+	for _, v := range funcFields(recovery.Env{}, recovery.Request{}, recovery.Schema{}, recovery.CleanupEnv{}, recovery.CleanupRequest{}, recovery.Places{}) {
+		t.Error(v)
+	}
+}
+
+// funcFields returns a violation for each function-typed field of the given structs that is not
+// a UI port.
+func funcFields(values ...any) []string {
+	var out []string
+	for _, v := range values {
+		rt := reflect.TypeOf(v)
+		for i := range rt.NumField() {
+			f := rt.Field(i)
+			if f.Type.Kind() == reflect.Func && !slices.Contains(uiPorts, f.Name) {
+				out = append(out, fmt.Sprintf("%s.%s is a function: pass a value (the function would call back into the command)", rt.Name(), f.Name))
+			}
+		}
+	}
+	return out
+}
+
+// TestFuncFieldRuleCatches is a test of the test.
+func TestFuncFieldRuleCatches(t *testing.T) {
+	type env struct {
+		Places    *recovery.Places
+		BreakLock func() bool
+		OpenStage func() error
+	}
+	got := funcFields(env{})
+	if len(got) != 1 || !strings.Contains(got[0], "env.OpenStage is a function") {
+		t.Errorf("violations %q", got)
+	}
+}
+
+// TestCmdPassesNoClosureToRecovery: no file of cmd writes a function literal into a
+// recovery request or environment (a UI port is given by a call that returns it).
+func TestCmdPassesNoClosureToRecovery(t *testing.T) {
+	for _, v := range closuresInto("cmd", "recovery") {
+		t.Error(v)
+	}
+}
+
+// closuresInto returns a violation for each function literal that is a field value of a
+// composite literal of a type of package pkg in the non-test files of dir.
+func closuresInto(dir, pkg string) []string {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var out []string
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				cl, ok := n.(*ast.CompositeLit)
+				if !ok {
+					return true
+				}
+				se, ok := cl.Type.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				if id, ok := se.X.(*ast.Ident); !ok || id.Name != pkg {
+					return true
+				}
+				for _, e := range cl.Elts {
+					if kv, ok := e.(*ast.KeyValueExpr); ok {
+						if _, ok := kv.Value.(*ast.FuncLit); ok {
+							out = append(out, fmt.Sprintf("%s: a function literal as %s.%s's %s: pass a value", fset.Position(kv.Pos()), pkg, se.Sel.Name, kv.Key))
+						}
+					}
+				}
+				return true
+			})
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestClosureRuleCatches is a test of the test.
+func TestClosureRuleCatches(t *testing.T) {
+	dir := t.TempDir()
+	src := "package cmd\n\nimport \"" + mod + "recovery\"\n\nvar _ = recovery.Env{Concurrency: 1, Log: nil}\n\n" +
+		"var _ = recovery.Request{Prefix: \"x\", BreakLock: func(error) bool { return true }}\n"
+	if err := os.WriteFile(filepath.Join(dir, "x.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := closuresInto(dir, "recovery")
+	if len(got) != 1 || !strings.Contains(got[0], "recovery.Request's BreakLock") {
 		t.Errorf("violations %q", got)
 	}
 }

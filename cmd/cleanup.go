@@ -14,15 +14,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zbrecover/zbrecover/cleanup"
-	"github.com/zbrecover/zbrecover/databricks"
-	"github.com/zbrecover/zbrecover/history"
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
-	"github.com/zbrecover/zbrecover/place"
 	"github.com/zbrecover/zbrecover/recovery"
 	"github.com/zbrecover/zbrecover/reload"
-	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/tableref"
 )
 
@@ -139,143 +135,71 @@ func cleanupRun(ctx context.Context, o *CleanupOptions) error {
 func cleanupSteps(ctx context.Context, o *CleanupOptions, s *runSummary) error {
 	f := o.F
 	s.Table, s.Root = o.Target.Table, o.Target.Root
-	ds := newDeleteStorage(f)
-	tgt, store, prep, err := prepareCleanup(ctx, o, s, ds)
-	if err != nil || prep == nil {
+	env, err := f.cleanupEnv()
+	if err != nil {
 		return err
 	}
-	defer closeJournal(store)
-	defer prep.Close()
-	var otherTables []string
-	var archiveLoc storage.Location
-	if o.ArchiveTo != "" {
-		// Refused before anything is written or deleted, and again once opened.
-		otherTables = f.otherTableRoots(ctx, tgt)
-		if archiveLoc, err = f.checkArchiveTo(ctx, prep, o.ArchiveTo, tgt); err != nil {
-			return err
-		}
+	run, err := recovery.OpenCleanup(ctx, env, recovery.CleanupRequest{Target: o.Target, Journal: o.Journal, Run: o.Run, MinAge: o.MinAge,
+		Prefix: o.Prefix, ArchiveTo: o.ArchiveTo, Header: header(""), BreakLock: f.lockBreaker(o.BreakLock, o.Yes)})
+	defer run.Close()
+	if err := cleanupOpened(f, s, run, err); err != nil || run.Prepared == nil {
+		return err
 	}
-	plan := prep.Plan
-	if err := plan.Survey(ctx, tgt.Root, prep.State, o.Prefix); err != nil {
-		return fmt.Errorf("list %s to report what stays: %w", storage.ObjectURL(tgt.Root, o.Prefix), err)
-	}
+	plan := run.Plan
 	s.Files, s.Bytes = plan.Files, plan.Bytes
 	s.Deleted = fmt.Sprintf("nothing (the plan: %s, %s, to delete; %s deleted earlier)", textfmt.Plural(plan.Files, "file"), textfmt.Bytes(plan.Bytes), textfmt.Count(plan.Removed))
-	if done, err := cleanupPlanned(ctx, o, prep); done || err != nil {
+	if done, err := cleanupPlanned(ctx, o, run.Prepared); done || err != nil {
 		return err
 	}
-	copts := cleanup.Options{Concurrency: ds.conc, Limiter: ds.lim, Log: f.Logger, Prefix: o.Prefix, OtherTables: otherTables}
+	copts := run.Options()
 	if o.ArchiveTo != "" {
-		if copts.Archive, err = openCheckedArchive(ctx, f, prep, archiveLoc, otherTables); err != nil {
+		if copts.Archive, err = run.OpenArchive(ctx); err != nil {
 			return err
 		}
 	}
 	if o.DryRun {
-		return cleanupDryRun(ctx, f, s, prep, copts)
+		return cleanupDryRun(ctx, f, s, run.Prepared, copts)
 	}
-	return executeCleanup(ctx, f, s, prep, copts, ds, tgt)
+	return executeCleanup(ctx, f, s, run, copts)
 }
 
-// deleteStorage opens the table's storage for cleanup: every request counted, retried under
-// one adaptive limit (which throttling halves), at most --concurrency in flight.
-type deleteStorage struct {
-	f        *Factory
-	conc     int
-	lim      *storage.Adaptive
-	counters []*storage.Counter
-}
-
-func newDeleteStorage(f *Factory) *deleteStorage {
-	conc := f.Global.Concurrency
-	if conc < 1 {
-		conc = 16
-	}
-	// Start low and grow: 8 batch requests of 1000 keys are already more than S3 takes per
-	// prefix in a second; single deletes reach --concurrency after a few thousand requests.
-	lim := storage.NewAdaptive(storage.AdaptiveOptions{Start: min(conc, 8), Max: conc, OnChange: func(from, to int, cause error) {
-		if to < from {
-			f.Logger.Info("delete concurrency", "limit", to, "why", "throttled", "was", from, "error", cause.Error())
-		} else {
-			f.Logger.Info("delete concurrency", "limit", to, "why", "recovered", "max", conc)
-		}
-	}})
-	return &deleteStorage{f: f, conc: conc, lim: lim}
-}
-
-func (d *deleteStorage) open(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
-	f := d.f
-	p := storage.DefaultRetryPolicy()
-	p.OnRetry = d.lim.OnRetry(func(op string, attempt int, err error, wait time.Duration) {
-		f.Logger.Info("retry", "op", op, "attempt", attempt, "wait", wait.Round(time.Millisecond), "error", err, "concurrency", d.lim.Limit())
-	})
-	return f.openWith(ctx, loc, cfg, storagePolicy{Retry: p, Limit: d.conc, SDKAttempts: 1,
-		Counted: func(c *storage.Counter) { d.counters = append(d.counters, c) }})
-}
-
-// counts sums the requests of every backend opened.
-func (d *deleteStorage) counts() storage.RequestCounts {
-	var total storage.RequestCounts
-	for _, c := range d.counters {
-		total = total.Add(c.Counts())
-	}
-	return total
-}
-
-// prepareCleanup resolves the target with write access, opens the journal and prepares the
-// cleanup under the table's lock. A nil Prepared with a nil error: nothing to clean up (said).
-func prepareCleanup(ctx context.Context, o *CleanupOptions, s *runSummary, ds *deleteStorage) (*tableref.Ref, journalStore, *cleanup.Prepared, error) {
-	f := o.F
+// cleanupEnv is what recovery.OpenCleanup works with in this run: the resolver, the run's
+// places, cleanup's storage policy (every request counted, retried under one adaptive limit)
+// and the workspace whose warehouse re-checks the table.
+func (f *Factory) cleanupEnv() (recovery.CleanupEnv, error) {
 	r, err := f.resolver()
 	if err != nil {
-		return nil, nil, nil, err
+		return recovery.CleanupEnv{}, err
 	}
-	r.Open = ds.open
-	tgt, err := recovery.Open(ctx, r, o.Target, tableref.ReadWrite)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	s.Table, s.Root = tgt.TableName(), tgt.Display()
-	store, err := f.openTableJournal(ctx, o.Journal, tgt, s)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if o.Run != "" {
-		if err := history.MissingRun(ctx, store, []string{tgt.TableID}, tgt.TableName(), o.Run); err != nil {
-			closeJournal(store)
-			return nil, nil, nil, err
-		}
-	}
-	prep, err := recovery.PrepareCleanup(ctx, recovery.CleanupEnv{Journal: store, Connect: f.checkWarehouse(s), OpenStaged: f.openStagedLocation, Log: f.Logger},
-		tgt, recovery.CleanupRequest{Run: o.Run, MinAge: o.MinAge, Prefix: o.Prefix, Header: header(""), BreakLock: f.lockBreaker(o.BreakLock, o.Yes)})
-	f.warnWedged(store, tgt.TableID, s)
-	if err == nil {
-		s.Run, s.RunStatus = prep.State.Run, string(prep.State.Status)
-		return tgt, store, prep, nil
-	}
-	if errors.Is(err, cleanup.ErrNothing) {
-		err = cleanupNothing(f, s, tgt, store)
-	} else if errors.Is(err, cleanup.ErrNotCleanable) || errors.Is(err, cleanup.ErrOutside) {
-		err = WithCode(ExitVerify, err.Error())
-	}
-	closeJournal(store)
-	return nil, nil, nil, err
+	return recovery.CleanupEnv{Resolver: r, Places: f.places(), Storage: recovery.NewDeleteStorage(f.opener(f.defaultPolicy()), f.Global.Concurrency, f.Logger),
+		Workspace: f.workspace(), Log: f.Logger}, nil
 }
 
-// checkWarehouse opens the warehouse that re-checks a table before cleanup deletes anything,
-// noting its identity in the summary.
-func (f *Factory) checkWarehouse(s *runSummary) func(context.Context, databricks.TableName) (reload.Warehouse, string, error) {
-	return func(ctx context.Context, name databricks.TableName) (reload.Warehouse, string, error) {
-		ws := f.workspace()
-		if ws == nil {
-			return nil, "", fmt.Errorf("cleanup re-checks table %s before deleting anything: %w", name, ErrNeedsDatabricks)
-		}
-		wh, err := ws.Warehouse(ctx)
-		if err != nil {
-			return nil, "", fmt.Errorf("cleanup re-checks table %s before deleting anything: %w", name, err)
-		}
-		s.Identity = recovery.CurrentUser(ctx, wh)
-		return wh, s.Identity, nil
+// cleanupOpened records in the summary what recovery.OpenCleanup opened (the table, the
+// journal, the run, the identity of the re-check) and says how it failed: nothing to clean
+// up (said, nil), a run that is not cleanable (exit 4), or the error as it is.
+func cleanupOpened(f *Factory, s *runSummary, run *recovery.Cleanup, err error) error {
+	if run == nil {
+		return err
 	}
+	s.Table, s.Root = run.Target.TableName(), run.Target.Display()
+	s.Identity = run.Identity
+	if run.Journal != nil {
+		s.Journal = run.Journal.Location()
+		f.warnWedged(run.Journal, run.Target.TableID, s)
+	}
+	if run.Prepared != nil {
+		s.Run, s.RunStatus = run.State.Run, string(run.State.Status)
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, cleanup.ErrNothing):
+		return cleanupNothing(f, s, run.Target, run.Journal)
+	case errors.Is(err, cleanup.ErrNotCleanable) || errors.Is(err, cleanup.ErrOutside):
+		return WithCode(ExitVerify, err.Error())
+	}
+	return err
 }
 
 // cleanupPlanned prints the plan and says whether cleanup stops there: without --yes or
@@ -313,25 +237,9 @@ func cleanupPlanned(ctx context.Context, o *CleanupOptions, prep *cleanup.Prepar
 	return true, keptExit(plan, nil)
 }
 
-// openCheckedArchive opens --archive-to, which checkArchiveTo passed, and checks it again as
-// cleanup sees it once opened (cleanup.Prepared.CheckArchive), before anything is written.
-func openCheckedArchive(ctx context.Context, f *Factory, prep *cleanup.Prepared, loc storage.Location, otherTables []string) (storage.Backend, error) {
-	archive, err := f.openChecked(ctx, place.Archive, loc)
-	if err != nil {
-		return nil, err
-	}
-	if err := prep.CheckArchive(ctx, archive, otherTables); err != nil {
-		if errors.Is(err, cleanup.ErrArchiveLocation) {
-			return nil, FlagErrorf("--archive-to: %v; nothing was deleted", err)
-		}
-		return nil, err
-	}
-	return archive, nil
-}
-
 // executeCleanup deletes the plan's files (archiving each first) and the staged copies, with
 // progress, and reports what it did.
-func executeCleanup(ctx context.Context, f *Factory, s *runSummary, prep *cleanup.Prepared, copts cleanup.Options, ds *deleteStorage, tgt *tableref.Ref) error {
+func executeCleanup(ctx context.Context, f *Factory, s *runSummary, run *recovery.Cleanup, copts cleanup.Options) error {
 	bars := newBars(f)
 	if copts.Archive != nil {
 		// The archive bar first: each file is copied before it is deleted.
@@ -339,7 +247,7 @@ func executeCleanup(ctx context.Context, f *Factory, s *runSummary, prep *cleanu
 	}
 	copts.Progress = bars.counter("deleted", "files")
 	copts.StagedProgress = bars.counter("removed", "staged copies")
-	rep, runErr := prep.Execute(ctx, copts)
+	rep, runErr := run.Execute(ctx, copts)
 	bars.done(runErr == nil)
 	if rep == nil {
 		if errors.Is(runErr, cleanup.ErrArchiveLocation) {
@@ -351,11 +259,11 @@ func executeCleanup(ctx context.Context, f *Factory, s *runSummary, prep *cleanu
 	for _, sc := range rep.StagedCopies {
 		fmt.Fprintf(f.IO.ErrOut, "Deleted %s at %s.\n", textfmt.Plural(sc.Deleted, "staged copy"), textsafe.Quote(sc.Location))
 	}
-	f.Logger.Info("storage requests", "counts", ds.counts().String(), "throttles", rep.Limiter.Throttles, "decreases", rep.Limiter.Decreases, "concurrency", rep.Limiter.Limit)
+	f.Logger.Info("storage requests", "counts", run.Storage.Counters.Counts().String(), "throttles", rep.Limiter.Throttles, "decreases", rep.Limiter.Decreases, "concurrency", rep.Limiter.Limit)
 	if err := printCleanupReport(f, rep); err != nil {
 		return err
 	}
-	return cleanupExit(ctx, runErr, rep, tgt)
+	return cleanupExit(ctx, runErr, rep, run.Target)
 }
 
 // cleanupNothing reports that the journal holds nothing to clean up for the table.
@@ -411,27 +319,6 @@ func cleanupDryRun(ctx context.Context, f *Factory, s *runSummary, prep *cleanup
 		return printJSON(f, d)
 	}
 	return nil
-}
-
-// checkArchiveTo refuses --archive-to with place.Check, before anything is written or
-// deleted: the table's root, another table's root or the run's staging location (in any
-// spelling, through symbolic links and a volume's storage location), a _zerobus/ folder, a
-// table's root its probes find. A refusal is a usage error.
-func (f *Factory) checkArchiveTo(ctx context.Context, prep *cleanup.Prepared, to string, tgt *tableref.Ref) (storage.Location, error) {
-	var staging []storage.Location
-	for _, s := range prep.StagingLocations() {
-		l, err := storage.Parse(s)
-		if err != nil {
-			return l, fmt.Errorf("the journal names a staging location zbrecover cannot read (%s): %w; nothing was deleted", s, err)
-		}
-		staging = append(staging, l)
-	}
-	loc, err := f.checkedPlace(ctx, place.Archive, to, tgt, staging)
-	var fe *FlagError
-	if errors.As(err, &fe) {
-		return loc, FlagErrorf("%v; nothing was deleted", err)
-	}
-	return loc, err
 }
 
 // summarizeCleanup copies cleanup's report into s.

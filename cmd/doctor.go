@@ -14,6 +14,7 @@ import (
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 	"github.com/zbrecover/zbrecover/place"
+	"github.com/zbrecover/zbrecover/recovery"
 )
 
 // DoctorOptions are the inputs of `zbrecover doctor`.
@@ -61,7 +62,7 @@ file:// or a local directory).
 				return FlagErrorf("doctor needs the table's name: give catalog.schema.table, or --table with --root")
 			}
 			if o.StageTo != "" {
-				if _, err := parsePlace(place.Staging, o.StageTo); err != nil {
+				if _, err := recovery.ParsePlace(place.Staging, o.StageTo); err != nil {
 					return err
 				}
 			}

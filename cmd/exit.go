@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/zbrecover/zbrecover/recovery"
 	"github.com/zbrecover/zbrecover/tableref"
 
 	"github.com/spf13/cobra"
@@ -88,6 +89,21 @@ type FlagError struct{ Err error }
 func (e *FlagError) Error() string { return e.Err.Error() }
 func (e *FlagError) Unwrap() error { return e.Err }
 
+// isRecoveryUsage reports whether err is a request recovery cannot carry out as given (a
+// place refused, a key column the table does not have).
+func isRecoveryUsage(err error) bool {
+	var ue *recovery.UsageError
+	return errors.As(err, &ue)
+}
+
+// isFlagUsage reports whether err is a usage error the operator fixes in a flag: the usage
+// hint follows it.
+func isFlagUsage(err error) bool {
+	var fe *FlagError
+	var ue *recovery.UsageError
+	return errors.As(err, &fe) || errors.As(err, &ue) && ue.Flag
+}
+
 // FlagErrorf returns a usage error.
 func FlagErrorf(format string, args ...any) error {
 	return &FlagError{Err: fmt.Errorf(format, args...)}
@@ -114,7 +130,7 @@ func ExitCode(err error) int {
 		return ExitOK
 	case errors.As(err, &ee):
 		return ee.Code
-	case errors.As(err, &fe), tableref.IsUsage(err):
+	case errors.As(err, &fe), tableref.IsUsage(err), isRecoveryUsage(err):
 		return ExitUsage
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted

@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/internal/iostreams"
 	"github.com/zbrecover/zbrecover/internal/redact"
+	"github.com/zbrecover/zbrecover/recovery"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/storage/all"
 )
@@ -46,9 +45,8 @@ type Factory struct {
 	logFile *logFile
 	// args is the command line Run was given, for run headers and summaries.
 	args []string
-	// tableRoots are the other tables' roots of a schema, by table name, listed once per run
-	// (otherTableRoots).
-	tableRoots map[string][]string
+	// runPlaces opens the run's places (places()).
+	runPlaces *recovery.Places
 	// quietStop keeps Run from printing the error of a command a signal cut short: the
 	// caller (the demo, which runs commands in-process) prints its own one line.
 	quietStop bool
@@ -154,88 +152,23 @@ func (f *Factory) registry() *storage.Registry {
 // openLocation opens a backend for a parsed location, any place (a volume included),
 // decorated with the run's default storage policy (defaultPolicy).
 func (f *Factory) openLocation(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
-	return f.openWith(ctx, loc, cfg, f.defaultPolicy())
+	return f.opener(f.defaultPolicy()).Open(ctx, loc, cfg)
 }
 
-// storagePolicy says how the backends a run opens are decorated: every decorator chain of cmd
-// is built from one of these, by openWith.
-type storagePolicy struct {
-	// Adaptive is the AIMD limit the backend's requests go under: shared by every backend of
-	// the policy (scan's one limit over all tables); nil for none.
-	Adaptive *storage.Adaptive
-	// Retry is the retry policy.
-	Retry storage.RetryPolicy
-	// Limit caps the requests in flight (0: no cap beyond Adaptive).
-	Limit int
-	// Counted, when set, is given each backend's request counter.
-	Counted func(*storage.Counter)
-	// Transport, when set, carries every backend's HTTP requests (connections reused from
-	// table to table).
-	Transport http.RoundTripper
-	// SDKAttempts, when positive, caps the SDK's own attempts per request (1: the retries
-	// happen in Retry, where the limits hear of them and -v shows them).
-	SDKAttempts int
-	// Quiet opens without an "opened" line (scan opens a thousand tables' storage).
-	Quiet bool
+// opener is the run's storage opener with policy pol: every backend of a run is opened and
+// decorated by a storage.Opener built here.
+func (f *Factory) opener(pol storage.Policy) storage.Opener {
+	return storage.Opener{Registry: f.registry(), Policy: pol, Log: f.Logger}
 }
 
 // defaultPolicy is the policy of most places: a limit of its own that adapts to throttling,
 // retries logged, at most --concurrency requests in flight.
-func (f *Factory) defaultPolicy() storagePolicy {
-	return storagePolicy{Adaptive: f.newAdaptive(), Retry: f.retryPolicy(), Limit: f.Global.Concurrency}
-}
-
-// openWith opens a backend for loc and decorates it as pol says, innermost first: counted,
-// under the adaptive limit, retried, capped. A volume is not decorated: its Files API client
-// limits and retries its requests itself (databricks.Volume), and the decorators would add a
-// second layer.
-func (f *Factory) openWith(ctx context.Context, loc storage.Location, cfg storage.Config, pol storagePolicy) (storage.Backend, error) {
-	if err := checkLocalDir(loc); err != nil {
-		return nil, err
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = f.Logger
-	}
-	if cfg.Transport == nil {
-		cfg.Transport = pol.Transport
-	}
-	if pol.SDKAttempts > 0 && cfg.MaxAttempts == 0 {
-		cfg.MaxAttempts = pol.SDKAttempts
-	}
-	b, err := f.registry().OpenLocation(ctx, loc, cfg)
-	if err != nil {
-		return nil, err
-	}
-	if !pol.Quiet {
-		f.Logger.Info("storage opened", "location", b.Location())
-	}
-	if loc.Scheme == storage.SchemeVolume {
-		return b, nil
-	}
-	if pol.Counted != nil {
-		var c *storage.Counter
-		b, c = storage.WithCounting(b)
-		pol.Counted(c)
-	}
-	if pol.Adaptive != nil {
-		b = storage.WithAdaptiveLimit(b, pol.Adaptive)
-	}
-	b = storage.WithRetry(b, pol.Retry)
-	if pol.Limit > 0 {
-		b = storage.WithLimit(b, pol.Limit)
-	}
-	return b, nil
+func (f *Factory) defaultPolicy() storage.Policy {
+	return storage.Policy{OwnAdaptive: f.Global.Concurrency, Retry: f.retryPolicy(), Limit: f.Global.Concurrency}
 }
 
 // retryPolicy is the storage retry policy, with one warning line per retry.
-func (f *Factory) retryPolicy() storage.RetryPolicy {
-	p := storage.DefaultRetryPolicy()
-	p.OnRetry = func(op string, attempt int, err error, wait time.Duration) {
-		f.Logger.Warn("storage request failed, retrying", "op", op, "attempt", attempt, "max_attempts", p.MaxAttempts,
-			"wait", wait.Round(time.Millisecond).String(), "error", err.Error())
-	}
-	return p
-}
+func (f *Factory) retryPolicy() storage.RetryPolicy { return storage.LoggedRetry(f.Logger) }
 
 // jsonLineWriter is stderr under -o json: a line that is not already a JSON object is written
 // as {"notice": line}. Text without a newline at its end (a prompt) is written at once, as

@@ -78,7 +78,7 @@ TARGET (optional) is catalog.schema.table, or the table's storage root.
 
 func historyRun(ctx context.Context, o *HistoryOptions) error {
 	f := o.F
-	store, err := f.openJournal(ctx, o.Journal)
+	store, err := f.places().OpenJournal(ctx, o.Journal)
 	if err != nil {
 		return err
 	}

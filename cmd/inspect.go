@@ -254,7 +254,7 @@ func inspectKeyPlace(ctx context.Context, o *InspectOptions, tgt *tableref.Ref) 
 	if o.StageTo == "" {
 		return nil
 	}
-	stage, err := o.F.openStage(ctx, place.Staging, o.StageTo, tgt)
+	stage, err := o.F.places().OpenStage(ctx, place.Staging, o.StageTo, tgt)
 	if err != nil {
 		return err
 	}

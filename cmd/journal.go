@@ -15,77 +15,21 @@ import (
 	"github.com/zbrecover/zbrecover/history"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 	"github.com/zbrecover/zbrecover/journal"
-	"github.com/zbrecover/zbrecover/place"
-	"github.com/zbrecover/zbrecover/storage"
+	"github.com/zbrecover/zbrecover/recovery"
 	"github.com/zbrecover/zbrecover/tableref"
 )
 
 // journalStore is an opened journal.
+
+// closeJournal releases what the journal holds open (the local store's files).
+var closeJournal = recovery.CloseJournal
+
 type journalStore = journal.Store
 
-// openJournal opens --journal, or the local state directory.
-func (f *Factory) openJournal(ctx context.Context, url string) (journal.Store, error) {
-	if url == "" {
-		dir, err := journal.DefaultDir()
-		if err != nil {
-			return nil, err
-		}
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("journal directory %s: %w", dir, err)
-		}
-		return journal.OpenDir(dir)
-	}
-	loc, err := storage.Parse(url)
-	if err != nil {
-		return nil, fmt.Errorf("--journal: %w", err)
-	}
-	if loc.Scheme == "file" {
-		if err := os.MkdirAll(loc.Path, 0o700); err != nil {
-			return nil, fmt.Errorf("--journal %s: %w", loc.Path, err)
-		}
-		return journal.OpenDir(loc.Path)
-	}
-	b, err := f.openLocation(ctx, loc, f.Global.StorageConfig())
-	if err != nil {
-		return nil, fmt.Errorf("--journal: %w", err)
-	}
-	return journal.OpenRemote(b)
-}
-
-// checkJournalPlace refuses --journal url (place.Check) when it is, lies inside or contains
-// the table's root or another table's, lies in a _zerobus/ folder, or is a table's root its
-// probes find: before the journal records anything of the table. The local state directory
-// (url "") is never in a table's storage.
-func (f *Factory) checkJournalPlace(ctx context.Context, url string, tgt *tableref.Ref) error {
-	if url == "" {
-		return nil
-	}
-	_, err := f.checkedPlace(ctx, place.Journal, url, tgt, nil)
-	return err
-}
-
-// openTableJournal opens the journal of a run on tgt once checkJournalPlace passed it, and
+// openTableJournal opens the journal of a run on tgt once it is checked against it, and
 // records where it is in the run's summary.
 func (f *Factory) openTableJournal(ctx context.Context, url string, tgt *tableref.Ref, s *runSummary) (journalStore, error) {
-	if err := f.checkJournalPlace(ctx, url, tgt); err != nil {
-		return nil, err
-	}
-	return f.openRunJournal(ctx, url, s)
-}
-
-// openRunJournal opens the journal at url (the local state directory when empty) and records
-// where it is in the run's summary.
-func (f *Factory) openRunJournal(ctx context.Context, url string, s *runSummary) (journalStore, error) {
-	if url != "" {
-		// A run writes to its journal: before the table is known (reload opens its journal
-		// first), the place is checked against the tables the probes find, so that no folder
-		// is made in a table's storage; checkJournalPlace checks it against the table once
-		// the table is known.
-		if _, err := f.checkedPlace(ctx, place.Journal, url, nil, nil); err != nil {
-			return nil, err
-		}
-	}
-	store, err := f.openJournal(ctx, url)
+	store, err := f.places().OpenTableJournal(ctx, url, tgt)
 	if err != nil {
 		return nil, err
 	}
@@ -93,11 +37,15 @@ func (f *Factory) openRunJournal(ctx context.Context, url string, s *runSummary)
 	return store, nil
 }
 
-// closeJournal releases what the journal holds open (the local store's files).
-func closeJournal(s journalStore) {
-	if c, ok := s.(interface{ Close() error }); ok {
-		_ = c.Close()
+// openRunJournal opens the journal at url (the local state directory when empty) and records
+// where it is in the run's summary.
+func (f *Factory) openRunJournal(ctx context.Context, url string, s *runSummary) (journalStore, error) {
+	store, err := f.places().OpenRunJournal(ctx, url)
+	if err != nil {
+		return nil, err
 	}
+	s.Journal = store.Location()
+	return store, nil
 }
 
 // warnWedged says, on stderr and in the summary's notes, how the journal read each run of the

@@ -15,7 +15,6 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/zbrecover/zbrecover/inspect"
-	"github.com/zbrecover/zbrecover/storage"
 )
 
 // progressEnabled reports whether progress bars are drawn: only when stderr is a terminal
@@ -372,31 +371,4 @@ func (w *statusWriter) detach() {
 		_, _ = w.out.Write(w.held)
 		w.held = nil
 	}
-}
-
-// newAdaptive returns an AIMD concurrency limit of at most --concurrency whose changes are
-// logged as adaptive says; scan shares one over every table's storage.
-func (f *Factory) newAdaptive() *storage.Adaptive {
-	var (
-		mu     sync.Mutex
-		last   time.Time
-		logged bool
-	)
-	maxLimit := max(f.Global.Concurrency, 1)
-	return storage.NewAdaptive(storage.AdaptiveOptions{Max: maxLimit, Min: 1, OnChange: func(from, to int, cause error) {
-		mu.Lock()
-		now := time.Now()
-		show := !logged || to == maxLimit || now.Sub(last) >= time.Second
-		if show {
-			last, logged = now, true
-		}
-		mu.Unlock()
-		switch {
-		case !show:
-		case to < from:
-			f.Logger.Info("storage throttled: concurrency lowered", "limit", to, "was", from, "error", cause.Error())
-		default:
-			f.Logger.Info("storage concurrency raised", "limit", to, "max", maxLimit)
-		}
-	}})
 }

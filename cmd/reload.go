@@ -16,11 +16,9 @@ import (
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
-	"github.com/zbrecover/zbrecover/place"
 	"github.com/zbrecover/zbrecover/recovery"
 	"github.com/zbrecover/zbrecover/reload"
 	"github.com/zbrecover/zbrecover/schemadiff"
-	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/tableref"
 )
 
@@ -211,14 +209,19 @@ func reloadSteps(ctx context.Context, o *ReloadOptions, s *runSummary) error {
 		return err
 	}
 	defer closeJournal(store)
-	env, err := f.recoveryEnv(wh, store, o.Journal)
+	env, err := f.recoveryEnv(wh, store)
 	if err != nil {
 		return err
 	}
 	bar := newFooterProgress(f, "footers")
 	env.Footers, env.FootersDone = bar.update, bar.done
-	rec, planErr := recovery.Prepare(ctx, env, reloadRequest(o, s))
+	req, err := reloadRequest(o)
+	if err != nil {
+		return err
+	}
+	rec, planErr := recovery.Prepare(ctx, env, req)
 	if rec != nil {
+		s.Table, s.Root = rec.Target.TableName(), rec.Target.Display()
 		f.warnWedged(store, rec.Target.TableID, s)
 	}
 	if rec == nil || rec.Prepared == nil {
@@ -239,45 +242,43 @@ func reloadSteps(ctx context.Context, o *ReloadOptions, s *runSummary) error {
 	return reloadExit(ctx, runErr, rep, prep, tgt, o)
 }
 
-// reloadRequest turns the flags into the reload recovery.Prepare gathers and prepares; the
-// table, once identified, is recorded in the run's summary.
-func reloadRequest(o *ReloadOptions, s *runSummary) recovery.Request {
+// reloadRequest turns the flags into the reload recovery.Prepare gathers and prepares: the
+// schema's source (or the schema file, read here) as values.
+func reloadRequest(o *ReloadOptions) (recovery.Request, error) {
 	f := o.F
 	renames, _ := parseRenames(o.Renames)
 	key, _ := parseKeyFlag("key", o.Key)
-	req := recovery.Request{Target: o.Target, Prefix: o.Prefix, Renames: renames, BatchFiles: o.BatchFiles, NoValidate: o.NoValidate,
+	req := recovery.Request{Target: o.Target, Journal: o.Journal, Prefix: o.Prefix, Renames: renames, BatchFiles: o.BatchFiles, NoValidate: o.NoValidate,
 		IgnoreForeignRuns: o.IgnoreForeignRuns, StageTo: o.StageTo, KeysTo: o.KeysTo, Key: key, Header: header(""),
-		BreakLock:  f.lockBreaker(o.BreakLock, o.Yes),
-		Identified: func(tgt *tableref.Ref) { s.Table, s.Root = tgt.TableName(), tgt.Display() }}
+		BreakLock: f.lockBreaker(o.BreakLock, o.Yes)}
 	if dk, _ := parseKeyFlag("dedupe-key", o.DedupeKey); dk != nil {
 		order, _ := parseOrderFlag(o.DedupeOrder)
 		req.Dedupe = &recovery.Dedupe{Key: dk, Order: order, Ascending: o.DedupeAscending}
 	}
-	req.Schema = recovery.Schema{From: o.From, Source: func() (tableref.Source, error) { return schemaSource(f, o.From) }}
+	req.Schema.From = o.From
 	if o.SchemaFile != "" {
-		req.Schema.File = func() (*schemadiff.Table, error) {
-			t, err := readSchemaFile(f, o.SchemaFile)
-			if err != nil {
-				return nil, err
-			}
-			return &t.Table, nil
+		t, err := readSchemaFile(f, o.SchemaFile)
+		if err != nil {
+			return req, err
 		}
+		req.Schema.File = &t.Table
+		return req, nil
 	}
-	return req
+	src, err := schemaSource(f, o.From)
+	req.Schema.Source = src
+	return req, err
 }
 
 // recoveryEnv is what recovery.Prepare works with in this run: the resolver, the warehouse
-// and its sessions, the journal (checked against the table once it is known, when journal
-// names one) and the places opened as --stage-to and --keys-to are.
-func (f *Factory) recoveryEnv(wh *databricks.Warehouse, store journalStore, journal string) (recovery.Env, error) {
+// and its sessions, the journal and the run's places.
+func (f *Factory) recoveryEnv(wh *databricks.Warehouse, store journalStore) (recovery.Env, error) {
 	r, err := f.resolver()
 	if err != nil {
 		return recovery.Env{}, err
 	}
-	d := reloadDeps(f, wh, store, "")
+	d := recovery.WarehouseDeps(wh, store, "", f.Logger)
 	return recovery.Env{Resolver: r, Journal: store, Warehouse: d.Warehouse, Session: d.Session, Concurrency: f.Global.Concurrency, Log: f.Logger,
-		CheckJournal: func(ctx context.Context, tgt *tableref.Ref) error { return f.checkJournalPlace(ctx, journal, tgt) },
-		OpenStage:    f.openStage}, nil
+		Places: f.places()}, nil
 }
 
 // usageError maps recovery's usage errors to the exit code of a command-line mistake.
@@ -343,18 +344,6 @@ func executeReload(ctx context.Context, f *Factory, s *runSummary, prep *reload.
 		}
 	}
 	return runErr
-}
-
-// reloadDeps are reload's dependencies on a warehouse, with sessions for commit tags.
-func reloadDeps(f *Factory, wh *databricks.Warehouse, store journalStore, identity string) reload.Deps {
-	return reload.Deps{Warehouse: wh, Journal: store, Identity: identity, Log: f.Logger,
-		Session: func(ctx context.Context) (reload.Session, error) {
-			s, err := wh.Session(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return s, nil
-		}}
 }
 
 // showReloadPlan prints the plan (with every statement on --dry-run or a blocked plan) and
@@ -546,120 +535,6 @@ func reloadNext(o *ReloadOptions, s *runSummary, code int) []string {
 			"the journal: " + mdCmd("zbrecover history "+table+run)}
 	}
 	return []string{"fix the command line (" + mdCmd("zbrecover reload --help") + ")"}
-}
-
-// openStage opens the place given to --stage-to (role place.Staging) or --keys-to (place.Keys,
-// compared with staging, the run's staging location) once place.Check passed it: a volume
-// path through the Files API (the workspace identity), or a storage URL with the store's own
-// credentials.
-// Staging claims go to the volume's root (or the parent folder of a URL's), so that two runs
-// staging the same table to two folders of one place see each other.
-func (f *Factory) openStage(ctx context.Context, role place.Role, to string, tgt *tableref.Ref, staging ...storage.Location) (*reload.Stage, error) {
-	loc, dst, err := f.openPlace(ctx, role, to, tgt, staging)
-	if err != nil {
-		return nil, err
-	}
-	claimsLoc, ok := loc.Parent()
-	if loc.Scheme == storage.SchemeVolume {
-		claimsLoc, ok = loc, true
-		claimsLoc.Path = ""
-	}
-	if !ok {
-		claimsLoc = loc
-	}
-	claims, err := f.openLocation(ctx, claimsLoc, f.Global.StorageConfig())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", role.Flag(), err)
-	}
-	stage := &reload.Stage{Src: tgt.Root, Dst: dst, Location: strings.TrimSuffix(loc.URL(), "/"), Claims: claims,
-		Concurrency: f.Global.Concurrency, SrcIdentity: srcIdentity(tgt)}
-	if loc.Scheme != storage.SchemeVolume {
-		stage.ClaimsLocation = claimsLoc.String()
-		stage.Describe = fmt.Sprintf("%s (the %s store's credentials must write there)", loc, loc.Scheme)
-		stage.DstIdentity = "the " + loc.Scheme + " store's own credentials"
-		return stage, nil
-	}
-	c, err := f.workspace().Client(ctx)
-	if err != nil {
-		return nil, err
-	}
-	name := loc.Catalog + "." + loc.Schema + "." + loc.Volume
-	if err := c.CheckVolume(ctx, loc.Catalog, loc.Schema, loc.Volume); err != nil {
-		var me *databricks.MissingVolumeError
-		if errors.As(err, &me) {
-			return nil, missingVolume(role, to, loc, me)
-		}
-		// Another answer (a refusal, an unreachable workspace): the write probe decides.
-		f.Logger.Info("the volume could not be looked up; the write probe decides", "volume", name, "error", err.Error())
-	}
-	stage.ClaimsLocation = claimsLoc.URL()
-	stage.Describe = fmt.Sprintf("volume %s (it must exist, and the workspace identity needs READ VOLUME and WRITE VOLUME on it; CREATE VOLUME %s creates it)", name, name)
-	stage.DstIdentity = "the workspace identity (" + c.AuthType() + " auth, Files API)"
-	return stage, nil
-}
-
-// schemaVolumes lists the volumes of the table's schema the identity can see (at most 10), for
-// a message that suggests staging; nil when they cannot be listed.
-func (f *Factory) schemaVolumes(ctx context.Context, name databricks.TableName) []string {
-	ws := f.workspace()
-	if ws == nil || name.Schema == "" {
-		return nil
-	}
-	c, err := ws.Client(ctx)
-	if err != nil {
-		return nil
-	}
-	vols, err := c.Volumes(ctx, name.Catalog, name.Schema)
-	if err != nil {
-		f.Logger.Info("the volumes of the schema could not be listed", "schema", name.Catalog+"."+name.Schema, "error", err.Error())
-		return nil
-	}
-	return vols[:min(len(vols), 10)]
-}
-
-// missingVolume is the error for a --stage-to or --keys-to volume Unity Catalog does not know:
-// what was given, the volumes of its schema with the one probably meant, and the two ways on
-// (name an existing volume, or create this one).
-func missingVolume(role place.Role, to string, loc storage.Location, me *databricks.MissingVolumeError) error {
-	name := loc.Catalog + "." + loc.Schema + "." + loc.Volume
-	next := fmt.Sprintf("create it (CREATE VOLUME %s) or name an existing volume", name)
-	if close := me.Closest(); len(close) > 0 {
-		alt := loc
-		alt.Volume = close[0]
-		next = fmt.Sprintf("name an existing volume, such as %s %s, or create this one (CREATE VOLUME %s)", role.Flag(), alt.String(), name)
-	}
-	return fmt.Errorf("%w: %s %s: %v. Nothing was staged or journaled: %s, then run again", reload.ErrStageLocation, role.Flag(), to, me, next)
-}
-
-// checkPathElements refuses a path or URL with an empty, "." or ".." element (after the
-// scheme and host), so that /Volumes/c/s/v/../../x is not taken for /Volumes/c/x.
-func checkPathElements(p string) error {
-	rest := p
-	if i := strings.Index(rest, "://"); i >= 0 {
-		rest = rest[i+3:]
-		if j := strings.IndexByte(rest, '/'); j >= 0 {
-			rest = rest[j:]
-		} else {
-			return nil
-		}
-	}
-	if q := strings.IndexByte(rest, '?'); q >= 0 {
-		rest = rest[:q]
-	}
-	for i, el := range strings.Split(strings.Trim(rest, "/"), "/") {
-		if el == "." || el == ".." || el == "" && i > 0 {
-			return fmt.Errorf("the path has a %q element; name the folder without it", el)
-		}
-	}
-	return nil
-}
-
-// srcIdentity says which credentials read the table's storage.
-func srcIdentity(tgt *tableref.Ref) string {
-	if tgt.Vended {
-		return "the READ credentials Unity Catalog vended for " + tgt.TableName()
-	}
-	return "the " + tgt.Loc.Scheme + " store's own credentials"
 }
 
 func nothingReason(p *reload.Plan, rep *inspect.Report) string {
@@ -958,7 +833,7 @@ func reloadExit(ctx context.Context, err error, rep *inspect.Report, prep *reloa
 			cmdline += " --rename " + textfmt.Shell(r)
 		}
 		to, where := databricks.StageToSuggestion(tgt.Name), "(the volume must exist; the workspace identity needs WRITE VOLUME on it)"
-		if vols := o.F.schemaVolumes(ctx, tgt.Name); len(vols) > 0 {
+		if vols := o.F.places().SchemaVolumes(ctx, tgt.Name); len(vols) > 0 {
 			to = textfmt.Shell(strings.Replace(to, "<volume>", vols[0], 1))
 			where = fmt.Sprintf("(the volumes of %s.%s: %s; the workspace identity needs READ VOLUME and WRITE VOLUME on the one chosen)",
 				tgt.Name.Catalog, tgt.Name.Schema, strings.Join(vols, ", "))

@@ -132,8 +132,7 @@ func printError(ctx context.Context, f *Factory, err error, code int, command st
 		return
 	}
 	fmt.Fprintln(f.IO.ErrOut, "Error: "+msg)
-	var fe *FlagError
-	if errors.As(err, &fe) {
+	if isFlagUsage(err) {
 		fmt.Fprintln(f.IO.ErrOut, "Run with --help for usage.")
 	}
 }

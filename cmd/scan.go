@@ -213,10 +213,7 @@ func scanScopeText(o *ScanOptions) string {
 // does), every table's backend under one adaptive limit of --concurrency, under retry, and
 // over one HTTP transport.
 func (f *Factory) scanOpener(r *tableref.Resolver) scan.Opener {
-	pol := storagePolicy{Adaptive: f.newAdaptive(), Retry: f.retryPolicy(), Transport: storage.SharedTransport(f.Global.Concurrency), Quiet: true}
-	r.Open = func(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
-		return f.openWith(ctx, loc, cfg, pol)
-	}
+	r.Open = f.opener(storage.Policy{Adaptive: storage.LoggedAdaptive(f.Global.Concurrency, f.Logger), Retry: f.retryPolicy(), Transport: storage.SharedTransport(f.Global.Concurrency), Quiet: true}).Open
 	return func(ctx context.Context, e databricks.TableEntry) (*tableref.Ref, error) {
 		return r.ResolveListed(ctx, e, tableref.Read)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zbrecover/zbrecover/databricks"
-	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/tableref"
 )
 
@@ -44,9 +43,7 @@ func (f *Factory) resolver() (*tableref.Resolver, error) {
 		return nil, FlagErrorf("%v", err)
 	}
 	return &tableref.Resolver{
-		Open: func(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
-			return f.openLocation(ctx, loc, cfg)
-		},
+		Open:        f.opener(f.defaultPolicy()).Open,
 		Config:      f.Global.StorageConfig,
 		Workspace:   f.workspace(),
 		StorageAuth: mode,
@@ -63,25 +60,6 @@ func (f *Factory) openTarget(ctx context.Context, t *TargetOptions, access table
 		return nil, err
 	}
 	return r.Resolve(ctx, *t, access)
-}
-
-// checkLocalDir turns a mistyped local path into an error instead of an empty report: on an
-// object store a wrong prefix cannot be told from an empty one, on the local file system it
-// can.
-func checkLocalDir(loc storage.Location) error {
-	if loc.Scheme != "file" {
-		return nil
-	}
-	fi, err := os.Stat(loc.Path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("local path %s does not exist (a table's storage root is the directory that holds _delta_log/ and _zerobus/)", loc.Path)
-	case err != nil:
-		return fmt.Errorf("local path %s cannot be read: %w", loc.Path, err)
-	case !fi.IsDir():
-		return fmt.Errorf("local path %s is a file, not a directory", loc.Path)
-	}
-	return nil
 }
 
 // fileError words the failure to open the file a flag names without the Go error chain: the

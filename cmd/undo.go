@@ -189,7 +189,7 @@ func prepareUndo(ctx context.Context, o *UndoOptions, s *runSummary) (*undo.Prep
 	}
 	s.Identity = recovery.CurrentUser(ctx, wh)
 	ev, _ := undo.ParseEvidence(o.Evidence)
-	rd := reloadDeps(f, wh, store, s.Identity)
+	rd := recovery.WarehouseDeps(wh, store, s.Identity, f.Logger)
 	prep, err := undo.Prepare(ctx, undo.Deps{Warehouse: wh, Session: rd.Session, Journal: store, Identity: s.Identity, Log: f.Logger}, tgt,
 		undo.Request{Run: o.Run, Batches: o.Batches, Evidence: ev, IncludeModified: o.IncludeModified, Header: header(s.Identity),
 			BreakLock: f.lockBreaker(o.BreakLock, o.Yes)})

@@ -127,8 +127,8 @@ func verifySteps(ctx context.Context, o *VerifyOptions, s *runSummary) error {
 	keys, _ := parseKeyFlag("key", o.Key)
 	s.Identity = recovery.CurrentUser(ctx, wh)
 	bars := newBars(f)
-	rep, err := reload.VerifyRun(ctx, reloadDeps(f, wh, store, s.Identity), tgt, reload.VerifyOptions{Run: o.Run,
-		Header: header(s.Identity), BreakLock: f.lockBreaker(o.BreakLock, o.Yes), Keys: keys, OpenKeys: f.openStagedLocation,
+	rep, err := reload.VerifyRun(ctx, recovery.WarehouseDeps(wh, store, s.Identity, f.Logger), tgt, reload.VerifyOptions{Run: o.Run,
+		Header: header(s.Identity), BreakLock: f.lockBreaker(o.BreakLock, o.Yes), Keys: keys, OpenKeys: f.places().OpenStaged,
 		KeyProgress: bars.counter("key check", "statements")})
 	bars.done(err == nil)
 	f.warnWedged(store, tgt.TableID, s)

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,14 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/zbrecover/zbrecover/cleanup"
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/place"
 	"github.com/zbrecover/zbrecover/recovery"
 	"github.com/zbrecover/zbrecover/scan"
 	"github.com/zbrecover/zbrecover/storage"
-	"github.com/zbrecover/zbrecover/tableref"
 	"github.com/zbrecover/zbrecover/watch"
 )
 
@@ -130,7 +127,7 @@ func parseWatchFlags(o *WatchOptions, args []string) error {
 	}
 	for role, raw := range map[place.Role]string{place.Staging: cfg.StageTo, place.Archive: cfg.ArchiveTo} {
 		if raw != "" {
-			if _, err := parsePlace(role, raw); err != nil {
+			if _, err := recovery.ParsePlace(role, raw); err != nil {
 				return err
 			}
 		}
@@ -250,7 +247,17 @@ func watchDeps(ctx context.Context, o *WatchOptions) (watch.Deps, func(), error)
 	if err != nil {
 		return watch.Deps{}, nil, err
 	}
-	env, err := f.recoveryEnv(wh, store, o.Journal)
+	env, err := f.recoveryEnv(wh, store)
+	if err != nil {
+		closeJournal(store)
+		return watch.Deps{}, nil, err
+	}
+	src, err := schemaSource(f, "warehouse")
+	if err != nil {
+		closeJournal(store)
+		return watch.Deps{}, nil, err
+	}
+	ce, err := f.cleanupEnv()
 	if err != nil {
 		closeJournal(store)
 		return watch.Deps{}, nil, err
@@ -258,42 +265,9 @@ func watchDeps(ctx context.Context, o *WatchOptions) (watch.Deps, func(), error)
 	sr, _ := f.resolver()
 	identity := recovery.CurrentUser(ctx, wh)
 	d := watch.Deps{Catalog: client, Open: f.scanOpener(sr), Recovery: env, Identity: identity, Header: header(identity),
-		Source:     func() (tableref.Source, error) { return schemaSource(f, "warehouse") },
-		Whoami:     func(ctx context.Context) string { return recovery.CurrentUser(ctx, wh) },
-		OpenStaged: f.openStagedLocation, Events: watch.JSONLines(f.IO.Out), Log: f.Logger}
+		Source: src, Cleanup: ce, Events: watch.JSONLines(f.IO.Out), Log: f.Logger}
 	if o.AlertCommand != "" {
 		d.Alert = watch.CommandAlert(o.AlertCommand)
 	}
-	f.watchCleanupDeps(&d)
 	return d, func() { closeJournal(store) }, nil
-}
-
-// watchCleanupDeps gives the watcher cleanup's delete storage (every request retried under one
-// adaptive limit) and the archive opener, checked as cleanup --archive-to is.
-func (f *Factory) watchCleanupDeps(d *watch.Deps) {
-	ds := newDeleteStorage(f)
-	d.OpenWrite = func(ctx context.Context, spec tableref.Spec) (*tableref.Ref, error) {
-		r, err := f.resolver()
-		if err != nil {
-			return nil, err
-		}
-		r.Open = ds.open
-		return recovery.Open(ctx, r, spec, tableref.ReadWrite)
-	}
-	d.Cleanup = func(*tableref.Ref) cleanup.Options {
-		return cleanup.Options{Concurrency: ds.conc, Limiter: ds.lim, Log: f.Logger}
-	}
-	d.OpenArchive = func(ctx context.Context, raw string, tgt *tableref.Ref, prep *cleanup.Prepared) (storage.Backend, []string, error) {
-		others := f.otherTableRoots(ctx, tgt)
-		loc, err := f.checkArchiveTo(ctx, prep, raw, tgt)
-		if err != nil {
-			return nil, nil, err
-		}
-		b, err := openCheckedArchive(ctx, f, prep, loc, others)
-		var fe *FlagError
-		if errors.As(err, &fe) {
-			err = fe.Err
-		}
-		return b, others, err
-	}
 }

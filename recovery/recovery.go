@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/delta"
 	"github.com/zbrecover/zbrecover/inspect"
 	"github.com/zbrecover/zbrecover/journal"
@@ -17,11 +18,6 @@ import (
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/tableref"
 )
-
-// StageOpener opens the place raw, given for role (place.Staging or place.Keys), as a
-// staging place for tgt, once place.Check passed it (staging: the run's staging locations,
-// for a keys place). Errors say what was refused and change nothing.
-type StageOpener func(ctx context.Context, role place.Role, raw string, tgt *tableref.Ref, staging ...storage.Location) (*reload.Stage, error)
 
 // Env is what a recovery works with, opened by the caller: the table resolver, the journal,
 // the warehouse and the way places are opened.
@@ -34,11 +30,9 @@ type Env struct {
 	// statements carry no tag).
 	Warehouse reload.Warehouse
 	Session   func(ctx context.Context) (reload.Session, error)
-	// CheckJournal refuses the journal as a place for the table once the table is known
-	// (place.Check: not in its storage, nor in another table's); nil accepts.
-	CheckJournal func(ctx context.Context, tgt *tableref.Ref) error
-	// OpenStage opens --stage-to and --keys-to places; needed only when a Request names one.
-	OpenStage StageOpener
+	// Places opens --stage-to and --keys-to, and checks the journal's place against the table
+	// once it is known.
+	Places *Places
 	// Concurrency bounds the footer reads in flight (inspect.Options.Concurrency).
 	Concurrency int
 	// Footers, when set, is told how far the footer reads are (inspect.Options.Progress);
@@ -51,12 +45,12 @@ type Env struct {
 
 func (e Env) log() *slog.Logger { return reload.Deps{Log: e.Log}.Logger() }
 
-// Schema says where the table's schema comes from: File, when set, reads a schema file the
-// operator gave (it has no history); otherwise Source, when set, returns the source named
-// From (the warehouse, Unity Catalog or the Delta log), read once the target is open.
+// Schema says where the table's schema comes from: File, when set, is the schema of a file
+// the operator gave (it has no history); otherwise Source, the source named From (the
+// warehouse, Unity Catalog or the Delta log), read once the target is open.
 type Schema struct {
-	File   func() (*schemadiff.Table, error)
-	Source func() (tableref.Source, error)
+	File   *schemadiff.Table
+	Source tableref.Source
 	From   string
 }
 
@@ -72,6 +66,9 @@ type Dedupe struct {
 // reload's options before the places are opened.
 type Request struct {
 	Target tableref.Spec
+	// Journal is the journal's place as given (--journal; "" for the local state directory),
+	// checked against the table once it is known (Places.CheckJournal).
+	Journal string
 	// Prefix is the fallback folder under the table root.
 	Prefix string
 	Schema Schema
@@ -90,9 +87,6 @@ type Request struct {
 	// holds.
 	Header    journal.Header
 	BreakLock func(*journal.LockedError) bool
-	// Identified, when set, is told the table once it is open and identified, before its lock
-	// is taken (a summary names it then, whatever follows).
-	Identified func(*tableref.Ref)
 }
 
 // Recovery is a table's reload ready to run: the table, its fallback files as inspected
@@ -137,59 +131,57 @@ func Open(ctx context.Context, r *tableref.Resolver, spec tableref.Spec, access 
 // table's schema and its history (the renames it proves), opens the staging and keys places
 // and calls reload.Prepare, which takes the lock over.
 //
-// It returns a nil Recovery when it failed before reload.Prepare; from there on the Recovery
-// holds the table, the report and the schema, and its Prepared is nil when reload.Prepare
-// failed. With an error wrapping reload.ErrBlocked both are returned, the lock held until
+// It returns a nil Recovery when it failed before the table was identified; from there on
+// the Recovery holds the table (and, once read, the report and the schema), and its Prepared
+// is nil when it failed before reload.Prepare or reload.Prepare failed. With an error wrapping reload.ErrBlocked both are returned, the lock held until
 // Close. A *UsageError says the request cannot be carried out as given.
 func Prepare(ctx context.Context, env Env, req Request) (*Recovery, error) {
 	var locked *reload.Locked
 	defer func() { _ = locked.Close() }()
-	tgt, rep, err := inspectLocked(ctx, env, req, &locked)
-	if err != nil {
+	rec := &Recovery{}
+	tgt, rep, err := inspectLocked(ctx, env, req, &locked, rec)
+	if tgt == nil {
 		return nil, err
+	}
+	if err != nil {
+		return rec, err
 	}
 	table, err := readSchema(ctx, env, req.Schema, tgt)
 	if err != nil {
-		return nil, err
+		return rec, err
 	}
 	ro, err := options(ctx, env, req, tgt, table)
 	if err != nil {
-		return nil, err
+		return rec, err
 	}
 	ro.Locked = locked
-	rec := &Recovery{Target: tgt, Report: rep, Table: table, Stage: ro.Stage}
+	rec.Report, rec.Table, rec.Stage = rep, table, ro.Stage
 	d := reload.Deps{Warehouse: env.Warehouse, Journal: env.Journal, Log: env.Log, Session: env.Session}
 	rec.Prepared, err = reload.Prepare(ctx, d, tgt, rep, table, ro)
 	return rec, err
 }
 
-// inspectLocked opens the table, identifies it, checks the journal's place and takes the
-// table's lock into *locked, then inspects the fallback folder under it.
-func inspectLocked(ctx context.Context, env Env, req Request, locked **reload.Locked) (*tableref.Ref, *inspect.Report, error) {
-	tgt, err := env.Resolver.Resolve(ctx, req.Target, tableref.Read)
+// inspectLocked opens the table, identifies it (rec.Target), checks the journal's place and
+// takes the table's lock into *locked, then inspects the fallback folder under it. A nil
+// table: it failed before the table was identified.
+func inspectLocked(ctx context.Context, env Env, req Request, locked **reload.Locked, rec *Recovery) (*tableref.Ref, *inspect.Report, error) {
+	tgt, err := Open(ctx, env.Resolver, req.Target, tableref.Read)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := tableref.Identify(ctx, tgt); err != nil {
-		return nil, nil, err
-	}
-	if req.Identified != nil {
-		req.Identified(tgt)
-	}
-	if env.CheckJournal != nil {
-		if err := env.CheckJournal(ctx, tgt); err != nil {
-			return nil, nil, err
-		}
+	rec.Target = tgt
+	if err := env.Places.CheckJournal(ctx, req.Journal, tgt); err != nil {
+		return tgt, nil, err
 	}
 	if *locked, err = reload.LockTable(ctx, env.Journal, tgt.TableID, req.Header.Command, req.BreakLock); err != nil {
-		return nil, nil, err
+		return tgt, nil, err
 	}
 	rep, err := inspect.StreamReport(ctx, tgt.Root, inspect.Options{Concurrency: env.Concurrency, Prefix: req.Prefix, Progress: env.Footers}, true, nil)
 	if env.FootersDone != nil {
 		env.FootersDone(err == nil)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("inspect %s: %w", tgt.Display(), err)
+		return tgt, nil, fmt.Errorf("inspect %s: %w", tgt.Display(), err)
 	}
 	env.log().Info("inspected", "root", tgt.Display(), "files", rep.Totals.Files, "unreadable", rep.Totals.Unreadable,
 		"groups", rep.Totals.Groups)
@@ -200,16 +192,12 @@ func inspectLocked(ctx context.Context, env Env, req Request, locked **reload.Lo
 // versions, from the Delta log) when it is known.
 func readSchema(ctx context.Context, env Env, s Schema, tgt *tableref.Ref) (*schemadiff.Table, error) {
 	if s.File != nil {
-		return s.File()
+		return s.File, nil
 	}
 	if s.Source == nil {
 		return nil, errors.New("no source for the table's schema")
 	}
-	src, err := s.Source()
-	if err != nil {
-		return nil, err
-	}
-	table, err := src.Table(ctx, tgt)
+	table, err := s.Source.Table(ctx, tgt)
 	if err != nil {
 		return nil, fmt.Errorf("read the table schema (--from %s): %w", s.From, err)
 	}
@@ -254,8 +242,11 @@ func options(ctx context.Context, env Env, req Request, tgt *tableref.Ref, table
 		ro.Dedupe = &reload.Dedupe{Key: d.Key, Order: d.Order, Ascending: d.Ascending}
 	}
 	var err error
+	if (req.StageTo != "" || req.KeysTo != "") && env.Places == nil {
+		return reload.Options{}, errors.New("no opener of places for --stage-to and --keys-to")
+	}
 	if req.StageTo != "" {
-		if ro.Stage, err = env.OpenStage(ctx, place.Staging, req.StageTo, tgt); err != nil {
+		if ro.Stage, err = env.Places.OpenStage(ctx, place.Staging, req.StageTo, tgt); err != nil {
 			return reload.Options{}, err
 		}
 	}
@@ -275,7 +266,7 @@ func options(ctx context.Context, env Env, req Request, tgt *tableref.Ref, table
 				staging = append(staging, l)
 			}
 		}
-		kp, err := env.OpenStage(ctx, place.Keys, req.KeysTo, tgt, staging...)
+		kp, err := env.Places.OpenStage(ctx, place.Keys, req.KeysTo, tgt, staging...)
 		if err != nil {
 			return reload.Options{}, err
 		}
@@ -317,4 +308,17 @@ func CurrentUser(ctx context.Context, wh reload.Warehouse) string {
 	}
 	s, _ := res.Rows[0][0].(string)
 	return s
+}
+
+// WarehouseDeps are reload's dependencies on the warehouse wh, with its sessions for commit
+// tags, the journal store and the identity statements run as.
+func WarehouseDeps(wh *databricks.Warehouse, store journal.Store, identity string, log *slog.Logger) reload.Deps {
+	return reload.Deps{Warehouse: wh, Journal: store, Identity: identity, Log: log,
+		Session: func(ctx context.Context) (reload.Session, error) {
+			s, err := wh.Session(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return s, nil
+		}}
 }

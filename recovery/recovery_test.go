@@ -90,7 +90,7 @@ func newTable(t *testing.T, n int) *table {
 func (tb *table) request() Request {
 	src := &tableref.WarehouseSource{Workspace: tb.env.Resolver.Workspace}
 	return Request{Target: tableref.Spec{Table: tableName}, Prefix: fallback.Prefix, Header: journal.Header{Command: "test"},
-		Schema: Schema{From: "warehouse", Source: func() (tableref.Source, error) { return src, nil }}}
+		Schema: Schema{From: "warehouse", Source: src}}
 }
 
 // TestPrepareGathersUnderTheLock: the table is identified and locked before its files are
@@ -100,7 +100,10 @@ func TestPrepareGathersUnderTheLock(t *testing.T) {
 	ctx := context.Background()
 	var lockedWhileInspecting atomic.Bool
 	env := tb.env
-	var identified *tableref.Ref
+	identified, err := Open(ctx, tb.env.Resolver, tableref.Spec{Table: tableName}, tableref.Read)
+	if err != nil {
+		t.Fatal(err)
+	}
 	env.Footers = func(inspect.Progress) {
 		if identified == nil {
 			return
@@ -111,13 +114,11 @@ func TestPrepareGathersUnderTheLock(t *testing.T) {
 		}
 		lockedWhileInspecting.Store(errors.Is(err, journal.ErrLocked))
 	}
-	req := tb.request()
-	req.Identified = func(r *tableref.Ref) { identified = r }
-	rec, err := Prepare(ctx, env, req)
+	rec, err := Prepare(ctx, env, tb.request())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if identified == nil || identified.TableID == "" || rec.Target != identified {
+	if identified.TableID == "" || rec.Target.TableID != identified.TableID {
 		t.Fatalf("identified %+v, recovery's table %+v", identified, rec.Target)
 	}
 	if !lockedWhileInspecting.Load() {
@@ -175,7 +176,7 @@ func TestPrepareLockedReadsNothing(t *testing.T) {
 	env.Footers = func(inspect.Progress) { read.Add(1) }
 	rec, err := Prepare(ctx, env, tb.request())
 	var le *journal.LockedError
-	if !errors.As(err, &le) || rec != nil {
+	if !errors.As(err, &le) || rec == nil || rec.Prepared != nil || rec.Target.TableID != r.TableID {
 		t.Fatalf("Prepare on a locked table: %v, %v", rec, err)
 	}
 	if read.Load() != 0 {
@@ -192,7 +193,7 @@ func TestPrepareRefusesAKeyTheTableLacks(t *testing.T) {
 	req.Dedupe = &Dedupe{Key: reload.Keys{"order_id"}}
 	rec, err := Prepare(ctx, tb.env, req)
 	var ue *UsageError
-	if !errors.As(err, &ue) || rec != nil || ue.Msg != "the table has no column `order_id` (--dedupe-key and --dedupe-order name table columns)" {
+	if !errors.As(err, &ue) || rec == nil || rec.Prepared != nil || ue.Msg != "the table has no column `order_id` (--dedupe-key and --dedupe-order name table columns)" {
 		t.Fatalf("got %v, %v", rec, err)
 	}
 	tables, err := tb.env.Journal.Tables(ctx)

@@ -248,7 +248,7 @@ func (w *Watcher) reload(ctx context.Context, stop <-chan struct{}, t scan.Table
 		return out
 	}
 	vr, err := reload.VerifyRun(ctx, reload.Deps{Warehouse: env.Warehouse, Journal: store, Identity: w.d.Identity, Log: w.d.Log, Session: env.Session},
-		rec.Target, reload.VerifyOptions{Run: rep.Run, Header: w.d.Header, OpenKeys: w.d.OpenStaged})
+		rec.Target, reload.VerifyOptions{Run: rep.Run, Header: w.d.Header, OpenKeys: env.Places.OpenStaged})
 	if err != nil {
 		out.err = inStep("verify", err)
 		return out
@@ -363,7 +363,7 @@ func (w *Watcher) cleanup(ctx context.Context, t scan.Table, st *tableState, sto
 			continue
 		}
 		if tgt == nil {
-			if tgt, err = w.d.OpenWrite(ctx, tableref.Spec{Table: t.Name}); err != nil {
+			if tgt, err = recovery.Open(ctx, w.d.Cleanup.Storage.Resolver(w.d.Cleanup.Resolver), tableref.Spec{Table: t.Name}, tableref.ReadWrite); err != nil {
 				return deleted, inStep("cleanup", err)
 			}
 		}
@@ -381,11 +381,9 @@ func (w *Watcher) cleanup(ctx context.Context, t scan.Table, st *tableState, sto
 
 // cleanRun cleans up one run of the table.
 func (w *Watcher) cleanRun(ctx context.Context, t scan.Table, st *tableState, store journal.Store, tgt *tableref.Ref, run string) (int, error) {
-	connect := func(context.Context, databricks.TableName) (reload.Warehouse, string, error) {
-		return w.d.Recovery.Warehouse, w.d.Identity, nil
-	}
-	prep, err := recovery.PrepareCleanup(ctx, recovery.CleanupEnv{Journal: store, Connect: connect, OpenStaged: w.d.OpenStaged, Log: w.d.Log},
-		tgt, recovery.CleanupRequest{Run: run, MinAge: w.cfg.CleanupAfter, Now: w.d.Now(), Prefix: w.cfg.Prefix, Header: w.d.Header})
+	env := w.d.Cleanup
+	env.Journal, env.Warehouse, env.Identity, env.Log = store, w.d.Recovery.Warehouse, w.d.Identity, w.d.Log
+	prep, err := recovery.PrepareCleanup(ctx, env, tgt, recovery.CleanupRequest{Run: run, MinAge: w.cfg.CleanupAfter, Now: w.d.Now(), Prefix: w.cfg.Prefix, Header: w.d.Header})
 	if errors.Is(err, cleanup.ErrNotCleanable) || errors.Is(err, cleanup.ErrOutside) {
 		w.review(ctx, t, st, run, 0, 0, 0, "cleanup keeps the run's files: "+err.Error())
 		return 0, nil
@@ -405,10 +403,14 @@ func (w *Watcher) cleanRun(ctx context.Context, t scan.Table, st *tableState, st
 	if len(plan.Delete) == 0 && plan.Staged == 0 {
 		return 0, nil
 	}
-	opts := w.d.Cleanup(tgt)
-	opts.Prefix = w.cfg.Prefix
 	if w.cfg.ArchiveTo != "" {
-		if opts.Archive, opts.OtherTables, err = w.d.OpenArchive(ctx, TablePlace(w.cfg.ArchiveTo, t.TableID), tgt, prep); err != nil {
+		if err := prep.CheckArchive(ctx, TablePlace(w.cfg.ArchiveTo, t.TableID)); err != nil {
+			return 0, inStep("archive", err)
+		}
+	}
+	opts := prep.Options()
+	if w.cfg.ArchiveTo != "" {
+		if opts.Archive, err = prep.OpenArchive(ctx); err != nil {
 			return 0, inStep("archive", err)
 		}
 	}

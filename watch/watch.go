@@ -9,12 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zbrecover/zbrecover/cleanup"
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/recovery"
 	"github.com/zbrecover/zbrecover/scan"
-	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/tableref"
 )
 
@@ -90,24 +88,17 @@ type Deps struct {
 	// Recovery is what each table's reload works with (the resolver, the shared journal, the
 	// warehouse, the place opener): the one path reload takes (recovery.Prepare).
 	Recovery recovery.Env
-	// Source returns the source of the tables' schemas (the warehouse's).
-	Source func() (tableref.Source, error)
+	// Source is the source of the tables' schemas (the warehouse's).
+	Source tableref.Source
 	// Identity is current_user() on the warehouse ("" when unknown; asked again each cycle
-	// through Whoami when set).
+	// until known).
 	Identity string
-	Whoami   func(ctx context.Context) string
 	// Header is this process's run record (its Command names the watch).
 	Header journal.Header
-	// OpenWrite opens a table for cleanup, with credentials that may delete; Cleanup returns
-	// cleanup's options (concurrency, limiter) for it. Needed with CleanupAfter.
-	OpenWrite func(ctx context.Context, spec tableref.Spec) (*tableref.Ref, error)
-	Cleanup   func(tgt *tableref.Ref) cleanup.Options
-	// OpenStaged opens a place as the journal names it (staged copies, keys files).
-	OpenStaged func(ctx context.Context, location string) (storage.Backend, error)
-	// OpenArchive opens the archive place raw for a table's cleanup, checked against the
-	// table, its staging locations and the other tables; it returns the other tables' roots
-	// too (cleanup.Options.OtherTables). Needed with ArchiveTo.
-	OpenArchive func(ctx context.Context, raw string, tgt *tableref.Ref, prep *cleanup.Prepared) (storage.Backend, []string, error)
+	// Cleanup is what each table's cleanup works with (its Resolver opens tables with
+	// credentials that may delete, under its Storage policy; its Places check and open the
+	// archive). Needed with CleanupAfter.
+	Cleanup recovery.CleanupEnv
 	// Events receives every event; Alert is run for the events a person must see (a table
 	// blocked, a failure, a quarantine, a run that needs review); nil for none.
 	Events func(Event)
@@ -151,10 +142,8 @@ func New(cfg Config, d Deps) (*Watcher, error) {
 		return nil, errors.New("watch needs a staging place (--stage-to): Unity Catalog refuses path reads inside a managed table's storage")
 	case cfg.ArchiveTo != "" && cfg.CleanupAfter <= 0:
 		return nil, errors.New("an archive (--archive-to) goes with --cleanup-after")
-	case cfg.CleanupAfter > 0 && (d.OpenWrite == nil || d.Cleanup == nil):
-		return nil, errors.New("watch: cleanup needs OpenWrite and Cleanup")
-	case cfg.ArchiveTo != "" && d.OpenArchive == nil:
-		return nil, errors.New("watch: an archive needs OpenArchive")
+	case cfg.CleanupAfter > 0 && (d.Cleanup.Resolver == nil || d.Cleanup.Storage == nil || d.Cleanup.Places == nil):
+		return nil, errors.New("watch: cleanup needs Cleanup's Resolver, Storage and Places")
 	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
@@ -245,8 +234,8 @@ func (w *Watcher) Cycle(ctx context.Context, stop <-chan struct{}) CycleResult {
 	start := w.d.Now()
 	w.d.Metrics.cycleStarted(w.cycle, start)
 	w.emit(Event{Event: CycleStart})
-	if w.d.Identity == "" && w.d.Whoami != nil {
-		w.d.Identity = w.d.Whoami(ctx)
+	if w.d.Identity == "" && w.d.Recovery.Warehouse != nil {
+		w.d.Identity = recovery.CurrentUser(ctx, w.d.Recovery.Warehouse)
 	}
 	end := Event{Event: CycleEnd}
 	res := CycleResult{Cycle: w.cycle}

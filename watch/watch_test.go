@@ -15,7 +15,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/zbrecover/zbrecover/cleanup"
 	"github.com/zbrecover/zbrecover/databricks"
 	"github.com/zbrecover/zbrecover/delta/deltatest"
 	"github.com/zbrecover/zbrecover/internal/fake/warehouse"
@@ -23,9 +22,7 @@ import (
 	"github.com/zbrecover/zbrecover/internal/fallback"
 	"github.com/zbrecover/zbrecover/internal/pqgen"
 	"github.com/zbrecover/zbrecover/journal"
-	"github.com/zbrecover/zbrecover/place"
 	"github.com/zbrecover/zbrecover/recovery"
-	"github.com/zbrecover/zbrecover/reload"
 	sd "github.com/zbrecover/zbrecover/schemadiff"
 	"github.com/zbrecover/zbrecover/storage"
 	"github.com/zbrecover/zbrecover/storage/all"
@@ -98,24 +95,16 @@ func newSite(t *testing.T, store func(dir string) journal.Store) *site {
 	if err != nil {
 		t.Fatal(err)
 	}
-	open := func(ctx context.Context, loc storage.Location, cfg storage.Config) (storage.Backend, error) {
-		return all.Registry().OpenLocation(ctx, loc, cfg)
-	}
-	r := &tableref.Resolver{Workspace: tw, StorageAuth: databricks.StorageAuthDefault, Open: open}
-	src := &tableref.WarehouseSource{Workspace: tw}
-	s.deps = Deps{Catalog: client, Recovery: recovery.Env{Resolver: r, Journal: s.store, Warehouse: wh, Concurrency: 8, OpenStage: localStage},
+	opener := storage.Opener{Registry: all.Registry(), Policy: storage.Policy{Retry: storage.DefaultRetryPolicy()}}
+	r := &tableref.Resolver{Workspace: tw, StorageAuth: databricks.StorageAuthDefault, Open: opener.Open}
+	places := &recovery.Places{Opener: opener, Workspace: tw, Concurrency: 4}
+	s.deps = Deps{Catalog: client, Recovery: recovery.Env{Resolver: r, Journal: s.store, Warehouse: wh, Concurrency: 8, Places: places},
 		Open: func(ctx context.Context, e databricks.TableEntry) (*tableref.Ref, error) {
 			return r.ResolveListed(ctx, e, tableref.Read)
 		},
-		Source: func() (tableref.Source, error) { return src, nil }, Identity: "operator@example.com", Header: journal.Header{Command: "zbrecover watch (test)"},
-		OpenWrite: func(ctx context.Context, spec tableref.Spec) (*tableref.Ref, error) {
-			return recovery.Open(ctx, r, spec, tableref.ReadWrite)
-		},
-		Cleanup: func(*tableref.Ref) cleanup.Options { return cleanup.Options{Concurrency: 4} },
-		OpenStaged: func(ctx context.Context, l string) (storage.Backend, error) {
-			return all.Registry().Open(ctx, l, storage.Config{})
-		},
-		Events: s.record(&s.events), Now: s.clock.now,
+		Source: &tableref.WarehouseSource{Workspace: tw}, Identity: "operator@example.com", Header: journal.Header{Command: "zbrecover watch (test)"},
+		Cleanup: recovery.CleanupEnv{Resolver: r, Places: places, Storage: recovery.NewDeleteStorage(opener, 4, nil)},
+		Events:  s.record(&s.events), Now: s.clock.now,
 		Alert: func(_ context.Context, e Event) error {
 			s.record(&s.alerts)(e)
 			return nil
@@ -129,29 +118,6 @@ func (s *site) record(list *[]Event) func(Event) {
 		*list = append(*list, e)
 		s.mu.Unlock()
 	}
-}
-
-// localStage opens a local folder as a staging place (cmd opens volumes and URLs the same
-// way, after place.Check).
-func localStage(ctx context.Context, _ place.Role, raw string, tgt *tableref.Ref, _ ...storage.Location) (*reload.Stage, error) {
-	loc, err := storage.Parse(raw)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(loc.Path, 0o755); err != nil {
-		return nil, err
-	}
-	dst, err := all.Registry().OpenLocation(ctx, loc, storage.Config{})
-	if err != nil {
-		return nil, err
-	}
-	parent, _ := loc.Parent()
-	claims, err := all.Registry().OpenLocation(ctx, parent, storage.Config{})
-	if err != nil {
-		return nil, err
-	}
-	return &reload.Stage{Src: tgt.Root, Dst: dst, Location: strings.TrimSuffix(loc.URL(), "/"), Claims: claims, ClaimsLocation: parent.String(),
-		Describe: raw, Concurrency: 4}, nil
 }
 
 // table registers the managed table main.sales.<name> with files fallback files of one row

@@ -591,17 +591,18 @@ func TestVolumeBranchRuleCatches(t *testing.T) {
 }
 
 // uiPorts are the only functions recovery's requests and environments carry: the operator's
-// answer about a lock another process holds (a prompt), the footer reads' progress, and the
-// warehouse's sessions (built by recovery.WarehouseDeps). Everything else a run hands to
-// recovery is a value: the table as asked, places as given, the schema's source, the opener
-// of the run's places; so that following a command's options from its run function, control
-// enters cmd once and never comes back to it.
-var uiPorts = []string{"BreakLock", "Footers", "FootersDone", "Session"}
+// answer about a lock another process holds (a prompt), the footer reads' and key checks'
+// progress, and the warehouse's sessions (built by recovery.WarehouseDeps). Everything else a
+// run hands to recovery is a value: the table as asked, places as given, the schema's source,
+// the opener of the run's places; so that following a command's options from its run
+// function, control enters cmd once and never comes back to it.
+var uiPorts = []string{"BreakLock", "Footers", "FootersDone", "KeyProgress", "Session"}
 
 // TestRecoveryTakesValues: the types cmd hands to recovery have no function fields but the UI
 // ports.
 func TestRecoveryTakesValues(t *testing.T) {
-	for _, v := range funcFields(recovery.Env{}, recovery.Request{}, recovery.Schema{}, recovery.CleanupEnv{}, recovery.CleanupRequest{}, recovery.Places{}) {
+	for _, v := range funcFields(recovery.Env{}, recovery.Request{}, recovery.Schema{}, recovery.CleanupEnv{}, recovery.CleanupRequest{},
+		recovery.VerifyEnv{}, recovery.VerifyRequest{}, recovery.Places{}) {
 		t.Error(v)
 	}
 }

@@ -8,12 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/zbrecover/zbrecover/history"
 	"github.com/zbrecover/zbrecover/internal/textfmt"
 	"github.com/zbrecover/zbrecover/internal/textsafe"
 	"github.com/zbrecover/zbrecover/recovery"
 	"github.com/zbrecover/zbrecover/reload"
-	"github.com/zbrecover/zbrecover/tableref"
 )
 
 // VerifyOptions are the inputs of `zbrecover verify`.
@@ -97,48 +95,33 @@ func verifyRun(ctx context.Context, o *VerifyOptions) error {
 func verifySteps(ctx context.Context, o *VerifyOptions, s *runSummary) error {
 	f := o.F
 	s.Table = o.Target.Table
-	ws := f.workspace()
-	if ws == nil {
-		return fmt.Errorf("table %s: %w", o.Target.Table, ErrNeedsDatabricks)
-	}
 	r, err := f.resolver()
 	if err != nil {
 		return err
 	}
-	tgt, err := recovery.Open(ctx, r, o.Target, tableref.Read)
-	if err != nil {
-		return err
-	}
-	s.Table, s.Root = tgt.TableName(), tgt.Display()
-	store, err := f.openTableJournal(ctx, o.Journal, tgt, s)
-	if err != nil {
-		return err
-	}
-	defer closeJournal(store)
-	if o.Run != "" {
-		if err := history.MissingRun(ctx, store, []string{tgt.TableID}, tgt.TableName(), o.Run); err != nil {
-			return err
-		}
-	}
-	wh, err := ws.Warehouse(ctx)
-	if err != nil {
-		return err
-	}
 	keys, _ := parseKeyFlag("key", o.Key)
-	s.Identity = recovery.CurrentUser(ctx, wh)
 	bars := newBars(f)
-	rep, err := reload.VerifyRun(ctx, recovery.WarehouseDeps(wh, store, s.Identity, f.Logger), tgt, reload.VerifyOptions{Run: o.Run,
-		Header: header(s.Identity), BreakLock: f.lockBreaker(o.BreakLock, o.Yes), Keys: keys, OpenKeys: f.places().OpenStaged,
-		KeyProgress: bars.counter("key check", "statements")})
+	v, err := recovery.Verify(ctx, recovery.VerifyEnv{Resolver: r, Places: f.places(), Workspace: f.workspace(), Log: f.Logger},
+		recovery.VerifyRequest{Target: o.Target, Journal: o.Journal, Run: o.Run, Keys: keys, Header: header(""),
+			BreakLock: f.lockBreaker(o.BreakLock, o.Yes), KeyProgress: bars.counter("key check", "statements")})
 	bars.done(err == nil)
-	f.warnWedged(store, tgt.TableID, s)
+	defer v.Close()
+	if v == nil {
+		return err
+	}
+	s.Table, s.Root, s.Identity = v.Target.TableName(), v.Target.Display(), v.Identity
+	if v.Journal != nil {
+		s.Journal = v.Journal.Location()
+		f.warnWedged(v.Journal, v.Target.TableID, s)
+	}
 	if errors.Is(err, reload.ErrNoRun) {
 		return fmt.Errorf("nothing to verify: the journal at %s holds no run of %s. Reload the table first, or name with --journal "+
-			"the journal its reload used (zbrecover history lists the runs a journal holds)", store.Location(), tgt.TableName())
+			"the journal its reload used (zbrecover history lists the runs a journal holds)", v.Journal.Location(), v.Target.TableName())
 	}
 	if err != nil {
 		return err
 	}
+	rep := v.Report
 	summarizeVerify(s, rep)
 	if err := printVerify(f, rep); err != nil {
 		return err

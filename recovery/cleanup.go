@@ -9,7 +9,6 @@ import (
 
 	"github.com/zbrecover/zbrecover/cleanup"
 	"github.com/zbrecover/zbrecover/databricks"
-	"github.com/zbrecover/zbrecover/history"
 	"github.com/zbrecover/zbrecover/journal"
 	"github.com/zbrecover/zbrecover/place"
 	"github.com/zbrecover/zbrecover/reload"
@@ -63,8 +62,8 @@ func (d *DeleteStorage) Resolver(r *tableref.Resolver) *tableref.Resolver {
 }
 
 // CleanupEnv is what a cleanup works with: the table resolver, the run's places and cleanup's
-// storage policy; the journal of the table's runs (OpenCleanup opens the one the request
-// names when it is nil); the warehouse that re-checks the table: Warehouse with Identity when
+// storage policy; the journal of the table's runs (for PrepareCleanup: OpenCleanup opens the
+// one the request names); the warehouse that re-checks the table: Warehouse with Identity when
 // one is open (watch), else one opened from Workspace on first use (a plan with nothing to
 // check needs none).
 type CleanupEnv struct {
@@ -128,17 +127,10 @@ func OpenCleanup(ctx context.Context, env CleanupEnv, req CleanupRequest) (*Clea
 		return nil, err
 	}
 	c := &Cleanup{Target: tgt, Storage: env.Storage, env: env, prefix: req.Prefix}
-	if env.Journal == nil {
-		if env.Journal, err = env.Places.OpenTableJournal(ctx, req.Journal, tgt); err != nil {
-			return c, err
-		}
-		c.env.Journal, c.ownJournal = env.Journal, true
-	}
-	c.Journal = env.Journal
-	if req.Run != "" {
-		if err := history.MissingRun(ctx, env.Journal, []string{tgt.TableID}, tgt.TableName(), req.Run); err != nil {
-			return c, err
-		}
+	store, err := openTableRunJournal(ctx, env.Places, req.Journal, tgt, req.Run)
+	c.Journal, c.env.Journal, c.ownJournal = store, store, store != nil
+	if err != nil {
+		return c, err
 	}
 	if c.Prepared, err = c.prepare(ctx, req); err != nil {
 		return c, err

@@ -1,7 +1,8 @@
 // Package recovery gathers what the recovery of one table needs, once, for every command that
 // recovers one: `zbrecover reload` and `zbrecover watch` prepare a reload through Prepare,
-// `zbrecover cleanup` and `zbrecover watch` a cleanup through PrepareCleanup, so both take the
-// same steps with the same guarantees.
+// `zbrecover cleanup` and `zbrecover watch` a cleanup through OpenCleanup and PrepareCleanup,
+// `zbrecover verify` checks a run through Verify, so each takes the same steps with the same
+// guarantees.
 //
 // Prepare, in this order:
 //
@@ -25,6 +26,9 @@
 // journal checked and opened, the run asked for checked, PrepareCleanup, the archive place
 // checked and the fallback folder listed for what stays. Nothing here deletes: the Prepared's
 // Execute does, called by the command or the watcher once the plan is shown or due.
+//
+// Verify is the one path of `zbrecover verify`: the table opened and identified, the journal
+// checked and opened, the run asked for checked, the warehouse connected, reload.VerifyRun.
 //
 // Places is the one way a run checks and opens the places it writes to (--stage-to,
 // --keys-to, --archive-to, --journal) and the places its journal names.

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/zbrecover/zbrecover/internal/fake/warehouse"
 )
 
 // TestTerminalStageCleanupBarsAndSummaries: on a terminal, reload --stage-to draws a bar of
@@ -16,6 +19,9 @@ import (
 func TestTerminalStageCleanupBarsAndSummaries(t *testing.T) {
 	t.Setenv("TERM", "xterm-256color")
 	r := managedRecovery(t)
+	// Each load takes a few of the bars' frames, so that they are redrawn in place (a reload
+	// quicker than one frame draws only its last).
+	r.ws.Warehouse().Inject(warehouse.Fault{Match: `^COPY INTO .* FILEFORMAT = PARQUET FILES`, Times: -1, Delay: 300 * time.Millisecond})
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "ops.log")
 	reloadSum := filepath.Join(dir, "reload.md")

@@ -93,7 +93,8 @@ func newQuietCatalog(t testing.TB, tables, schemas, conc int, latency time.Durat
 		Deps{Catalog: client, Open: func(ctx context.Context, e databricks.TableEntry) (*tableref.Ref, error) {
 			return r.ResolveListed(ctx, e, tableref.Read)
 		},
-			Recovery: recovery.Env{Resolver: r, Journal: store}, Identity: "operator@example.com"})
+			Recovery: recovery.Env{Resolver: r, Journal: store, Places: &recovery.Places{Opener: storage.Opener{Registry: all.Registry()}, Workspace: ws}},
+			Identity: "operator@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}

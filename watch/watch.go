@@ -142,6 +142,8 @@ func New(cfg Config, d Deps) (*Watcher, error) {
 		return nil, errors.New("watch needs a staging place (--stage-to): Unity Catalog refuses path reads inside a managed table's storage")
 	case cfg.ArchiveTo != "" && cfg.CleanupAfter <= 0:
 		return nil, errors.New("an archive (--archive-to) goes with --cleanup-after")
+	case d.Recovery.Places == nil:
+		return nil, errors.New("watch: the recovery needs Places (the staging place, the keys files)")
 	case cfg.CleanupAfter > 0 && (d.Cleanup.Resolver == nil || d.Cleanup.Storage == nil || d.Cleanup.Places == nil):
 		return nil, errors.New("watch: cleanup needs Cleanup's Resolver, Storage and Places")
 	}

@@ -112,12 +112,17 @@ func historyRun(ctx context.Context, o *HistoryOptions) error {
 	if err != nil {
 		return err
 	}
+	return printRuns(f, runs)
+}
+
+// printRuns renders history's list of runs.
+func printRuns(f *Factory, runs *history.Runs) error {
 	if f.Global.JSON() {
 		return printJSON(f, runs)
 	}
 	all := runs.Runs
 	if len(all) == 0 {
-		fmt.Fprintf(f.IO.ErrOut, "No runs in the journal at %s.\n", store.Location())
+		fmt.Fprintf(f.IO.ErrOut, "No runs in the journal at %s.\n", runs.Journal)
 		return nil
 	}
 	out := f.IO.Out
@@ -129,11 +134,15 @@ func historyRun(ctx context.Context, o *HistoryOptions) error {
 		if r.Wedged != "" {
 			fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", textsafe.Escape(r.Wedged))
 		}
-		fmt.Fprintf(out, "%s  %-17s  %s  %s, %s, %s expected, %s loaded  %s\n",
+		undone := ""
+		if r.UndoneRows > 0 {
+			undone = ", " + textfmt.Count(r.UndoneRows) + " undone"
+		}
+		fmt.Fprintf(out, "%s  %-17s  %s  %s, %s, %s expected, %s loaded%s  %s\n",
 			r.Run, r.Status, r.Table, textfmt.Plural(r.Batches, "batch"), textfmt.Plural(r.Files, "file"), textfmt.Plural(r.ExpectedRows, "row"),
-			textfmt.Count(r.InsertedRows), textfmt.Time(r.Started))
+			textfmt.Count(r.InsertedRows), undone, textfmt.Time(r.Started))
 	}
-	fmt.Fprintf(f.IO.ErrOut, "%s in the journal at %s\n", textfmt.Plural(len(all), "run"), store.Location())
+	fmt.Fprintf(f.IO.ErrOut, "%s in the journal at %s\n", textfmt.Plural(len(all), "run"), runs.Journal)
 	return nil
 }
 

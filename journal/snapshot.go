@@ -44,7 +44,7 @@ const maxSection = 256 << 20
 // snapshotFormat is the format of the snapshots this version writes and reads. It changes
 // whenever what a snapshot holds, or a rule of Replay that decides it, changes: snapshots of
 // another format are ignored (and rewritten), never interpreted.
-const snapshotFormat = 2
+const snapshotFormat = 3
 
 // castagnoli is the CRC-32C table of run file checksums and of snapshots.
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -90,7 +90,7 @@ type runInfo struct {
 func infoOf(st *State, fp fingerprint) *runInfo {
 	in := &runInfo{fp: fp, unfinished: st.Unfinished(), atRest: st.endSeq == st.LastSeq, merge: st.Merge != nil, source: st.Source}
 	in.sum = RunSummary{TableID: st.TableID, Run: st.Run, Table: st.Table, Root: st.Root, Started: st.Started, Status: st.Status,
-		Batches: len(st.Batches), Files: len(st.files), ExpectedRows: st.ExpectedRows(), InsertedRows: st.InsertedRows()}
+		Batches: len(st.Batches), Files: len(st.files), ExpectedRows: st.ExpectedRows(), InsertedRows: st.InsertedRows(), UndoneRows: st.Rows().Undone}
 	if len(st.Processes) > 0 {
 		in.sum.Command, in.sum.User = st.Processes[0].Command, st.Processes[0].User
 	}
@@ -155,7 +155,7 @@ func encodeSnapshot(st *State, fp fingerprint) []byte {
 		h.str(v)
 	}
 	h.time(s.Started)
-	for _, n := range []int64{int64(s.Batches), int64(s.Files), s.ExpectedRows, s.InsertedRows, int64(s.StagedLeft), int64(in.loaded)} {
+	for _, n := range []int64{int64(s.Batches), int64(s.Files), s.ExpectedRows, s.InsertedRows, s.UndoneRows, int64(s.StagedLeft), int64(in.loaded)} {
 		h.int(n)
 	}
 	h.bools(in.unfinished, in.atRest, in.merge)
@@ -288,7 +288,7 @@ func (sr *snapshotReader) header(tableID, run string) (*runInfo, error) {
 	s.TableID, s.Run = tableID, run
 	s.Table, s.Root, s.Command, s.User, s.Status, in.source = h.str(), h.str(), h.str(), h.str(), RunStatus(h.str()), h.str()
 	s.Started = h.time()
-	s.Batches, s.Files, s.ExpectedRows, s.InsertedRows, s.StagedLeft, in.loaded = int(h.int()), int(h.int()), h.int(), h.int(), int(h.int()), int(h.int())
+	s.Batches, s.Files, s.ExpectedRows, s.InsertedRows, s.UndoneRows, s.StagedLeft, in.loaded = int(h.int()), int(h.int()), h.int(), h.int(), h.int(), int(h.int()), int(h.int())
 	in.unfinished, in.atRest, in.merge = h.bools()
 	for n := h.count(); n > 0; n-- {
 		c := claim{Version: h.int()}

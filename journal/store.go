@@ -436,7 +436,9 @@ type RunSummary struct {
 	Files        int       `json:"files"`
 	ExpectedRows int64     `json:"expected_rows"`
 	InsertedRows int64     `json:"inserted_rows"`
-	Problem      string    `json:"problem,omitempty"` // why the run could not be read or replayed; Status is then ""
+	// UndoneRows are the rows of the run zbrecover undo took back (of InsertedRows).
+	UndoneRows int64  `json:"undone_rows,omitempty"`
+	Problem    string `json:"problem,omitempty"` // why the run could not be read or replayed; Status is then ""
 	// Wedged says, when two processes wrote the run at once, how it was read and what to do
 	// (Wedge.Message); "" otherwise.
 	Wedged string `json:"wedged,omitempty"`

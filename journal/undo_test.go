@@ -261,3 +261,20 @@ func TestUndoneFilesInFacts(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotKeepsUndoneRows: the summary history lists says how many of a run's rows undo
+// took back, read from the snapshot as from the records.
+func TestSnapshotKeepsUndoneRows(t *testing.T) {
+	b := newRun("r1").plan(batch(1, "a", "b"), batch(2, "c")).load(1).load(2).end(RunVerified).process("zbrecover undo t").undo(1).end(RunPartiallyUndone)
+	st, err := Replay(b.records())
+	must(t, err)
+	fp := fingerprint{Records: len(b.records()), Size: 1, Sum: 2}
+	in, err := newSnapshotReader(bytes.NewReader(encodeSnapshot(st, fp))).header("tbl-1", "r1")
+	must(t, err)
+	if got := infoOf(st, fp).sum; got.UndoneRows != 20 || got.InsertedRows != 30 {
+		t.Errorf("summary from the records: %d undone of %d inserted, want 20 of 30", got.UndoneRows, got.InsertedRows)
+	}
+	if in.sum.UndoneRows != 20 {
+		t.Errorf("summary from the snapshot: %d undone, want 20", in.sum.UndoneRows)
+	}
+}

@@ -66,8 +66,8 @@ func TestListAndReadRuns(t *testing.T) {
 	if !errors.As(err, &nr) || !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), "`zbrecover history main.sales.returns` lists them with their files and rows") {
 		t.Errorf("a run of another table:\ngot  %v\nwant %s…", err, want)
 	}
-	// A mistyped id: the run probably meant.
-	typo := run[:len(run)-2] + run[len(run)-1:] + run[len(run)-2:len(run)-1]
+	// A mistyped id (two neighbouring characters that differ swapped): the run probably meant.
+	typo := swapNeighbours(run)
 	if err := history.MissingRun(ctx, s, []string{"orders"}, "main.sales.orders", typo); !errors.As(err, &nr) ||
 		!strings.Contains(err.Error(), "has no run "+typo+" of main.sales.orders; did you mean "+run+"?") {
 		t.Errorf("a mistyped run: %v", err)
@@ -79,4 +79,17 @@ func TestListAndReadRuns(t *testing.T) {
 		!strings.Contains(err.Error(), "it holds no run of main.sales.nothing at all") {
 		t.Errorf("no run at all: %v", err)
 	}
+}
+
+// swapNeighbours swaps the last two neighbouring characters of id that differ (swapping two
+// equal ones would give back the same id).
+func swapNeighbours(id string) string {
+	b := []byte(id)
+	for i := len(b) - 2; i >= 0; i-- {
+		if b[i] != b[i+1] {
+			b[i], b[i+1] = b[i+1], b[i]
+			return string(b)
+		}
+	}
+	panic("an id of one repeated character: " + id)
 }

@@ -7,6 +7,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -352,6 +353,33 @@ func copyTree(t *testing.T, src, dst string) {
 // exceptions.
 const maxCmdLines = 60
 
+// productFiles parses the non-test Go files of dir, by file name.
+func productFiles(dir string) (*token.FileSet, map[string]*ast.File, error) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	files := map[string]*ast.File{}
+	for _, p := range pkgs {
+		maps.Copy(files, p.Files)
+	}
+	return fset, files, nil
+}
+
+// writeSources writes each named source into a new folder, for a test of a test, and returns
+// the folder.
+func writeSources(t *testing.T, sources map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, src := range sources {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 // TestCmdFunctionsAreShort measures every function of cmd.
 func TestCmdFunctionsAreShort(t *testing.T) {
 	for _, v := range checkFunctionLengths("cmd", maxCmdLines) {
@@ -369,23 +397,20 @@ func exemptFromLength(file, name string) bool {
 // checkFunctionLengths returns a violation for each function (or method) of the package in
 // dir longer than max lines, builders and the demo aside.
 func checkFunctionLengths(dir string, max int) []string {
-	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	fset, files, err := productFiles(dir)
 	if err != nil {
 		return []string{err.Error()}
 	}
 	var out []string
-	for _, p := range pkgs {
-		for file, f := range p.Files {
-			for _, d := range f.Decls {
-				fd, ok := d.(*ast.FuncDecl)
-				if !ok || exemptFromLength(file, fd.Name.Name) {
-					continue
-				}
-				if l := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1; l > max {
-					out = append(out, fmt.Sprintf("%s: %s has %d lines, more than %d: split what it gathers, decides and renders (decisions belong in the domain packages)",
-						filepath.Base(file), fd.Name.Name, l, max))
-				}
+	for file, f := range files {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || exemptFromLength(file, fd.Name.Name) {
+				continue
+			}
+			if l := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1; l > max {
+				out = append(out, fmt.Sprintf("%s: %s has %d lines, more than %d: split what it gathers, decides and renders (decisions belong in the domain packages)",
+					filepath.Base(file), fd.Name.Name, l, max))
 			}
 		}
 	}
@@ -396,16 +421,11 @@ func checkFunctionLengths(dir string, max int) []string {
 // TestFunctionLengthRuleCatches is a test of the test: a long function is reported, a long
 // builder and a long function of a demo file are not.
 func TestFunctionLengthRuleCatches(t *testing.T) {
-	dir := t.TempDir()
 	long := func(name string) string { return "func " + name + "() {\n" + strings.Repeat("\t_ = 1\n", 60) + "}\n" }
-	for file, src := range map[string]string{
+	dir := writeSources(t, map[string]string{
 		"a.go":    "package cmd\n\nfunc short() {}\n\n" + long("long") + long("NewCmdThing"),
 		"demo.go": "package cmd\n\n" + long("demoScript"),
-	} {
-		if err := os.WriteFile(filepath.Join(dir, file), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	got := checkFunctionLengths(dir, maxCmdLines)
 	if len(got) != 1 || !strings.Contains(got[0], "long has 62 lines") {
 		t.Errorf("violations %q", got)
@@ -423,26 +443,23 @@ func TestCmdDecoratesNoStorage(t *testing.T) {
 // checkSelectorsIn returns a violation for each use of pkg.<prefix…> in a non-test file of
 // dir other than allowed.
 func checkSelectorsIn(dir, pkg, prefix, allowed string) []string {
-	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	fset, files, err := productFiles(dir)
 	if err != nil {
 		return []string{err.Error()}
 	}
 	var out []string
-	for _, p := range pkgs {
-		for file, f := range p.Files {
-			if filepath.Base(file) == allowed {
-				continue
-			}
-			ast.Inspect(f, func(n ast.Node) bool {
-				if se, ok := n.(*ast.SelectorExpr); ok {
-					if id, ok := se.X.(*ast.Ident); ok && id.Name == pkg && strings.HasPrefix(se.Sel.Name, prefix) {
-						out = append(out, fmt.Sprintf("%s: %s.%s outside %s", fset.Position(se.Pos()), pkg, se.Sel.Name, allowed))
-					}
-				}
-				return true
-			})
+	for file, f := range files {
+		if filepath.Base(file) == allowed {
+			continue
 		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if se, ok := n.(*ast.SelectorExpr); ok {
+				if id, ok := se.X.(*ast.Ident); ok && id.Name == pkg && strings.HasPrefix(se.Sel.Name, prefix) {
+					out = append(out, fmt.Sprintf("%s: %s.%s outside %s", fset.Position(se.Pos()), pkg, se.Sel.Name, allowed))
+				}
+			}
+			return true
+		})
 	}
 	sort.Strings(out)
 	return out
@@ -450,15 +467,10 @@ func checkSelectorsIn(dir, pkg, prefix, allowed string) []string {
 
 // TestDecoratorRuleCatches is a test of the test.
 func TestDecoratorRuleCatches(t *testing.T) {
-	dir := t.TempDir()
-	for file, src := range map[string]string{
+	dir := writeSources(t, map[string]string{
 		"factory.go": "package cmd\n\nimport \"x/storage\"\n\nvar _ = storage.WithRetry\n",
 		"other.go":   "package cmd\n\nimport \"x/storage\"\n\nvar _ = storage.WithLimit\nvar _ = storage.Parse\n",
-	} {
-		if err := os.WriteFile(filepath.Join(dir, file), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	got := checkSelectorsIn(dir, "storage", "With", "factory.go")
 	if len(got) != 1 || !strings.Contains(got[0], "storage.WithLimit outside factory.go") {
 		t.Errorf("violations %q", got)
@@ -482,39 +494,36 @@ func TestCmdOpensTheJournalOnly(t *testing.T) {
 }
 
 func checkJournalOpener(dir string) []string {
-	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	fset, files, err := productFiles(dir)
 	if err != nil {
 		return []string{err.Error()}
 	}
 	var out []string
-	for _, p := range pkgs {
-		for name, f := range p.Files {
-			local := ""
-			for _, im := range f.Imports {
-				if path, _ := strconv.Unquote(im.Path.Value); path == mod+"journal" {
-					local = "journal"
-					if im.Name != nil {
-						local = im.Name.Name
-					}
+	for name, f := range files {
+		local := ""
+		for _, im := range f.Imports {
+			if path, _ := strconv.Unquote(im.Path.Value); path == mod+"journal" {
+				local = "journal"
+				if im.Name != nil {
+					local = im.Name.Name
 				}
 			}
-			if local == "" {
-				continue
-			}
-			if filepath.Base(name) != journalOpener {
-				out = append(out, fmt.Sprintf("%s imports the journal: only %s/%s may (hand the store to reload, cleanup or history)", name, dir, journalOpener))
-				continue
-			}
-			ast.Inspect(f, func(n ast.Node) bool {
-				if se, ok := n.(*ast.SelectorExpr); ok {
-					if id, ok := se.X.(*ast.Ident); ok && id.Name == local && !slices.Contains(journalOpenerUses, se.Sel.Name) {
-						out = append(out, fmt.Sprintf("%s uses journal.%s: the opener only opens a store", fset.Position(se.Pos()), se.Sel.Name))
-					}
-				}
-				return true
-			})
 		}
+		if local == "" {
+			continue
+		}
+		if filepath.Base(name) != journalOpener {
+			out = append(out, fmt.Sprintf("%s imports the journal: only %s/%s may (hand the store to reload, cleanup or history)", name, dir, journalOpener))
+			continue
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if se, ok := n.(*ast.SelectorExpr); ok {
+				if id, ok := se.X.(*ast.Ident); ok && id.Name == local && !slices.Contains(journalOpenerUses, se.Sel.Name) {
+					out = append(out, fmt.Sprintf("%s uses journal.%s: the opener only opens a store", fset.Position(se.Pos()), se.Sel.Name))
+				}
+			}
+			return true
+		})
 	}
 	return out
 }
@@ -522,15 +531,11 @@ func checkJournalOpener(dir string) []string {
 // TestCmdJournalRuleCatches is a test of the test: a second importer and a use beyond opening
 // are reported.
 func TestCmdJournalRuleCatches(t *testing.T) {
-	dir := t.TempDir()
 	imp := "package cmd\n\nimport \"" + mod + "journal\"\n\n"
-	write := func(name, body string) {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(imp+body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(journalOpener, "func open() (journal.Store, error) { return nil, nil }\n\nfunc read() { _ = journal.ReadState }\n")
-	write("history.go", "var _ journal.Store\n")
+	dir := writeSources(t, map[string]string{
+		journalOpener: imp + "func open() (journal.Store, error) { return nil, nil }\n\nfunc read() { _ = journal.ReadState }\n",
+		"history.go":  imp + "var _ journal.Store\n",
+	})
 	got := checkJournalOpener(dir)
 	if len(got) != 2 || !strings.Contains(strings.Join(got, "\n"), "uses journal.ReadState") || !strings.Contains(strings.Join(got, "\n"), "history.go imports the journal") {
 		t.Errorf("violations %q", got)
@@ -549,42 +554,36 @@ func TestCmdHasNoVolumeBranch(t *testing.T) {
 }
 
 func volumeBranches(dir string) []string {
-	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	fset, files, err := productFiles(dir)
 	if err != nil {
 		return []string{err.Error()}
 	}
 	var out []string
-	for _, p := range pkgs {
-		for _, f := range p.Files {
-			ast.Inspect(f, func(n ast.Node) bool {
-				switch n := n.(type) {
-				case *ast.SelectorExpr:
-					if n.Sel.Name == "IsVolumePath" {
-						out = append(out, fmt.Sprintf("%s calls IsVolumePath: parse the place (storage.Parse) and ask its Scheme", fset.Position(n.Pos())))
-					}
-				case *ast.CallExpr:
-					if se, ok := n.Fun.(*ast.SelectorExpr); ok && (se.Sel.Name == "HasPrefix" || se.Sel.Name == "CutPrefix") && len(n.Args) == 2 {
-						if lit, ok := n.Args[1].(*ast.BasicLit); ok && (strings.HasPrefix(lit.Value, `"/Volumes`) || strings.HasPrefix(lit.Value, `"dbfs:`)) {
-							out = append(out, fmt.Sprintf("%s tests a string for %s: parse the place (storage.Parse) and ask its Scheme", fset.Position(n.Pos()), lit.Value))
-						}
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.SelectorExpr:
+				if n.Sel.Name == "IsVolumePath" {
+					out = append(out, fmt.Sprintf("%s calls IsVolumePath: parse the place (storage.Parse) and ask its Scheme", fset.Position(n.Pos())))
+				}
+			case *ast.CallExpr:
+				if se, ok := n.Fun.(*ast.SelectorExpr); ok && (se.Sel.Name == "HasPrefix" || se.Sel.Name == "CutPrefix") && len(n.Args) == 2 {
+					if lit, ok := n.Args[1].(*ast.BasicLit); ok && (strings.HasPrefix(lit.Value, `"/Volumes`) || strings.HasPrefix(lit.Value, `"dbfs:`)) {
+						out = append(out, fmt.Sprintf("%s tests a string for %s: parse the place (storage.Parse) and ask its Scheme", fset.Position(n.Pos()), lit.Value))
 					}
 				}
-				return true
-			})
-		}
+			}
+			return true
+		})
 	}
 	return out
 }
 
 // TestVolumeBranchRuleCatches is a test of the test.
 func TestVolumeBranchRuleCatches(t *testing.T) {
-	dir := t.TempDir()
 	src := "package cmd\n\nimport (\n\t\"strings\"\n\n\t\"" + mod + "databricks\"\n)\n\n" +
 		"func a(s string) bool { return databricks.IsVolumePath(s) }\n\nfunc b(s string) bool { return strings.HasPrefix(s, \"/Volumes\") }\n"
-	if err := os.WriteFile(filepath.Join(dir, "x.go"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := writeSources(t, map[string]string{"x.go": src})
 	if got := volumeBranches(dir); len(got) != 2 {
 		t.Errorf("violations %q", got)
 	}
@@ -647,36 +646,33 @@ func TestCmdPassesNoClosureToRecovery(t *testing.T) {
 // closuresInto returns a violation for each function literal that is a field value of a
 // composite literal of a type of package pkg in the non-test files of dir.
 func closuresInto(dir, pkg string) []string {
-	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	fset, files, err := productFiles(dir)
 	if err != nil {
 		return []string{err.Error()}
 	}
 	var out []string
-	for _, p := range pkgs {
-		for _, f := range p.Files {
-			ast.Inspect(f, func(n ast.Node) bool {
-				cl, ok := n.(*ast.CompositeLit)
-				if !ok {
-					return true
-				}
-				se, ok := cl.Type.(*ast.SelectorExpr)
-				if !ok {
-					return true
-				}
-				if id, ok := se.X.(*ast.Ident); !ok || id.Name != pkg {
-					return true
-				}
-				for _, e := range cl.Elts {
-					if kv, ok := e.(*ast.KeyValueExpr); ok {
-						if _, ok := kv.Value.(*ast.FuncLit); ok {
-							out = append(out, fmt.Sprintf("%s: a function literal as %s.%s's %s: pass a value", fset.Position(kv.Pos()), pkg, se.Sel.Name, kv.Key))
-						}
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			cl, ok := n.(*ast.CompositeLit)
+			if !ok {
+				return true
+			}
+			se, ok := cl.Type.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if id, ok := se.X.(*ast.Ident); !ok || id.Name != pkg {
+				return true
+			}
+			for _, e := range cl.Elts {
+				if kv, ok := e.(*ast.KeyValueExpr); ok {
+					if _, ok := kv.Value.(*ast.FuncLit); ok {
+						out = append(out, fmt.Sprintf("%s: a function literal as %s.%s's %s: pass a value", fset.Position(kv.Pos()), pkg, se.Sel.Name, kv.Key))
 					}
 				}
-				return true
-			})
-		}
+			}
+			return true
+		})
 	}
 	sort.Strings(out)
 	return out
@@ -684,12 +680,9 @@ func closuresInto(dir, pkg string) []string {
 
 // TestClosureRuleCatches is a test of the test.
 func TestClosureRuleCatches(t *testing.T) {
-	dir := t.TempDir()
 	src := "package cmd\n\nimport \"" + mod + "recovery\"\n\nvar _ = recovery.Env{Concurrency: 1, Log: nil}\n\n" +
 		"var _ = recovery.Request{Prefix: \"x\", BreakLock: func(error) bool { return true }}\n"
-	if err := os.WriteFile(filepath.Join(dir, "x.go"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := writeSources(t, map[string]string{"x.go": src})
 	got := closuresInto(dir, "recovery")
 	if len(got) != 1 || !strings.Contains(got[0], "recovery.Request's BreakLock") {
 		t.Errorf("violations %q", got)

@@ -3,7 +3,6 @@ package tableref
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
@@ -20,16 +19,7 @@ const listedToken = "dapi00000000000000000000000000000042"
 // vended READ credentials for a cloud root when the environment has none, the store's own
 // access for a local root; a view is refused.
 func TestResolveListed(t *testing.T) {
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		for _, p := range []string{"DATABRICKS_", "AWS_", "AZURE_", "GOOGLE_", "ARM_"} {
-			if strings.HasPrefix(k, p) {
-				t.Setenv(k, "")
-				os.Unsetenv(k)
-			}
-		}
-	}
-	t.Setenv("HOME", t.TempDir())
+	uctest.Isolate(t)
 	uc := uctest.New(listedToken)
 	t.Cleanup(uc.Close)
 	t.Setenv("DATABRICKS_HOST", uc.URL)

@@ -20,11 +20,10 @@ import (
 )
 
 // journalStore is an opened journal.
+type journalStore = journal.Store
 
 // closeJournal releases what the journal holds open (the local store's files).
 var closeJournal = recovery.CloseJournal
-
-type journalStore = journal.Store
 
 // openTableJournal opens the journal of a run on tgt once it is checked against it, and
 // records where it is in the run's summary.

@@ -384,12 +384,14 @@ func (p *Places) CheckJournal(ctx context.Context, url string, tgt *tableref.Ref
 	return err
 }
 
-// OpenTableJournal opens the journal of a run on tgt once CheckJournal passed it.
+// OpenTableJournal opens the journal of a run on tgt once CheckJournal passed it. That check
+// holds the probes OpenRunJournal's would make (it compares with the table too), so they are
+// not made twice.
 func (p *Places) OpenTableJournal(ctx context.Context, url string, tgt *tableref.Ref) (journal.Store, error) {
 	if err := p.CheckJournal(ctx, url, tgt); err != nil {
 		return nil, err
 	}
-	return p.OpenRunJournal(ctx, url)
+	return p.OpenJournal(ctx, url)
 }
 
 // CloseJournal releases what a journal holds open (the local store's files).

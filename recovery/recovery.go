@@ -236,7 +236,7 @@ func options(ctx context.Context, env Env, req Request, tgt *tableref.Ref, table
 	ro := reload.Options{Renames: req.Renames, BatchFiles: req.BatchFiles, NoValidate: req.NoValidate,
 		IgnoreForeignRuns: strings.TrimSpace(req.IgnoreForeignRuns), Header: req.Header, BreakLock: req.BreakLock}
 	if d := req.Dedupe; d != nil {
-		if err := checkColumns(table.Schema, d.Key, d.Order); err != nil {
+		if err := checkColumns(table.Schema, d.Key, d.Order, "--dedupe-key and --dedupe-order name"); err != nil {
 			return reload.Options{}, err
 		}
 		ro.Dedupe = &reload.Dedupe{Key: d.Key, Order: d.Order, Ascending: d.Ascending}
@@ -255,7 +255,7 @@ func options(ctx context.Context, env Env, req Request, tgt *tableref.Ref, table
 		ro.Keys = ro.Dedupe.Key
 	}
 	if ro.Keys != nil {
-		if err := checkColumns(table.Schema, ro.Keys, ""); err != nil {
+		if err := checkColumns(table.Schema, ro.Keys, "", "--key names"); err != nil {
 			return reload.Options{}, err
 		}
 	}
@@ -280,8 +280,9 @@ func options(ctx context.Context, env Env, req Request, tgt *tableref.Ref, table
 	return ro, nil
 }
 
-// checkColumns checks that the table has every key column (and the order column).
-func checkColumns(s schemadiff.Schema, keys reload.Keys, order string) error {
+// checkColumns checks that the table has every key column (and the order column); flags
+// says which flags name them ("--key names").
+func checkColumns(s schemadiff.Schema, keys reload.Keys, order, flags string) error {
 	names := append([]string(nil), keys...)
 	if order != "" {
 		names = append(names, order)
@@ -292,7 +293,7 @@ func checkColumns(s schemadiff.Schema, keys reload.Keys, order string) error {
 			found = found || strings.EqualFold(f.Name, k)
 		}
 		if !found {
-			return &UsageError{Msg: fmt.Sprintf("the table has no column %s (--dedupe-key and --dedupe-order name table columns)", schemadiff.QuoteIdent(k))}
+			return &UsageError{Msg: fmt.Sprintf("the table has no column %s (%s table columns)", schemadiff.QuoteIdent(k), flags)}
 		}
 	}
 	return nil

@@ -184,8 +184,8 @@ func TestPrepareLockedReadsNothing(t *testing.T) {
 	}
 }
 
-// TestPrepareRefusesAKeyTheTableLacks: a load by key on a column the table does not have is a
-// usage error, and nothing is recorded.
+// TestPrepareRefusesAKeyTheTableLacks: a load by key, or a key check, on a column the table
+// does not have is a usage error naming the flag that named it, and nothing is recorded.
 func TestPrepareRefusesAKeyTheTableLacks(t *testing.T) {
 	tb := newTable(t, 1)
 	ctx := context.Background()
@@ -195,6 +195,12 @@ func TestPrepareRefusesAKeyTheTableLacks(t *testing.T) {
 	var ue *UsageError
 	if !errors.As(err, &ue) || rec == nil || rec.Prepared != nil || ue.Msg != "the table has no column `order_id` (--dedupe-key and --dedupe-order name table columns)" {
 		t.Fatalf("got %v, %v", rec, err)
+	}
+	req = tb.request()
+	req.Key = reload.Keys{"id", "order_id"}
+	rec, err = Prepare(ctx, tb.env, req)
+	if !errors.As(err, &ue) || rec == nil || rec.Prepared != nil || ue.Msg != "the table has no column `order_id` (--key names table columns)" {
+		t.Fatalf("--key: got %v, %v", rec, err)
 	}
 	tables, err := tb.env.Journal.Tables(ctx)
 	if err != nil {
